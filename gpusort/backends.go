@@ -1,0 +1,9 @@
+//go:build !gpu
+
+package gpusort
+
+// Backends lists the back-ends compiled into this binary: in a build without
+// the "gpu" tag, the CPU radix sort alone.
+func Backends() []Backend {
+	return []Backend{{Name: "cpu", New: func() (Sorter, error) { return NewCPU(0), nil }}}
+}

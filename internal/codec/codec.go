@@ -1,0 +1,156 @@
+// Package codec frames the binary encodings of streamd's summaries: a
+// four-byte magic naming the type, a format version, the payload, and a
+// CRC-32C of all that precedes it. Open rejects, with an error and never a
+// panic, anything that is truncated, corrupt or of another type or version.
+//
+// Layout:
+//
+//	magic   [4]byte
+//	version uint8
+//	payload []byte
+//	crc     uint32, little-endian, CRC-32C (Castagnoli) of magic|version|payload
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// ErrCorrupt is wrapped by every decoding error caused by bad bytes.
+var ErrCorrupt = errors.New("corrupt encoding")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Begin appends magic and version to dst: the start of an envelope whose
+// payload the caller appends next and which End closes.
+func Begin(dst []byte, magic string, version byte) []byte {
+	if len(magic) != 4 {
+		panic("codec: magic must be 4 bytes")
+	}
+	dst = append(dst, magic...)
+	return append(dst, version)
+}
+
+// End appends the checksum of dst[start:], where start is len(dst) before
+// the matching Begin.
+func End(dst []byte, start int) []byte {
+	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+}
+
+// Open checks data's magic, version and checksum and returns its payload.
+func Open(data []byte, magic string, version byte) ([]byte, error) {
+	if len(data) < 9 {
+		return nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(data))
+	}
+	if string(data[:4]) != magic {
+		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, data[:4], magic)
+	}
+	if data[4] != version {
+		return nil, fmt.Errorf("%w: %s version %d, want %d", ErrCorrupt, magic, data[4], version)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: %s checksum mismatch", ErrCorrupt, magic)
+	}
+	return body[5:], nil
+}
+
+// Reader reads the fields of a payload. The first error sticks: later reads
+// return zero values, and Err reports it.
+type Reader struct {
+	b   []byte
+	err error
+}
+
+// NewReader returns a Reader over payload.
+func NewReader(payload []byte) *Reader { return &Reader{b: payload} }
+
+// Err reports the first error met, or an error if unread bytes remain after
+// a complete read (checked by Done).
+func (r *Reader) Err() error { return r.err }
+
+// Done reports r's error, or an error if bytes remain unread.
+func (r *Reader) Done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(r.b))
+	}
+	return r.err
+}
+
+func (r *Reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: truncated %s", ErrCorrupt, what)
+	}
+	r.b = nil
+}
+
+// Uvarint reads an unsigned varint.
+func (r *Reader) Uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// Int reads an unsigned varint that must fit in [0, max].
+func (r *Reader) Int(what string, max int64) int64 {
+	v := r.Uvarint()
+	if r.err == nil && v > uint64(max) {
+		r.err = fmt.Errorf("%w: %s %d out of range [0, %d]", ErrCorrupt, what, v, max)
+		r.b = nil
+		return 0
+	}
+	return int64(v)
+}
+
+// Float64 reads a little-endian float64.
+func (r *Reader) Float64() float64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.fail("float64")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+// Bytes reads a varint length then that many bytes (not copied).
+func (r *Reader) Bytes(what string, max int) []byte {
+	n := r.Int(what+" length", int64(max))
+	if r.err != nil {
+		return nil
+	}
+	if int64(len(r.b)) < n {
+		r.fail(what)
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+// Remaining reports how many bytes are left.
+func (r *Reader) Remaining() int { return len(r.b) }
+
+// AppendFloat64 appends f little-endian.
+func AppendFloat64(dst []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+}
+
+// AppendBytes appends a varint length and b.
+func AppendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
