@@ -92,11 +92,12 @@ func BucketError(eps float64, b int) float64 {
 }
 
 // SpaceBound returns the most tuples a Sketch of error eps may hold after
-// windows of w values, n values in all: per bucket id b, the smaller of
-// 2^(b−1)·(tuples per window sample) and b(b−1)/ε + 2.
+// ⌈n/w⌉ windows of at most w values, n values in all: per bucket id b, the
+// smaller of 2^(b−1)·(tuples per window sample) and b(b−1)/ε + 2.
 func SpaceBound(eps float64, w, n int64) int64 {
+	w = max(w, 1)
 	perWindow := min(w, int64(math.Ceil(2/eps))+2)
-	windows := n / max(w, 1)
+	windows := (n + w - 1) / w
 	var total int64
 	for b := 1; windows > 0; b++ {
 		grown := perWindow << min(b-1, 40)

@@ -333,3 +333,12 @@ func (s *Summary) Valid() error {
 	}
 	return nil
 }
+
+// AppendValues appends the values that have entries, ascending, to dst:
+// the Known list of the next window's histogram.
+func (s *Summary) AppendValues(dst []float64) []float64 {
+	for _, e := range s.entries {
+		dst = append(dst, e.Value)
+	}
+	return dst
+}

@@ -1,0 +1,229 @@
+// Package exact computes exact quantiles, ranks and counts of a stream, and
+// checks approximate answers against them with the guarantees of streamd's
+// design: the tests of every summary and loadgen's --verify use it.
+package exact
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+)
+
+// Stream is the exact answer key of a multiset of values.
+type Stream struct {
+	sorted []float64
+}
+
+// New returns the answer key of values (copied).
+func New(values []float64) *Stream {
+	s := &Stream{sorted: slices.Clone(values)}
+	slices.Sort(s.sorted)
+	return s
+}
+
+// N reports the number of values.
+func (s *Stream) N() int64 { return int64(len(s.sorted)) }
+
+// Sorted returns the values in ascending order; the caller must not modify
+// them.
+func (s *Stream) Sorted() []float64 { return s.sorted }
+
+// RankRange returns #{x < v} and #{x ≤ v}: any rank r with
+// below < r ≤ atMost is a rank of v (when v is present).
+func (s *Stream) RankRange(v float64) (below, atMost int64) {
+	i, _ := slices.BinarySearch(s.sorted, v)
+	j := i
+	for j < len(s.sorted) && s.sorted[j] == v {
+		j++
+	}
+	return int64(i), int64(j)
+}
+
+// Count returns the number of values equal to v.
+func (s *Stream) Count(v float64) int64 {
+	lo, hi := s.RankRange(v)
+	return hi - lo
+}
+
+// Quantile returns the exact φ-quantile: the value of rank ⌈φN⌉ (at least
+// 1).
+func (s *Stream) Quantile(phi float64) float64 {
+	r := int64(math.Ceil(phi * float64(len(s.sorted))))
+	r = min(max(r, 1), int64(len(s.sorted)))
+	return s.sorted[r-1]
+}
+
+// RankError returns the rank error of answering v for φ: the distance from
+// ⌈φN⌉ (at least 1) to the nearest rank v has, or an error if v is not in
+// the stream.
+func (s *Stream) RankError(phi, v float64) (int64, error) {
+	below, atMost := s.RankRange(v)
+	if below == atMost {
+		return 0, fmt.Errorf("quantile answer %v is not a value of the stream", v)
+	}
+	r := int64(math.Ceil(phi * float64(len(s.sorted))))
+	r = min(max(r, 1), int64(len(s.sorted)))
+	switch {
+	case r <= below:
+		return below + 1 - r, nil
+	case r > atMost:
+		return r - atMost, nil
+	}
+	return 0, nil
+}
+
+// CheckQuantile returns an error unless v is a φ-quantile within eps·N:
+// some rank r of v has |r − ⌈φN⌉| ≤ eps·N. It also checks the answer's
+// reported rank bounds [rmin, rmax]: some rank of v must lie in them.
+func (s *Stream) CheckQuantile(phi, v, eps float64, rmin, rmax int64) error {
+	e, err := s.RankError(phi, v)
+	if err != nil {
+		return err
+	}
+	if float64(e) > eps*float64(len(s.sorted)) {
+		return fmt.Errorf("φ=%v: answer %v has rank error %d > εN = %v", phi, v, e, eps*float64(len(s.sorted)))
+	}
+	below, atMost := s.RankRange(v)
+	if rmax <= below || rmin > atMost || rmin > rmax {
+		return fmt.Errorf("φ=%v: answer %v has ranks (%d, %d], reported [%d, %d]", phi, v, below, atMost, rmin, rmax)
+	}
+	return nil
+}
+
+// CheckRank returns an error unless lo ≤ #{x ≤ v} ≤ hi and hi − lo ≤
+// 2·eps·N.
+func (s *Stream) CheckRank(v float64, lo, hi int64, eps float64) error {
+	_, atMost := s.RankRange(v)
+	if atMost < lo || atMost > hi {
+		return fmt.Errorf("rank of %v is %d, reported [%d, %d]", v, atMost, lo, hi)
+	}
+	if float64(hi-lo) > 2*eps*float64(len(s.sorted)) {
+		return fmt.Errorf("rank of %v: bounds [%d, %d] wider than 2εN", v, lo, hi)
+	}
+	return nil
+}
+
+// CheckFrequency returns an error unless lo ≤ count(v) ≤ hi and the lower
+// bound is within eps·N of the count.
+func (s *Stream) CheckFrequency(v float64, lo, hi int64, eps float64) error {
+	c := s.Count(v)
+	if c < lo || c > hi {
+		return fmt.Errorf("count of %v is %d, reported [%d, %d]", v, c, lo, hi)
+	}
+	if float64(c-lo) > eps*float64(len(s.sorted)) {
+		return fmt.Errorf("count of %v is %d, lower bound %d more than εN below", v, c, lo)
+	}
+	return nil
+}
+
+// Run is a distinct value and its count.
+type Run struct {
+	Value float64
+	Count int64
+}
+
+// HeavyHitters returns the values with count ≥ support·N, largest first.
+func (s *Stream) HeavyHitters(support float64) []Run {
+	var out []Run
+	cut := support * float64(len(s.sorted))
+	for i := 0; i < len(s.sorted); {
+		j := i + 1
+		for j < len(s.sorted) && s.sorted[j] == s.sorted[i] {
+			j++
+		}
+		if float64(j-i) >= cut {
+			out = append(out, Run{s.sorted[i], int64(j - i)})
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b Run) int {
+		if a.Count != b.Count {
+			return int(b.Count - a.Count)
+		}
+		if a.Value < b.Value {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// CheckHeavyHitters returns an error unless got (values reported for
+// support s) holds every value with count ≥ sN and none with count below
+// (s − eps)N.
+func (s *Stream) CheckHeavyHitters(support, eps float64, got []float64) error {
+	have := make(map[float64]bool, len(got))
+	n := float64(len(s.sorted))
+	for _, v := range got {
+		have[v] = true
+		if c := s.Count(v); float64(c) < (support-eps)*n {
+			return fmt.Errorf("heavy hitter %v has count %d < (s−ε)N = %v", v, c, (support-eps)*n)
+		}
+	}
+	for _, r := range s.HeavyHitters(support) {
+		if !have[r.Value] {
+			return fmt.Errorf("missing heavy hitter %v with count %d ≥ sN = %v", r.Value, r.Count, support*n)
+		}
+	}
+	return nil
+}
+
+// CSVColumns reads a CSV file (gzip-compressed if its name ends in .gz)
+// with a header line, and returns each named column's values in file
+// order. Fields that do not parse as finite numbers (such as "?") are
+// skipped and counted in rejected.
+func CSVColumns(path string, columns ...string) (values map[string][]float64, rejected int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReader(f)
+	if len(path) > 3 && path[len(path)-3:] == ".gz" {
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s header: %w", path, err)
+	}
+	index := make(map[string]int)
+	for _, c := range columns {
+		i := slices.Index(header, c)
+		if i < 0 {
+			return nil, 0, fmt.Errorf("read %s: no column %q", path, c)
+		}
+		index[c] = i
+	}
+	values = make(map[string][]float64)
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+		for c, i := range index {
+			v, err := strconv.ParseFloat(rec[i], 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				rejected++
+				continue
+			}
+			values[c] = append(values[c], v)
+		}
+	}
+	return values, rejected, nil
+}

@@ -1,0 +1,264 @@
+// Package radix sorts float32 and float64 keys by LSD radix sort through
+// the order-preserving float-to-unsigned key transform. It is shared by the
+// CPU sort back-end and the sliding-window summaries.
+package radix
+
+import (
+	"math"
+	"unsafe"
+)
+
+// Key transforms. A float's bits, read as an unsigned integer, order
+// non-negative floats correctly and negative floats backwards. Flipping the
+// sign bit of non-negative floats and every bit of negative ones gives an
+// unsigned key whose order is the floats' order, with −0 just below +0.
+
+// Key32 returns the order-preserving unsigned key of f.
+func Key32(f float32) uint32 {
+	u := math.Float32bits(f)
+	return u ^ (uint32(int32(u)>>31) | 1<<31)
+}
+
+// FromKey32 inverts Key32.
+func FromKey32(k uint32) float32 {
+	return math.Float32frombits(k ^ (uint32(int32(^k)>>31) | 1<<31))
+}
+
+// Key64 returns the order-preserving unsigned key of f.
+func Key64(f float64) uint64 {
+	u := math.Float64bits(f)
+	return u ^ (uint64(int64(u)>>63) | 1<<63)
+}
+
+// FromKey64 inverts Key64.
+func FromKey64(k uint64) float64 {
+	return math.Float64frombits(k ^ (uint64(int64(^k)>>63) | 1<<63))
+}
+
+// Float32s sorts x in ascending order with an LSD radix sort, using
+// scratch (grown if shorter than x) as the second buffer. It runs in
+// O(len(x)) time, allocates only when scratch is too short, and returns the
+// scratch buffer for reuse. NaNs end up after +Inf or before −Inf by sign.
+func Float32s(x []float32, scratch []uint32) []uint32 {
+	if len(x) < 2 {
+		return scratch
+	}
+	keys := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	for i, u := range keys {
+		keys[i] = u ^ (uint32(int32(u)>>31) | 1<<31)
+	}
+	if cap(scratch) < len(x) {
+		scratch = make([]uint32, len(x))
+	}
+	scratch = scratch[:len(x)]
+	sortUint32(keys, scratch)
+	for i, k := range keys {
+		keys[i] = k ^ (uint32(int32(^k)>>31) | 1<<31)
+	}
+	return scratch
+}
+
+// Float64s sorts x in ascending order with an LSD radix sort, like
+// Float32s but on 64-bit keys.
+func Float64s(x []float64, scratch []uint64) []uint64 {
+	if len(x) < 2 {
+		return scratch
+	}
+	keys := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(x))), len(x))
+	for i, u := range keys {
+		keys[i] = u ^ (uint64(int64(u)>>63) | 1<<63)
+	}
+	if cap(scratch) < len(x) {
+		scratch = make([]uint64, len(x))
+	}
+	scratch = scratch[:len(x)]
+	sortUint64(keys, scratch)
+	for i, k := range keys {
+		keys[i] = k ^ (uint64(int64(^k)>>63) | 1<<63)
+	}
+	return scratch
+}
+
+// Below this many keys a window is sorted by insertion sort.
+const insertionMax = 48
+
+// Up to this many keys the three LSD passes run straight over the window:
+// the window and its scratch stay in the L2 cache. Larger windows first
+// split by their top 8 bits (one MSD pass), so that each of the 256 buckets
+// is sorted in cache by LSD passes over the low 24 bits. This keeps the
+// cost per key flat as windows grow past the cache (a plain three-pass LSD
+// sort doubles its cost per key between 2^16 and 2^20 keys).
+const lsdMax = 1 << 17
+
+// sortUint32 sorts keys using buf (same length) as scratch; the result ends
+// in keys.
+func sortUint32(keys, buf []uint32) {
+	n := len(keys)
+	if n <= insertionMax {
+		insertionUint32(keys)
+		return
+	}
+	if n <= lsdMax {
+		lsd32(keys, buf)
+		return
+	}
+	// MSD pass on bits 24..31 into buf, then each bucket back into keys.
+	var count [256]int
+	for _, k := range keys {
+		count[k>>24]++
+	}
+	var start [257]int
+	for i := range 256 {
+		start[i+1] = start[i] + count[i]
+	}
+	next := start
+	for _, k := range keys {
+		d := k >> 24
+		buf[next[d]] = k
+		next[d]++
+	}
+	for d := range 256 {
+		lo, hi := start[d], start[d+1]
+		if lo == hi {
+			continue
+		}
+		b, k := buf[lo:hi], keys[lo:hi]
+		if hi-lo <= insertionMax {
+			copy(k, b)
+			insertionUint32(k)
+			continue
+		}
+		// lsd24 sorts b by its low 24 bits with k as scratch; an odd number
+		// of passes leaves the result in k, an even number in b.
+		if !lsd24(b, k) {
+			copy(k, b)
+		}
+	}
+}
+
+// lsd32 sorts keys by all 32 bits in three passes of 11, 11 and 10 bits,
+// skipping a pass whose digit is the same for every key. The result ends in
+// keys.
+func lsd32(keys, buf []uint32) {
+	var c0, c1, c2 [2048]int
+	for _, k := range keys {
+		c0[k&0x7ff]++
+		c1[k>>11&0x7ff]++
+		c2[k>>22]++
+	}
+	src, dst := keys, buf
+	if scatter32(src, dst, &c0, 0, 0x7ff) {
+		src, dst = dst, src
+	}
+	if scatter32(src, dst, &c1, 11, 0x7ff) {
+		src, dst = dst, src
+	}
+	if scatter32(src, dst, &c2, 22, 0x3ff) {
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}
+
+// lsd24 sorts keys by their low 24 bits in three 8-bit passes, skipping
+// trivial ones, with buf as scratch. It reports whether the result is in
+// buf.
+func lsd24(keys, buf []uint32) bool {
+	var c [3][2048]int
+	for _, k := range keys {
+		c[0][k&0xff]++
+		c[1][k>>8&0xff]++
+		c[2][k>>16&0xff]++
+	}
+	src, dst := keys, buf
+	inBuf := false
+	for p := range 3 {
+		if scatter32(src, dst, &c[p], uint(8*p), 0xff) {
+			src, dst = dst, src
+			inBuf = !inBuf
+		}
+	}
+	return inBuf
+}
+
+// scatter32 moves src into dst ordered by the digit (k>>shift)&mask, whose
+// counts are in count, stably. It reports false, doing nothing, when every
+// key has the same digit.
+func scatter32(src, dst []uint32, count *[2048]int, shift uint, mask uint32) bool {
+	if count[(src[0]>>shift)&mask] == len(src) {
+		return false
+	}
+	var offset [2048]int
+	sum := 0
+	for i := range mask + 1 {
+		offset[i] = sum
+		sum += count[i]
+	}
+	for _, k := range src {
+		d := (k >> shift) & mask
+		dst[offset[d]] = k
+		offset[d]++
+	}
+	return true
+}
+
+func insertionUint32(x []uint32) {
+	for i := 1; i < len(x); i++ {
+		v := x[i]
+		j := i
+		for j > 0 && x[j-1] > v {
+			x[j] = x[j-1]
+			j--
+		}
+		x[j] = v
+	}
+}
+
+// sortUint64 sorts keys with buf as scratch by 16-bit LSD passes, skipping
+// passes whose digit is the same for every key (common: float64 values that
+// came from float32 or from small integers share their low bits).
+func sortUint64(keys, buf []uint64) {
+	n := len(keys)
+	if n <= insertionMax {
+		for i := 1; i < n; i++ {
+			v := keys[i]
+			j := i
+			for j > 0 && keys[j-1] > v {
+				keys[j] = keys[j-1]
+				j--
+			}
+			keys[j] = v
+		}
+		return
+	}
+	count := make([]int, 4<<16)
+	for _, k := range keys {
+		count[k&0xffff]++
+		count[1<<16+int(k>>16&0xffff)]++
+		count[2<<16+int(k>>32&0xffff)]++
+		count[3<<16+int(k>>48)]++
+	}
+	src, dst := keys, buf
+	for p := range 4 {
+		c := count[p<<16 : (p+1)<<16]
+		shift := uint(16 * p)
+		if c[(src[0]>>shift)&0xffff] == n {
+			continue
+		}
+		sum := 0
+		for i, v := range c {
+			c[i] = sum
+			sum += v
+		}
+		for _, k := range src {
+			d := (k >> shift) & 0xffff
+			dst[c[d]] = k
+			c[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+}

@@ -1,0 +1,172 @@
+package slidingwindow
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"streamd/internal/codec"
+	"streamd/lossy"
+)
+
+// Encoding (see streamd/internal/codec for the envelope: magic, version,
+// payload, CRC-32C), magic "SWIN", version 1:
+//
+//	epsilon  float64 LE
+//	capacity uvarint
+//	pos      uvarint   values ever added
+//	firstT   uvarint, lastT uvarint (zig-zag)
+//	ring     uvarint count, then that many float64 LE, oldest first
+//	blocks   uvarint count, then per block, oldest first:
+//	         level uvarint, start uvarint, size uvarint, first and last
+//	         time (zig-zag uvarint), GK summary and lossy summary each as a
+//	         length-prefixed encoding of its own package
+//
+// The mode, s0 and the ring's capacity follow from epsilon and capacity.
+const (
+	magic         = "SWIN"
+	formatVersion = 1
+	maxCount      = math.MaxInt64 / 4
+)
+
+// AppendBinary appends w's encoding to dst.
+func (w *Window) AppendBinary(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = codec.Begin(dst, magic, formatVersion)
+	dst = codec.AppendFloat64(dst, w.eps)
+	dst = binary.AppendUvarint(dst, uint64(w.capacity))
+	dst = binary.AppendUvarint(dst, uint64(w.pos))
+	dst = binary.AppendVarint(dst, w.firstT)
+	dst = binary.AppendVarint(dst, w.lastT)
+	ring := w.last(nil, int64(len(w.ring)))
+	dst = binary.AppendUvarint(dst, uint64(len(ring)))
+	for _, v := range ring {
+		dst = codec.AppendFloat64(dst, v)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(w.blocks)))
+	var err error
+	for i := range w.blocks {
+		b := &w.blocks[i]
+		dst = binary.AppendUvarint(dst, uint64(b.level))
+		dst = binary.AppendUvarint(dst, uint64(b.start))
+		dst = binary.AppendUvarint(dst, uint64(b.size))
+		dst = binary.AppendVarint(dst, b.first)
+		dst = binary.AppendVarint(dst, b.last)
+		if dst, err = appendNested(dst, b.q.AppendBinary); err != nil {
+			return nil, err
+		}
+		if dst, err = appendNested(dst, b.f.AppendBinary); err != nil {
+			return nil, err
+		}
+	}
+	return codec.End(dst, start), nil
+}
+
+// appendNested appends a varint length and what enc appends.
+func appendNested(dst []byte, enc func([]byte) ([]byte, error)) ([]byte, error) {
+	b, err := enc(nil)
+	if err != nil {
+		return nil, err
+	}
+	return codec.AppendBytes(dst, b), nil
+}
+
+// MarshalBinary returns w's encoding.
+func (w *Window) MarshalBinary() ([]byte, error) { return w.AppendBinary(nil) }
+
+// UnmarshalBinary replaces w with the window encoded in data, checking its
+// structure; bad input gives an error wrapping codec.ErrCorrupt, never a
+// panic.
+func (w *Window) UnmarshalBinary(data []byte) error {
+	p, err := codec.Open(data, magic, formatVersion)
+	if err != nil {
+		return fmt.Errorf("decode sliding window: %w", err)
+	}
+	r := codec.NewReader(p)
+	eps := r.Float64()
+	capacity := r.Int("capacity", maxCount)
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("decode sliding window: %w", err)
+	}
+	d, err := New(eps, capacity)
+	if err != nil {
+		return fmt.Errorf("decode sliding window: %w: %w", codec.ErrCorrupt, err)
+	}
+	d.pos = r.Int("position", maxCount)
+	d.firstT = readVarint(r)
+	d.lastT = readVarint(r)
+	nr := r.Int("ring length", min(d.ringCap, int64(r.Remaining()/8)))
+	if r.Err() == nil && nr != min(d.pos, d.ringCap) {
+		return fmt.Errorf("decode sliding window: %w: ring holds %d of %d values", codec.ErrCorrupt, nr, d.pos)
+	}
+	if r.Err() == nil {
+		d.ring = make([]float64, 0, nr)
+	}
+	for range nr {
+		v := r.Float64()
+		if math.IsNaN(v) {
+			return fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
+		}
+		d.ring = append(d.ring, v)
+	}
+	// Lay the ring out so that the newest value sits at (pos-1) % cap.
+	if int64(len(d.ring)) == d.ringCap && d.ringCap > 0 {
+		k := int(d.pos % d.ringCap)
+		rotated := make([]float64, len(d.ring))
+		copy(rotated[k:], d.ring[:len(d.ring)-k])
+		copy(rotated[:k], d.ring[len(d.ring)-k:])
+		d.ring = rotated
+	}
+	nb := r.Int("blocks", int64(r.Remaining()/8))
+	var prevEnd int64 = -1
+	for range nb {
+		b := block{level: int(r.Int("level", 62)), start: r.Int("start", maxCount), size: r.Int("size", maxCount)}
+		b.first, b.last = readVarint(r), readVarint(r)
+		qb, fb := r.Bytes("gk summary", r.Remaining()), []byte(nil)
+		if r.Err() == nil {
+			if err := b.q.UnmarshalBinary(qb); err != nil {
+				return fmt.Errorf("decode sliding window: block: %w", err)
+			}
+			fb = r.Bytes("lossy summary", r.Remaining())
+		}
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("decode sliding window: %w", err)
+		}
+		b.f = new(lossy.Summary)
+		if err := b.f.UnmarshalBinary(fb); err != nil {
+			return fmt.Errorf("decode sliding window: block: %w", err)
+		}
+		if err := checkBlock(d, &b, prevEnd); err != nil {
+			return fmt.Errorf("decode sliding window: %w: %w", codec.ErrCorrupt, err)
+		}
+		prevEnd = b.end()
+		d.blocks = append(d.blocks, b)
+	}
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("decode sliding window: %w", err)
+	}
+	*w = *d
+	return nil
+}
+
+func readVarint(r *codec.Reader) int64 {
+	u := r.Uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// checkBlock checks a decoded block against its window and predecessor.
+func checkBlock(w *Window, b *block, prevEnd int64) error {
+	switch {
+	case w.mode != Blocks:
+		return fmt.Errorf("block in an exact window")
+	case b.size != w.s0<<b.level:
+		return fmt.Errorf("block of level %d has %d values", b.level, b.size)
+	case b.end() > w.pos || (prevEnd >= 0 && b.start != prevEnd):
+		return fmt.Errorf("block [%d, %d) out of place", b.start, b.end())
+	case b.q.Count() != b.size || b.f.Count() != b.size:
+		return fmt.Errorf("block summaries count %d and %d of %d values", b.q.Count(), b.f.Count(), b.size)
+	case b.f.Epsilon() != w.eps:
+		return fmt.Errorf("block epsilon %v", b.f.Epsilon())
+	}
+	return nil
+}

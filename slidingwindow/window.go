@@ -1,0 +1,268 @@
+// Package slidingwindow answers quantile and frequency queries over the
+// last n values of a stream, for any n up to the window's capacity N, with
+// rank and count errors within ε·n — not ε·N (count-based windows).
+//
+// It follows Arasu and Manku, "Approximate counts and quantiles over
+// sliding windows" (PODS 2004) — levels of blocks, each block a summary
+// with its level's error, old blocks expiring — arranged as Lin, Lu, Xu and
+// Yu's n-of-N summaries (ICDE 2004): recent data sits in small blocks and
+// older data in geometrically larger ones, so that the block cut by the
+// start of any last-n range is small against n.
+//
+// # Layout
+//
+// The newest values are kept raw in a ring of R values; a query with n ≤ R
+// is answered exactly from it. Older values live in sealed blocks: level-0
+// blocks of s0 values, and level-j blocks of s0·2^j values made by joining
+// two adjacent level-(j−1) blocks once the joined block's size is at most
+// ε·d/4, where d is how far back (in values) its newest value lies. Each
+// block holds a GK summary (gksketch) and a count summary (lossy) with
+// relative error ε_j = (ε/2)(1 − 1/(2(j+1))) < ε/2, its first and last
+// arrival times, and its position. Blocks older than N values expire.
+//
+// When N is small against 1/ε² (the default N = 2^20 with ε = 0.001 is), the
+// blocks would need more memory than the raw values, so R = N and every
+// answer is exact; Mode reports which.
+//
+// # Error of a last-n answer (n > R)
+//
+// The answer covers the ring's part and the blocks inside the range, and
+// the block B cut by the range's start if more than half of B lies inside;
+// the covered set differs from the last n values by x ≤ |B|/2 values. B
+// lies at distance d < n, so |B| ≤ max(s0, εd/4) and R = 4·s0/ε give
+// x ≤ εn/8. Block summaries' absolute errors add to at most (ε/2)(n+x), so
+// the rank error is at most (ε/2)(n+x) + x < 0.7·ε·n, plus one for rounding,
+// within ε·n for n > R ≥ 8/ε. Every answer carries its bounds.
+package slidingwindow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"streamd/gksketch"
+	"streamd/internal/radix"
+	"streamd/lossy"
+)
+
+// Mode says how a Window keeps its values.
+type Mode int
+
+// The modes.
+const (
+	// Exact keeps the last N values raw: every answer is exact.
+	Exact Mode = iota
+	// Blocks keeps the newest values raw and older ones in block summaries.
+	Blocks
+)
+
+// ErrRange is returned by queries for n outside [1, Capacity].
+var ErrRange = errors.New("slidingwindow: n out of range")
+
+// Window is a count-based sliding window summary of capacity N.
+type Window struct {
+	eps      float64
+	capacity int64
+	mode     Mode
+	s0       int64 // level-0 block size (Blocks mode)
+	pos      int64 // values added so far
+
+	ring    []float64 // the last len(ring) values; ring[(pos-1)%cap] is the newest
+	ringCap int64
+
+	blocks []block // oldest first
+	lastT  int64   // arrival time of the newest value
+	firstT int64   // arrival time of the oldest value not yet in a block
+
+	sortBuf []float64
+	keyBuf  []uint64
+	runBuf  []lossy.Run
+}
+
+type block struct {
+	level       int
+	start       int64 // position of its first value
+	size        int64
+	first, last int64 // arrival times, Unix nanoseconds
+	q           gksketch.Summary
+	f           *lossy.Summary
+}
+
+func (b *block) end() int64 { return b.start + b.size }
+
+// New returns an empty window of capacity n (≥ 1) and error ε in (0, 1).
+func New(eps float64, n int64) (*Window, error) {
+	if !(eps > 0 && eps < 1) {
+		return nil, fmt.Errorf("slidingwindow: epsilon %v outside (0, 1)", eps)
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("slidingwindow: capacity %d below 1", n)
+	}
+	w := &Window{eps: eps, capacity: n}
+	w.s0 = max(16, int64(math.Ceil(1/eps)))
+	r := int64(math.Ceil(4 * float64(w.s0) / eps))
+	if r >= n || blockEntries(eps, n, w.s0, r)*3 >= n {
+		w.mode, w.ringCap = Exact, n
+	} else {
+		w.mode, w.ringCap = Blocks, r
+	}
+	return w, nil
+}
+
+// blockEntries estimates the tuples and entries Blocks mode would hold.
+func blockEntries(eps float64, n, s0, r int64) int64 {
+	total := r
+	perBlock := int64(4 / eps)
+	for s := s0; s <= n; s *= 2 {
+		count := min(n/s, int64(8/eps))
+		total += count * min(s, perBlock) * 2
+	}
+	return total
+}
+
+// Epsilon reports ε.
+func (w *Window) Epsilon() float64 { return w.eps }
+
+// Capacity reports N, the largest n a query may ask for.
+func (w *Window) Capacity() int64 { return w.capacity }
+
+// Mode reports how w keeps its values.
+func (w *Window) Mode() Mode { return w.mode }
+
+// Count reports how many values the window holds: min(added, N).
+func (w *Window) Count() int64 { return min(w.pos, w.capacity) }
+
+// Added reports how many values were ever added.
+func (w *Window) Added() int64 { return w.pos }
+
+// Blocks reports the number of sealed blocks.
+func (w *Window) Blocks() int { return len(w.blocks) }
+
+// Entries reports the raw values and summary entries held.
+func (w *Window) Entries() int {
+	e := len(w.ring)
+	for i := range w.blocks {
+		e += w.blocks[i].q.Len() + w.blocks[i].f.Len()
+	}
+	return e
+}
+
+// Bytes reports the memory held by values and entries.
+func (w *Window) Bytes() int {
+	b := 8 * cap(w.ring)
+	for i := range w.blocks {
+		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + 64
+	}
+	return b
+}
+
+// levelError returns ε_j, the relative error of a level-j block.
+func (w *Window) levelError(j int) float64 {
+	return w.eps / 2 * (1 - 1/(2*float64(j+1)))
+}
+
+// Add appends values, all arriving at time t (Unix nanoseconds; 0 if
+// unknown). Values must not be NaN.
+func (w *Window) Add(t int64, values ...float64) {
+	for len(values) > 0 {
+		k := int64(len(values))
+		if w.mode == Blocks {
+			// Stop at the next level-0 block boundary to seal it.
+			k = min(k, w.s0-w.pos%w.s0)
+		}
+		if w.pos%w.s0 == 0 || w.firstT == 0 {
+			w.firstT = t
+		}
+		w.push(values[:k])
+		values = values[k:]
+		w.lastT = t
+		if w.mode == Blocks && w.pos%w.s0 == 0 {
+			w.seal()
+		}
+	}
+}
+
+// push appends vals to the ring.
+func (w *Window) push(vals []float64) {
+	for len(vals) > 0 {
+		if int64(len(w.ring)) < w.ringCap {
+			k := min(int64(len(vals)), w.ringCap-int64(len(w.ring)))
+			w.ring = append(w.ring, vals[:k]...)
+			vals = vals[k:]
+			w.pos += k
+			continue
+		}
+		i := w.pos % w.ringCap
+		k := min(int64(len(vals)), w.ringCap-i)
+		copy(w.ring[i:], vals[:k])
+		vals = vals[k:]
+		w.pos += k
+	}
+}
+
+// last copies the newest n values (n ≤ len(ring)) into dst, oldest first.
+func (w *Window) last(dst []float64, n int64) []float64 {
+	dst = dst[:0]
+	if int64(len(w.ring)) < w.ringCap {
+		return append(dst, w.ring[int64(len(w.ring))-n:]...)
+	}
+	start := (w.pos - n) % w.ringCap
+	if start+n <= w.ringCap {
+		return append(dst, w.ring[start:start+n]...)
+	}
+	dst = append(dst, w.ring[start:]...)
+	return append(dst, w.ring[:start+n-w.ringCap]...)
+}
+
+// seal turns the newest s0 values into a level-0 block, joins blocks that
+// have aged enough, and expires blocks older than the capacity.
+func (w *Window) seal() {
+	w.sortBuf = w.last(w.sortBuf, w.s0)
+	w.keyBuf = radix.Float64s(w.sortBuf, w.keyBuf)
+	e := int64(w.levelError(0) * float64(w.s0))
+	b := block{
+		level: 0, start: w.pos - w.s0, size: w.s0, first: w.firstT, last: w.lastT,
+		q: gksketch.FromSorted(w.sortBuf, float64(2*e+1)),
+	}
+	w.runBuf = lossy.AppendRuns(w.runBuf[:0], w.sortBuf)
+	b.f = lossy.FromRuns(w.eps, w.s0, w.runBuf, e)
+	w.blocks = append(w.blocks, b)
+	w.join()
+	w.expire()
+}
+
+// join merges adjacent blocks of the same level, oldest first, while the
+// merged block is at most ε·d/4 values, d being the distance from the
+// newest value to the merged block's newest value.
+func (w *Window) join() {
+	for i := 0; i+1 < len(w.blocks); {
+		a, b := &w.blocks[i], &w.blocks[i+1]
+		d := w.pos - b.end()
+		if a.level != b.level || float64(a.size+b.size) > w.eps*float64(d)/4 {
+			i++
+			continue
+		}
+		level := a.level + 1
+		size := a.size + b.size
+		e := int64(w.levelError(level) * float64(size))
+		q := gksketch.Merge(&a.q, &b.q)
+		q.Compress(e)
+		f := a.f.Copy()
+		f.MergeCounts(b.f)
+		f.Prune(e)
+		w.blocks[i] = block{level: level, start: a.start, size: size, first: a.first, last: b.last, q: q, f: f}
+		w.blocks = append(w.blocks[:i+1], w.blocks[i+2:]...)
+		if i > 0 {
+			i-- // the joined block may now pair with its older neighbour
+		}
+	}
+}
+
+// expire drops blocks entirely older than the last N values.
+func (w *Window) expire() {
+	k := 0
+	for k < len(w.blocks) && w.blocks[k].end() <= w.pos-w.capacity {
+		k++
+	}
+	w.blocks = w.blocks[k:]
+}

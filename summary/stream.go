@@ -1,0 +1,343 @@
+// Package summary is one stream's summary: it takes each sorted window's
+// digest — the ε/2 quantile sample and the histogram runs lossy counting
+// needs (DigestSorted) — into the three ε-approximate summaries, and
+// answers queries over them:
+//
+//   - all-history quantiles and ranks: gksketch.Sketch, an exponential
+//     histogram of Greenwald–Khanna summaries (SIGMOD 2005 §5.2);
+//   - all-history frequencies and heavy hitters: lossy.Summary, Manku and
+//     Motwani's lossy counting (§5.1);
+//   - quantiles and frequencies of the last n values: slidingwindow.Window,
+//     fed in arrival order (§5.3).
+//
+// It is a library: no goroutines, no I/O, not safe for concurrent use.
+// Values that were accepted but are not yet in a summarised window (the
+// partial window, windows being sorted) are passed to View, which counts
+// them exactly, so that a query sees every value accepted before it.
+package summary
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"streamd/gksketch"
+	"streamd/lossy"
+	"streamd/slidingwindow"
+)
+
+// Defaults of a stream's configuration.
+const (
+	DefaultEpsilon       = 0.001
+	DefaultWindowSize    = 1 << 16
+	DefaultSlidingWindow = 1 << 20
+)
+
+// Limits of a stream's configuration.
+const (
+	MinEpsilon       = 1e-6
+	MaxWindowSize    = 1 << 24
+	MaxSlidingWindow = 1 << 32
+)
+
+// Config is a stream's configuration.
+type Config struct {
+	// Epsilon is the rank and count error, relative to the number of values
+	// a query is about. Default 0.001.
+	Epsilon float64
+	// WindowSize is W, the number of values sorted together. Default 65536.
+	WindowSize int
+	// SlidingWindow is N, the largest n a last-n query may ask for.
+	// Default 2^20.
+	SlidingWindow int64
+	// Float64 keeps values as float64; by default they are rounded to
+	// float32, as in the paper's textures.
+	Float64 bool
+}
+
+// ConfigError reports an invalid field of a Config.
+type ConfigError struct {
+	Field string
+	Value any
+	Err   error
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("summary: %s %v: %v", e.Field, e.Value, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ErrOutOfRange is wrapped by ConfigErrors for values outside their limits.
+var ErrOutOfRange = errors.New("out of range")
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Epsilon == 0 {
+		c.Epsilon = DefaultEpsilon
+	}
+	if c.WindowSize == 0 {
+		c.WindowSize = DefaultWindowSize
+	}
+	if c.SlidingWindow == 0 {
+		c.SlidingWindow = DefaultSlidingWindow
+	}
+	return c
+}
+
+// Validate checks every field against its limits.
+func (c Config) Validate() error {
+	if !(c.Epsilon >= MinEpsilon && c.Epsilon < 1) {
+		return &ConfigError{"epsilon", c.Epsilon, fmt.Errorf("%w: want [%v, 1)", ErrOutOfRange, MinEpsilon)}
+	}
+	if c.WindowSize < 1 || c.WindowSize > MaxWindowSize {
+		return &ConfigError{"window_size", c.WindowSize, fmt.Errorf("%w: want [1, %d]", ErrOutOfRange, MaxWindowSize)}
+	}
+	if c.SlidingWindow < 1 || c.SlidingWindow > MaxSlidingWindow {
+		return &ConfigError{"sliding_window", c.SlidingWindow, fmt.Errorf("%w: want [1, %d]", ErrOutOfRange, int64(MaxSlidingWindow))}
+	}
+	return nil
+}
+
+// Stream holds one stream's summaries.
+type Stream struct {
+	cfg     Config
+	history *gksketch.Sketch
+	counts  *lossy.Summary
+	recent  *slidingwindow.Window
+
+	// Statistics of every value ingested (Observe), summarised or not.
+	count         int64
+	sum, min, max float64
+}
+
+// NewStream returns an empty stream with cfg (zero fields take defaults).
+func NewStream(cfg Config) (*Stream, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h, err := gksketch.NewSketch(cfg.Epsilon)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lossy.New(cfg.Epsilon)
+	if err != nil {
+		return nil, err
+	}
+	r, err := slidingwindow.New(cfg.Epsilon, cfg.SlidingWindow)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{cfg: cfg, history: h, counts: c, recent: r}, nil
+}
+
+// Config returns the stream's configuration.
+func (s *Stream) Config() Config { return s.cfg }
+
+// Observe records values as they are accepted, in arrival order: they go
+// into the sliding window and the count, sum, min and max. t is their
+// arrival time in Unix nanoseconds. The same values must later reach
+// AddWindow, in windows, for the all-history summaries.
+func (s *Stream) Observe(t int64, values []float64) {
+	if len(values) == 0 {
+		return
+	}
+	if s.count == 0 {
+		s.min, s.max = values[0], values[0]
+	}
+	for _, v := range values {
+		s.sum += v
+		s.min = min(s.min, v)
+		s.max = max(s.max, v)
+	}
+	s.count += int64(len(values))
+	s.recent.Add(t, values...)
+}
+
+// Spec returns what the summaries need from the next window of w values.
+// Its Known slice is appended to known, which the caller may reuse.
+func (s *Stream) Spec(w int, known []float64) WindowSpec {
+	return WindowSpec{
+		Spacing:   SampleSpacing(s.cfg.Epsilon, w),
+		Threshold: s.counts.Threshold(int64(w)),
+		Known:     s.counts.AppendValues(known[:0]),
+	}
+}
+
+// AddWindow adds a sorted window's digest, made with a spec from Spec for
+// this stream and this window (Spec depends on the summaries' state, so
+// windows are added in the order their specs were taken).
+func (s *Stream) AddWindow(d *Digest) error {
+	if d.N == 0 {
+		return nil
+	}
+	q, err := gksketch.New(d.N, d.Sample)
+	if err != nil {
+		return fmt.Errorf("add window: %w", err)
+	}
+	if err := s.history.AddWindow(q); err != nil {
+		return fmt.Errorf("add window: %w", err)
+	}
+	if err := s.counts.AddWindow(d.N, d.Runs); err != nil {
+		return fmt.Errorf("add window: %w", err)
+	}
+	return nil
+}
+
+// AddSorted digests the sorted window x and adds it: Spec, DigestSorted
+// and AddWindow in one call.
+func (s *Stream) AddSorted(x []float64) error {
+	var d Digest
+	DigestSorted(x, s.Spec(len(x), nil), &d)
+	return s.AddWindow(&d)
+}
+
+// Stats are a stream's statistics.
+type Stats struct {
+	Count         int64 // values observed
+	Summarised    int64 // values in the all-history summaries
+	Sum, Min, Max float64
+	Entries       int // summary entries: GK tuples, lossy entries, window values
+	Bytes         int // memory held by those entries
+}
+
+// Stats returns the stream's statistics.
+func (s *Stream) Stats() Stats {
+	return Stats{
+		Count: s.count, Summarised: s.history.Count(),
+		Sum: s.sum, Min: s.min, Max: s.max,
+		Entries: s.history.Entries() + s.counts.Len() + s.recent.Entries(),
+		Bytes:   s.history.Bytes() + s.counts.Bytes() + s.recent.Bytes(),
+	}
+}
+
+// History returns the all-history quantile sketch. The caller must not
+// modify it.
+func (s *Stream) History() *gksketch.Sketch { return s.history }
+
+// Counts returns the all-history lossy counting summary. The caller must
+// not modify it.
+func (s *Stream) Counts() *lossy.Summary { return s.counts }
+
+// Recent returns the sliding window. The caller must not modify it.
+func (s *Stream) Recent() *slidingwindow.Window { return s.recent }
+
+// Last returns a snapshot of the last n values; see slidingwindow.
+func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) { return s.recent.Last(n) }
+
+// View is the all-history summary of a stream at one moment, including the
+// values not yet in a summarised window. Build it with Stream.View; it does
+// not change when the stream does.
+type View struct {
+	eps     float64
+	q       *gksketch.Summary
+	history *lossy.Summary
+	pending []lossy.Run // exact counts of the pending values
+	npend   int64
+}
+
+// View returns the all-history view of s plus pending, the values accepted
+// but not yet added through AddWindow, which must be sorted. The pending
+// values are counted exactly: they enter the quantile summary as a sample
+// within ε/2 of their count and the counts exactly, so every bound holds
+// for the total. View copies what it needs; s may change afterwards.
+func (s *Stream) View(pending []float64) *View {
+	v := &View{eps: s.cfg.Epsilon, history: s.counts.Copy(), npend: int64(len(pending))}
+	if len(pending) == 0 {
+		q := s.history.Summary().Copy()
+		v.q = &q
+		return v
+	}
+	p := gksketch.FromSorted(pending, SampleSpacing(s.cfg.Epsilon, len(pending)))
+	q := gksketch.Merge(s.history.Summary(), &p)
+	v.q = &q
+	v.pending = lossy.AppendRuns(nil, pending)
+	return v
+}
+
+// Count reports the number of values the view is about.
+func (v *View) Count() int64 { return v.q.Count() }
+
+// Epsilon reports the stream's ε.
+func (v *View) Epsilon() float64 { return v.eps }
+
+// Quantile returns the φ-quantile tuple: a value whose rank is within
+// ε·Count of ⌈φ·Count⌉, with bounds on that rank.
+func (v *View) Quantile(phi float64) gksketch.Tuple { return v.q.Quantile(phi) }
+
+// Rank returns bounds on the number of values ≤ x.
+func (v *View) Rank(x float64) (lo, hi int64) { return v.q.Rank(x) }
+
+// MaxRankError bounds the rank error of every quantile answer.
+func (v *View) MaxRankError() int64 { return v.q.MaxError() }
+
+// Frequency returns bounds on the count of x: hi − lo ≤ ε·Count.
+func (v *View) Frequency(x float64) (lo, hi int64) {
+	lo, hi = v.history.Estimate(x)
+	c := v.pendingCount(x)
+	return lo + c, hi + c
+}
+
+func (v *View) pendingCount(x float64) int64 {
+	i, j := 0, len(v.pending)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if v.pending[h].Value < x {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	if i < len(v.pending) && v.pending[i].Value == x {
+		return v.pending[i].Count
+	}
+	return 0
+}
+
+// HeavyHitters returns every value whose count may reach support·Count:
+// all values with count ≥ support·Count and none below
+// (support − ε)·Count, largest first, each with its count bounds (Count,
+// Count+Delta).
+func (v *View) HeavyHitters(support float64) []lossy.Entry {
+	total := v.Count()
+	maxErr := v.history.MaxError()
+	cut := support*float64(total) - float64(maxErr)
+	var out []lossy.Entry
+	add := func(x float64) {
+		lo, hi := v.Frequency(x)
+		if float64(lo) >= cut && lo > 0 {
+			out = append(out, lossy.Entry{Value: x, Count: lo, Delta: hi - lo})
+		}
+	}
+	// Candidates: the values with entries, and the pending values without
+	// one (their lower bound is their exact pending count).
+	for _, e := range v.history.Entries() {
+		add(e.Value)
+	}
+	for _, r := range v.pending {
+		if lo, hi := v.history.Estimate(r.Value); lo == 0 && hi == v.history.Absent() {
+			add(r.Value)
+		}
+	}
+	slices.SortFunc(out, func(a, b lossy.Entry) int {
+		if a.Count != b.Count {
+			return cmp.Compare(b.Count, a.Count)
+		}
+		return cmp.Compare(a.Value, b.Value)
+	})
+	return out
+}
+
+// MaxCountError bounds the width of Frequency's bounds.
+func (v *View) MaxCountError() int64 { return v.history.MaxError() }
+
+// Round returns v as the stream stores it: rounded to float32 unless the
+// stream keeps float64.
+func (c Config) Round(v float64) float64 {
+	if c.Float64 {
+		return v
+	}
+	return float64(float32(v))
+}
