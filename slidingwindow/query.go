@@ -14,12 +14,12 @@ import (
 // bounds that hold for the last n values exactly.
 type Snapshot struct {
 	n      int64
+	exact  bool
 	sorted []float64 // the last n values, sorted, when exact
 	q      gksketch.Summary
 	f      *lossy.Summary
-	// extra is the covered count minus n: > 0 when the covered set holds
-	// extra older values of the block cut by the range's start, < 0 when it
-	// misses some of them.
+	// extra is the covered count minus n: −(the values of the block cut by
+	// the range's start that lie inside the range), so ≤ 0.
 	extra int64
 }
 
@@ -33,7 +33,7 @@ func (w *Window) Last(n int64) (*Snapshot, error) {
 	}
 	n = min(n, w.Count())
 	if n <= int64(len(w.ring)) && (w.mode == Exact || n <= w.ringCap) {
-		s := &Snapshot{n: n, sorted: w.last(nil, n)}
+		s := &Snapshot{n: n, exact: true, sorted: w.last(nil, n)}
 		radix.Float64s(s.sorted, nil)
 		return s, nil
 	}
@@ -52,21 +52,13 @@ func (w *Window) blockSnapshot(n int64) *Snapshot {
 	for i := len(w.blocks) - 1; i >= 0; i-- {
 		b := &w.blocks[i]
 		if b.start < lo {
-			inside := b.end() - lo
-			if inside <= 0 {
-				break
-			}
-			if 2*inside < b.size {
-				s.extra = -inside
-				break
-			}
-			s.extra = b.size - inside
+			// The block cut by the range's start is left out: its older
+			// values are not among the last n, and an answer must be.
+			s.extra = -max(b.end()-lo, 0)
+			break
 		}
 		qs = append(qs, b.q)
 		fs = append(fs, b.f)
-		if b.start < lo {
-			break
-		}
 	}
 	s.q = mergeQuantiles(qs)
 	s.f = mergeCounts(fs)
@@ -114,7 +106,7 @@ func mergeCounts(fs []*lossy.Summary) *lossy.Summary {
 func (s *Snapshot) Count() int64 { return s.n }
 
 // Exact reports whether the snapshot's answers are exact.
-func (s *Snapshot) Exact() bool { return s.sorted != nil }
+func (s *Snapshot) Exact() bool { return s.exact }
 
 // shift turns bounds on the covered set into bounds on the last n values.
 func (s *Snapshot) shift(lo, hi, floor, ceil int64) (int64, int64) {

@@ -15,7 +15,7 @@
 // is answered exactly from it. Older values live in sealed blocks: level-0
 // blocks of s0 values, and level-j blocks of s0·2^j values made by joining
 // two adjacent level-(j−1) blocks once the joined block's size is at most
-// ε·d/4, where d is how far back (in values) its newest value lies. Each
+// ε·d/8, where d is how far back (in values) its newest value lies. Each
 // block holds a GK summary (gksketch) and a count summary (lossy) with
 // relative error ε_j = (ε/2)(1 − 1/(2(j+1))) < ε/2, its first and last
 // arrival times, and its position. Blocks older than N values expire.
@@ -26,13 +26,14 @@
 //
 // # Error of a last-n answer (n > R)
 //
-// The answer covers the ring's part and the blocks inside the range, and
-// the block B cut by the range's start if more than half of B lies inside;
-// the covered set differs from the last n values by x ≤ |B|/2 values. B
-// lies at distance d < n, so |B| ≤ max(s0, εd/4) and R = 4·s0/ε give
-// x ≤ εn/8. Block summaries' absolute errors add to at most (ε/2)(n+x), so
-// the rank error is at most (ε/2)(n+x) + x < 0.7·ε·n, plus one for rounding,
-// within ε·n for n > R ≥ 8/ε. Every answer carries its bounds.
+// The answer covers the open values (exact, from the ring) and the sealed
+// blocks inside the range; the block B cut by the range's start is left
+// out, so every answer is a value among the last n. The covered set misses
+// x < |B| of the last n values. B lies at distance d < n, so
+// |B| ≤ max(s0, εd/8), and R = 8·s0/ε gives x ≤ εn/8. Block summaries'
+// absolute errors add to at most (ε/2)·n, so the rank error is at most
+// (ε/2)n + x/2 + 1 < 0.6·ε·n + 1 (the quantile aims x/2 ranks low), and
+// count bounds widen by x. Every answer carries its bounds.
 package slidingwindow
 
 import (
@@ -100,7 +101,7 @@ func New(eps float64, n int64) (*Window, error) {
 	}
 	w := &Window{eps: eps, capacity: n}
 	w.s0 = max(16, int64(math.Ceil(1/eps)))
-	r := int64(math.Ceil(4 * float64(w.s0) / eps))
+	r := int64(math.Ceil(8 * float64(w.s0) / eps))
 	if r >= n || blockEntries(eps, n, w.s0, r)*3 >= n {
 		w.mode, w.ringCap = Exact, n
 	} else {
@@ -232,13 +233,13 @@ func (w *Window) seal() {
 }
 
 // join merges adjacent blocks of the same level, oldest first, while the
-// merged block is at most ε·d/4 values, d being the distance from the
+// merged block is at most ε·d/8 values, d being the distance from the
 // newest value to the merged block's newest value.
 func (w *Window) join() {
 	for i := 0; i+1 < len(w.blocks); {
 		a, b := &w.blocks[i], &w.blocks[i+1]
 		d := w.pos - b.end()
-		if a.level != b.level || float64(a.size+b.size) > w.eps*float64(d)/4 {
+		if a.level != b.level || float64(a.size+b.size) > w.eps*float64(d)/8 {
 			i++
 			continue
 		}

@@ -168,12 +168,13 @@ func (s *Stream) Spec(w int, known []float64) WindowSpec {
 
 // AddWindow adds a sorted window's digest, made with a spec from Spec for
 // this stream and this window (Spec depends on the summaries' state, so
-// windows are added in the order their specs were taken).
+// windows are added in the order their specs were taken). It copies what
+// it keeps: the caller may reuse d.
 func (s *Stream) AddWindow(d *Digest) error {
 	if d.N == 0 {
 		return nil
 	}
-	q, err := gksketch.New(d.N, d.Sample)
+	q, err := gksketch.New(d.N, slices.Clone(d.Sample))
 	if err != nil {
 		return fmt.Errorf("add window: %w", err)
 	}

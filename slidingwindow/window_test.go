@@ -1,0 +1,216 @@
+package slidingwindow
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"streamd/internal/exact"
+	"streamd/loadgen/synth"
+)
+
+var testPhis = []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1}
+
+// checkLast asserts every guarantee for the last n values of x.
+func checkLast(t *testing.T, w *Window, x []float64, n int64) {
+	t.Helper()
+	if n > int64(len(x)) {
+		n = int64(len(x))
+	}
+	eps := w.Epsilon()
+	key := exact.New(x[int64(len(x))-n:])
+	s, err := w.Last(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Count() != n {
+		t.Fatalf("last %d: count %d", n, s.Count())
+	}
+	if float64(s.MaxRankError()) > eps*float64(n)+1 {
+		t.Fatalf("last %d: MaxRankError %d > εn", n, s.MaxRankError())
+	}
+	for _, phi := range testPhis {
+		v, lo, hi := s.Quantile(phi)
+		if err := key.CheckQuantile(phi, v, eps, lo, hi); err != nil {
+			t.Fatalf("last %d (exact %v, %d blocks): %v", n, s.Exact(), w.Blocks(), err)
+		}
+	}
+	sorted := key.Sorted()
+	for i := range 20 {
+		v := sorted[i*(len(sorted)-1)/19]
+		lo, hi := s.Rank(v)
+		if err := key.CheckRank(v, lo, hi, eps); err != nil {
+			t.Fatalf("last %d: %v", n, err)
+		}
+		lo, hi = s.Frequency(v)
+		if err := key.CheckFrequency(v, lo, hi, eps); err != nil {
+			t.Fatalf("last %d: %v", n, err)
+		}
+	}
+	for _, support := range []float64{2 * eps, 0.05, 0.2} {
+		var got []float64
+		for _, e := range s.HeavyHitters(support) {
+			got = append(got, e.Value)
+		}
+		if err := key.CheckHeavyHitters(support, eps, got); err != nil {
+			t.Fatalf("last %d, support %v: %v", n, support, err)
+		}
+	}
+}
+
+// lastNs returns the query lengths to try for a window of capacity c.
+func lastNs(c int64) []int64 {
+	ns := []int64{1, 2, 3, 10, 100, 1000, 10000, c / 3, c/2 + 7, c - 1, c}
+	var out []int64
+	for _, n := range ns {
+		if n >= 1 && n <= c {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestModes(t *testing.T) {
+	for _, tc := range []struct {
+		eps  float64
+		n    int64
+		want Mode
+	}{
+		{0.001, 1 << 20, Exact},
+		{0.01, 1 << 20, Exact},
+		{0.1, 1 << 20, Blocks},
+		{0.05, 1 << 22, Blocks},
+		{0.1, 100, Exact},
+	} {
+		w, err := New(tc.eps, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Mode() != tc.want {
+			t.Errorf("New(%v, %d) mode %v, want %v", tc.eps, tc.n, w.Mode(), tc.want)
+		}
+	}
+}
+
+// TestLastN feeds streams in uneven batches and checks last-n answers at
+// several points, in both modes.
+func TestLastN(t *testing.T) {
+	type run struct {
+		eps      float64
+		capacity int64
+		total    int
+		orders   []synth.Order
+	}
+	runs := []run{
+		{0.001, 1 << 20, 1 << 18, []synth.Order{synth.Random, synth.Sorted}},
+		{0.01, 100000, 250000, nil},
+		{0.1, 1 << 20, 3 << 20, []synth.Order{synth.Random, synth.Sorted, synth.Reverse, synth.Sawtooth}},
+		{0.1, 5000, 1 << 17, nil},
+		{0.05, 1 << 21, 1 << 22, []synth.Order{synth.Random, synth.OrganPipe}},
+	}
+	if testing.Short() {
+		runs[2].total = 3 << 19
+		runs = runs[:4]
+	}
+	for _, r := range runs {
+		for i, st := range exact.Synthetic(r.total, 11, r.orders...) {
+			if r.total > 1<<18 && i%len(synth.Orders) > 1 && i/len(synth.Orders)%3 != 0 {
+				continue // big runs: every distribution in two orders, a third in all
+			}
+			t.Run(fmt.Sprintf("%s/ε=%v/N=%d", st.Name, r.eps, r.capacity), func(t *testing.T) {
+				w, err := New(r.eps, r.capacity)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := st.Values
+				added := 0
+				for step := 1; added < len(x); step++ {
+					k := min(len(x)-added, 1+step*step*97%9001)
+					w.Add(int64(step), x[added:added+k]...)
+					added += k
+					if step%150 == 0 || added == len(x) {
+						for _, n := range lastNs(r.capacity) {
+							checkLast(t, w, x[:added], n)
+						}
+					}
+				}
+				if w.Mode() == Blocks && w.Blocks() == 0 {
+					t.Error("blocks mode with no blocks")
+				}
+				t.Logf("mode %v: %d blocks, %d entries, %d bytes for %d values", w.Mode(), w.Blocks(), w.Entries(), w.Bytes(), w.Count())
+			})
+		}
+	}
+}
+
+func TestRange(t *testing.T) {
+	w, _ := New(0.01, 100)
+	if _, err := w.Last(0); err == nil {
+		t.Error("Last(0) succeeded")
+	}
+	if _, err := w.Last(101); err == nil {
+		t.Error("Last(101) succeeded")
+	}
+	s, err := w.Last(50)
+	if err != nil || s.Count() != 0 {
+		t.Errorf("empty window Last(50) = %v, %v", s, err)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		eps float64
+		n   int64
+	}{{0.001, 1 << 16}, {0.1, 1 << 20}} {
+		x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 1}, 3<<20/2)
+		w, _ := New(tc.eps, tc.n)
+		for i := 0; i < len(x); i += 1000 {
+			w.Add(int64(i), x[i:min(i+1000, len(x))]...)
+		}
+		data, err := w.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d Window
+		if err := d.UnmarshalBinary(data); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range lastNs(tc.n) {
+			checkLast(t, &d, x, n)
+		}
+		// Both go on identically.
+		more := slices.Repeat([]float64{3, 1, 4, 1, 5}, 20000)
+		w.Add(1, more...)
+		d.Add(1, more...)
+		x = append(x, more...)
+		for _, n := range lastNs(tc.n) {
+			checkLast(t, &d, x, n)
+		}
+	}
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	for _, tc := range []struct {
+		eps float64
+		n   int64
+		add int
+	}{{0.5, 10, 25}, {0.3, 400, 2000}, {0.1, 100000, 0}} {
+		w, _ := New(tc.eps, tc.n)
+		for i := range tc.add {
+			w.Add(int64(i), float64(i%7))
+		}
+		data, _ := w.MarshalBinary()
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var w Window
+		if err := w.UnmarshalBinary(data); err != nil {
+			return
+		}
+		if s, err := w.Last(w.Capacity()); err == nil {
+			s.Quantile(0.5)
+			s.HeavyHitters(0.5)
+		}
+		w.Add(0, 1, 2, 3)
+	})
+}

@@ -1,0 +1,107 @@
+package summary
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"streamd/gksketch"
+	"streamd/internal/codec"
+	"streamd/lossy"
+	"streamd/slidingwindow"
+)
+
+// Encoding of a Stream (see streamd/internal/codec for the envelope), magic
+// "STRM", version 1:
+//
+//	epsilon float64, window size uvarint, sliding window uvarint,
+//	float64 flag uint8,
+//	count uvarint, sum float64, min float64, max float64,
+//	then the GK sketch, the lossy summary and the sliding window, each as
+//	a length-prefixed encoding of its own package.
+const (
+	streamMagic   = "STRM"
+	streamVersion = 1
+)
+
+// AppendBinary appends s's encoding to dst.
+func (s *Stream) AppendBinary(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = codec.Begin(dst, streamMagic, streamVersion)
+	dst = codec.AppendFloat64(dst, s.cfg.Epsilon)
+	dst = binary.AppendUvarint(dst, uint64(s.cfg.WindowSize))
+	dst = binary.AppendUvarint(dst, uint64(s.cfg.SlidingWindow))
+	var f64 byte
+	if s.cfg.Float64 {
+		f64 = 1
+	}
+	dst = append(dst, f64)
+	dst = binary.AppendUvarint(dst, uint64(s.count))
+	dst = codec.AppendFloat64(dst, s.sum)
+	dst = codec.AppendFloat64(dst, s.min)
+	dst = codec.AppendFloat64(dst, s.max)
+	for _, enc := range []func([]byte) ([]byte, error){s.history.AppendBinary, s.counts.AppendBinary, s.recent.AppendBinary} {
+		b, err := enc(nil)
+		if err != nil {
+			return nil, fmt.Errorf("encode stream: %w", err)
+		}
+		dst = codec.AppendBytes(dst, b)
+	}
+	return codec.End(dst, start), nil
+}
+
+// MarshalBinary returns s's encoding.
+func (s *Stream) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+
+// UnmarshalBinary replaces s with the stream encoded in data, checking
+// every part; bad input gives an error wrapping codec.ErrCorrupt, never a
+// panic.
+func (s *Stream) UnmarshalBinary(data []byte) error {
+	p, err := codec.Open(data, streamMagic, streamVersion)
+	if err != nil {
+		return fmt.Errorf("decode stream: %w", err)
+	}
+	r := codec.NewReader(p)
+	var cfg Config
+	cfg.Epsilon = r.Float64()
+	cfg.WindowSize = int(r.Int("window size", MaxWindowSize))
+	cfg.SlidingWindow = r.Int("sliding window", MaxSlidingWindow)
+	switch r.Byte() {
+	case 0:
+	case 1:
+		cfg.Float64 = true
+	default:
+		return fmt.Errorf("decode stream: %w: bad precision flag", codec.ErrCorrupt)
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("decode stream: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("decode stream: %w: %w", codec.ErrCorrupt, err)
+	}
+	d := Stream{cfg: cfg, history: new(gksketch.Sketch), counts: new(lossy.Summary), recent: new(slidingwindow.Window)}
+	d.count = r.Int("count", math.MaxInt64/4)
+	d.sum, d.min, d.max = r.Float64(), r.Float64(), r.Float64()
+	for _, dec := range []func([]byte) error{d.history.UnmarshalBinary, d.counts.UnmarshalBinary, d.recent.UnmarshalBinary} {
+		b := r.Bytes("part", r.Remaining())
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("decode stream: %w", err)
+		}
+		if err := dec(b); err != nil {
+			return fmt.Errorf("decode stream: %w", err)
+		}
+	}
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("decode stream: %w", err)
+	}
+	switch {
+	case d.history.Epsilon() != cfg.Epsilon || d.counts.Epsilon() != cfg.Epsilon || d.recent.Epsilon() != cfg.Epsilon:
+		return fmt.Errorf("decode stream: %w: parts disagree on epsilon", codec.ErrCorrupt)
+	case d.recent.Capacity() != cfg.SlidingWindow:
+		return fmt.Errorf("decode stream: %w: sliding window capacity %d, config %d", codec.ErrCorrupt, d.recent.Capacity(), cfg.SlidingWindow)
+	case d.history.Count() != d.counts.Count() || d.history.Count() > d.count:
+		return fmt.Errorf("decode stream: %w: summaries count %d and %d of %d values", codec.ErrCorrupt, d.history.Count(), d.counts.Count(), d.count)
+	}
+	*s = d
+	return nil
+}

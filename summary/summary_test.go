@@ -1,0 +1,209 @@
+package summary
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"streamd/internal/radix"
+	"streamd/internal/exact"
+	"streamd/loadgen/synth"
+)
+
+// feed runs x through the pipeline path: rounded as the stream stores it,
+// observed in arrival order, cut into windows that are radix-sorted and
+// digested. The last partial window stays pending, as in the daemon; feed
+// returns it sorted, with the rounded values.
+func feed(t testing.TB, s *Stream, x []float64) (pending, rounded []float64) {
+	t.Helper()
+	cfg := s.Config()
+	w := cfg.WindowSize
+	rounded = make([]float64, len(x))
+	for i, v := range x {
+		rounded[i] = cfg.Round(v)
+	}
+	var d Digest
+	var known []float64
+	win := make([]float32, 0, w)
+	for i := 0; i < len(rounded); i += w {
+		chunk := rounded[i:min(i+w, len(rounded))]
+		s.Observe(int64(i), chunk)
+		if len(chunk) < w {
+			pending = slices.Clone(chunk)
+			slices.Sort(pending)
+			break
+		}
+		spec := s.Spec(len(chunk), known)
+		known = spec.Known
+		if cfg.Float64 {
+			win64 := slices.Clone(chunk)
+			radix.Float64s(win64, nil)
+			DigestSorted(win64, spec, &d)
+		} else {
+			win = win[:0]
+			for _, v := range chunk {
+				win = append(win, float32(v))
+			}
+			radix.Float32s(win, nil)
+			DigestSorted(win, spec, &d)
+		}
+		if err := s.AddWindow(&d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pending, rounded
+}
+
+func checkView(t *testing.T, key *exact.Stream, v *View, eps float64) {
+	t.Helper()
+	if v.Count() != key.N() {
+		t.Fatalf("count %d, want %d", v.Count(), key.N())
+	}
+	for _, phi := range []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1} {
+		q := v.Quantile(phi)
+		if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sorted := key.Sorted()
+	for i := range 50 {
+		x := sorted[i*(len(sorted)-1)/49]
+		lo, hi := v.Rank(x)
+		if err := key.CheckRank(x, lo, hi, eps); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi = v.Frequency(x)
+		if err := key.CheckFrequency(x, lo, hi, eps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []float64{2 * eps, 0.01, 0.1, 0.5} {
+		if s <= eps {
+			continue
+		}
+		var got []float64
+		for _, e := range v.HeavyHitters(s) {
+			got = append(got, e.Value)
+		}
+		if err := key.CheckHeavyHitters(s, eps, got); err != nil {
+			t.Fatalf("support %v: %v", s, err)
+		}
+	}
+}
+
+func TestPipeline(t *testing.T) {
+	n := 300000
+	if testing.Short() {
+		n = 100000
+	}
+	for _, st := range exact.Synthetic(n, 3, synth.Random, synth.Sorted, synth.Reverse, synth.Alternating) {
+		for _, cfg := range []Config{
+			{Epsilon: 0.001, WindowSize: 1 << 16},
+			{Epsilon: 0.01, WindowSize: 10},
+			{Epsilon: 0.1, WindowSize: 4096, SlidingWindow: 50000, Float64: true},
+		} {
+			t.Run(fmt.Sprintf("%s/ε=%v/W=%d", st.Name, cfg.Epsilon, cfg.WindowSize), func(t *testing.T) {
+				s, err := NewStream(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pending, rounded := feed(t, s, st.Values)
+				key := exact.New(rounded)
+				checkView(t, key, s.View(pending), cfg.Epsilon)
+				if st := s.Stats(); st.Count != int64(len(rounded)) || st.Summarised != int64(len(rounded)-len(pending)) {
+					t.Fatalf("stats %+v", st)
+				}
+
+				data, err := s.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var d Stream
+				if err := d.UnmarshalBinary(data); err != nil {
+					t.Fatal(err)
+				}
+				checkView(t, key, d.View(pending), cfg.Epsilon)
+				got, want := d.Stats(), s.Stats()
+				got.Bytes, want.Bytes = 0, 0 // capacities may differ
+				if got != want {
+					t.Errorf("stats after round trip %+v, want %+v", got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestDigestSorted(t *testing.T) {
+	x := []float64{1, 1, 1, 2, 3, 3, 4, 5, 5, 5, 5, 5, 6}
+	var d Digest
+	DigestSorted(x, WindowSpec{Spacing: 2, Threshold: 2, Known: []float64{2, 4.5, 6}}, &d)
+	want := "[{1 3} {2 1} {5 5} {6 1}]"
+	if got := fmt.Sprint(d.Runs); got != want {
+		t.Errorf("runs %s, want %s", got, want)
+	}
+	if d.N != 13 || d.Sample[0].RMin != 1 || d.Sample[len(d.Sample)-1].RMin != 13 {
+		t.Errorf("digest %+v", d)
+	}
+	// One value filling the window: one run, found by galloping.
+	one := slices.Repeat([]float64{7}, 100000)
+	DigestSorted(one, WindowSpec{Spacing: 50}, &d)
+	if len(d.Runs) != 1 || d.Runs[0].Count != 100000 {
+		t.Errorf("runs %v", d.Runs)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	for _, c := range []Config{{Epsilon: 1}, {Epsilon: -1}, {Epsilon: 0.1, WindowSize: -1}, {Epsilon: 0.1, WindowSize: 10, SlidingWindow: -5}} {
+		if _, err := NewStream(c); err == nil {
+			t.Errorf("NewStream(%+v) succeeded", c)
+		}
+	}
+	s, err := NewStream(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Config(); c.Epsilon != DefaultEpsilon || c.WindowSize != DefaultWindowSize || c.SlidingWindow != DefaultSlidingWindow {
+		t.Errorf("defaults %+v", c)
+	}
+}
+
+func TestHousehold(t *testing.T) {
+	cols := []string{"Global_active_power", "Voltage", "Global_intensity", "Sub_metering_1", "Sub_metering_2"}
+	data, _, err := exact.CSVColumns("../data/household_power_consumption.csv.gz", cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cols {
+		t.Run(c, func(t *testing.T) {
+			s, _ := NewStream(Config{Epsilon: 0.001, WindowSize: 1 << 14})
+			pending, rounded := feed(t, s, data[c])
+			checkView(t, exact.New(rounded), s.View(pending), 0.001)
+			last, err := s.Last(10000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _, _ := last.Quantile(0.99)
+			tail := exact.New(rounded[len(rounded)-10000:])
+			if e, err := tail.RankError(0.99, v); err != nil || float64(e) > 10 {
+				t.Errorf("p99 of the last 10000: %v, rank error %d", err, e)
+			}
+		})
+	}
+}
+
+func FuzzStreamUnmarshal(f *testing.F) {
+	s, _ := NewStream(Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20})
+	feed(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
+	data, _ := s.MarshalBinary()
+	f.Add(data)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s Stream
+		if err := s.UnmarshalBinary(data); err != nil {
+			return
+		}
+		v := s.View(nil)
+		v.Quantile(0.5)
+		v.HeavyHitters(0.5)
+		_ = s.AddSorted([]float64{1, 2, 3})
+	})
+}
