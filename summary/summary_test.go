@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"streamd/internal/radix"
 	"streamd/internal/exact"
+	"streamd/internal/radix"
 	"streamd/loadgen/synth"
 )
 
