@@ -3,7 +3,11 @@
 package gpusort
 
 // Backends lists the back-ends compiled into this binary: in a build without
-// the "gpu" tag, the CPU radix sort alone.
+// the "gpu" tag, the CPU radix sort, and "auto", which is the same CPU sort
+// here.
 func Backends() []Backend {
-	return []Backend{{Name: "cpu", New: func() (Sorter, error) { return NewCPU(0), nil }}}
+	return []Backend{
+		{Name: "cpu", New: func() (Sorter, error) { return NewCPU(0), nil }},
+		{Name: "auto", New: func() (Sorter, error) { return NewAuto(nil, nil, NewCPU(0)), nil }},
+	}
 }

@@ -1,0 +1,52 @@
+# streamd: make run starts the daemon on a sample stream and queries it;
+# make test runs every check and test.
+
+GO          ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+BIN         := bin
+RUN_DIR     := $(BIN)/run
+
+.PHONY: all build run test test-short vet lint fmt proto bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/streamd ./cmd/streamd
+	$(GO) build -o $(BIN)/loadgen ./cmd/loadgen
+
+# The quick start: a daemon with the defaults (TCP ingest, a local data
+# dir), the household sample replayed into it, its quantiles and heavy
+# hitters, then a clean shutdown.
+run: build
+	@scripts/quickstart.sh $(BIN) $(RUN_DIR)
+
+# Every check and test. The GPU back-ends are tested on Mesa's software
+# rasteriser through EGL when its libraries are installed (.ci/run does).
+test: vet lint
+	$(GO) test ./...
+	@if pkg-config --exists egl 2>/dev/null; then \
+		echo "go test -tags gpu ./gpusort/..."; $(GO) test -tags gpu ./gpusort/...; \
+	else echo "EGL not installed: skipping the GPU back-end tests (apt-get install libegl-dev libgl1-mesa-dev libgl1-mesa-dri)"; fi
+
+test-short:
+	$(GO) test -short ./...
+
+vet: fmt
+	$(GO) vet ./...
+	$(GO) vet -tags gpu ./gpusort/...
+
+lint:
+	$(GO) run $(STATICCHECK) ./...
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Regenerate the gRPC code with pinned tools (no system protoc needed).
+proto:
+	$(GO) generate ./api/proto/
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/radix/ ./summary/
+
+clean:
+	rm -rf $(BIN)

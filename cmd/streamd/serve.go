@@ -1,0 +1,416 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"streamd/api"
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/pipeline"
+	"streamd/summary"
+)
+
+// Config is the daemon's configuration.
+type Config struct {
+	GRPCAddr    string // gRPC listen address
+	TCPAddr     string // TCP ingest listen address; "" disables it
+	MetricsAddr string // Prometheus /metrics and /healthz; "" disables it
+	DataDir     string // where state is kept
+	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
+	TLSCert     string // PEM certificate for gRPC; with TLSKey enables TLS
+	TLSKey      string
+	Token       string // bearer token every RPC must carry; "" for none
+
+	Stream     summary.Config // defaults of streams created on first data
+	MaxStreams int
+	Queue      int // full windows waiting for the sorter before ingest blocks
+
+	ShutdownTimeout time.Duration
+	LogLevel        slog.Level
+	LogJSON         bool
+}
+
+// DefaultConfig returns the defaults: local ports 7070 (gRPC), 7071 (TCP
+// ingest), 7072 (metrics), data in ./streamd-data, the auto sorter.
+func DefaultConfig() Config {
+	return Config{
+		GRPCAddr:        "127.0.0.1:7070",
+		TCPAddr:         "127.0.0.1:7071",
+		MetricsAddr:     "127.0.0.1:7072",
+		DataDir:         "streamd-data",
+		Sorter:          "auto",
+		Stream:          summary.Config{}.WithDefaults(),
+		MaxStreams:      100000,
+		Queue:           16,
+		ShutdownTimeout: 10 * time.Second,
+		LogLevel:        slog.LevelInfo,
+	}
+}
+
+// ConfigError reports an invalid configuration field.
+type ConfigError struct {
+	Field string
+	Value any
+	Err   error
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("config %s=%v: %v", e.Field, e.Value, e.Err) }
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if c.GRPCAddr == "" {
+		return &ConfigError{"grpc-addr", c.GRPCAddr, errors.New("required")}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return &ConfigError{"tls-cert", c.TLSCert, errors.New("tls-cert and tls-key go together")}
+	}
+	if _, err := gpusort.Lookup(c.Sorter); err != nil {
+		return &ConfigError{"sorter", c.Sorter, err}
+	}
+	if err := c.Stream.Validate(); err != nil {
+		return &ConfigError{"stream defaults", c.Stream, err}
+	}
+	if c.MaxStreams < 1 {
+		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
+	}
+	return nil
+}
+
+// flags binds c to a flag set; environment variables STREAMD_<NAME> set
+// defaults that the command line overrides.
+func (c *Config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "gRPC listen address")
+	fs.StringVar(&c.TCPAddr, "tcp-addr", c.TCPAddr, "TCP ingest listen address (line and binary protocols); empty disables")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "Prometheus /metrics and /healthz address; empty disables")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
+	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v", gpusort.BackendNames()))
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file for gRPC TLS")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for gRPC TLS")
+	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC must carry (also STREAMD_TOKEN)")
+	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
+	fs.IntVar(&c.Stream.WindowSize, "window-size", c.Stream.WindowSize, "default window size W of new streams")
+	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
+	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
+	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
+	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
+	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
+}
+
+// applyEnv sets flags from STREAMD_* environment variables.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "STREAMD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %w", name, e)
+			}
+		}
+	})
+	return err
+}
+
+func (m *Main) serve(ctx context.Context, args []string) error {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet("streamd serve", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	cfg.flags(fs)
+	if err := applyEnv(fs, os.Getenv); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var handler slog.Handler = slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	if cfg.LogJSON {
+		handler = slog.NewJSONHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	}
+	logger := slog.New(handler)
+	d := NewDaemon(cfg, logger)
+	if err := d.Open(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	logger.Info("shutting down; interrupt again to abort")
+	// A second signal aborts the graceful shutdown.
+	abort, stop := signalContext()
+	defer stop()
+	closeCtx, cancel := context.WithTimeout(abort, cfg.ShutdownTimeout)
+	defer cancel()
+	return d.Close(closeCtx)
+}
+
+// Daemon is streamd: the pipeline of streams and the servers around it.
+type Daemon struct {
+	Config Config
+	Logger *slog.Logger
+
+	sorter   gpusort.Sorter
+	pipe     *pipeline.Pipeline
+	tcp      *ingest.TCPServer
+	grpc     *grpc.Server
+	grpcLn   net.Listener
+	health   *health.Server
+	metrics  *http.Server
+	metricLn net.Listener
+	wg       sync.WaitGroup
+}
+
+// NewDaemon returns a daemon with cfg, not yet running.
+func NewDaemon(cfg Config, logger *slog.Logger) *Daemon {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Daemon{Config: cfg, Logger: logger}
+}
+
+// Open validates the configuration, then starts the pipeline, the TCP
+// ingest listener, the gRPC server and the metrics server. On error it
+// stops whatever it started.
+func (d *Daemon) Open(ctx context.Context) (err error) {
+	cfg := &d.Config
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = d.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fmt.Errorf("create data dir: %w", err)
+		}
+	}
+	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
+		return err
+	}
+	d.pipe, err = pipeline.New(pipeline.Config{
+		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue,
+		Sorter: d.sorter, Logger: d.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	if err := d.pipe.Open(ctx); err != nil {
+		return err
+	}
+
+	if err := d.openGRPC(); err != nil {
+		return err
+	}
+	if cfg.TCPAddr != "" {
+		d.tcp = ingest.NewTCPServer(cfg.TCPAddr, d.pipe)
+		d.tcp.Logger = d.Logger
+		if err := d.tcp.Open(ctx); err != nil {
+			return fmt.Errorf("open tcp ingest: %w", err)
+		}
+	}
+	if cfg.MetricsAddr != "" {
+		if err := d.openMetrics(); err != nil {
+			return err
+		}
+	}
+	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	d.health.SetServingStatus(pb.Streamd_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	d.Logger.Info("streamd serving",
+		"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
+		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir)
+	return nil
+}
+
+// openSorter opens the named back-end. "auto" falls back to the CPU when
+// no GPU context can be had, saying why once.
+func openSorter(name string, logger *slog.Logger) (gpusort.Sorter, error) {
+	newSorter, err := gpusort.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSorter()
+	if err == nil {
+		return s, nil
+	}
+	if name != "auto" {
+		return nil, fmt.Errorf("open sorter %s: %w", name, err)
+	}
+	logger.Warn("no GPU sorter; sorting on the CPU", "err", err)
+	return gpusort.NewCPU(0), nil
+}
+
+func (d *Daemon) openGRPC() error {
+	cfg := &d.Config
+	var opts []grpc.ServerOption
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load tls key pair: %w", err)
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
+	}
+	if cfg.Token != "" {
+		auth := tokenAuth(cfg.Token)
+		opts = append(opts, grpc.ChainUnaryInterceptor(auth.unary), grpc.ChainStreamInterceptor(auth.stream))
+	}
+	d.grpc = grpc.NewServer(opts...)
+	pb.RegisterStreamdServer(d.grpc, &api.Server{Pipeline: d.pipe})
+	d.health = health.NewServer()
+	healthpb.RegisterHealthServer(d.grpc, d.health)
+	reflection.Register(d.grpc)
+	ln, err := net.Listen("tcp", cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listen grpc: %w", err)
+	}
+	d.grpcLn = ln
+	d.wg.Go(func() {
+		if err := d.grpc.Serve(ln); err != nil {
+			d.Logger.Error("grpc server stopped", "err", err)
+		}
+	})
+	return nil
+}
+
+// tokenAuth checks the bearer token of every RPC but the health checks.
+type tokenAuth string
+
+func (t tokenAuth) check(ctx context.Context, method string) error {
+	if strings.HasPrefix(method, "/grpc.health.v1.Health/") {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if tok, ok := strings.CutPrefix(v, "Bearer "); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(t)) == 1 {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "missing or wrong bearer token")
+}
+
+func (t tokenAuth) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := t.check(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (t tokenAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := t.check(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+func (d *Daemon) openMetrics() error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", d.serveMetrics)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	ln, err := net.Listen("tcp", d.Config.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen metrics: %w", err)
+	}
+	d.metricLn = ln
+	d.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	d.wg.Go(func() {
+		if err := d.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.Logger.Error("metrics server stopped", "err", err)
+		}
+	})
+	return nil
+}
+
+// GRPCAddr returns the gRPC listener's address ("" before Open).
+func (d *Daemon) GRPCAddr() string { return addrString(d.grpcLn) }
+
+// TCPAddr returns the TCP ingest listener's address.
+func (d *Daemon) TCPAddr() string {
+	if d.tcp == nil {
+		return ""
+	}
+	return d.tcp.ListenAddr().String()
+}
+
+// MetricsAddr returns the metrics listener's address.
+func (d *Daemon) MetricsAddr() string { return addrString(d.metricLn) }
+
+func addrString(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+// Pipeline returns the daemon's pipeline.
+func (d *Daemon) Pipeline() *pipeline.Pipeline { return d.pipe }
+
+// Close shuts down in order: stop ingest (the TCP listener and its
+// connections, which finish what they decoded), finish the windows in
+// flight, then stop gRPC gracefully — forcibly once ctx ends — and the
+// metrics server.
+func (d *Daemon) Close(ctx context.Context) error {
+	var errs []error
+	if d.health != nil {
+		d.health.Shutdown()
+	}
+	if d.tcp != nil {
+		if err := d.tcp.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close tcp ingest: %w", err))
+		}
+	}
+	if d.pipe != nil {
+		if err := d.pipe.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.grpc != nil {
+		stopped := make(chan struct{})
+		go func() {
+			d.grpc.GracefulStop()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+			d.grpc.Stop()
+			<-stopped
+		}
+	}
+	if d.metrics != nil {
+		if err := d.metrics.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close metrics: %w", err))
+		}
+	}
+	d.wg.Wait()
+	if d.sorter != nil {
+		if err := d.sorter.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close sorter: %w", err))
+		}
+	}
+	d.Logger.Info("streamd stopped")
+	return errors.Join(errs...)
+}

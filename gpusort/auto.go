@@ -1,0 +1,162 @@
+package gpusort
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"streamd/summary"
+)
+
+// ErrNoGPU is returned, wrapped, by the GPU constructors (in builds with
+// the "gpu" tag) when no OpenGL 4.3 core context can be had: no driver, no
+// device, or an older GL.
+var ErrNoGPU = errors.New("gpusort: no usable OpenGL context")
+
+// Auto schedules batches between a GPU back-end and the CPU back-end by
+// their measured throughput, so that a daemon using it is never slower
+// than the CPU alone: each batch goes to the side that is expected to
+// finish it first, given the keys already queued there and that side's
+// rate (an exponentially weighted moving average of keys per second over
+// the batches it has done). Until both rates are known, an idle side with
+// no rate yet takes the next batch. The GPU side runs one batch at a time;
+// the CPU side sorts each batch on all cores.
+//
+// Auto helps only when batches arrive concurrently (several pipeline
+// workers calling Sort or Digest): a single caller gets the faster side.
+// With no GPU, Auto is the CPU back-end under another name.
+type Auto struct {
+	gpu    Digester // nil without a GPU
+	gpuErr error
+	cpu    *CPU
+
+	mu      sync.Mutex
+	sides   [2]autoSide // 0: GPU, 1: CPU
+	closed  bool
+	pending sync.WaitGroup
+}
+
+// autoSide is one side's queue and measured rate.
+type autoSide struct {
+	queued int     // keys sent and not yet done
+	rate   float64 // keys per second, EWMA; 0 until measured
+	done   int64   // batches done
+}
+
+// autoWeight is the EWMA weight of the newest batch's rate.
+const autoWeight = 0.25
+
+// NewAuto returns a scheduler over gpu (which may be nil) and cpu. gpuErr,
+// when not nil, is why there is no GPU side: Auto reports it with GPUErr.
+func NewAuto(gpu Digester, gpuErr error, cpu *CPU) *Auto {
+	return &Auto{gpu: gpu, gpuErr: gpuErr, cpu: cpu}
+}
+
+// Name returns "auto".
+func (a *Auto) Name() string { return "auto" }
+
+// GPUErr reports why Auto has no GPU side, or nil if it has one.
+func (a *Auto) GPUErr() error { return a.gpuErr }
+
+// Rates reports the measured throughput of the GPU and CPU sides in keys
+// per second (0 until measured) and how many batches each has done.
+func (a *Auto) Rates() (gpu, cpu float64, gpuBatches, cpuBatches int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sides[0].rate, a.sides[1].rate, a.sides[0].done, a.sides[1].done
+}
+
+// Close waits for the batches in flight, then closes both sides.
+func (a *Auto) Close() error {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.pending.Wait()
+	var err error
+	if a.gpu != nil {
+		err = a.gpu.Close()
+	}
+	return errors.Join(err, a.cpu.Close())
+}
+
+// pick chooses a side for a batch of n keys and queues it there.
+func (a *Auto) pick(n int) (side int, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return 0, ErrClosed
+	}
+	side = 1
+	if a.gpu != nil {
+		g, c := &a.sides[0], &a.sides[1]
+		switch {
+		case g.rate == 0 && g.queued == 0:
+			side = 0 // measure the GPU
+		case c.rate == 0 && c.queued == 0:
+			side = 1 // measure the CPU
+		case g.rate > 0 && c.rate > 0:
+			if float64(g.queued+n)/g.rate <= float64(c.queued+n)/c.rate {
+				side = 0
+			}
+		case g.rate > 0:
+			side = 0 // the CPU is still on its first batch
+		}
+	}
+	a.sides[side].queued += n
+	a.pending.Add(1)
+	return side, nil
+}
+
+// finish records that a batch of n keys took d on side.
+func (a *Auto) finish(side, n int, d time.Duration, ok bool) {
+	a.mu.Lock()
+	s := &a.sides[side]
+	s.queued -= n
+	if ok && n > 0 && d > 0 {
+		r := float64(n) / d.Seconds()
+		if s.rate == 0 {
+			s.rate = r
+		} else {
+			s.rate += autoWeight * (r - s.rate)
+		}
+		s.done++
+	}
+	a.mu.Unlock()
+	a.pending.Done()
+}
+
+// Sort sorts b's windows on the side expected to finish first.
+func (a *Auto) Sort(ctx context.Context, b *Batch) error {
+	n := b.Len()
+	side, err := a.pick(n)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if side == 0 {
+		err = a.gpu.Sort(ctx, b)
+	} else {
+		err = a.cpu.Sort(ctx, b)
+	}
+	a.finish(side, n, time.Since(start), err == nil)
+	return err
+}
+
+// Digest digests b's windows (see Digester) on the side expected to finish
+// first.
+func (a *Auto) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+	n := b.Len()
+	side, err := a.pick(n)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if side == 0 {
+		err = a.gpu.Digest(ctx, b, specs, out)
+	} else {
+		err = a.cpu.Digest(ctx, b, specs, out)
+	}
+	a.finish(side, n, time.Since(start), err == nil)
+	return err
+}

@@ -1,0 +1,89 @@
+package gpusort
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"streamd/summary"
+)
+
+// Digester sorts a batch and computes each window's summary digest next to
+// it, reading back only the digests. Every back-end of this package is a
+// Digester; the daemon's pipeline uses Digest alone.
+type Digester interface {
+	Sorter
+	// Digest sorts b's windows and fills out[i] with the digest of window
+	// i under specs[i], exactly as summary.DigestSorted would from the
+	// sorted window, reusing out's slices. Window i is b.F64[i] if that is
+	// not empty, else b.F32[i]; an empty window gets an empty digest. The
+	// windows are left sorted or, on a GPU back-end that reads back only
+	// the digests, in an unspecified order: a batch is consumed by Digest.
+	Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error
+}
+
+// Phases is how long the parts of one batch took on a GPU back-end, each
+// measured on the wall clock after waiting for the GPU (glFinish).
+type Phases struct {
+	Upload   time.Duration // host memory to GPU buffers or textures
+	Sort     time.Duration // the sorting network
+	Digest   time.Duration // samples and runs, on the GPU (Digest only)
+	Readback time.Duration // sorted windows or digests back to host memory
+}
+
+// Profiler is implemented by the GPU back-ends: with profiling on, each
+// batch waits for the GPU between phases and records their times.
+type Profiler interface {
+	SetProfile(on bool)
+	LastPhases() Phases
+}
+
+// Digest sorts b with c, then runs summary.DigestSorted on each window.
+func (c *CPU) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+	if err := checkSpecs(b, specs); err != nil {
+		return err
+	}
+	if err := c.Sort(ctx, b); err != nil {
+		return err
+	}
+	digestChannels(b, specs, out, false)
+	digestChannels(b, specs, out, true)
+	return nil
+}
+
+// checkSpecs rejects a spacing that summary.DigestSorted would panic on (or
+// loop forever on) for any non-empty window.
+func checkSpecs(b *Batch, specs *[Channels]summary.WindowSpec) error {
+	for i := range Channels {
+		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
+			continue
+		}
+		if h := specs[i].Spacing; !(h >= 1) || math.IsInf(h, 1) {
+			return fmt.Errorf("gpusort: digest window %d: invalid sample spacing %v", i, h)
+		}
+	}
+	return nil
+}
+
+// digestChannels runs summary.DigestSorted on the sorted windows of one key
+// width (float64 windows when key64), and empties the digests of empty
+// windows.
+func digestChannels(b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, key64 bool) {
+	for i := range Channels {
+		switch {
+		case len(b.F64[i]) > 0:
+			if key64 {
+				summary.DigestSorted(b.F64[i], specs[i], &out[i])
+			}
+		case len(b.F32[i]) > 0:
+			if !key64 {
+				summary.DigestSorted(b.F32[i], specs[i], &out[i])
+			}
+		default:
+			out[i].N = 0
+			out[i].Sample = out[i].Sample[:0]
+			out[i].Runs = out[i].Runs[:0]
+		}
+	}
+}

@@ -1,0 +1,197 @@
+//go:build gpu
+
+package gpusort
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/go-gl/gl/v4.5-core/gl"
+)
+
+// glInit loads the OpenGL function pointers once per process. go-gl keeps
+// them in its own package-level variables, so this is the one piece of
+// process-wide state in gpusort: it cannot be avoided, and the pointers
+// returned by eglGetProcAddress do not depend on the context, so every
+// context shares them.
+var glInit struct {
+	once sync.Once
+	err  error
+}
+
+// glThread owns one OpenGL context. Its goroutine is locked to its OS
+// thread for its whole life and runs the jobs sent to it, one at a time:
+// every GL call of a back-end happens inside such a job.
+type glThread struct {
+	jobs chan func()
+	quit chan struct{}
+	done chan struct{}
+	info string // renderer and version, as the driver reports them
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// newGLThread starts the goroutine, makes the context on it and loads GL.
+// setup, when not nil, runs next on that thread (compiling shaders, say);
+// its error closes the thread and is returned.
+func newGLThread(setup func() error) (*glThread, error) {
+	t := &glThread{jobs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
+	ready := make(chan error, 1)
+	go t.loop(setup, ready)
+	if err := <-ready; err != nil {
+		<-t.done
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *glThread) loop(setup func() error, ready chan<- error) {
+	defer close(t.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx, err := openEGL()
+	if err != nil {
+		ready <- fmt.Errorf("%w: %v", ErrNoGPU, err)
+		return
+	}
+	defer ctx.close()
+	glInit.once.Do(func() { glInit.err = gl.InitWithProcAddrFunc(procAddr) })
+	if glInit.err != nil {
+		ready <- fmt.Errorf("%w: load OpenGL functions: missing %v", ErrNoGPU, glInit.err)
+		return
+	}
+	var major, minor int32
+	gl.GetIntegerv(gl.MAJOR_VERSION, &major)
+	gl.GetIntegerv(gl.MINOR_VERSION, &minor)
+	if major < 4 || major == 4 && minor < 3 {
+		ready <- fmt.Errorf("%w: OpenGL %d.%d, need 4.3", ErrNoGPU, major, minor)
+		return
+	}
+	t.info = fmt.Sprintf("%s / %s (%s)", gl.GoStr(gl.GetString(gl.RENDERER)), gl.GoStr(gl.GetString(gl.VERSION)), ctx.platform())
+	if setup != nil {
+		if err := setup(); err != nil {
+			ready <- err
+			return
+		}
+	}
+	ready <- nil
+	for {
+		select {
+		case job := <-t.jobs:
+			job()
+		case <-t.quit:
+			return
+		}
+	}
+}
+
+// do runs f on the GL thread and waits for it.
+func (t *glThread) do(f func() error) error {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	errc := make(chan error, 1)
+	select {
+	case t.jobs <- func() { errc <- f() }:
+	case <-t.done:
+		return ErrClosed
+	}
+	return <-errc
+}
+
+// close runs cleanup (if not nil) on the GL thread, then destroys the
+// context and ends the goroutine. Later calls do nothing.
+func (t *glThread) close(cleanup func()) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	t.mu.Unlock()
+	if cleanup != nil {
+		done := make(chan struct{})
+		select {
+		case t.jobs <- func() { cleanup(); close(done) }:
+			<-done
+		case <-t.done:
+		}
+	}
+	close(t.quit)
+	<-t.done
+}
+
+// glError returns the first pending GL error, if any, naming what was done.
+func glError(what string) error {
+	if e := gl.GetError(); e != gl.NO_ERROR {
+		for gl.GetError() != gl.NO_ERROR {
+		}
+		return fmt.Errorf("%s: GL error 0x%x", what, e)
+	}
+	return nil
+}
+
+// compileProgram links one program from shader sources of the given kinds.
+func compileProgram(name string, stages ...shaderSource) (uint32, error) {
+	prog := gl.CreateProgram()
+	var shaders []uint32
+	defer func() {
+		for _, s := range shaders {
+			gl.DeleteShader(s)
+		}
+	}()
+	for _, st := range stages {
+		s := gl.CreateShader(st.kind)
+		shaders = append(shaders, s)
+		src, free := gl.Strs(st.src + "\x00")
+		gl.ShaderSource(s, 1, src, nil)
+		free()
+		gl.CompileShader(s)
+		var ok int32
+		gl.GetShaderiv(s, gl.COMPILE_STATUS, &ok)
+		if ok == gl.FALSE {
+			gl.DeleteProgram(prog)
+			return 0, fmt.Errorf("compile %s: %s", name, shaderLog(s, false))
+		}
+		gl.AttachShader(prog, s)
+	}
+	gl.LinkProgram(prog)
+	var ok int32
+	gl.GetProgramiv(prog, gl.LINK_STATUS, &ok)
+	if ok == gl.FALSE {
+		msg := shaderLog(prog, true)
+		gl.DeleteProgram(prog)
+		return 0, fmt.Errorf("link %s: %s", name, msg)
+	}
+	return prog, nil
+}
+
+type shaderSource struct {
+	kind uint32
+	src  string
+}
+
+func shaderLog(obj uint32, program bool) string {
+	var n int32
+	if program {
+		gl.GetProgramiv(obj, gl.INFO_LOG_LENGTH, &n)
+	} else {
+		gl.GetShaderiv(obj, gl.INFO_LOG_LENGTH, &n)
+	}
+	if n <= 0 {
+		return "no log"
+	}
+	buf := make([]byte, n+1)
+	if program {
+		gl.GetProgramInfoLog(obj, n, nil, &buf[0])
+	} else {
+		gl.GetShaderInfoLog(obj, n, nil, &buf[0])
+	}
+	return strings.TrimRight(string(buf), "\x00\n")
+}

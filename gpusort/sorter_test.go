@@ -1,0 +1,489 @@
+package gpusort
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"streamd/summary"
+)
+
+// A pattern fills a window of n float32 values.
+type pattern struct {
+	name string
+	fill func(r *rand.Rand, x []float32)
+}
+
+var denormal = math.Float32frombits(0x00012345)
+
+var patterns = []pattern{
+	{"random", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 1000)
+		}
+	}},
+	{"sorted", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(i) - float32(len(x)/3)
+		}
+	}},
+	{"reverse", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(len(x) - i)
+		}
+	}},
+	{"equal", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = 42.5
+		}
+	}},
+	{"two-valued", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(r.IntN(2)) * 3
+		}
+	}},
+	{"duplicates", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = float32(r.IntN(17) - 8)
+		}
+	}},
+	{"infinities", func(r *rand.Rand, x []float32) {
+		v := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), 0, 1, -1}
+		for i := range x {
+			x[i] = v[r.IntN(len(v))]
+		}
+	}},
+	{"zeros", func(r *rand.Rand, x []float32) {
+		negz := float32(math.Copysign(0, -1))
+		v := []float32{0, negz, negz, 0, 1, -1, denormal, -denormal}
+		for i := range x {
+			x[i] = v[r.IntN(len(v))]
+		}
+	}},
+	{"magnitudes", func(r *rand.Rand, x []float32) {
+		v := []float32{math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32,
+			-math.SmallestNonzeroFloat32, 1e30, -1e-30, 1.17549435e-38, -1.17549435e-38, 0}
+		for i := range x {
+			x[i] = v[r.IntN(len(v))] * float32(1+r.IntN(3))
+		}
+	}},
+	{"negative", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			x[i] = -float32(r.ExpFloat64() * 1e5)
+		}
+	}},
+	{"denormals", func(r *rand.Rand, x []float32) {
+		for i := range x {
+			b := uint32(r.IntN(1 << 23))
+			if r.IntN(2) == 0 {
+				b |= 1 << 31
+			}
+			x[i] = math.Float32frombits(b)
+		}
+	}},
+}
+
+// testSizes are the window lengths of the shared table; the largest only
+// without -short.
+func testSizes() []int {
+	s := []int{0, 1, 2, 3, 5, 21, 1000, 1 << 16}
+	if !testing.Short() {
+		s = append(s, 1<<18)
+	}
+	return s
+}
+
+// keyOrder sorts x as the CPU back-end does: by Key32, so −0 before +0.
+func keyOrder(x []float32) {
+	slices.SortFunc(x, func(a, b float32) int {
+		ka, kb := Key32(a), Key32(b)
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+}
+
+func keyOrder64(x []float64) {
+	slices.SortFunc(x, func(a, b float64) int {
+		ka, kb := Key64(a), Key64(b)
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+}
+
+// checkSorted compares got with want bit for bit, and with slices.Sort.
+func checkSorted(t *testing.T, name string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: length %d, want %d", name, len(got), len(want))
+	}
+	ref := slices.Clone(want)
+	slices.Sort(ref)
+	for i := range got {
+		if got[i] != ref[i] {
+			t.Fatalf("%s: [%d] = %v, slices.Sort has %v", name, i, got[i], ref[i])
+		}
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: [%d] = %v (%#x), want %v (%#x)", name, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// sortBatch sorts b with s and checks every window against the reference.
+func sortBatch(t *testing.T, s Sorter, name string, b *Batch) {
+	t.Helper()
+	var want32 [Channels][]float32
+	var want64 [Channels][]float64
+	for i := range Channels {
+		want32[i] = slices.Clone(b.F32[i])
+		keyOrder(want32[i])
+		want64[i] = slices.Clone(b.F64[i])
+		keyOrder64(want64[i])
+	}
+	if err := s.Sort(context.Background(), b); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for i := range Channels {
+		checkSorted(t, fmt.Sprintf("%s/ch%d", name, i), b.F32[i], want32[i])
+		for j := range b.F64[i] {
+			if math.Float64bits(b.F64[i][j]) != math.Float64bits(want64[i][j]) {
+				t.Fatalf("%s/ch%d f64: [%d] = %v, want %v", name, i, j, b.F64[i][j], want64[i][j])
+			}
+		}
+	}
+}
+
+// testSorter runs the shared table on a back-end: every size and pattern,
+// the four windows of a batch of different lengths, float64 batches, and
+// the Bentley–McIlroy grid of sort/sort_test.go.
+func testSorter(t *testing.T, newSorter func() (Sorter, error)) {
+	s, err := newSorter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range testSizes() {
+		for pi, p := range patterns {
+			if n > 1<<16 && pi%3 != 0 && p.name != "zeros" && p.name != "denormals" {
+				continue // keep the largest size quick
+			}
+			var b Batch
+			lens := [Channels]int{n, max(n-1, 0), n / 2, n/3 + 1}
+			for i := range Channels {
+				b.F32[i] = make([]float32, lens[i])
+				patterns[(pi+i)%len(patterns)].fill(r, b.F32[i])
+			}
+			sortBatch(t, s, fmt.Sprintf("%s/n=%d", p.name, n), &b)
+		}
+	}
+	t.Run("float64", func(t *testing.T) {
+		var b Batch
+		for i := range Channels {
+			n := []int{1000, 0, 5, 4097}[i]
+			b.F64[i] = make([]float64, n)
+			for j := range b.F64[i] {
+				b.F64[i][j] = r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
+				if j%7 == 0 {
+					b.F64[i][j] = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 5e-324, -5e-324, 1}[j%7]
+				}
+			}
+		}
+		sortBatch(t, s, "float64", &b)
+	})
+	t.Run("closed", func(t *testing.T) {
+		s, err := newSorter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		b := Batch{F32: [Channels][]float32{{2, 1}}}
+		if err := s.Sort(context.Background(), &b); err == nil {
+			t.Fatal("Sort after Close succeeded")
+		}
+	})
+	t.Run("canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		b := Batch{F32: [Channels][]float32{{3, 1, 2}}}
+		if err := s.Sort(ctx, &b); err == nil {
+			t.Fatal("Sort with a canceled context succeeded")
+		}
+		got := slices.Clone(b.F32[0])
+		slices.Sort(got)
+		if !slices.Equal(got, []float32{1, 2, 3}) {
+			t.Fatalf("canceled sort lost keys: %v", b.F32[0])
+		}
+	})
+	t.Run("bentley-mcilroy", func(t *testing.T) { testBentleyMcIlroy(t, s) })
+}
+
+// testBentleyMcIlroy sorts the distributions × modes grid of Go's
+// sort/sort_test.go, four arrays to a batch.
+func testBentleyMcIlroy(t *testing.T, s Sorter) {
+	ns := []int{100, 1023, 1024, 1025}
+	if testing.Short() {
+		ns = []int{100, 1025}
+	}
+	const (
+		sawtooth = iota
+		random
+		stagger
+		plateau
+		shuffle
+		nDist
+	)
+	const (
+		copyMode = iota
+		reverse
+		reverseFirstHalf
+		reverseSecondHalf
+		sorted
+		dither
+		nMode
+	)
+	r := rand.New(rand.NewPCG(3, 4))
+	var b Batch
+	nb := 0
+	var names [Channels]string
+	flush := func() {
+		if nb == 0 {
+			return
+		}
+		sortBatch(t, s, fmt.Sprint(names), &b)
+		b, nb = Batch{}, 0
+	}
+	for _, n := range ns {
+		for m := 1; m < 2*n; m *= 2 {
+			for dist := range nDist {
+				data := make([]float32, n)
+				j, k := 0, 1
+				for i := range data {
+					switch dist {
+					case sawtooth:
+						data[i] = float32(i % m)
+					case random:
+						data[i] = float32(r.IntN(m))
+					case stagger:
+						data[i] = float32((i*m + i) % n)
+					case plateau:
+						data[i] = float32(min(i, m))
+					case shuffle:
+						if r.IntN(m) != 0 {
+							j += 2
+							data[i] = float32(j)
+						} else {
+							k += 2
+							data[i] = float32(k)
+						}
+					}
+				}
+				for mode := range nMode {
+					x := slices.Clone(data)
+					switch mode {
+					case reverse:
+						slices.Reverse(x)
+					case reverseFirstHalf:
+						slices.Reverse(x[:n/2])
+					case reverseSecondHalf:
+						slices.Reverse(x[n/2:])
+					case sorted:
+						slices.Sort(x)
+					case dither:
+						for i := range x {
+							x[i] += float32(i % 5)
+						}
+					}
+					b.F32[nb] = x
+					names[nb] = fmt.Sprintf("n=%d,m=%d,dist=%d,mode=%d", n, m, dist, mode)
+					nb++
+					if nb == Channels {
+						flush()
+					}
+				}
+			}
+		}
+	}
+	flush()
+}
+
+// testDigester checks that a back-end's Digest equals summary.DigestSorted
+// on the CPU-sorted windows, for several spacings, thresholds and Known
+// lists, float32 and float64.
+func testDigester(t *testing.T, newSorter func() (Sorter, error)) {
+	s, err := newSorter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, ok := s.(Digester)
+	if !ok {
+		t.Fatalf("%s is not a Digester", s.Name())
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	sizes := []int{0, 1, 2, 3, 21, 1000, 5000}
+	if !testing.Short() {
+		sizes = append(sizes, 1<<16)
+	}
+	negz := math.Copysign(0, -1)
+	knowns := [][]float64{
+		nil,
+		{-3, negz, 0.1, 2, 7, 1e9},
+		{-8, -8, 0, 1, 1.5, 4},
+		{math.Inf(-1), 0, math.Inf(1)},
+	}
+	specsOf := func(k int, n int) [Channels]summary.WindowSpec {
+		var sp [Channels]summary.WindowSpec
+		for i := range Channels {
+			sp[i] = summary.WindowSpec{
+				Spacing:   []float64{1, 2.5, summary.SampleSpacing(0.01, n), 100, 7.75}[(k+i)%5],
+				Threshold: []int64{-1, 0, 1, 5, int64(n / 10), 1 << 40}[(k+2*i)%6],
+				Known:     knowns[(k+i)%len(knowns)],
+			}
+		}
+		return sp
+	}
+	var out [Channels]summary.Digest
+	k := 0
+	for _, n := range sizes {
+		for pi, p := range patterns {
+			for _, key64 := range []bool{false, true} {
+				k++
+				var b, ref Batch
+				lens := [Channels]int{n, n / 2, max(n-3, 0), n/5 + 1}
+				for i := range Channels {
+					x := make([]float32, lens[i])
+					patterns[(pi+i)%len(patterns)].fill(r, x)
+					if key64 {
+						b.F64[i] = make([]float64, len(x))
+						for j, v := range x {
+							b.F64[i][j] = float64(v)
+							if j%3 == 0 && v != 0 && !math.IsInf(float64(v), 0) {
+								b.F64[i][j] += float64(v) * 1e-12 // not a float32
+							}
+						}
+						ref.F64[i] = slices.Clone(b.F64[i])
+						keyOrder64(ref.F64[i])
+					} else {
+						b.F32[i] = x
+						ref.F32[i] = slices.Clone(x)
+						keyOrder(ref.F32[i])
+					}
+				}
+				specs := specsOf(k, n)
+				if err := d.Digest(context.Background(), &b, &specs, &out); err != nil {
+					t.Fatalf("n=%d %s: %v", n, p.name, err)
+				}
+				for i := range Channels {
+					var want summary.Digest
+					if key64 {
+						summary.DigestSorted(ref.F64[i], specs[i], &want)
+					} else {
+						summary.DigestSorted(ref.F32[i], specs[i], &want)
+					}
+					checkDigest(t, fmt.Sprintf("n=%d %s f64=%v ch%d spec=%+v", n, p.name, key64, i, specs[i]), &out[i], &want)
+				}
+			}
+		}
+	}
+}
+
+func checkDigest(t *testing.T, name string, got, want *summary.Digest) {
+	t.Helper()
+	if got.N != want.N || len(got.Sample) != len(want.Sample) || len(got.Runs) != len(want.Runs) {
+		t.Fatalf("%s: N %d, %d samples, %d runs; want N %d, %d samples, %d runs\ngot runs %v\nwant %v",
+			name, got.N, len(got.Sample), len(got.Runs), want.N, len(want.Sample), len(want.Runs), head(got.Runs), head(want.Runs))
+	}
+	for i, g := range got.Sample {
+		w := want.Sample[i]
+		if math.Float64bits(g.Value) != math.Float64bits(w.Value) || g.RMin != w.RMin || g.RMax != w.RMax {
+			t.Fatalf("%s: sample[%d] = %+v, want %+v", name, i, g, w)
+		}
+	}
+	for i, g := range got.Runs {
+		w := want.Runs[i]
+		if math.Float64bits(g.Value) != math.Float64bits(w.Value) || g.Count != w.Count {
+			t.Fatalf("%s: run[%d] = %+v, want %+v", name, i, g, w)
+		}
+	}
+}
+
+func head[T any](x []T) []T { return x[:min(len(x), 8)] }
+
+func TestCPU(t *testing.T) {
+	testSorter(t, func() (Sorter, error) { return NewCPU(0), nil })
+}
+
+func TestCPUDigest(t *testing.T) {
+	testDigester(t, func() (Sorter, error) { return NewCPU(0), nil })
+}
+
+func TestAutoCPU(t *testing.T) {
+	testSorter(t, func() (Sorter, error) { return NewAuto(nil, nil, NewCPU(0)), nil })
+}
+
+func TestAutoCPUDigest(t *testing.T) {
+	testDigester(t, func() (Sorter, error) { return NewAuto(nil, nil, NewCPU(0)), nil })
+}
+
+// testAutoConcurrent sends batches to a from several goroutines and checks
+// every one, and that both sides did some when a has a GPU side.
+func testAutoConcurrent(t *testing.T, a *Auto) {
+	t.Helper()
+	const workers, batches = 4, 12
+	errc := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for range batches {
+				var b Batch
+				var want [Channels][]float32
+				for i := range Channels {
+					b.F32[i] = make([]float32, 1<<14+i)
+					patterns[0].fill(r, b.F32[i])
+					want[i] = slices.Clone(b.F32[i])
+					keyOrder(want[i])
+				}
+				if err := a.Sort(context.Background(), &b); err != nil {
+					errc <- err
+					return
+				}
+				for i := range Channels {
+					if !slices.Equal(b.F32[i], want[i]) {
+						errc <- fmt.Errorf("worker %d: window %d not sorted", w, i)
+						return
+					}
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, c, gn, cn := a.Rates()
+	t.Logf("gpu %.3g keys/s over %d batches, cpu %.3g keys/s over %d batches", g, gn, c, cn)
+	if gn+cn != workers*batches {
+		t.Fatalf("%d+%d batches done, want %d", gn, cn, workers*batches)
+	}
+}
+
+func TestAutoConcurrentCPU(t *testing.T) {
+	a := NewAuto(nil, nil, NewCPU(0))
+	defer a.Close()
+	testAutoConcurrent(t, a)
+}

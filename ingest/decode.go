@@ -1,0 +1,198 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Limits of the decoders.
+const (
+	// DefaultMaxLineBytes is the default length limit of a line.
+	DefaultMaxLineBytes = 1 << 20
+
+	// MaxFrameLen is the longest frame body the framed protocol allows,
+	// and the default limit of a Decoder.
+	MaxFrameLen = 16 << 20
+)
+
+const (
+	// batchLen is the most values handed to Sink.Accept at once.
+	batchLen = 1 << 16
+
+	// readBufferSize is the size of the read buffer of a connection.
+	readBufferSize = 64 << 10
+
+	// maxInterned is the most stream names a decoder keeps as strings.
+	maxInterned = 1024
+)
+
+// A Decoder decodes the input of one producer, in either protocol, and
+// hands the values to its Sink. A Decoder holds only configuration and may
+// be used for many inputs at once.
+type Decoder struct {
+	// Sink receives the values and the rejects. It must be set.
+	Sink Sink
+
+	// MaxLineBytes is the length limit of a line, not counting its line
+	// ending. Zero means DefaultMaxLineBytes.
+	MaxLineBytes int
+
+	// MaxFrameBytes is the length limit of a frame body, at most
+	// MaxFrameLen. Zero means MaxFrameLen.
+	MaxFrameBytes int
+
+	// bufSize, when not zero, replaces readBufferSize, for tests.
+	bufSize int
+}
+
+// limits returns d's limits with the defaults applied, or an error if they
+// are out of range.
+func (d *Decoder) limits() (maxLine, maxFrame int, err error) {
+	maxLine, maxFrame = d.MaxLineBytes, d.MaxFrameBytes
+	if maxLine == 0 {
+		maxLine = DefaultMaxLineBytes
+	}
+	if maxFrame == 0 {
+		maxFrame = MaxFrameLen
+	}
+	if maxLine < 0 {
+		return 0, 0, fmt.Errorf("max line bytes %d is negative", maxLine)
+	}
+	if maxFrame < 0 || maxFrame > MaxFrameLen {
+		return 0, 0, fmt.Errorf("max frame bytes %d is not in [0, %d]", maxFrame, MaxFrameLen)
+	}
+	return maxLine, maxFrame, nil
+}
+
+// Decode reads r until it ends and hands its values to d.Sink, in the
+// protocol that the first bytes of r choose. It returns nil at the end of
+// r; an error wrapping ErrUnknownFormat or ErrFrameTooLarge when the input
+// cannot be decoded further (the reject is counted already); an error from
+// reading r; or an error from Sink.Accept other than ErrStreamLimit. In
+// every case the values decoded before the end are handed to the sink first,
+// except when Accept itself failed.
+//
+// Decode reads through a buffer of 64 KiB and allocates nothing per value;
+// see the package documentation for the protocols and how bad input is
+// counted. ctx is passed to Sink.Accept, and Decode returns when ctx ends and
+// Accept reports it.
+func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
+	if d.Sink == nil {
+		return errors.New("decode: no sink")
+	}
+	maxLine, maxFrame, err := d.limits()
+	if err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	size := d.bufSize
+	if size == 0 {
+		size = readBufferSize
+	}
+	br := bufio.NewReaderSize(r, size)
+	first, err := br.Peek(1)
+	if len(first) == 0 {
+		if err == io.EOF {
+			return nil
+		}
+		return fmt.Errorf("read: %w", err)
+	}
+	b := &batch{ctx: ctx, sink: d.Sink}
+	switch c := first[0]; {
+	case c == Magic[0]:
+		magic, err := br.Peek(len(Magic))
+		if string(magic) != Magic {
+			if err != nil && err != io.EOF {
+				return fmt.Errorf("read: %w", err)
+			}
+			d.Sink.Reject("", ReasonUnknownFormat, 1)
+			return fmt.Errorf("first bytes %q: %w", magic, ErrUnknownFormat)
+		}
+		br.Discard(len(Magic))
+		// The header of a frame with a valid name must fit in the
+		// buffer, which only tests make smaller than that.
+		br = bufio.NewReaderSize(br, 2+MaxStreamNameLen+1)
+		fd := frameDecoder{br: br, b: b, max: maxFrame}
+		return fd.run()
+	case isNameByte(c), isBlank(c), c == '\r', c == '\n', c == '#':
+		ld := lineDecoder{br: br, b: b, max: maxLine}
+		return ld.run()
+	default:
+		d.Sink.Reject("", ReasonUnknownFormat, 1)
+		return fmt.Errorf("first byte %q: %w", c, ErrUnknownFormat)
+	}
+}
+
+// A batch gathers values of one stream for one call of Sink.Accept.
+type batch struct {
+	ctx    context.Context
+	sink   Sink
+	stream string
+	vals   []float64         // len ≤ batchLen; grows as needed
+	names  map[string]string // interned stream names
+	err    error             // the first error of Accept; the batch is dead
+}
+
+// room returns how many more values the batch takes before it must be
+// flushed.
+func (b *batch) room() int {
+	return batchLen - len(b.vals)
+}
+
+// setStream flushes b and makes name its stream. name must be valid.
+func (b *batch) setStream(name []byte) error {
+	if err := b.flush(); err != nil {
+		return err
+	}
+	s, ok := b.names[string(name)]
+	if !ok {
+		if b.names == nil || len(b.names) >= maxInterned {
+			b.names = make(map[string]string)
+		}
+		s = string(name)
+		b.names[s] = s
+	}
+	b.stream = s
+	return nil
+}
+
+// flush hands the values of b to the sink, after CleanValues, and empties
+// b. Values refused with ErrStreamLimit are counted; any other error of
+// Accept is returned, now and by every later call.
+func (b *batch) flush() error {
+	if b.err != nil {
+		return b.err
+	}
+	if len(b.vals) == 0 {
+		return nil
+	}
+	vals := CleanValues(b.stream, b.vals, b.sink)
+	b.vals = b.vals[:0]
+	if len(vals) == 0 {
+		return nil
+	}
+	err := b.sink.Accept(b.ctx, b.stream, vals)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrStreamLimit):
+		b.sink.Reject(b.stream, ReasonStreamLimit, len(vals))
+		return nil
+	}
+	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
+	return b.err
+}
+
+// end flushes b when the input has ended with err, and returns the error
+// Decode reports: nil at io.EOF, else the error of Accept or of the read.
+func (b *batch) end(err error) error {
+	if ferr := b.flush(); ferr != nil {
+		return ferr
+	}
+	if err == io.EOF {
+		return nil
+	}
+	return fmt.Errorf("read: %w", err)
+}

@@ -1,0 +1,116 @@
+// Package ingest turns bytes from producers into batches of values for named
+// streams and hands them to a [Sink]. It defines the two wire protocols that a
+// [TCPServer] speaks: a line protocol for people and scripts, and a binary
+// framed protocol for throughput. The first bytes of a connection choose the
+// protocol; a connection speaks one protocol until it ends.
+//
+// Bad input is counted through [Sink.Reject] with a [Reason], never silently
+// dropped, and never stops the server: a bad value, line or frame is skipped
+// and the connection goes on, except where this document says the connection
+// is closed.
+//
+// # Stream names
+//
+// A stream name is 1 to 200 bytes ([MaxStreamNameLen]) of ASCII letters,
+// digits and the punctuation ". _ - : /". [ValidStreamName] checks a name.
+//
+// # Values
+//
+// Values are float64. NaN is rejected (reason "nan"), and so are +Inf and
+// -Inf (reason "inf"), including decimal numbers too large for a float64.
+// Negative zero becomes positive zero: the pipeline never sees -0. Every
+// other value is passed on unchanged. [CleanValues] applies these rules and
+// is used by every source.
+//
+// # Line protocol
+//
+// The line protocol is the default. Each line names a stream and carries one
+// or more values:
+//
+//	<stream> <value> [<value> ...]\n
+//
+// Fields are separated by one or more spaces or tabs; blanks at the start and
+// end of a line are ignored. A line ends with "\n" or "\r\n"; the last line of
+// a connection may end at the end of the input instead. Values are decimal
+// numbers in any syntax that [strconv.ParseFloat] accepts with bitSize 64,
+// such as "12.5", "-3", "1e-9" or "0x1p-2". Empty lines, lines of blanks
+// and lines whose first non-blank byte is "#" are ignored. So
+//
+//	echo "latency 12.5 13.1" | nc host port
+//
+// adds two values to the stream "latency". A line is rejected or trimmed as
+// follows:
+//
+//   - A value that is not a number is rejected on its own (reason
+//     "malformed", one per value); the other values of the line are
+//     accepted.
+//   - A line whose stream name is not valid is rejected whole: its values
+//     are counted under the stream "" with reason "bad_stream_name", one per
+//     value (one for a line without values).
+//   - A line with a valid name and no values is counted as one "malformed".
+//   - A line longer than the limit (1 MiB by default, [DefaultMaxLineBytes],
+//     not counting its "\n" or "\r\n") is skipped up to the next newline
+//     and counted as one "line_too_long", whatever it holds. It is counted
+//     under its stream name when the first MaxLineBytes+1 bytes of the line
+//     hold a whole valid name followed by a blank, under "" otherwise. The
+//     server never buffers more than about the limit of one line.
+//   - A line cut short by a read error (not by the end of the input) is
+//     counted as one "malformed" under "".
+//
+// Values of consecutive lines of one stream are handed to the sink together,
+// in batches of up to 65536 values, while more input is already buffered. No
+// value waits for input that has not arrived: whatever has been decoded is
+// handed over before the server waits for more bytes.
+//
+// # Framed protocol
+//
+// A connection that starts with the four magic bytes "\x00SDB" ([Magic])
+// speaks the framed protocol; since a NUL byte cannot start a line, the two
+// protocols cannot be confused. After the magic comes a sequence of frames,
+// all integers little-endian:
+//
+//	frame  := length:uint32 body           length = len(body) ≤ 16 MiB
+//	body   := nameLen:uint16 name:[nameLen]byte type:uint8 values
+//	type   := 1 (float32) | 2 (float64)
+//	values := the rest of the body: IEEE 754 binary32 or binary64
+//	          numbers, little-endian; its length is a multiple of 4 or 8
+//
+// A frame without values is valid and does nothing. [AppendFrame] encodes a
+// frame.
+//
+// A bad frame is skipped whole (its length is known) and the connection goes
+// on. Each bad frame is counted once, for the first of these checks that it
+// fails:
+//
+//  1. A body too short for its nameLen and type is counted as "malformed"
+//     under the stream "".
+//  2. A name that is not a valid stream name is counted as
+//     "bad_stream_name" under the stream "".
+//  3. A type that is neither 1 nor 2 is counted as "bad_value_type".
+//  4. Values that are not a whole number of values are counted as
+//     "malformed".
+//
+// A frame whose length is over the limit (16 MiB, [MaxFrameLen], or less when
+// the server is so configured) is counted as "frame_too_large" under "" and
+// the connection is closed, since the stream cannot be resynchronised. A
+// frame cut short by the end of the connection or by a read error is counted
+// as one "malformed", under its stream name if its header arrived whole; the
+// whole values that arrived before the cut are accepted. Frame-level rejects
+// count frames, not values; the rejects of single values ("nan", "inf") and
+// "stream_limit" count values.
+//
+// # Other input
+//
+// A connection whose first byte is NUL but whose first four bytes are not the
+// magic, or whose first byte cannot start a line (it is neither a stream name
+// byte, a blank, "\r", "\n" nor "#"; for example the first byte of a TLS
+// handshake), is counted as one "unknown_format" under "" and closed.
+//
+// # Back-pressure
+//
+// Each connection is served by one goroutine that reads, decodes and calls
+// [Sink.Accept]. Accept may block while the pipeline catches up; the
+// connection is not read meanwhile, so TCP flow control slows the producer
+// down. If Accept reports [ErrStreamLimit], the values are counted as
+// "stream_limit" and the connection goes on.
+package ingest

@@ -1,0 +1,218 @@
+package ingest
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Magic starts a connection that speaks the framed protocol.
+const Magic = "\x00SDB"
+
+// The value types of a frame.
+const (
+	typeFloat32 = 1
+	typeFloat64 = 2
+)
+
+// AppendFrame appends to dst a frame of the framed protocol that carries
+// values for stream, as float32 if f32 is set (values outside the float32
+// range become ±Inf and will be rejected), else as float64, and returns the
+// extended buffer. It fails, returning dst unchanged, if stream is not a
+// valid stream name or if the frame would be longer than MaxFrameLen (an
+// error wrapping ErrFrameTooLarge): a frame holds at most about 4 Mi float32
+// or 2 Mi float64 values. The connection must start with Magic.
+func AppendFrame(dst []byte, stream string, values []float64, f32 bool) ([]byte, error) {
+	if err := ValidStreamName(stream); err != nil {
+		return dst, fmt.Errorf("append frame: %w", err)
+	}
+	size, typ := 8, byte(typeFloat64)
+	if f32 {
+		size, typ = 4, typeFloat32
+	}
+	head := 2 + len(stream) + 1
+	if len(values) > (MaxFrameLen-head)/size {
+		return dst, fmt.Errorf("append frame of %d values for stream %q: %w", len(values), stream, ErrFrameTooLarge)
+	}
+	body := head + size*len(values)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(body))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(stream)))
+	dst = append(dst, stream...)
+	dst = append(dst, typ)
+	if f32 {
+		for _, v := range values {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(v)))
+		}
+	} else {
+		for _, v := range values {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+		}
+	}
+	return dst, nil
+}
+
+// A frameDecoder decodes the framed protocol, after the magic.
+type frameDecoder struct {
+	br  *bufio.Reader
+	b   *batch
+	max int // MaxFrameBytes
+}
+
+// run decodes frames until the input ends.
+func (d *frameDecoder) run() error {
+	for {
+		hdr, err := d.peek(4)
+		if err != nil {
+			if len(hdr) > 0 && d.b.err == nil {
+				d.b.sink.Reject("", ReasonMalformed, 1)
+			}
+			return d.b.end(err)
+		}
+		n := binary.LittleEndian.Uint32(hdr)
+		d.br.Discard(4)
+		if int64(n) > int64(d.max) {
+			d.b.sink.Reject("", ReasonFrameTooLarge, 1)
+			if err := d.b.flush(); err != nil {
+				return err
+			}
+			return fmt.Errorf("frame of %d bytes, limit %d: %w", n, d.max, ErrFrameTooLarge)
+		}
+		if err := d.frame(int(n)); err != nil {
+			return d.b.end(err)
+		}
+	}
+}
+
+// peek returns the next n bytes of input, as bufio.Reader.Peek does, n ≤
+// the buffer size. If they have not all arrived yet, it first hands the
+// batch to the sink, so that no value waits for input that may be long to
+// come. It returns the error of Accept, if any, before reading.
+func (d *frameDecoder) peek(n int) ([]byte, error) {
+	if d.br.Buffered() < n {
+		if err := d.b.flush(); err != nil {
+			return nil, err
+		}
+	}
+	return d.br.Peek(n)
+}
+
+// frame decodes a frame body of n bytes, which is at most d.max. It returns
+// the error that ended the input while reading the frame, or the error of
+// Accept; a frame cut short is counted.
+func (d *frameDecoder) frame(n int) error {
+	if n < 3 {
+		return d.skip(n, "", ReasonMalformed)
+	}
+	hdr, err := d.peek(2)
+	if err != nil {
+		return d.cut("", err)
+	}
+	nameLen := int(binary.LittleEndian.Uint16(hdr))
+	switch {
+	case 2+nameLen+1 > n:
+		return d.skip(n, "", ReasonMalformed)
+	case nameLen == 0 || nameLen > MaxStreamNameLen:
+		return d.skip(n, "", ReasonBadStreamName)
+	}
+	hdr, err = d.peek(2 + nameLen + 1)
+	if err != nil {
+		return d.cut("", err)
+	}
+	name, typ := hdr[2:2+nameLen], hdr[2+nameLen]
+	if !validName(name) {
+		return d.skip(n, "", ReasonBadStreamName)
+	}
+	var size int
+	switch typ {
+	case typeFloat32:
+		size = 4
+	case typeFloat64:
+		size = 8
+	default:
+		return d.skip(n, string(name), ReasonBadValueType)
+	}
+	left := n - (2 + nameLen + 1)
+	if left%size != 0 {
+		return d.skip(n, string(name), ReasonMalformed)
+	}
+	if string(name) != d.b.stream {
+		if err := d.b.setStream(name); err != nil {
+			return err
+		}
+	}
+	d.br.Discard(2 + nameLen + 1)
+
+	// Decode the values straight from the read buffer, as many at a time
+	// as it holds and the batch takes.
+	for left > 0 {
+		if d.b.room() == 0 {
+			if err := d.b.flush(); err != nil {
+				return err
+			}
+		}
+		if _, err := d.peek(size); err != nil {
+			return d.cut(d.b.stream, err)
+		}
+		k := min(d.br.Buffered(), left, d.b.room()*size)
+		k -= k % size
+		buf, _ := d.br.Peek(k)
+		if size == 4 {
+			d.b.vals = appendFloat32s(d.b.vals, buf)
+		} else {
+			d.b.vals = appendFloat64s(d.b.vals, buf)
+		}
+		d.br.Discard(k)
+		left -= k
+	}
+	return nil
+}
+
+// skip counts a frame body of n bytes as rejected for reason and skips it.
+func (d *frameDecoder) skip(n int, stream string, reason Reason) error {
+	d.b.sink.Reject(stream, reason, 1)
+	if d.br.Buffered() < n {
+		if err := d.b.flush(); err != nil {
+			return err
+		}
+	}
+	_, err := d.br.Discard(n)
+	return err
+}
+
+// cut counts a frame cut short by err, the error of a read or of Accept,
+// and returns err.
+func (d *frameDecoder) cut(stream string, err error) error {
+	if d.b.err == nil {
+		d.b.sink.Reject(stream, ReasonMalformed, 1)
+	}
+	return err
+}
+
+// appendFloat32s appends the little-endian float32 values of src, whose
+// length is a multiple of 4, to dst.
+//
+// encoding/binary compiles to one load per value, as fast as shifting bytes
+// together by hand (see BenchmarkDecodeFloat32s).
+func appendFloat32s(dst []float64, src []byte) []float64 {
+	n := len(dst)
+	dst = slices.Grow(dst, len(src)/4)
+	out := dst[n : n+len(src)/4]
+	for i := range out {
+		out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:])))
+	}
+	return dst[:n+len(out)]
+}
+
+// appendFloat64s appends the little-endian float64 values of src, whose
+// length is a multiple of 8, to dst.
+func appendFloat64s(dst []float64, src []byte) []float64 {
+	n := len(dst)
+	dst = slices.Grow(dst, len(src)/8)
+	out := dst[n : n+len(src)/8]
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:]))
+	}
+	return dst[:n+len(out)]
+}

@@ -1,0 +1,117 @@
+package ingest
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestValidStreamName(t *testing.T) {
+	for _, name := range []string{"a", "latency", "A.b_c-d:e/f0123456789", strings.Repeat("x", MaxStreamNameLen), "..", "/", "0"} {
+		if err := ValidStreamName(name); err != nil {
+			t.Errorf("ValidStreamName(%q) = %v", name, err)
+		}
+		if !validName(name) || !validName([]byte(name)) {
+			t.Errorf("validName(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"", strings.Repeat("x", MaxStreamNameLen+1), "a b", "a\tb", "a\n", "é", "a!", "a#", "a,b", "a\x00", "a\\b", "a\x7f"} {
+		if err := ValidStreamName(name); err == nil {
+			t.Errorf("ValidStreamName(%q) = nil", name)
+		}
+		if validName(name) || validName([]byte(name)) {
+			t.Errorf("validName(%q) = true", name)
+		}
+	}
+}
+
+func TestCleanValues(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	in := []float64{1, math.NaN(), negZero, math.Inf(1), -2.5, math.Inf(-1), 0, math.NaN(), math.MaxFloat64, math.SmallestNonzeroFloat64}
+	s := newRecordSink()
+	got := CleanValues("s", in, s)
+	want := []float64{1, 0, -2.5, 0, math.MaxFloat64, math.SmallestNonzeroFloat64}
+	var r result
+	r.add("s", got...)
+	if d := diff(r, vals("s", want)); d != "" {
+		t.Error(d)
+	}
+	if &got[0] != &in[0] {
+		t.Error("CleanValues did not work in place")
+	}
+	if d := diff(s.result(), result{}.with("s", ReasonNaN, 2).with("s", ReasonInf, 2)); d != "" {
+		t.Error(d)
+	}
+	if n := testing.AllocsPerRun(100, func() { CleanValues("s", in, s) }); n != 0 {
+		t.Errorf("CleanValues allocates %v times", n)
+	}
+}
+
+func TestAppendFrame(t *testing.T) {
+	b, err := AppendFrame([]byte("x"), "ab", []float64{1, -2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "x" + "\x0d\x00\x00\x00" + "\x02\x00ab" + "\x01" + "\x00\x00\x80\x3f" + "\x00\x00\x00\xc0"
+	if string(b) != want {
+		t.Errorf("AppendFrame = %q, want %q", b, want)
+	}
+	b, err = AppendFrame(nil, "c", []float64{0.5}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "\x0c\x00\x00\x00" + "\x01\x00c" + "\x02" + "\x00\x00\x00\x00\x00\x00\xe0\x3f"
+	if string(b) != want {
+		t.Errorf("AppendFrame = %q, want %q", b, want)
+	}
+
+	if b, err := AppendFrame([]byte("x"), "a b", nil, true); err == nil || string(b) != "x" {
+		t.Errorf("AppendFrame with a bad name = %q, %v", b, err)
+	}
+	head := 2 + 1 + 1
+	most := make([]float64, (MaxFrameLen-head)/8)
+	b, err = AppendFrame(nil, "a", most, false)
+	if err != nil || len(b) != 4+head+8*len(most) {
+		t.Errorf("AppendFrame of the most values: %d bytes, %v", len(b), err)
+	}
+	if _, err := AppendFrame(nil, "a", append(most, 1), false); !errors.Is(err, ErrFrameTooLarge) {
+		t.Errorf("AppendFrame of one value too many: %v, want %v", err, ErrFrameTooLarge)
+	}
+}
+
+// TestParseFloat checks that parseFloat agrees with strconv.ParseFloat.
+func TestParseFloat(t *testing.T) {
+	toks := []string{
+		"0", "-0", "+0", "0.0", "-0.0", ".5", "5.", "-.5", "+5.", ".", "-", "+", "", "..5", "5..", "1.2.3",
+		"123456789012345", "1234567890123456", "12345678901234567", "0.000000000000001", "0.0000000000000001",
+		"99999999999999.9", "9007199254740993", "0.1", "0.2", "0.3", "1.7976931348623157", "4.9406564584124654",
+		"1e5", "1E-5", "0x10p0", "1_000", "inf", "-Inf", "NaN", "1e309", "-1e309", "1e-400", "00000000000000012",
+		" 1", "1 ", "1,5", "٣",
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 100000 {
+		var b []byte
+		if rng.IntN(2) == 0 {
+			b = append(b, "+-"[rng.IntN(2)])
+		}
+		for range rng.IntN(18) {
+			b = append(b, "0123456789012345678."[rng.IntN(20)])
+		}
+		toks = append(toks, string(b))
+		toks = append(toks, strconv.FormatFloat(rng.NormFloat64()*math.Pow(10, float64(rng.IntN(30)-15)), 'f', -1, 64))
+	}
+	for _, tok := range toks {
+		got, ok := parseFloat([]byte(tok))
+		want, err := strconv.ParseFloat(tok, 64)
+		wantOK := err == nil || math.IsInf(want, 0)
+		if ok != wantOK || ok && math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("parseFloat(%q) = %v, %v; strconv says %v, %v", tok, got, ok, want, err)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { parseFloat([]byte("12345.678")) }); n != 0 {
+		t.Errorf("parseFloat allocates %v times", n)
+	}
+}

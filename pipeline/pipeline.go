@@ -1,0 +1,531 @@
+// Package pipeline holds the set of named streams and moves their values
+// through the stages of streamd's design: each stream's values fill
+// windows (package window), full windows from any streams are packed four
+// to a batch and sorted (package gpusort), and each sorted window's digest
+// goes into its stream's summaries (package summary).
+//
+// Queues between the stages are bounded. When sorting falls behind, Accept
+// blocks: that is the back-pressure that stops TCP reads and Kafka fetches
+// instead of letting memory grow. A query sees every value accepted before
+// it started: the partial window and the windows still being sorted are
+// counted exactly from copies kept for that purpose.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/internal/radix"
+	"streamd/slidingwindow"
+	"streamd/summary"
+	"streamd/window"
+)
+
+// Errors returned by the pipeline.
+var (
+	// ErrNotFound is returned for a stream that does not exist.
+	ErrNotFound = errors.New("stream not found")
+	// ErrExists is returned by Create for a stream that exists.
+	ErrExists = errors.New("stream already exists")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("pipeline closed")
+	// ErrBadName is returned for an invalid stream name.
+	ErrBadName = errors.New("bad stream name")
+	// ErrStreamLimit is returned when creating a stream would pass the
+	// limit on streams. It is ingest.ErrStreamLimit, so that ingest counts
+	// it.
+	ErrStreamLimit = ingest.ErrStreamLimit
+)
+
+// Config configures a Pipeline.
+type Config struct {
+	// Defaults configures streams created on first data.
+	Defaults summary.Config
+	// MaxStreams limits the number of streams (default 100000).
+	MaxStreams int
+	// Queue is the number of full windows that may wait for the sorter
+	// before Accept blocks (default 16).
+	Queue int
+	// Linger is how long the packer waits for a batch to fill up to four
+	// windows (default 2ms).
+	Linger time.Duration
+	// Sorter sorts the batches; required.
+	Sorter gpusort.Sorter
+	// Logger receives the pipeline's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Pipeline is the set of streams and the goroutines that sort and
+// summarise their windows. Open starts them; Close stops them.
+type Pipeline struct {
+	cfg Config
+
+	mu      sync.RWMutex
+	streams map[string]*Stream
+	closed  bool
+
+	rejectMu sync.Mutex
+	rejected map[ingest.Reason]uint64
+
+	sendMu  sync.RWMutex // guards sending on full against its closing
+	full    chan *window.Window
+	batches chan *window.Batch
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	// Counters for metrics.
+	windowsSorted atomic.Int64
+	valuesSorted  atomic.Int64
+	sortNanos     atomic.Int64
+	sortErrors    atomic.Int64
+}
+
+// New returns a pipeline with cfg, not yet running.
+func New(cfg Config) (*Pipeline, error) {
+	if cfg.Sorter == nil {
+		return nil, errors.New("pipeline: no sorter")
+	}
+	cfg.Defaults = cfg.Defaults.WithDefaults()
+	if err := cfg.Defaults.Validate(); err != nil {
+		return nil, fmt.Errorf("pipeline: default stream config: %w", err)
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 100000
+	}
+	if cfg.Queue <= 0 {
+		cfg.Queue = 16
+	}
+	if cfg.Linger <= 0 {
+		cfg.Linger = 2 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Pipeline{
+		cfg:      cfg,
+		streams:  make(map[string]*Stream),
+		rejected: make(map[ingest.Reason]uint64),
+		full:     make(chan *window.Window, cfg.Queue),
+		batches:  make(chan *window.Batch, 1),
+	}, nil
+}
+
+// Open starts the packer and the sorting goroutine.
+func (p *Pipeline) Open(ctx context.Context) error {
+	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	packer := window.Packer{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
+	p.wg.Go(func() {
+		if err := packer.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			p.cfg.Logger.Error("packer stopped", "err", err)
+		}
+	})
+	p.wg.Go(func() { p.sortLoop(ctx) })
+	return nil
+}
+
+// Close stops accepting values, sorts and summarises every full window
+// already accepted, and stops the goroutines. Partial windows stay in
+// their streams, counted by queries. If ctx ends first, Close abandons the
+// windows in flight and returns ctx's error.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	// Accepts hold sendMu's read lock while they check closed and send, so
+	// none sends after this.
+	p.sendMu.Lock()
+	close(p.full)
+	p.sendMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		p.cancel()
+		return nil
+	case <-ctx.Done():
+		p.cancel()
+		<-done
+		return fmt.Errorf("close pipeline: %w", ctx.Err())
+	}
+}
+
+// sortLoop sorts batches and hands each window's digest to its stream.
+func (p *Pipeline) sortLoop(ctx context.Context) {
+	var d summary.Digest
+	var known []float64
+	for b := range p.batches {
+		start := time.Now()
+		err := p.cfg.Sorter.Sort(ctx, &b.Sort)
+		p.sortNanos.Add(int64(time.Since(start)))
+		if err != nil {
+			// A failed sort must not lose values: sort on the CPU instead.
+			p.sortErrors.Add(1)
+			p.cfg.Logger.Error("sort failed; sorting the batch on the CPU", "sorter", p.cfg.Sorter.Name(), "err", err)
+			cpu := gpusort.NewCPU(0)
+			if err := cpu.Sort(context.WithoutCancel(ctx), &b.Sort); err != nil {
+				p.cfg.Logger.Error("cpu sort failed", "err", err)
+				continue
+			}
+		}
+		for _, w := range b.Windows {
+			s := w.Owner.(*Stream)
+			known = s.addSorted(w, &d, known)
+			p.windowsSorted.Add(1)
+			p.valuesSorted.Add(int64(w.Len()))
+		}
+	}
+}
+
+// Stream returns the named stream.
+func (p *Pipeline) Stream(name string) (*Stream, error) {
+	p.mu.RLock()
+	s := p.streams[name]
+	p.mu.RUnlock()
+	if s == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	return s, nil
+}
+
+// Create creates a stream with cfg (zero fields take the pipeline's
+// defaults). It fails with ErrExists if the stream exists.
+func (p *Pipeline) Create(name string, cfg summary.Config) (*Stream, error) {
+	if err := ingest.ValidStreamName(name); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
+	}
+	d := p.cfg.Defaults
+	if cfg.Epsilon == 0 {
+		cfg.Epsilon = d.Epsilon
+	}
+	if cfg.WindowSize == 0 {
+		cfg.WindowSize = d.WindowSize
+	}
+	if cfg.SlidingWindow == 0 {
+		cfg.SlidingWindow = d.SlidingWindow
+	}
+	s, created, err := p.getOrCreate(name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return nil, fmt.Errorf("%w: %q", ErrExists, name)
+	}
+	return s, nil
+}
+
+// getOrCreate returns the named stream, creating it with cfg if needed.
+func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, error) {
+	p.mu.RLock()
+	s := p.streams[name]
+	p.mu.RUnlock()
+	if s != nil {
+		return s, false, nil
+	}
+	if err := ingest.ValidStreamName(name); err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
+	}
+	sum, err := summary.NewStream(cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.streams[name]; s != nil {
+		return s, false, nil
+	}
+	if p.closed {
+		return nil, false, ErrClosed
+	}
+	if len(p.streams) >= p.cfg.MaxStreams {
+		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
+	}
+	s = newStream(name, sum)
+	p.streams[name] = s
+	return s, true, nil
+}
+
+// Delete removes a stream. Windows of it still being sorted are dropped
+// when they come back.
+func (p *Pipeline) Delete(name string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.streams[name] == nil {
+		return fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	delete(p.streams, name)
+	return nil
+}
+
+// List returns the streams' names, sorted.
+func (p *Pipeline) List() []string {
+	p.mu.RLock()
+	names := make([]string, 0, len(p.streams))
+	for n := range p.streams {
+		names = append(names, n)
+	}
+	p.mu.RUnlock()
+	sort.Strings(names)
+	return names
+}
+
+// Len reports the number of streams.
+func (p *Pipeline) Len() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.streams)
+}
+
+// Accept adds values to a stream, creating it with the default config on
+// first data. It returns once the values are accepted: every later query
+// counts them. It blocks while the sorter's queue is full (back-pressure).
+// Values must be finite (ingest rejects NaN and ±Inf); they are rounded to
+// the stream's precision, in place.
+func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) error {
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	return p.AcceptTo(ctx, s, values)
+}
+
+// AcceptTo adds values to s; see Accept.
+func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
+	if len(values) == 0 {
+		return nil
+	}
+	full := s.append(values, time.Now().UnixNano())
+	if len(full) == 0 {
+		return nil
+	}
+	p.sendMu.RLock()
+	defer p.sendMu.RUnlock()
+	p.mu.RLock()
+	closed := p.closed
+	p.mu.RUnlock()
+	if closed {
+		// The values are accepted and counted; their windows wait in the
+		// stream and are summarised by queries as pending values.
+		return nil
+	}
+	for _, w := range full {
+		select {
+		case p.full <- w:
+		case <-ctx.Done():
+			// The window stays in flight; the values are still counted by
+			// queries, and the window is sent by the next Accept.
+			s.requeue(full)
+			return fmt.Errorf("accept: %w", ctx.Err())
+		}
+		full = full[1:]
+	}
+	return nil
+}
+
+// Reject counts n values of a stream rejected for reason, creating the
+// stream if its name is valid. Rejects that belong to no stream (a bad
+// name, the stream limit) are counted on the pipeline: see Rejected.
+func (p *Pipeline) Reject(name string, reason ingest.Reason, n int) {
+	if ingest.ValidStreamName(name) == nil {
+		if s, _, err := p.getOrCreate(name, p.cfg.Defaults); err == nil {
+			s.reject(reason, n)
+			return
+		}
+	}
+	p.rejectMu.Lock()
+	p.rejected[reason] += uint64(n)
+	p.rejectMu.Unlock()
+}
+
+// Rejected returns the counts of rejects that belong to no stream.
+func (p *Pipeline) Rejected() map[ingest.Reason]uint64 {
+	p.rejectMu.Lock()
+	defer p.rejectMu.Unlock()
+	m := make(map[ingest.Reason]uint64, len(p.rejected))
+	for r, n := range p.rejected {
+		m[r] = n
+	}
+	return m
+}
+
+// Counters are the pipeline's counters, for metrics.
+type Counters struct {
+	Streams       int
+	WindowsSorted int64
+	ValuesSorted  int64
+	SortSeconds   float64
+	SortErrors    int64
+	Queued        int
+}
+
+// Counters returns the pipeline's counters.
+func (p *Pipeline) Counters() Counters {
+	return Counters{
+		Streams:       p.Len(),
+		WindowsSorted: p.windowsSorted.Load(),
+		ValuesSorted:  p.valuesSorted.Load(),
+		SortSeconds:   float64(p.sortNanos.Load()) / 1e9,
+		SortErrors:    p.sortErrors.Load(),
+		Queued:        len(p.full),
+	}
+}
+
+// Stream is one named stream in a pipeline: its summaries, its partial
+// window and its windows in flight. Its methods are safe for concurrent
+// use.
+type Stream struct {
+	name string
+
+	mu       sync.Mutex
+	sum      *summary.Stream
+	filler   *window.Filler
+	inflight []inflight // full windows not yet summarised, oldest first
+	pendingQ []*window.Window
+	rejected map[ingest.Reason]uint64
+}
+
+// inflight is a full window on its way through the sorter, with a copy of
+// its values that queries read (the sorter permutes the original).
+type inflight struct {
+	w    *window.Window
+	copy []float64
+}
+
+func newStream(name string, sum *summary.Stream) *Stream {
+	cfg := sum.Config()
+	return &Stream{
+		name:     name,
+		sum:      sum,
+		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64),
+		rejected: make(map[ingest.Reason]uint64),
+	}
+}
+
+// Name returns the stream's name.
+func (s *Stream) Name() string { return s.name }
+
+// Config returns the stream's configuration.
+func (s *Stream) Config() summary.Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sum.Config()
+}
+
+// append adds values and returns the windows they filled, including any
+// left unsent by an earlier, cancelled Accept.
+func (s *Stream) append(values []float64, now int64) []*window.Window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	s.filler.Append(values, func(w *window.Window) {
+		w.Owner = s
+		c := make([]float64, 0, w.Len())
+		for _, v := range w.F32 {
+			c = append(c, float64(v))
+		}
+		c = append(c, w.F64...)
+		s.inflight = append(s.inflight, inflight{w: w, copy: c})
+		full = append(full, w)
+	})
+	s.sum.Observe(now, values)
+	return full
+}
+
+// requeue keeps windows that could not be sent, for the next Accept.
+func (s *Stream) requeue(ws []*window.Window) {
+	s.mu.Lock()
+	s.pendingQ = append(ws, s.pendingQ...)
+	s.mu.Unlock()
+}
+
+// addSorted digests a sorted window into the summaries and drops it from
+// the windows in flight. known is a reusable buffer, returned.
+func (s *Stream) addSorted(w *window.Window, d *summary.Digest, known []float64) []float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	spec := s.sum.Spec(w.Len(), known)
+	if w.F64 != nil {
+		summary.DigestSorted(w.F64, spec, d)
+	} else {
+		summary.DigestSorted(w.F32, spec, d)
+	}
+	if err := s.sum.AddWindow(d); err != nil {
+		// A digest of a sorted window is valid by construction; an error
+		// here is a bug, and the window stays counted as pending.
+		panic(fmt.Sprintf("pipeline: add window to %q: %v", s.name, err))
+	}
+	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
+	return spec.Known
+}
+
+// reject counts n rejected values.
+func (s *Stream) reject(reason ingest.Reason, n int) {
+	s.mu.Lock()
+	s.rejected[reason] += uint64(n)
+	s.mu.Unlock()
+}
+
+// Stats are a stream's statistics.
+type Stats struct {
+	summary.Stats
+	Config   summary.Config
+	Pending  int64 // values accepted but not yet in the all-history summaries
+	Rejected map[ingest.Reason]uint64
+}
+
+// Stats returns the stream's statistics.
+func (s *Stream) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Stats: s.sum.Stats(), Config: s.sum.Config(), Rejected: make(map[ingest.Reason]uint64, len(s.rejected))}
+	for r, n := range s.rejected {
+		st.Rejected[r] = n
+	}
+	st.Pending = st.Count - st.Summarised
+	return st
+}
+
+// View returns the all-history view of the stream, counting every value
+// accepted so far: the partial window and the windows in flight are sorted
+// (a copy, on the CPU) and counted exactly.
+func (s *Stream) View() *summary.View {
+	s.mu.Lock()
+	pending := s.filler.AppendPartial(nil)
+	for _, f := range s.inflight {
+		pending = append(pending, f.copy...)
+	}
+	if len(pending) == 0 {
+		v := s.sum.View(nil)
+		s.mu.Unlock()
+		return v
+	}
+	// Sorting under the lock keeps the view consistent with the summaries;
+	// it costs a few hundred microseconds for a window of 65536 values.
+	radix.Float64s(pending, nil)
+	v := s.sum.View(pending)
+	s.mu.Unlock()
+	return v
+}
+
+// Last returns a snapshot of the last n values (see slidingwindow).
+func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sum.Last(n)
+}

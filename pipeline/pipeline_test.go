@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/internal/exact"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+func open(t *testing.T, cfg Config) *Pipeline {
+	t.Helper()
+	if cfg.Sorter == nil {
+		cfg.Sorter = gpusort.NewCPU(0)
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p
+}
+
+func checkStream(t *testing.T, s *Stream, values []float64, eps float64) {
+	t.Helper()
+	rounded := make([]float64, len(values))
+	for i, v := range values {
+		rounded[i] = float64(float32(v))
+	}
+	key := exact.New(rounded)
+	v := s.View()
+	if v.Count() != key.N() {
+		t.Fatalf("%s: view counts %d, want %d", s.Name(), v.Count(), key.N())
+	}
+	for _, phi := range []float64{0, 0.01, 0.5, 0.99, 1} {
+		q := v.Quantile(phi)
+		if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+			t.Fatalf("%s: %v", s.Name(), err)
+		}
+	}
+	var hh []float64
+	for _, e := range v.HeavyHitters(0.05) {
+		hh = append(hh, e.Value)
+	}
+	if err := key.CheckHeavyHitters(0.05, eps, hh); err != nil {
+		t.Fatalf("%s: %v", s.Name(), err)
+	}
+}
+
+// TestReadYourWrites checks, after every Accept, that a view counts every
+// value accepted so far — partial window and windows in flight included —
+// within ε of the exact answers.
+func TestReadYourWrites(t *testing.T) {
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}})
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 4}, 50000)
+	ctx := context.Background()
+	for i := 0; i < len(x); i += 1777 {
+		chunk := append([]float64(nil), x[i:min(i+1777, len(x))]...)
+		if err := p.Accept(ctx, "z", chunk); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := p.Stream("z")
+		checkStream(t, s, x[:min(i+1777, len(x))], 0.01)
+	}
+	s, _ := p.Stream("z")
+	if st := s.Stats(); st.Count != int64(len(x)) {
+		t.Errorf("stats count %d, want %d", st.Count, len(x))
+	}
+}
+
+// TestManyStreams pushes to 10,000 small streams concurrently.
+func TestManyStreams(t *testing.T) {
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 64}})
+	ctx := context.Background()
+	const streams, per = 10000, 100
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < streams; i += 4 {
+				vals := make([]float64, per)
+				for j := range vals {
+					vals[j] = float64((i*7 + j) % 50)
+				}
+				if err := p.Accept(ctx, fmt.Sprintf("s.%d", i), vals); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p.Len() != streams {
+		t.Fatalf("%d streams, want %d", p.Len(), streams)
+	}
+	for _, i := range []int{0, 1, 4999, 9999} {
+		s, err := p.Stream(fmt.Sprintf("s.%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]float64, per)
+		for j := range vals {
+			vals[j] = float64((i*7 + j) % 50)
+		}
+		checkStream(t, s, vals, 0.01)
+	}
+}
+
+func TestStreamLimit(t *testing.T) {
+	p := open(t, Config{MaxStreams: 3})
+	ctx := context.Background()
+	for i := range 3 {
+		if err := p.Accept(ctx, fmt.Sprint("a", i), []float64{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := p.Accept(ctx, "a3", []float64{1})
+	if !errors.Is(err, ingest.ErrStreamLimit) {
+		t.Fatalf("fourth stream: %v", err)
+	}
+	p.Reject("a4", ingest.ReasonStreamLimit, 1)
+	if p.Rejected()[ingest.ReasonStreamLimit] != 1 {
+		t.Errorf("unattributed rejects %v", p.Rejected())
+	}
+	if _, err := p.Create("bad name", summary.Config{}); err == nil {
+		t.Error("created a stream with a bad name")
+	}
+}
+
+// blockingSorter holds every batch until released, to test back-pressure.
+type blockingSorter struct {
+	gpusort.Sorter
+	release chan struct{}
+}
+
+func (b *blockingSorter) Sort(ctx context.Context, batch *gpusort.Batch) error {
+	<-b.release
+	return b.Sorter.Sort(ctx, batch)
+}
+
+func TestBackPressure(t *testing.T) {
+	bs := &blockingSorter{Sorter: gpusort.NewCPU(1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(bs.release) }) }
+	p := open(t, Config{Defaults: summary.Config{WindowSize: 10}, Queue: 2, Sorter: bs, Linger: time.Millisecond})
+	t.Cleanup(release) // runs before the pipeline's Close
+	accepted := make(chan int, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for i := range 100 {
+			if err := p.Accept(ctx, "bp", make([]float64, 10)); err != nil {
+				return
+			}
+			accepted <- i
+		}
+	}()
+	// With the sorter stuck, at most the queue (2), a batch being packed,
+	// one waiting to sort and one in the sorter (4 each), and the one being
+	// sent can be accepted.
+	deadline := time.After(2 * time.Second)
+	n := 0
+wait:
+	for {
+		select {
+		case <-accepted:
+			n++
+		case <-time.After(200 * time.Millisecond):
+			break wait
+		case <-deadline:
+			break wait
+		}
+	}
+	if n >= 100 || n > 2+4+4+4+1 {
+		t.Fatalf("accepted %d windows with the sorter stuck", n)
+	}
+	release()
+	for n < 100 {
+		select {
+		case <-accepted:
+			n++
+		case <-time.After(5 * time.Second):
+			t.Fatalf("stuck after %d", n)
+		}
+	}
+}
+
+func TestCloseFinishesWindows(t *testing.T) {
+	p, _ := New(Config{Defaults: summary.Config{WindowSize: 100}, Sorter: gpusort.NewCPU(0)})
+	_ = p.Open(context.Background())
+	ctx := context.Background()
+	for range 50 {
+		_ = p.Accept(ctx, "c", make([]float64, 99))
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := p.Stream("c")
+	st := s.Stats()
+	if st.Count != 4950 || st.Summarised != 4900 {
+		t.Errorf("after close: count %d, summarised %d", st.Count, st.Summarised)
+	}
+	// Accepting after Close still counts the values.
+	if err := p.Accept(ctx, "c", []float64{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.View(); v.Count() != 4952 {
+		t.Errorf("view after close counts %d", v.Count())
+	}
+}
