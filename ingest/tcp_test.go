@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -63,7 +64,7 @@ func TestTCPServer(t *testing.T) {
 
 	lines := []byte("latency 12.5 13.1\r\nbad! 1\nlatency x\n")
 	frameIn := frames(t, true, "f32", []float64{1, 2, 3})
-	frameIn = append(frameIn, frames(t, false, "f64", []float64{0.1, -0.0})[len(Magic):]...)
+	frameIn = append(frameIn, frames(t, false, "f64", []float64{0.1, math.Copysign(0, -1)})[len(Magic):]...)
 
 	lc := dial(t, s)
 	fc := dial(t, s)

@@ -121,6 +121,13 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
 }
 
+// newServeFlags returns serve's flag set bound to cfg.
+func newServeFlags(cfg *Config) *flag.FlagSet {
+	fs := flag.NewFlagSet("streamd serve", flag.ContinueOnError)
+	cfg.flags(fs)
+	return fs
+}
+
 // applyEnv sets flags from STREAMD_* environment variables.
 func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	var err error
@@ -137,9 +144,8 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 
 func (m *Main) serve(ctx context.Context, args []string) error {
 	cfg := DefaultConfig()
-	fs := flag.NewFlagSet("streamd serve", flag.ContinueOnError)
+	fs := newServeFlags(&cfg)
 	fs.SetOutput(m.Stderr)
-	cfg.flags(fs)
 	if err := applyEnv(fs, os.Getenv); err != nil {
 		return err
 	}
