@@ -1,0 +1,199 @@
+// Command loadgen feeds streamd: it replays recorded streams and generates
+// synthetic ones into the daemon's TCP ingest, its gRPC Push call or a
+// Kafka topic, records streams for later replay, and checks the daemon's
+// answers against the exact ones.
+//
+// Usage:
+//
+//	loadgen replay --file PATH [flags]   send the values of a file
+//	loadgen synth [flags]                send synthetic values
+//	loadgen record --out PATH [flags]    record a TCP feed or a Kafka topic
+//	loadgen bench-sink [flags]           measure loadgen's own send rate
+//
+// For example:
+//
+//	loadgen replay --file data/household_power_consumption.csv.gz \
+//	    --csv-columns Global_active_power,Voltage \
+//	    --target tcp --addr 127.0.0.1:7071 --verify --grpc-addr 127.0.0.1:7070
+//	loadgen synth --dist zipf --order sorted --count 10000000 \
+//	    --target tcp-binary --addr 127.0.0.1:7071 --rate 0
+//	loadgen record --listen 127.0.0.1:7171 --out feed.sdb
+//	loadgen replay --file feed.sdb --target grpc
+//
+// # Sources
+//
+// replay reads --file, gzip-compressed or not (detected by its first
+// bytes), in one of these formats (--format, by default guessed: a file
+// starting with the framed protocol's magic is a recording, a name ending
+// in .csv or .csv.gz is CSV, anything else is text):
+//
+//	text    one decimal value per line, into the stream --stream (default:
+//	        the file's base name); empty lines and lines starting with "#"
+//	        are ignored
+//	csv     one stream per column chosen by --csv-columns: names from the
+//	        header line or indices counting from 0, comma-separated (default:
+//	        every column whose first row is a number); the stream of a
+//	        column is --stream-prefix followed by its name, or --stream when
+//	        one column is chosen; --csv-no-header and --csv-comma
+//	recording, lines
+//	        a file in streamd's TCP framed protocol (as record writes) or
+//	        line protocol; the streams are those it names, prefixed with
+//	        --stream-prefix
+//
+// --loop N sends the file N times (0: until --count or --duration).
+// Missing or malformed values (such as "?" in CSV) are counted per stream
+// and skipped, as are NaN and ±Inf, and the final summary lists them.
+//
+// synth draws --count values (over all streams) from --dist (uniform,
+// normal, lognormal, pareto, exponential, zipf, constant, twovalued) with
+// --seed, --zipf-s, --zipf-distinct and --pareto-alpha, and puts them in
+// --order (random, sorted, reverse, sawtooth, organpipe, alternating;
+// --period is the block length). --streams K sends K streams, named
+// --stream followed by ".0", ".1"...; stream i is seeded with seed+i. The
+// random order may run for a --duration without a count; the others
+// arrange all values in memory first.
+//
+// # Targets
+//
+//	--target tcp          the TCP line protocol to --addr (default 127.0.0.1:7071)
+//	--target tcp-binary   the TCP framed protocol to --addr
+//	--target grpc         gRPC Push calls to --grpc-addr (default 127.0.0.1:7070),
+//	                      with --token (or STREAMD_TOKEN) and --durable
+//	--target kafka        messages to --topic on --kafka-brokers, key = stream name,
+//	                      --kafka-format f64, f32 or text, --values-per-message N;
+//	                      see package streamd/loadgen for the content-type headers
+//
+// --float32 sends float32 values (frames of type 1, float32 Kafka
+// messages, shorter decimals): streams keep float32 values by default, so
+// nothing is lost unless a stream was created with float64 precision.
+//
+// # Control
+//
+//	--rate R        values per second over all connections; 0 (the default) sends
+//	                as fast as the target takes them
+//	--count N       stop after N values
+//	--duration D    stop after D (such as 30s)
+//	--conns N       parallel connections (default 1); batches are dealt to them in
+//	                turn, so values of a stream may then arrive out of order
+//	--batch N       values per write (default 8192)
+//	--progress P    how often to report progress: a duration, "auto" (1s on a
+//	                terminal, 10s otherwise) or "off"
+//
+// # Verification
+//
+// --verify keeps the values sent, waits until the daemon's Stats count all
+// of them (--verify-timeout), then asks it over gRPC (--grpc-addr) for the
+// quantiles at φ ∈ {0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}
+// and the heavy hitters at --support, and prints them side by side with
+// the exact answers, with each answer's rank error against εN. Streams
+// must be new: a stream holding other values fails the check.
+//
+// # Record
+//
+// record writes values in the framed protocol to --out (gzip-compressed
+// when the name ends in .gz), for replay later. With --listen ADDR it
+// serves streamd's TCP protocols, line and framed, on ADDR; with
+// --kafka-brokers and --topic it reads every partition of the topic from
+// the start (messages without a content-type header in --kafka-format). It
+// stops after --count values, after --duration, or at an interrupt.
+//
+// # Bench
+//
+// bench-sink sends --count synthetic values (default 20,000,000) with
+// --target tcp-binary or tcp into a local listener that discards them,
+// over --conns connections, and prints loadgen's own rate in values/s.
+//
+// # Exit status
+//
+// 0 on success, 1 on an error, 2 for bad usage, 3 when --verify finds an
+// answer that breaks its bound.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"streamd/loadgen"
+)
+
+func main() {
+	m := NewMain(os.Stdout, os.Stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := m.Run(ctx, os.Args[1:])
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case errors.Is(err, loadgen.ErrVerify):
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(3)
+	default:
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// Main is the program: its commands write results to Stdout, and progress
+// and logs to Stderr.
+type Main struct {
+	Stdout, Stderr io.Writer
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+}
+
+// NewMain returns a Main writing to stdout and stderr.
+func NewMain(stdout, stderr io.Writer) *Main {
+	return &Main{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+}
+
+// Run runs the command named by args[0].
+func (m *Main) Run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		m.usage()
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "replay":
+		return m.replay(ctx, args[1:])
+	case "synth":
+		return m.synth(ctx, args[1:])
+	case "record":
+		return m.record(ctx, args[1:])
+	case "bench-sink":
+		return m.benchSink(ctx, args[1:])
+	case "help", "-h", "-help", "--help":
+		m.usage()
+		return nil
+	}
+	m.usage()
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func (m *Main) usage() {
+	fmt.Fprint(m.Stderr, `loadgen feeds streamd with recorded or synthetic streams.
+
+Usage:
+  loadgen replay --file PATH [flags]   send the values of a text, CSV or recorded file
+  loadgen synth [flags]                send synthetic values (--dist, --order, --count)
+  loadgen record --out PATH [flags]    record a TCP feed (--listen) or a Kafka topic
+  loadgen bench-sink [flags]           measure loadgen's own send rate into a discarding listener
+
+Run "loadgen <command> -h" for the flags of a command. For example:
+
+  loadgen replay --file data/household_power_consumption.csv.gz \
+      --csv-columns Global_active_power,Voltage \
+      --target tcp --addr 127.0.0.1:7071 --verify --grpc-addr 127.0.0.1:7070
+  loadgen synth --dist zipf --order sorted --count 10000000 \
+      --target tcp-binary --addr 127.0.0.1:7071 --rate 0
+
+Exit status: 0 on success, 1 on an error, 2 for bad usage, 3 when --verify
+finds an answer that breaks its bound.
+`)
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"streamd/loadgen"
+	"streamd/loadgen/daemontest"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// run runs loadgen with args and returns its standard output and error.
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var o, e syncBuffer
+	m := &Main{Stdout: &o, Stderr: &e, Getenv: func(string) string { return "" }}
+	err = m.Run(context.Background(), args)
+	return o.String(), e.String(), err
+}
+
+func TestReplayHousehold(t *testing.T) {
+	d := daemontest.Start(t)
+	out, stderr, err := run(t, "replay",
+		"--file", "../../data/household_power_consumption.csv.gz",
+		"--csv-columns", "Global_active_power,Voltage",
+		"--target", "tcp", "--addr", d.TCPAddr,
+		"--verify", "--grpc-addr", d.GRPCAddr, "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	for _, want := range []string{
+		"Global_active_power  256,869    3,771  malformed=3771",
+		"Voltage              256,869    3,771  malformed=3771",
+		"sent 513,738 values",
+		"verify: every answer within its bound (2 streams)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSynthTargets(t *testing.T) {
+	d := daemontest.Start(t)
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(2, "streamd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	for _, target := range []string{"tcp", "tcp-binary", "grpc"} {
+		t.Run(target, func(t *testing.T) {
+			out, stderr, err := run(t, "synth", "--dist", "zipf", "--order", "sorted", "--count", "200000",
+				"--streams", "2", "--stream", "zipf-"+target, "--conns", "2",
+				"--target", target, "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr,
+				"--verify", "--support", "0.02", "--progress", "10ms")
+			if err != nil {
+				t.Fatalf("%v\n%s\n%s", err, out, stderr)
+			}
+			if !strings.Contains(out, "verify: every answer within its bound (2 streams)") {
+				t.Errorf("verification did not pass:\n%s", out)
+			}
+			if target == "grpc" && !strings.Contains(out, "the daemon accepted 200,000, rejected 0") {
+				t.Errorf("no push counts in the summary:\n%s", out)
+			}
+			if !strings.Contains(stderr, "sent 200,000 values of 200,000 (100.0%)") {
+				t.Errorf("no final progress line:\n%s", stderr)
+			}
+		})
+	}
+	t.Run("kafka", func(t *testing.T) {
+		out, stderr, err := run(t, "synth", "--dist", "exponential", "--count", "10000", "--streams", "3",
+			"--target", "kafka", "--kafka-brokers", strings.Join(kc.ListenAddrs(), ","), "--topic", "streamd",
+			"--kafka-format", "text", "--values-per-message", "100", "--progress", "off")
+		if err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out, stderr)
+		}
+		if !strings.Contains(out, "sent 10,000 values") {
+			t.Errorf("output:\n%s", out)
+		}
+	})
+
+	// A second run into the same streams fails its verification: the
+	// daemon counts more values than were sent. (Push is acknowledged,
+	// so the daemon counts them all before verification starts.)
+	_, _, err = run(t, "synth", "--dist", "zipf", "--order", "sorted", "--count", "200000",
+		"--streams", "2", "--stream", "zipf-tcp", "--target", "grpc",
+		"--grpc-addr", d.GRPCAddr, "--verify", "--progress", "off")
+	if !errors.Is(err, loadgen.ErrVerify) {
+		t.Errorf("second run: error %v, want ErrVerify", err)
+	}
+}
+
+// TestRecordReplay records a TCP feed with "loadgen record", replays the
+// recording into a daemon and verifies it there.
+func TestRecordReplay(t *testing.T) {
+	d := daemontest.Start(t)
+	path := filepath.Join(t.TempDir(), "feed.sdb.gz")
+	var rout, rerr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		m := &Main{Stdout: &rout, Stderr: &rerr}
+		done <- m.Run(context.Background(), []string{"record", "--listen", "127.0.0.1:0", "--out", path, "--count", "30000"})
+	}()
+	addrRE := regexp.MustCompile(`"loadgen recording" listen=(\S+)`)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(rerr.String()); m != nil {
+			addr = m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("record did not start:\n%s", rerr.String())
+		}
+	}
+	out, stderr, err := run(t, "synth", "--dist", "pareto", "--order", "organpipe", "--count", "30000",
+		"--stream", "feed", "--target", "tcp", "--addr", addr, "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("record: %v\n%s", err, rerr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("record did not stop after its count")
+	}
+	if !strings.Contains(rout.String(), "recorded 30000 values of 1 streams") {
+		t.Errorf("record output:\n%s", rout.String())
+	}
+
+	out, stderr, err = run(t, "replay", "--file", path, "--target", "tcp-binary", "--addr", d.TCPAddr,
+		"--verify", "--grpc-addr", d.GRPCAddr, "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	if !regexp.MustCompile(`feed +30,000 +0`).MatchString(out) || !strings.Contains(out, "every answer within its bound (1 streams)") {
+		t.Errorf("replay output:\n%s", out)
+	}
+}
+
+func TestTextReplayLoop(t *testing.T) {
+	d := daemontest.Start(t)
+	path := filepath.Join(t.TempDir(), "lat.txt")
+	if err := os.WriteFile(path, []byte("1\n2\n?\n3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := run(t, "replay", "--file", path, "--loop", "4", "--target", "grpc",
+		"--grpc-addr", d.GRPCAddr, "--verify", "--support", "0.3", "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	if !strings.Contains(out, "sent 12 values") || !strings.Contains(out, "4  malformed=4") || !strings.Contains(out, "every answer within its bound") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestBenchSink(t *testing.T) {
+	out, _, err := run(t, "bench-sink", "--count", "100000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`100000 values in .* values/s`).MatchString(out) {
+		t.Errorf("output: %s", out)
+	}
+}
+
+// TestUsage checks that every flag of every command is in the command's
+// documentation.
+func TestUsage(t *testing.T) {
+	doc, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagRE := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
+	for _, cmd := range []string{"replay", "synth", "record", "bench-sink"} {
+		_, stderr, err := run(t, cmd, "-h")
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s -h: %v", cmd, err)
+		}
+		flags := flagRE.FindAllStringSubmatch(stderr, -1)
+		if len(flags) == 0 {
+			t.Errorf("%s -h lists no flags:\n%s", cmd, stderr)
+		}
+		for _, f := range flags {
+			if !bytes.Contains(doc, []byte("--"+f[1])) {
+				t.Errorf("flag --%s of %s is not in the command's doc comment", f[1], cmd)
+			}
+		}
+	}
+	if _, _, err := run(t, "nonsense"); err == nil {
+		t.Error("unknown command ran")
+	}
+}

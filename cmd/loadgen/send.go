@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/loadgen"
+)
+
+// sendFlags are the flags of the commands that send values: the target,
+// the pace, the report and the verification.
+type sendFlags struct {
+	target      string
+	addr        string
+	grpcAddr    string
+	token       string
+	durable     bool
+	brokers     string
+	topic       string
+	kafkaFormat string
+	perMessage  int
+	float32     bool
+
+	rate     float64
+	count    int64
+	duration time.Duration
+	conns    int
+	batch    int
+	progress progressFlag
+
+	verify        bool
+	support       float64
+	verifyTimeout time.Duration
+}
+
+func (f *sendFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.target, "target", "tcp", "where to send: tcp (line protocol), tcp-binary (framed protocol), grpc (Push) or kafka")
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:7071", "the daemon's TCP ingest address, for the tcp targets")
+	fs.StringVar(&f.grpcAddr, "grpc-addr", "127.0.0.1:7070", "the daemon's gRPC address, for the grpc target and --verify")
+	fs.StringVar(&f.token, "token", "", "bearer token for gRPC calls (default $STREAMD_TOKEN)")
+	fs.BoolVar(&f.durable, "durable", false, "grpc target: ask the daemon to answer each Push after a checkpoint covers it")
+	fs.StringVar(&f.brokers, "kafka-brokers", "127.0.0.1:9092", "comma-separated Kafka brokers, for the kafka target")
+	fs.StringVar(&f.topic, "topic", "streamd", "Kafka topic, for the kafka target")
+	fs.StringVar(&f.kafkaFormat, "kafka-format", "f64", "Kafka message format: f64, f32 or text")
+	fs.IntVar(&f.perMessage, "values-per-message", 1000, "values per Kafka message")
+	fs.BoolVar(&f.float32, "float32", false, "send values as float32 (tcp, tcp-binary; kafka uses --kafka-format)")
+
+	fs.Float64Var(&f.rate, "rate", 0, "values per second over all connections; 0 sends as fast as possible")
+	fs.Int64Var(&f.count, "count", 0, "stop after this many values; 0 for no limit")
+	fs.DurationVar(&f.duration, "duration", 0, "stop after this long; 0 for no limit")
+	fs.IntVar(&f.conns, "conns", 1, "parallel connections")
+	fs.IntVar(&f.batch, "batch", loadgen.DefaultBatch, "values per write")
+	f.progress = progressFlag{auto: true}
+	fs.Var(&f.progress, "progress", `progress report interval: a duration, "auto" (1s on a terminal, 10s otherwise) or "off"`)
+
+	fs.BoolVar(&f.verify, "verify", false, "check the daemon's quantiles and heavy hitters of every stream sent against the exact ones")
+	fs.Float64Var(&f.support, "support", 0.01, "heavy-hitter support for --verify")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", time.Minute, "how long --verify waits for the daemon to count every value")
+}
+
+// progressFlag is the value of --progress.
+type progressFlag struct {
+	auto  bool
+	every time.Duration // 0: off
+}
+
+func (p *progressFlag) String() string {
+	switch {
+	case p.auto:
+		return "auto"
+	case p.every == 0:
+		return "off"
+	}
+	return p.every.String()
+}
+
+func (p *progressFlag) Set(s string) error {
+	switch s {
+	case "auto":
+		*p = progressFlag{auto: true}
+	case "off", "0":
+		*p = progressFlag{}
+	default:
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration, auto or off")
+		}
+		*p = progressFlag{every: d}
+	}
+	return nil
+}
+
+// tokenCreds adds a bearer token to every gRPC call.
+type tokenCreds string
+
+func (t tokenCreds) GetRequestMetadata(ctx context.Context, uri ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(t)}, nil
+}
+
+func (t tokenCreds) RequireTransportSecurity() bool { return false }
+
+// dialGRPC connects to the daemon's gRPC address.
+func (m *Main) dialGRPC(f *sendFlags) (*grpc.ClientConn, error) {
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	token := f.token
+	if token == "" && m.Getenv != nil {
+		token = m.Getenv("STREAMD_TOKEN")
+	}
+	if token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
+	}
+	cc, err := grpc.NewClient(f.grpcAddr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("dial grpc %s: %w", f.grpcAddr, err)
+	}
+	return cc, nil
+}
+
+// send runs src into the target of f, prints the summary and, with
+// --verify, the verification.
+func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error {
+	if f.conns < 1 {
+		return fmt.Errorf("--conns %d: must be at least 1", f.conns)
+	}
+	if f.rate < 0 || f.count < 0 || f.duration < 0 {
+		return errors.New("--rate, --count and --duration must not be negative")
+	}
+	var cc *grpc.ClientConn
+	if f.target == "grpc" || f.verify {
+		var err error
+		if cc, err = m.dialGRPC(f); err != nil {
+			return err
+		}
+		defer cc.Close()
+	}
+	var target loadgen.Target
+	switch f.target {
+	case "tcp", "tcp-binary":
+		target = &loadgen.TCP{Addr: f.addr, Binary: f.target == "tcp-binary", Float32: f.float32}
+	case "grpc":
+		target = &loadgen.GRPC{Client: pb.NewStreamdClient(cc), Durable: f.durable}
+	case "kafka":
+		format, err := loadgen.ParseKafkaFormat(f.kafkaFormat)
+		if err != nil {
+			return err
+		}
+		target = &loadgen.Kafka{
+			Brokers: strings.Split(f.brokers, ","), Topic: f.topic,
+			Format: format, ValuesPerMessage: f.perMessage,
+		}
+	default:
+		return fmt.Errorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)
+	}
+	r := &loadgen.Runner{
+		Source: src, Target: target,
+		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
+		Batch: f.batch, Keep: f.verify,
+	}
+	pp := m.progressPrinter(f.progress, r)
+	slog.New(slog.NewTextHandler(m.Stderr, nil)).Info("loadgen sending", "target", f.target, "conns", f.conns, "rate", f.rate, "count", f.count, "duration", f.duration)
+	res, err := r.Run(ctx)
+	if pp != nil {
+		pp.Done()
+	}
+	if res != nil {
+		res.WriteSummary(m.Stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if !f.verify {
+		return nil
+	}
+	v, err := loadgen.Verify(ctx, pb.NewStreamdClient(cc), res, loadgen.VerifyConfig{
+		Support: f.support, Timeout: f.verifyTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	v.WriteTo(m.Stdout)
+	return v.Err()
+}
+
+// progressPrinter sets r's progress reports to m.Stderr as p says, and
+// returns the printer, or nil when reports are off.
+func (m *Main) progressPrinter(p progressFlag, r *loadgen.Runner) *loadgen.ProgressPrinter {
+	term := false
+	if f, ok := m.Stderr.(*os.File); ok {
+		term = loadgen.IsTerminal(f)
+	}
+	every := p.every
+	if p.auto {
+		every = 10 * time.Second
+		if term {
+			every = time.Second
+		}
+	}
+	if every <= 0 {
+		return nil
+	}
+	pp := &loadgen.ProgressPrinter{W: m.Stderr, Terminal: term}
+	r.Progress, r.ProgressInterval = pp.Print, every
+	return pp
+}

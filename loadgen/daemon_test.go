@@ -1,0 +1,314 @@
+package loadgen_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/ingest"
+	"streamd/loadgen"
+	"streamd/loadgen/daemontest"
+	"streamd/loadgen/synth"
+)
+
+// TestTargetsVerify sends to a real daemon over every target it serves,
+// checks that it counts every value sent, and verifies its answers.
+func TestTargetsVerify(t *testing.T) {
+	d := daemontest.Start(t)
+	csvPath := writeFile(t, "p.csv.gz", []byte(csvData+strings.Repeat("4,1/1/07,0:04:00,2.25,239.5\n", 500)))
+	targets := []struct {
+		name   string
+		target loadgen.Target
+	}{
+		{"tcp", &loadgen.TCP{Addr: d.TCPAddr}},
+		{"tcp-float32", &loadgen.TCP{Addr: d.TCPAddr, Float32: true}},
+		{"tcp-binary", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}},
+		{"tcp-binary-float32", &loadgen.TCP{Addr: d.TCPAddr, Binary: true, Float32: true}},
+		{"grpc", &loadgen.GRPC{Client: d.Client}},
+	}
+	for _, tt := range targets {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &multiSource{
+				&loadgen.Synth{
+					Spec:    synth.Spec{Dist: synth.Zipf, Order: synth.Alternating, Seed: 1, Period: 5000},
+					Count:   100_000,
+					Streams: []string{tt.name + ".zipf", tt.name + ".normal"},
+				},
+				&loadgen.CSVFile{Path: csvPath, Columns: []string{"power", "voltage"}, Prefix: tt.name + "."},
+			}
+			r := &loadgen.Runner{Source: src, Target: tt.target, Conns: 2, Keep: true}
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(100_000 + 503 + 502); res.Sent != want || res.Skipped != 3 {
+				t.Errorf("sent %d, skipped %d; want %d and 3", res.Sent, res.Skipped, want)
+			}
+			if _, ok := tt.target.(*loadgen.GRPC); ok {
+				if !res.Ack.Known || res.Ack.Accepted != uint64(res.Sent) || res.Ack.Rejected != 0 {
+					t.Errorf("push responses %+v, want %d accepted", res.Ack, res.Sent)
+				}
+			}
+			v, err := loadgen.Verify(context.Background(), d.Client, res, loadgen.VerifyConfig{Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			v.WriteTo(&out)
+			if !v.OK() || len(v.Streams) != 4 {
+				t.Fatalf("verification of %d streams failed:\n%s", len(v.Streams), out.String())
+			}
+			for _, s := range v.Streams {
+				st, err := d.Client.Stats(context.Background(), &pb.StatsRequest{Stream: s.Stream})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int64(st.Count) != res.Streams[s.Stream].Sent {
+					t.Errorf("stream %s: daemon counts %d, sent %d", s.Stream, st.Count, res.Streams[s.Stream].Sent)
+				}
+			}
+			if tt.name == "tcp" && testing.Verbose() {
+				t.Log(out.String())
+			}
+		})
+	}
+}
+
+// multiSource runs sources one after the other.
+type multiSource []loadgen.Source
+
+func (m multiSource) Run(ctx context.Context, sink ingest.Sink) error {
+	for _, s := range m {
+		if err := s.Run(ctx, sink); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestVerifyCountMismatch checks that Verify fails a stream that holds
+// values that were not sent.
+func TestVerifyCountMismatch(t *testing.T) {
+	d := daemontest.Start(t)
+	target := &loadgen.TCP{Addr: d.TCPAddr}
+	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform}, Count: 1000, Streams: []string{"twice"}}
+	for range 2 {
+		if _, err := (&loadgen.Runner{Source: src, Target: target}).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// TCP has no acknowledgements: wait until the daemon counts both
+	// runs.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st, err := d.Client.Stats(context.Background(), &pb.StatsRequest{Stream: "twice"})
+		if err == nil && st.Count == 2000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon counts %v values, %v", st.GetCount(), err)
+		}
+	}
+	res, err := (&loadgen.Runner{Source: src, Target: &memTarget{}, Keep: true}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := loadgen.Verify(context.Background(), d.Client, res, loadgen.VerifyConfig{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.OK() || !errors.Is(v.Err(), loadgen.ErrVerify) {
+		t.Errorf("verify of a stream with 2000 values, 1000 sent, passed")
+	}
+}
+
+// fakeClient is a StreamdClient whose answers come from function fields.
+type fakeClient struct {
+	pb.StreamdClient
+	stats        func(*pb.StatsRequest) (*pb.StatsResponse, error)
+	quantiles    func(*pb.QuantilesRequest) (*pb.QuantilesResponse, error)
+	heavyHitters func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error)
+}
+
+func (f *fakeClient) Stats(ctx context.Context, in *pb.StatsRequest, opts ...grpc.CallOption) (*pb.StatsResponse, error) {
+	return f.stats(in)
+}
+
+func (f *fakeClient) Quantiles(ctx context.Context, in *pb.QuantilesRequest, opts ...grpc.CallOption) (*pb.QuantilesResponse, error) {
+	return f.quantiles(in)
+}
+
+func (f *fakeClient) HeavyHitters(ctx context.Context, in *pb.HeavyHittersRequest, opts ...grpc.CallOption) (*pb.HeavyHittersResponse, error) {
+	return f.heavyHitters(in)
+}
+
+// TestVerifyBadAnswers checks that Verify catches answers that break
+// their bounds.
+func TestVerifyBadAnswers(t *testing.T) {
+	const n = 1000
+	values := make([]float64, n)
+	for i := range values {
+		values[i] = float64(i % 100) // 100 values, 10 times each
+	}
+	values[0] = 0.1 // not a float32: the stream keeps float32 values
+	res := &loadgen.Result{Sent: n, Streams: map[string]*loadgen.StreamResult{"s": {Sent: n, Values: values}}}
+	good := func() *fakeClient {
+		return &fakeClient{
+			stats: func(*pb.StatsRequest) (*pb.StatsResponse, error) {
+				return &pb.StatsResponse{Count: n, Epsilon: 0.01, Min: float64(float32(0.1)), Max: 99}, nil
+			},
+			quantiles: func(req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+				resp := &pb.QuantilesResponse{Count: n, Epsilon: 0.01}
+				for _, phi := range req.Phis {
+					v := min(float64(int(phi*100)), 99)
+					resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(v*10 + 1), RankMax: uint64(v*10 + 10)})
+				}
+				return resp, nil
+			},
+			heavyHitters: func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
+				return &pb.HeavyHittersResponse{Count: n, Epsilon: 0.01}, nil
+			},
+		}
+	}
+	check := func(name string, c *fakeClient, cfg loadgen.VerifyConfig, wantOK bool) {
+		t.Helper()
+		cfg.Timeout = 200 * time.Millisecond
+		cfg.Poll = 10 * time.Millisecond
+		v, err := loadgen.Verify(context.Background(), c, res, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if v.OK() != wantOK {
+			var b bytes.Buffer
+			v.WriteTo(&b)
+			t.Errorf("%s: OK = %v, want %v\n%s", name, v.OK(), wantOK, b.String())
+		}
+	}
+	check("good", good(), loadgen.VerifyConfig{Support: 0.05}, true)
+	if v, _ := loadgen.Verify(context.Background(), good(), res, loadgen.VerifyConfig{Support: 0.05}); !v.Streams[0].Float32 {
+		t.Error("a stream whose minimum is float32(0.1) not taken as float32")
+	}
+
+	c := good()
+	c.quantiles = func(req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+		resp := &pb.QuantilesResponse{Count: n, Epsilon: 0.01}
+		for _, phi := range req.Phis {
+			resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: 50, RankMin: 501, RankMax: 510})
+		}
+		return resp, nil
+	}
+	check("quantiles off by far", c, loadgen.VerifyConfig{}, false)
+
+	c = good()
+	c.heavyHitters = func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
+		return &pb.HeavyHittersResponse{Count: n, Epsilon: 0.01}, nil
+	}
+	check("heavy hitters missing", c, loadgen.VerifyConfig{Support: 0.01}, false)
+
+	c = good()
+	c.heavyHitters = func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
+		return &pb.HeavyHittersResponse{Count: n, Epsilon: 0.01, Items: []*pb.Item{{Value: 7, CountMin: 10, CountMax: 10}}}, nil
+	}
+	check("heavy hitter below (s−ε)N", c, loadgen.VerifyConfig{Support: 0.05}, false)
+
+	c = good()
+	c.stats = func(*pb.StatsRequest) (*pb.StatsResponse, error) {
+		return &pb.StatsResponse{Count: n - 1, Epsilon: 0.01}, nil
+	}
+	check("values missing", c, loadgen.VerifyConfig{}, false)
+}
+
+// TestRecordRoundTrip records a TCP feed in both protocols with a Recorder
+// behind ingest's TCP server, replays the recording, and checks that the
+// same values come out.
+func TestRecordRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "feed.sdb")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := loadgen.NewRecorder(f)
+	srv := ingest.NewTCPServer("127.0.0.1:0", rec)
+	srv.Logger = slog.New(slog.DiscardHandler)
+	if err := srv.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(map[string][]float64)
+	for i, binary := range []bool{false, true} {
+		src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: uint64(i)}, Count: 20_000, Streams: []string{"a" + string(rune('0'+i)), "b" + string(rune('0'+i))}}
+		r := &loadgen.Runner{Source: src, Target: &loadgen.TCP{Addr: srv.ListenAddr().String(), Binary: binary}, Keep: true}
+		res, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, st := range res.Streams {
+			sent[name] = st.Values
+		}
+	}
+	// Wait until the server has decoded both connections.
+	for deadline := time.Now().Add(10 * time.Second); rec.Stats().Values < 40_000; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded %d values of 40000", rec.Stats().Values)
+		}
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	m := &memTarget{}
+	if _, err := (&loadgen.Runner{Source: &loadgen.Recording{Path: path}, Target: m}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !mapsEqual(m.values, sent) {
+		t.Errorf("replayed streams differ from those recorded")
+		for name := range sent {
+			t.Logf("%s: sent %d, replayed %d, equal %v", name, len(sent[name]), len(m.values[name]), slices.Equal(sent[name], m.values[name]))
+		}
+	}
+}
+
+// BenchmarkSend measures loadgen's send rate into a listener that
+// discards, with the values/s metric.
+func BenchmarkSend(b *testing.B) {
+	srv, err := loadgen.ListenDiscard(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tt := range []struct {
+		name   string
+		target loadgen.Target
+	}{
+		{"tcp-binary", &loadgen.TCP{Addr: srv.Addr(), Binary: true}},
+		{"tcp-binary-float32", &loadgen.TCP{Addr: srv.Addr(), Binary: true, Float32: true}},
+		{"tcp", &loadgen.TCP{Addr: srv.Addr()}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			const n = 1 << 20
+			src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform}, Count: n, Streams: []string{"bench"}}
+			b.ReportAllocs()
+			var sent int64
+			for b.Loop() {
+				res, err := (&loadgen.Runner{Source: src, Target: tt.target}).Run(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				sent += res.Sent
+			}
+			b.ReportMetric(float64(sent)/b.Elapsed().Seconds(), "values/s")
+		})
+	}
+}

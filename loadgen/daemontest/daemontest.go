@@ -1,0 +1,71 @@
+// Package daemontest runs streamd in-process for loadgen's tests: the
+// pipeline of package pipeline with the CPU sorter, the gRPC service of
+// package api and the TCP ingest of package ingest, each on a port of
+// 127.0.0.1 chosen by the system.
+package daemontest
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"streamd/api"
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/pipeline"
+)
+
+// Daemon is a running in-process streamd.
+type Daemon struct {
+	GRPCAddr string // the gRPC address
+	TCPAddr  string // the TCP ingest address
+	Client   pb.StreamdClient
+}
+
+// Start starts a daemon that is stopped when the test ends.
+func Start(t testing.TB) *Daemon {
+	t.Helper()
+	ctx := context.Background()
+	p, err := pipeline.New(pipeline.Config{Sorter: gpusort.NewCPU(0), Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	pb.RegisterStreamdServer(gs, &api.Server{Pipeline: p})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.Serve(ln)
+	tcp := ingest.NewTCPServer("127.0.0.1:0", p)
+	tcp.Logger = discardLogger()
+	if err := tcp.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cc.Close()
+		tcp.Close(ctx)
+		gs.Stop()
+		p.Close(ctx)
+	})
+	return &Daemon{GRPCAddr: ln.Addr().String(), TCPAddr: tcp.ListenAddr().String(), Client: pb.NewStreamdClient(cc)}
+}
+
+func discardLogger() *slog.Logger {
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,135 @@
+package loadgen_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"streamd/ingest"
+	"streamd/loadgen"
+	"streamd/loadgen/synth"
+)
+
+// collectSink is an ingest.Sink that keeps what it accepts, up to limit
+// values, then fails with loadgen.ErrRecordFull.
+type collectSink struct {
+	mu       sync.Mutex
+	limit    int
+	n        int
+	values   map[string][]float64
+	rejected map[ingest.Reason]int
+}
+
+func (c *collectSink) Accept(ctx context.Context, stream string, values []float64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.values[stream] = append(c.values[stream], values...)
+	c.n += len(values)
+	if c.n >= c.limit {
+		return loadgen.ErrRecordFull
+	}
+	return nil
+}
+
+func (c *collectSink) Reject(stream string, reason ingest.Reason, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rejected[reason] += n
+}
+
+func TestKafka(t *testing.T) {
+	const topic = "values"
+	for _, format := range []loadgen.KafkaFormat{loadgen.KafkaFloat64, loadgen.KafkaFloat32, loadgen.KafkaText} {
+		t.Run(string(format), func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			brokers := c.ListenAddrs()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+
+			src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Normal, Seed: 5}, Count: 5000, Streams: []string{"k.a", "k.b", "k.c"}}
+			target := &loadgen.Kafka{Brokers: brokers, Topic: topic, Format: format, ValuesPerMessage: 300}
+			res, err := (&loadgen.Runner{Source: src, Target: target, Conns: 2, Keep: true}).Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent != 5000 {
+				t.Fatalf("sent %d values, want 5000", res.Sent)
+			}
+
+			// Every message has its stream as key and the format's
+			// content type.
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 0, MaxWait: 50 * time.Millisecond})
+			defer r.Close()
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(src.Streams, string(m.Key)) || len(m.Headers) != 1 ||
+				m.Headers[0].Key != "content-type" || string(m.Headers[0].Value) != format.ContentType() {
+				t.Errorf("message key %q headers %v", m.Key, m.Headers)
+			}
+
+			// Read back everything.
+			sink := &collectSink{limit: 5000, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
+			if err := loadgen.ReadKafka(ctx, brokers, topic, loadgen.KafkaFloat64, nil, sink); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range src.Streams {
+				want := res.Streams[name].Values
+				if format == loadgen.KafkaFloat32 {
+					want = slices.Clone(want)
+					for i, v := range want {
+						want[i] = float64(float32(v))
+					}
+				}
+				// The stream stays on one partition, in order.
+				if got := sink.values[name]; !slices.Equal(got, want) {
+					t.Errorf("stream %s: read back %d values, not the %d sent", name, len(got), len(want))
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeMessage(t *testing.T) {
+	sink := &collectSink{limit: math.MaxInt, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
+	header := func(ct string) []kafka.Header { return []kafka.Header{{Key: "content-type", Value: []byte(ct)}} }
+	msgs := []kafka.Message{
+		{Key: []byte("a"), Value: loadgen.AppendKafkaValue(nil, loadgen.KafkaFloat64, []float64{1, math.NaN(), 2})},
+		{Key: []byte("a"), Value: []byte("3 x 4\n5"), Headers: header("text/plain")},
+		{Value: loadgen.AppendKafkaValue(nil, loadgen.KafkaFloat32, []float64{6}), Headers: header(loadgen.ContentTypeFloat32)},
+		{Key: []byte("a"), Value: []byte{1, 2, 3}},                           // not whole values
+		{Key: []byte("a"), Value: []byte("1"), Headers: header("image/png")}, // unknown format
+		{Key: []byte("bad name"), Value: []byte("1")},
+	}
+	var buf []float64
+	var err error
+	for _, m := range msgs {
+		if buf, err = loadgen.DecodeMessage(context.Background(), sink, "topic", m, loadgen.KafkaFloat64, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := sink.values["a"]; !slices.Equal(got, []float64{1, 2, 3, 4, 5}) {
+		t.Errorf("stream a: %v", got)
+	}
+	if got := sink.values["topic"]; !slices.Equal(got, []float64{6}) {
+		t.Errorf("stream topic (no key): %v", got)
+	}
+	want := map[ingest.Reason]int{ingest.ReasonNaN: 1, ingest.ReasonMalformed: 3, ingest.ReasonBadStreamName: 1}
+	for r, n := range want {
+		if sink.rejected[r] != n {
+			t.Errorf("rejected %v, want %v", sink.rejected, want)
+			break
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamd/ingest"
+)
+
+// A Recorder is an ingest.Sink that writes the values it accepts to a file
+// in the framed protocol of package ingest, as float64, so that a
+// Recording replays them. Its methods may be called concurrently; the
+// values of each call are written as one or more frames, in the order of
+// the calls.
+type Recorder struct {
+	// Limit, if positive, is the most values the recorder takes: Accept
+	// writes the first values up to it, closes Full, and fails with
+	// ErrRecordFull from then on.
+	Limit int64
+
+	mu       sync.Mutex
+	w        *bufio.Writer
+	buf      []byte
+	err      error
+	values   int64
+	streams  map[string]int64
+	rejected map[ingest.Reason]int64
+	full     chan struct{}
+}
+
+// NewRecorder returns a Recorder that writes to w, starting with
+// ingest.Magic.
+func NewRecorder(w io.Writer) *Recorder {
+	r := &Recorder{
+		w:        bufio.NewWriterSize(w, 256<<10),
+		streams:  make(map[string]int64),
+		rejected: make(map[ingest.Reason]int64),
+		full:     make(chan struct{}),
+	}
+	_, r.err = r.w.WriteString(ingest.Magic)
+	return r
+}
+
+// Accept implements ingest.Sink.
+func (r *Recorder) Accept(ctx context.Context, stream string, values []float64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	if r.Limit > 0 {
+		if r.values >= r.Limit {
+			return ErrRecordFull
+		}
+		values = values[:min(int64(len(values)), r.Limit-r.values)]
+	}
+	// ingest's decoders hand over at most 65536 values at a time, well
+	// under the frame limit; cut longer slices anyway.
+	const most = 1 << 20
+	for rest := values; len(rest) > 0; {
+		n := min(len(rest), most)
+		r.buf, r.err = ingest.AppendFrame(r.buf[:0], stream, rest[:n], false)
+		if r.err == nil {
+			_, r.err = r.w.Write(r.buf)
+		}
+		if r.err != nil {
+			r.err = fmt.Errorf("record: %w", r.err)
+			return r.err
+		}
+		rest = rest[n:]
+	}
+	r.values += int64(len(values))
+	r.streams[stream] += int64(len(values))
+	if r.Limit > 0 && r.values == r.Limit {
+		close(r.full)
+	}
+	return nil
+}
+
+// Reject implements ingest.Sink: it counts bad input.
+func (r *Recorder) Reject(stream string, reason ingest.Reason, n int) {
+	r.mu.Lock()
+	r.rejected[reason] += int64(n)
+	r.mu.Unlock()
+}
+
+// Full returns a channel that is closed once the recorder holds Limit
+// values.
+func (r *Recorder) Full() <-chan struct{} { return r.full }
+
+// Flush writes buffered frames to the underlying writer.
+func (r *Recorder) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.w.Flush(); err != nil {
+		r.err = fmt.Errorf("record: %w", err)
+	}
+	return r.err
+}
+
+// RecordStats are the counts of a Recorder.
+type RecordStats struct {
+	Values   int64                   // values written
+	Streams  map[string]int64        // values written, by stream
+	Rejected map[ingest.Reason]int64 // bad input, by reason
+}
+
+// Stats returns the recorder's counts so far.
+func (r *Recorder) Stats() RecordStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := RecordStats{Values: r.values, Streams: make(map[string]int64), Rejected: make(map[ingest.Reason]int64)}
+	for k, v := range r.streams {
+		s.Streams[k] = v
+	}
+	for k, v := range r.rejected {
+		s.Rejected[k] = v
+	}
+	return s
+}
+
+// DecodeMessage decodes the value of a Kafka message in the format its
+// content-type header names, or in def when it has none, and hands the
+// values to sink for the stream the key names, or for the stream topic when
+// the key is empty. A message of an unknown format, or whose length is not
+// a whole number of values, is counted as one ingest.ReasonMalformed; a
+// text token that is not a number is counted as one malformed value.
+// Non-finite values are counted as ingest.CleanValues counts them.
+func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.Message, def KafkaFormat, buf []float64) ([]float64, error) {
+	stream := string(m.Key)
+	if stream == "" {
+		stream = topic
+	}
+	if ingest.ValidStreamName(stream) != nil {
+		sink.Reject("", ingest.ReasonBadStreamName, 1)
+		return buf, nil
+	}
+	format := def
+	for _, h := range m.Headers {
+		if h.Key == ContentTypeHeader {
+			f, err := ParseKafkaFormat(string(h.Value))
+			if err != nil {
+				sink.Reject(stream, ingest.ReasonMalformed, 1)
+				return buf, nil
+			}
+			format = f
+		}
+	}
+	vals := buf[:0]
+	switch format {
+	case KafkaFloat64, KafkaFloat32:
+		size := 8
+		if format == KafkaFloat32 {
+			size = 4
+		}
+		if len(m.Value)%size != 0 {
+			sink.Reject(stream, ingest.ReasonMalformed, 1)
+			return buf, nil
+		}
+		for b := m.Value; len(b) > 0; b = b[size:] {
+			if size == 8 {
+				vals = append(vals, math.Float64frombits(binary.LittleEndian.Uint64(b)))
+			} else {
+				vals = append(vals, float64(math.Float32frombits(binary.LittleEndian.Uint32(b))))
+			}
+		}
+	case KafkaText:
+		bad := 0
+		for _, tok := range bytes.Fields(m.Value) {
+			v, err := strconv.ParseFloat(string(tok), 64)
+			if err != nil {
+				bad++
+				continue
+			}
+			vals = append(vals, v)
+		}
+		if bad > 0 {
+			sink.Reject(stream, ingest.ReasonMalformed, bad)
+		}
+	default:
+		sink.Reject(stream, ingest.ReasonMalformed, 1)
+		return buf, nil
+	}
+	vals = ingest.CleanValues(stream, vals, sink)
+	if len(vals) == 0 {
+		return vals, nil
+	}
+	return vals, sink.Accept(ctx, stream, vals)
+}
+
+// ReadKafka reads every partition of topic, from its first offset, and
+// hands the values of each message to sink (see DecodeMessage) until ctx
+// ends or sink.Accept fails. It returns nil when ctx ends or Accept fails
+// with ErrRecordFull. dialer may be nil.
+func ReadKafka(ctx context.Context, brokers []string, topic string, def KafkaFormat, dialer *kafka.Dialer, sink ingest.Sink) error {
+	if len(brokers) == 0 || topic == "" {
+		return errors.New("read kafka: brokers and topic are required")
+	}
+	if dialer == nil {
+		dialer = kafka.DefaultDialer
+	}
+	var parts []kafka.Partition
+	var err error
+	for _, b := range brokers {
+		var conn *kafka.Conn
+		if conn, err = dialer.DialContext(ctx, "tcp", b); err != nil {
+			continue
+		}
+		parts, err = conn.ReadPartitions(topic)
+		conn.Close()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("read kafka: partitions of %s: %w", topic, err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var mu sync.Mutex // sink's calls are serialised
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Go(func() {
+			r := kafka.NewReader(kafka.ReaderConfig{
+				Brokers: brokers, Topic: topic, Partition: p.ID, Dialer: dialer,
+				MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond,
+			})
+			defer r.Close()
+			if err := r.SetOffset(kafka.FirstOffset); err != nil {
+				cancel(fmt.Errorf("read kafka: partition %d: %w", p.ID, err))
+				return
+			}
+			var buf []float64
+			for {
+				m, err := r.ReadMessage(ctx)
+				if err != nil {
+					if ctx.Err() == nil {
+						cancel(fmt.Errorf("read kafka: partition %d: %w", p.ID, err))
+					}
+					return
+				}
+				mu.Lock()
+				buf, err = DecodeMessage(ctx, sink, topic, m, def, buf)
+				mu.Unlock()
+				if err != nil {
+					cancel(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	err = context.Cause(ctx)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrRecordFull) {
+		return nil
+	}
+	return err
+}

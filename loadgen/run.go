@@ -1,0 +1,366 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"streamd/ingest"
+)
+
+// DefaultBatch is the default number of values a Runner hands to a
+// connection at once.
+const DefaultBatch = 8192
+
+// A Runner sends the values of a Source to a Target. Set the fields, then
+// call Run.
+type Runner struct {
+	// Source and Target are required.
+	Source Source
+	Target Target
+
+	// Conns is the number of connections (default 1). The batches of the
+	// source are dealt to the connections in turn, so with more than one,
+	// the values of a stream may arrive in another order than the
+	// source's.
+	Conns int
+
+	// Rate is the most values sent per second over all connections; 0
+	// sends as fast as the target takes them.
+	Rate float64
+
+	// Count stops the run after this many values (0: no limit), and
+	// Duration after this long (0: no limit). Either ends the run
+	// normally.
+	Count    int64
+	Duration time.Duration
+
+	// Batch is the most values handed to a connection at once (default
+	// DefaultBatch). At low rates batches are smaller, about a hundredth
+	// of a second of values, so that the pace is smooth.
+	Batch int
+
+	// Keep keeps the values sent, in Result.Streams, for Verify: 8 bytes
+	// per value.
+	Keep bool
+
+	// Progress, if set, is called every ProgressInterval (default 1s)
+	// from another goroutine while the run goes on.
+	Progress         func(Progress)
+	ProgressInterval time.Duration
+}
+
+// Progress is the state of a run in progress.
+type Progress struct {
+	Sent    int64         // values sent so far
+	Total   int64         // Runner.Count, or 0 when unknown
+	Elapsed time.Duration // since the run started
+	Limit   time.Duration // Runner.Duration, or 0
+}
+
+// Rate returns the values sent per second so far.
+func (p Progress) Rate() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Sent) / p.Elapsed.Seconds()
+}
+
+// ETA returns the time left at the rate so far, and false when the end is
+// not known.
+func (p Progress) ETA() (time.Duration, bool) {
+	var left time.Duration
+	known := false
+	if p.Total > 0 && p.Sent > 0 {
+		left = time.Duration(float64(p.Total-p.Sent) / float64(p.Sent) * float64(p.Elapsed))
+		known = true
+	}
+	if p.Limit > 0 {
+		if l := p.Limit - p.Elapsed; !known || l < left {
+			left, known = max(l, 0), true
+		}
+	}
+	return left, known
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Sent    int64         // values sent
+	Skipped int64         // values skipped at the source: missing, malformed or not finite
+	Elapsed time.Duration // from the start to the last connection closed
+	Ack     Ack           // the receivers' counts, summed over the connections
+
+	// Streams holds each stream's counts, by name.
+	Streams map[string]*StreamResult
+}
+
+// Rate returns the values sent per second.
+func (r *Result) Rate() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Sent) / r.Elapsed.Seconds()
+}
+
+// Names returns the names of the streams, sorted.
+func (r *Result) Names() []string {
+	return slices.Sorted(maps.Keys(r.Streams))
+}
+
+// StreamResult is what a run sent to one stream.
+type StreamResult struct {
+	Sent    int64
+	Skipped map[ingest.Reason]int64 // values skipped at the source, by reason
+	Values  []float64               // the values sent, with Runner.Keep
+}
+
+// errLimit ends a source when the run's count or duration is reached.
+var errLimit = errors.New("limit reached")
+
+// Run sends the source's values until the source is exhausted, the count
+// or the duration is reached, a connection fails or ctx ends, then closes
+// the connections. It returns the result so far with the error, if any.
+func (r *Runner) Run(ctx context.Context) (*Result, error) {
+	if r.Source == nil || r.Target == nil {
+		return nil, errors.New("run: source and target are required")
+	}
+	conns := max(r.Conns, 1)
+	batch := r.Batch
+	if batch <= 0 {
+		batch = DefaultBatch
+	}
+	if r.Rate > 0 {
+		batch = max(1, min(batch, int(r.Rate/100)))
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	res := &Result{Streams: make(map[string]*StreamResult)}
+	s := &runSink{
+		r:       r,
+		ctx:     ctx,
+		batch:   batch,
+		res:     res,
+		work:    make(chan *work, conns),
+		start:   time.Now(),
+		streams: res.Streams,
+	}
+	s.pool.New = func() any { return &work{vals: make([]float64, 0, batch)} }
+	if r.Duration > 0 {
+		s.deadline = s.start.Add(r.Duration)
+	}
+
+	// Open the connections, then start a sender on each.
+	var cs []Conn
+	for range conns {
+		c, err := r.Target.Dial(ctx)
+		if err != nil {
+			for _, c := range cs {
+				c.Close()
+			}
+			return res, err
+		}
+		cs = append(cs, c)
+	}
+	var wg sync.WaitGroup
+	acks := make([]Ack, conns)
+	for i, c := range cs {
+		wg.Go(func() {
+			for w := range s.work {
+				if ctx.Err() == nil {
+					if err := c.Send(w.stream, w.vals); err != nil {
+						cancel(err)
+					} else {
+						s.sent.Add(int64(len(w.vals)))
+					}
+				}
+				w.vals = w.vals[:0]
+				s.pool.Put(w)
+			}
+			ack, err := c.Close()
+			if err != nil {
+				cancel(err)
+			}
+			acks[i] = ack
+		})
+	}
+	stopProgress := r.startProgress(s)
+
+	err := r.Source.Run(ctx, s)
+	close(s.work)
+	wg.Wait()
+	stopProgress()
+	res.Elapsed = time.Since(s.start)
+	res.Sent = s.sent.Load()
+	res.Ack.Known = true
+	for _, a := range acks {
+		res.Ack.Known = res.Ack.Known && a.Known
+		res.Ack.Accepted += a.Accepted
+		res.Ack.Rejected += a.Rejected
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) || err == nil {
+		// A connection's error says more than the source's.
+		err = cause
+	}
+	if errors.Is(err, errLimit) {
+		err = nil
+	}
+	return res, err
+}
+
+// startProgress calls r.Progress periodically until the returned function
+// is called; it calls it a last time then.
+func (r *Runner) startProgress(s *runSink) (stop func()) {
+	if r.Progress == nil {
+		return func() {}
+	}
+	every := r.ProgressInterval
+	if every <= 0 {
+		every = time.Second
+	}
+	report := func() {
+		r.Progress(Progress{Sent: s.sent.Load(), Total: r.Count, Elapsed: time.Since(s.start), Limit: r.Duration})
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				report()
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		report()
+	}
+}
+
+// work is a batch of values for one connection.
+type work struct {
+	stream string
+	vals   []float64
+}
+
+// runSink is the ingest.Sink that a Runner hands to its source. Its
+// methods are called from the source's goroutine.
+type runSink struct {
+	r        *Runner
+	ctx      context.Context
+	batch    int
+	res      *Result
+	streams  map[string]*StreamResult
+	work     chan *work
+	pool     sync.Pool
+	start    time.Time
+	deadline time.Time
+	queued   int64        // values handed to the connections
+	sent     atomic.Int64 // values the connections sent
+	last     *StreamResult
+	lastName string
+}
+
+func (s *runSink) stream(name string) *StreamResult {
+	if name == s.lastName && s.last != nil {
+		return s.last
+	}
+	st := s.streams[name]
+	if st == nil {
+		st = &StreamResult{Skipped: make(map[ingest.Reason]int64)}
+		s.streams[name] = st
+	}
+	s.last, s.lastName = st, name
+	return st
+}
+
+// Accept implements ingest.Sink: it cuts values into batches, paces them,
+// and queues them for the connections.
+func (s *runSink) Accept(ctx context.Context, stream string, values []float64) error {
+	if len(values) == 0 {
+		return nil
+	}
+	if err := ingest.ValidStreamName(stream); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	st := s.stream(stream)
+	for len(values) > 0 {
+		if err := s.ctx.Err(); err != nil {
+			return context.Cause(s.ctx)
+		}
+		if !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
+			return errLimit
+		}
+		if s.r.Count > 0 && s.queued >= s.r.Count {
+			return errLimit
+		}
+		w := s.pool.Get().(*work)
+		n := min(len(values), s.batch-len(w.vals))
+		if s.r.Count > 0 {
+			n = int(min(int64(n), s.r.Count-s.queued))
+		}
+		w.stream = stream
+		w.vals = ingest.CleanValues(stream, append(w.vals[:0], values[:n]...), s)
+		values = values[n:]
+		if len(w.vals) == 0 {
+			s.pool.Put(w)
+			continue
+		}
+		if err := s.pace(len(w.vals)); err != nil {
+			s.pool.Put(w)
+			return err
+		}
+		s.queued += int64(len(w.vals))
+		st.Sent += int64(len(w.vals))
+		if s.r.Keep {
+			st.Values = append(st.Values, w.vals...)
+		}
+		select {
+		case s.work <- w:
+		case <-s.ctx.Done():
+			return context.Cause(s.ctx)
+		}
+	}
+	return nil
+}
+
+// pace waits until n more values may be sent at the run's rate.
+func (s *runSink) pace(n int) error {
+	if s.r.Rate <= 0 {
+		return nil
+	}
+	due := s.start.Add(time.Duration(float64(s.queued+int64(n)) / s.r.Rate * float64(time.Second)))
+	var end error
+	if !s.deadline.IsZero() && due.After(s.deadline) {
+		// The values are due after the end of the run.
+		due, end = s.deadline, errLimit
+	}
+	wait := time.Until(due)
+	if wait <= 0 {
+		return end
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return end
+	case <-s.ctx.Done():
+		return context.Cause(s.ctx)
+	}
+}
+
+// Reject implements ingest.Sink: it counts values skipped at the source.
+func (s *runSink) Reject(stream string, reason ingest.Reason, n int) {
+	s.stream(stream).Skipped[reason] += int64(n)
+	s.res.Skipped += int64(n)
+}

@@ -1,0 +1,462 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"streamd/ingest"
+	"streamd/loadgen/synth"
+)
+
+// A Source produces the values of one or more named streams. Run hands
+// them, in batches, to sink.Accept, and counts missing or malformed input
+// with sink.Reject; it calls the sink from the calling goroutine only. It
+// returns nil when the source is exhausted, or the first error of reading
+// or of Accept. Run may be called again to produce the values again.
+type Source interface {
+	Run(ctx context.Context, sink ingest.Sink) error
+}
+
+// sourceBatch is how many values a file source gathers before handing
+// them to its sink.
+const sourceBatch = 4096
+
+// openFile opens path for reading, through a gzip decompressor if the file
+// starts with the gzip magic bytes, whatever its name.
+func openFile(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(f, 256<<10)
+	magic, _ := br.Peek(2)
+	if !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		return readCloser{br, f}, nil
+	}
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return readCloser{bufio.NewReaderSize(gz, 256<<10), f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// StreamName turns s into a valid stream name: bytes that a name cannot
+// hold become "_", and the name is cut to ingest.MaxStreamNameLen bytes.
+// An empty s becomes "_".
+func StreamName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '.' || c == '_' || c == '-' || c == ':' || c == '/'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	if len(b) > ingest.MaxStreamNameLen {
+		b = b[:ingest.MaxStreamNameLen]
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+// FileStreamName returns the default stream name of a file: its base name
+// without the extensions ".gz", ".csv", ".txt" and ".sdb", made valid by
+// StreamName.
+func FileStreamName(path string) string {
+	name := filepath.Base(path)
+	for _, ext := range []string{".gz", ".csv", ".txt", ".sdb"} {
+		name = strings.TrimSuffix(name, ext)
+	}
+	return StreamName(name)
+}
+
+// TextFile is a Source that reads a text file of one decimal value per
+// line, in any syntax strconv.ParseFloat accepts, into one stream. Blanks
+// around a value are ignored, and so are empty lines and lines starting
+// with "#". A line that is not a number is counted as
+// ingest.ReasonMalformed and skipped. A gzip-compressed file is read
+// transparently.
+type TextFile struct {
+	Path   string
+	Stream string // the stream name; "" means FileStreamName(Path)
+}
+
+// Run implements Source.
+func (t *TextFile) Run(ctx context.Context, sink ingest.Sink) error {
+	stream := t.Stream
+	if stream == "" {
+		stream = FileStreamName(t.Path)
+	}
+	r, err := openFile(t.Path)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	vals := make([]float64, 0, sourceBatch)
+	bad := 0
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		v, err := strconv.ParseFloat(string(line), 64)
+		if err != nil {
+			bad++
+			continue
+		}
+		vals = append(vals, v)
+		if len(vals) == cap(vals) {
+			if err := sink.Accept(ctx, stream, vals); err != nil {
+				return err
+			}
+			vals = vals[:0]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", t.Path, err)
+	}
+	if bad > 0 {
+		sink.Reject(stream, ingest.ReasonMalformed, bad)
+	}
+	return sink.Accept(ctx, stream, vals)
+}
+
+// CSVFile is a Source that reads columns of a CSV file, one stream per
+// column. A field that is empty or not a number (such as "?") is counted
+// as ingest.ReasonMalformed in its column's stream and skipped. A
+// gzip-compressed file is read transparently.
+type CSVFile struct {
+	Path string
+
+	// Columns chooses the columns, each by its name in the header or by
+	// its index, counting from 0. Empty means every column whose first
+	// row holds a number.
+	Columns []string
+
+	// NoHeader says the file has no header line; columns are then chosen
+	// by index only and named "col<index>".
+	NoHeader bool
+
+	// Comma is the field separator; 0 means ",".
+	Comma rune
+
+	// Streams names the stream of each column of Columns, in order; a
+	// missing or empty name means Prefix followed by the column's name,
+	// made valid by StreamName.
+	Streams []string
+	Prefix  string
+}
+
+// Run implements Source.
+func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
+	r, err := openFile(c.Path)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer r.Close()
+	cr := csv.NewReader(r)
+	if c.Comma != 0 {
+		cr.Comma = c.Comma
+	}
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	var header []string
+	rec, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c.Path, err)
+	}
+	if c.NoHeader {
+		for i := range rec {
+			header = append(header, "col"+strconv.Itoa(i))
+		}
+	} else {
+		header = append(header, rec...)
+		if rec, err = cr.Read(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read %s: %w", c.Path, err)
+		}
+	}
+	cols, err := c.columns(header, rec)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", c.Path, err)
+	}
+	vals := make([][]float64, len(cols))
+	bad := make([]int, len(cols))
+	for {
+		for i, col := range cols {
+			if col.index >= len(rec) {
+				bad[i]++
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[col.index]), 64)
+			if err != nil {
+				bad[i]++
+				continue
+			}
+			vals[i] = append(vals[i], v)
+			if len(vals[i]) == sourceBatch {
+				if err := sink.Accept(ctx, col.stream, vals[i]); err != nil {
+					return err
+				}
+				vals[i] = vals[i][:0]
+			}
+		}
+		rec, err = cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", c.Path, err)
+		}
+	}
+	for i, col := range cols {
+		if bad[i] > 0 {
+			sink.Reject(col.stream, ingest.ReasonMalformed, bad[i])
+		}
+		if err := sink.Accept(ctx, col.stream, vals[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type csvColumn struct {
+	index  int
+	stream string
+}
+
+// columns resolves c.Columns against the header and the first row.
+func (c *CSVFile) columns(header, first []string) ([]csvColumn, error) {
+	var idx []int
+	for _, name := range c.Columns {
+		i := -1
+		if !c.NoHeader {
+			i = indexOf(header, name)
+		}
+		if i < 0 {
+			n, err := strconv.Atoi(name)
+			if err != nil || n < 0 || n >= len(header) {
+				return nil, fmt.Errorf("no column %q among %d", name, len(header))
+			}
+			i = n
+		}
+		idx = append(idx, i)
+	}
+	if len(c.Columns) == 0 {
+		for i := range header {
+			if i < len(first) {
+				if _, err := strconv.ParseFloat(strings.TrimSpace(first[i]), 64); err == nil {
+					idx = append(idx, i)
+				}
+			}
+		}
+		if len(idx) == 0 {
+			return nil, errors.New("no numeric column")
+		}
+	}
+	cols := make([]csvColumn, len(idx))
+	for k, i := range idx {
+		name := ""
+		if k < len(c.Streams) {
+			name = c.Streams[k]
+		}
+		if name == "" {
+			name = StreamName(c.Prefix + header[i])
+		}
+		if err := ingest.ValidStreamName(name); err != nil {
+			return nil, err
+		}
+		cols[k] = csvColumn{index: i, stream: name}
+	}
+	return cols, nil
+}
+
+func indexOf(s []string, x string) int {
+	for i, v := range s {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// Recording is a Source that replays a file in either protocol of package
+// ingest: the framed protocol, as written by Recorder, or the line
+// protocol. The streams are those the file names. A gzip-compressed file is
+// read transparently. Bad input is counted as ingest.Decoder counts it.
+type Recording struct {
+	Path   string
+	Prefix string // prefixed to every stream name of the file
+}
+
+// Run implements Source.
+func (rec *Recording) Run(ctx context.Context, sink ingest.Sink) error {
+	r, err := openFile(rec.Path)
+	if err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	defer r.Close()
+	if rec.Prefix != "" {
+		sink = prefixSink{sink, rec.Prefix}
+	}
+	d := ingest.Decoder{Sink: sink}
+	if err := d.Decode(ctx, r); err != nil {
+		return fmt.Errorf("replay %s: %w", rec.Path, err)
+	}
+	return nil
+}
+
+// prefixSink prefixes the stream names of an ingest.Sink.
+type prefixSink struct {
+	ingest.Sink
+	prefix string
+}
+
+func (p prefixSink) Accept(ctx context.Context, stream string, values []float64) error {
+	return p.Sink.Accept(ctx, p.prefix+stream, values)
+}
+
+func (p prefixSink) Reject(stream string, reason ingest.Reason, n int) {
+	if stream != "" {
+		stream = p.prefix + stream
+	}
+	p.Sink.Reject(stream, reason, n)
+}
+
+// IsRecording reports whether the file at path, once decompressed, starts
+// with ingest.Magic, as a file written by Recorder does.
+func IsRecording(path string) (bool, error) {
+	r, err := openFile(path)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	magic := make([]byte, len(ingest.Magic))
+	n, err := io.ReadFull(r, magic)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return string(magic[:n]) == ingest.Magic, nil
+}
+
+// Loop is a Source that runs Source N times, or without end when N ≤ 0
+// (until its sink fails, for example at the Runner's count or duration).
+type Loop struct {
+	Source Source
+	N      int
+}
+
+// Run implements Source.
+func (l *Loop) Run(ctx context.Context, sink ingest.Sink) error {
+	for i := 0; l.N <= 0 || i < l.N; i++ {
+		if err := l.Source.Run(ctx, sink); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Synth is a Source of synthetic streams: Streams streams (at least one)
+// of Spec's distribution and arrival order, stream i seeded with
+// Spec.Seed+i. Their batches are interleaved, one stream after the other.
+//
+// Count is the number of values over all streams, split evenly. Arrival
+// orders other than random arrange all of a stream's values at once, so
+// they need a Count and hold 8 bytes per value in memory; the random order
+// draws values as it goes, and without a Count goes on until the sink
+// fails.
+type Synth struct {
+	Spec    synth.Spec
+	Count   int64
+	Streams []string // the stream names; at least one
+}
+
+// Run implements Source.
+func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
+	if len(s.Streams) == 0 {
+		return errors.New("synth: no stream names")
+	}
+	k := int64(len(s.Streams))
+	random := s.Spec.Order == synth.Random || s.Spec.Order == ""
+	if !random && s.Count <= 0 {
+		return fmt.Errorf("synth: order %q needs a count", s.Spec.Order)
+	}
+	next := make([]func(dst []float64) []float64, k)
+	for i := range next {
+		spec := s.Spec
+		spec.Seed += uint64(i)
+		n := int64(-1) // endless
+		if s.Count > 0 {
+			n = s.Count / k
+			if int64(i) < s.Count%k {
+				n++
+			}
+		}
+		if random {
+			src, err := synth.NewSource(spec)
+			if err != nil {
+				return err
+			}
+			next[i] = func(dst []float64) []float64 {
+				m := int64(cap(dst))
+				if n >= 0 {
+					m = min(m, n)
+					n -= m
+				}
+				dst = dst[:m]
+				for j := range dst {
+					dst[j] = src.Next()
+				}
+				return dst
+			}
+			continue
+		}
+		x, err := synth.Generate(spec, int(n))
+		if err != nil {
+			return err
+		}
+		next[i] = func(dst []float64) []float64 {
+			m := copy(dst[:cap(dst)], x)
+			x = x[m:]
+			return dst[:m]
+		}
+	}
+	buf := make([]float64, sourceBatch)
+	for live := k; live > 0; {
+		live = 0
+		for i, name := range s.Streams {
+			vals := next[i](buf[:0])
+			if len(vals) == 0 {
+				continue
+			}
+			live++
+			if err := sink.Accept(ctx, name, vals); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

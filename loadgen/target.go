@@ -1,0 +1,330 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/ingest"
+)
+
+// A Target opens connections to a receiver of values.
+type Target interface {
+	// Dial opens a connection. ctx bounds the connection's whole life:
+	// when it ends, sends fail.
+	Dial(ctx context.Context) (Conn, error)
+}
+
+// A Conn carries values to a receiver. Its methods are called from one
+// goroutine.
+type Conn interface {
+	// Send sends values of stream, in order. It may buffer them; the
+	// caller may reuse values once Send returns.
+	Send(stream string, values []float64) error
+
+	// Close sends what is buffered and closes the connection. It returns
+	// what the receiver reported about the values, when it reports
+	// anything.
+	Close() (Ack, error)
+}
+
+// Ack is what a receiver reported about the values of a connection.
+type Ack struct {
+	Known    bool   // the receiver reports counts; the fields below are set
+	Accepted uint64 // values the receiver accepted
+	Rejected uint64 // values the receiver refused
+}
+
+// TCP is a Target that speaks streamd's TCP ingest protocols (see package
+// ingest): the line protocol, or the framed protocol if Binary is set. Values
+// are written as float64 (in the line protocol, in the shortest decimal
+// form that reads back to the same float64), or as float32 if Float32 is
+// set. Lines carry at most 1024 values.
+type TCP struct {
+	Addr    string
+	Binary  bool
+	Float32 bool
+}
+
+// Dial implements Target.
+func (t *TCP) Dial(ctx context.Context) (Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", t.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	c := &tcpConn{conn: nc, w: bufio.NewWriterSize(nc, 256<<10), binary: t.Binary, f32: t.Float32}
+	// A send blocked by back-pressure ends with ctx.
+	c.stop = context.AfterFunc(ctx, func() { nc.SetWriteDeadline(time.Unix(1, 0)) })
+	if t.Binary {
+		c.w.WriteString(ingest.Magic)
+	}
+	return c, nil
+}
+
+type tcpConn struct {
+	conn   net.Conn
+	w      *bufio.Writer
+	stop   func() bool
+	binary bool
+	f32    bool
+	buf    []byte
+}
+
+// maxLineValues is the most values a line of the line protocol carries.
+const maxLineValues = 1024
+
+func (c *tcpConn) Send(stream string, values []float64) error {
+	var err error
+	for len(values) > 0 {
+		c.buf = c.buf[:0]
+		n := len(values)
+		if c.binary {
+			c.buf, err = ingest.AppendFrame(c.buf, stream, values, c.f32)
+			if err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+		} else {
+			n = min(n, maxLineValues)
+			c.buf = appendLine(c.buf, stream, values[:n], c.f32)
+		}
+		if _, err := c.w.Write(c.buf); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+		values = values[n:]
+	}
+	return nil
+}
+
+// appendLine appends a line of the line protocol to dst.
+func appendLine(dst []byte, stream string, values []float64, f32 bool) []byte {
+	bits := 64
+	if f32 {
+		bits = 32
+	}
+	dst = append(dst, stream...)
+	for _, v := range values {
+		dst = append(dst, ' ')
+		dst = strconv.AppendFloat(dst, v, 'g', -1, bits)
+	}
+	return append(dst, '\n')
+}
+
+func (c *tcpConn) Close() (Ack, error) {
+	c.stop()
+	err := c.w.Flush()
+	if cerr := c.conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Ack{}, fmt.Errorf("close tcp: %w", err)
+	}
+	return Ack{}, nil
+}
+
+// GRPC is a Target that sends values with streamd's Push call, one call per
+// connection, for as long as the connection lasts. Each Send is one
+// PushRequest. Durable asks the daemon to answer only once a checkpoint
+// covers the values.
+type GRPC struct {
+	Client  pb.StreamdClient
+	Durable bool
+}
+
+// Dial implements Target.
+func (g *GRPC) Dial(ctx context.Context) (Conn, error) {
+	call, err := g.Client.Push(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	return &grpcConn{call: call, durable: g.Durable}, nil
+}
+
+type grpcConn struct {
+	call    pb.Streamd_PushClient
+	durable bool
+	req     pb.PushRequest
+}
+
+func (c *grpcConn) Send(stream string, values []float64) error {
+	// The request is marshalled by Send, and loadgen installs no stats
+	// handler that could keep it, so values may be reused afterwards.
+	c.req.Stream, c.req.Values, c.req.Durable = stream, values, c.durable
+	if err := c.call.Send(&c.req); err != nil {
+		if err == io.EOF {
+			// The server ended the call: its status says why.
+			_, err = c.call.CloseAndRecv()
+		}
+		return fmt.Errorf("push: %w", err)
+	}
+	return nil
+}
+
+func (c *grpcConn) Close() (Ack, error) {
+	resp, err := c.call.CloseAndRecv()
+	if err != nil {
+		return Ack{}, fmt.Errorf("push: %w", err)
+	}
+	return Ack{Known: true, Accepted: resp.Accepted, Rejected: resp.Rejected}, nil
+}
+
+// KafkaFormat is the encoding of the values of a Kafka message.
+type KafkaFormat string
+
+// The Kafka message formats; see the package documentation.
+const (
+	KafkaFloat64 KafkaFormat = "f64"  // little-endian binary64 values
+	KafkaFloat32 KafkaFormat = "f32"  // little-endian binary32 values
+	KafkaText    KafkaFormat = "text" // decimal numbers separated by blanks
+)
+
+// The "content-type" header values of the Kafka message formats.
+const (
+	ContentTypeFloat64 = "application/x-streamd-f64le"
+	ContentTypeFloat32 = "application/x-streamd-f32le"
+	ContentTypeText    = "text/plain"
+)
+
+// ContentTypeHeader is the Kafka message header that names the format.
+const ContentTypeHeader = "content-type"
+
+// ContentType returns the "content-type" header value of format f, or ""
+// for an unknown format.
+func (f KafkaFormat) ContentType() string {
+	switch f {
+	case KafkaFloat64:
+		return ContentTypeFloat64
+	case KafkaFloat32:
+		return ContentTypeFloat32
+	case KafkaText:
+		return ContentTypeText
+	}
+	return ""
+}
+
+// ParseKafkaFormat returns the format named s, by its short name ("f64",
+// "f32", "text") or its content type.
+func ParseKafkaFormat(s string) (KafkaFormat, error) {
+	for _, f := range []KafkaFormat{KafkaFloat64, KafkaFloat32, KafkaText} {
+		if s == string(f) || s == f.ContentType() {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown kafka format %q: want f64, f32 or text", s)
+}
+
+// AppendKafkaValue appends values encoded in format f to dst.
+func AppendKafkaValue(dst []byte, f KafkaFormat, values []float64) []byte {
+	switch f {
+	case KafkaFloat32:
+		for _, v := range values {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(v)))
+		}
+	case KafkaText:
+		for i, v := range values {
+			if i > 0 {
+				dst = append(dst, ' ')
+			}
+			dst = strconv.AppendFloat(dst, v, 'g', -1, 64)
+		}
+	default:
+		for _, v := range values {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+		}
+	}
+	return dst
+}
+
+// Kafka is a Target that produces messages to a Kafka topic with a
+// kafka-go Writer, one writer per connection: each message holds up to
+// ValuesPerMessage values of one stream (default 1000) in Format (default
+// KafkaFloat64), its key is the stream name, so that a stream stays on one
+// partition, and its "content-type" header names the format. Every write
+// waits for all in-sync replicas (RequireAll).
+type Kafka struct {
+	Brokers          []string
+	Topic            string
+	Format           KafkaFormat
+	ValuesPerMessage int
+
+	// BatchTimeout is how long a writer waits to fill a batch (default
+	// 5ms); Transport, if set, replaces kafka-go's default transport.
+	BatchTimeout time.Duration
+	Transport    kafka.RoundTripper
+}
+
+// Dial implements Target.
+func (k *Kafka) Dial(ctx context.Context) (Conn, error) {
+	if len(k.Brokers) == 0 || k.Topic == "" {
+		return nil, errors.New("kafka: brokers and topic are required")
+	}
+	f := k.Format
+	if f == "" {
+		f = KafkaFloat64
+	}
+	if f.ContentType() == "" {
+		return nil, fmt.Errorf("kafka: unknown format %q", f)
+	}
+	per := k.ValuesPerMessage
+	if per <= 0 {
+		per = 1000
+	}
+	timeout := k.BatchTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Millisecond
+	}
+	w := &kafka.Writer{
+		Addr:         kafka.TCP(k.Brokers...),
+		Topic:        k.Topic,
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: timeout,
+		BatchSize:    10000,
+		BatchBytes:   16 << 20,
+		Transport:    k.Transport,
+	}
+	return &kafkaConn{ctx: ctx, w: w, format: f, per: per}, nil
+}
+
+type kafkaConn struct {
+	ctx    context.Context
+	w      *kafka.Writer
+	format KafkaFormat
+	per    int
+	msgs   []kafka.Message
+}
+
+func (c *kafkaConn) Send(stream string, values []float64) error {
+	c.msgs = c.msgs[:0]
+	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(c.format.ContentType())}}
+	for len(values) > 0 {
+		n := min(len(values), c.per)
+		c.msgs = append(c.msgs, kafka.Message{
+			Key:     []byte(stream),
+			Value:   AppendKafkaValue(nil, c.format, values[:n]),
+			Headers: header,
+		})
+		values = values[n:]
+	}
+	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
+		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
+	}
+	return nil
+}
+
+func (c *kafkaConn) Close() (Ack, error) {
+	if err := c.w.Close(); err != nil {
+		return Ack{}, fmt.Errorf("kafka: close writer: %w", err)
+	}
+	return Ack{}, nil
+}

@@ -1,0 +1,382 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/exact"
+)
+
+// DefaultPhis returns the φ at which Verify checks quantiles by default:
+// 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99 and 0.999.
+func DefaultPhis() []float64 {
+	return []float64{0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}
+}
+
+// VerifyConfig configures Verify.
+type VerifyConfig struct {
+	// Phis are the quantiles to check (default DefaultPhis()).
+	Phis []float64
+	// Support is the heavy-hitter support to check (default 0.01). It
+	// must be above the streams' ε.
+	Support float64
+	// Timeout bounds the wait for the daemon to count every value
+	// (default 1m); the daemon's Stats are polled every Poll (default
+	// 50ms).
+	Timeout time.Duration
+	Poll    time.Duration
+}
+
+// Verification holds the checks of every stream.
+type Verification struct {
+	Streams []*StreamCheck
+}
+
+// OK reports whether every answer holds its guarantee.
+func (v *Verification) OK() bool {
+	for _, s := range v.Streams {
+		if !s.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Err returns nil if v is OK, else an error wrapping ErrVerify.
+func (v *Verification) Err() error {
+	bad := 0
+	for _, s := range v.Streams {
+		if !s.OK() {
+			bad++
+		}
+	}
+	if bad == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d of %d streams: %w", bad, len(v.Streams), ErrVerify)
+}
+
+// StreamCheck compares the daemon's answers for one stream with the exact
+// answers over the values sent.
+type StreamCheck struct {
+	Stream  string
+	N       int64   // values sent
+	Epsilon float64 // the stream's ε, from the daemon
+	Float32 bool    // the stream keeps float32 values: answers are compared with the values rounded so
+
+	// Rejected is the daemon's count of the stream's values it refused,
+	// over the stream's life (StatsResponse.rejected_total).
+	Rejected uint64
+
+	Quantiles    []QuantileCheck
+	HeavyHitters []HeavyHitterCheck
+	Support      float64
+	Err          error // an error of the whole check or of the heavy-hitter set, if any
+}
+
+// OK reports whether every answer for the stream holds its guarantee.
+func (s *StreamCheck) OK() bool {
+	if s.Err != nil {
+		return false
+	}
+	for _, q := range s.Quantiles {
+		if q.Err != nil {
+			return false
+		}
+	}
+	for _, h := range s.HeavyHitters {
+		if h.Err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// QuantileCheck is one quantile: the exact one and the daemon's answer,
+// with its rank error against the bound εN.
+type QuantileCheck struct {
+	Phi              float64
+	Exact            float64
+	Got              float64
+	RankMin, RankMax uint64 // the daemon's rank bounds of Got
+	RankError        int64
+	Bound            float64 // εN
+	Err              error
+}
+
+// HeavyHitterCheck is a value that is a heavy hitter exactly, or was
+// reported as one by the daemon, or both.
+type HeavyHitterCheck struct {
+	Value              float64
+	Exact              int64 // its count in the values sent
+	Reported           bool
+	CountMin, CountMax uint64 // the daemon's bounds, when reported
+	Err                error
+}
+
+// Verify waits until the daemon counts exactly the values sent to each
+// stream of res (which needs Runner.Keep), then asks it for the quantiles
+// and heavy hitters of each stream and checks them against the exact
+// answers: every quantile's rank error must be at most εN and its rank
+// bounds must hold its true rank; the heavy hitters must include every
+// value of count ≥ sN and no value of count < (s − ε)N, each within its
+// reported count bounds. A stream that holds other values than those sent
+// fails the check. Verify returns an error only when it cannot ask; a
+// failed check is in the Verification.
+//
+// Streams keep float32 values unless created with float64 precision; Verify
+// tells which from the minimum and maximum the daemon reports, and rounds
+// the values sent likewise. It sorts a copy of each stream's values.
+func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg VerifyConfig) (*Verification, error) {
+	if len(cfg.Phis) == 0 {
+		cfg.Phis = DefaultPhis()
+	}
+	if cfg.Support == 0 {
+		cfg.Support = 0.01
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = time.Minute
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
+	v := &Verification{}
+	for _, name := range res.Names() {
+		st := res.Streams[name]
+		if st.Sent == 0 {
+			continue
+		}
+		if int64(len(st.Values)) != st.Sent {
+			return nil, fmt.Errorf("verify %s: the values sent were not kept", name)
+		}
+		sc, err := verifyStream(ctx, client, name, st.Values, cfg)
+		if err != nil {
+			return nil, err
+		}
+		v.Streams = append(v.Streams, sc)
+	}
+	return v, nil
+}
+
+// waitCount polls the daemon's Stats of stream until it counts n values
+// at two polls in a row.
+func waitCount(ctx context.Context, client pb.StreamdClient, stream string, n int64, cfg VerifyConfig) (*pb.StatsResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	t := time.NewTicker(cfg.Poll)
+	defer t.Stop()
+	var last *pb.StatsResponse
+	seen := false // the count was n at the last poll
+	for {
+		resp, err := client.Stats(ctx, &pb.StatsRequest{Stream: stream})
+		if err == nil {
+			last = resp
+			switch c := int64(resp.Count); {
+			case c == n && seen:
+				return resp, nil
+			case c == n:
+				// Values sent over TCP may still be on their way, on
+				// top of values that were there before: the count
+				// must hold for one more poll.
+				seen = true
+			case c > n:
+				return resp, fmt.Errorf("daemon counts %d values, more than the %d sent: verify needs a new stream", c, n)
+			}
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			if last == nil {
+				return nil, fmt.Errorf("stats: %w", err)
+			}
+			return last, fmt.Errorf("daemon counts %d values of the %d sent after %v", last.Count, n, cfg.Timeout)
+		}
+	}
+}
+
+func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sent []float64, cfg VerifyConfig) (*StreamCheck, error) {
+	sc := &StreamCheck{Stream: name, N: int64(len(sent)), Support: cfg.Support}
+	stats, err := waitCount(ctx, client, name, sc.N, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
+		}
+		sc.Err = err
+		return sc, nil
+	}
+	sc.Epsilon, sc.Rejected = stats.Epsilon, stats.RejectedTotal
+	values := slices.Clone(sent)
+	sc.Float32 = keepsFloat32(values, stats)
+	if sc.Float32 {
+		for i, x := range values {
+			values[i] = float64(float32(x))
+		}
+	}
+	key := exact.New(values)
+	bound := sc.Epsilon * float64(sc.N)
+
+	qr, err := client.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: cfg.Phis})
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: quantiles: %w", name, err)
+	}
+	if qr.Count != uint64(sc.N) {
+		sc.Err = fmt.Errorf("quantiles cover %d values, %d sent", qr.Count, sc.N)
+	}
+	for i, phi := range cfg.Phis {
+		q := QuantileCheck{Phi: phi, Exact: key.Quantile(phi), Bound: bound}
+		if i >= len(qr.Quantiles) {
+			q.Err = errors.New("no answer")
+			sc.Quantiles = append(sc.Quantiles, q)
+			continue
+		}
+		a := qr.Quantiles[i]
+		q.Got, q.RankMin, q.RankMax = a.Value, a.RankMin, a.RankMax
+		q.RankError, q.Err = key.RankError(phi, a.Value)
+		if q.Err == nil {
+			q.Err = key.CheckQuantile(phi, a.Value, sc.Epsilon, int64(a.RankMin), int64(a.RankMax))
+		}
+		sc.Quantiles = append(sc.Quantiles, q)
+	}
+
+	hr, err := client.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: name, Support: cfg.Support})
+	if err != nil {
+		sc.Err = errors.Join(sc.Err, fmt.Errorf("heavy hitters: %w", err))
+		return sc, nil
+	}
+	var got []float64
+	byValue := make(map[float64]int)
+	for _, it := range hr.Items {
+		got = append(got, it.Value)
+		byValue[it.Value] = len(sc.HeavyHitters)
+		h := HeavyHitterCheck{Value: it.Value, Exact: key.Count(it.Value), Reported: true, CountMin: it.CountMin, CountMax: it.CountMax}
+		h.Err = key.CheckFrequency(it.Value, int64(it.CountMin), int64(it.CountMax), sc.Epsilon)
+		if h.Err == nil && float64(h.Exact) < (cfg.Support-sc.Epsilon)*float64(sc.N)*(1-1e-12)-1e-9 {
+			h.Err = fmt.Errorf("count %d < (s−ε)N = %v", h.Exact, (cfg.Support-sc.Epsilon)*float64(sc.N))
+		}
+		sc.HeavyHitters = append(sc.HeavyHitters, h)
+	}
+	for _, r := range key.HeavyHitters(cfg.Support) {
+		if _, ok := byValue[r.Value]; !ok {
+			sc.HeavyHitters = append(sc.HeavyHitters, HeavyHitterCheck{
+				Value: r.Value, Exact: r.Count,
+				Err: fmt.Errorf("missing: count %d ≥ sN = %v", r.Count, cfg.Support*float64(sc.N)),
+			})
+		}
+	}
+	if err := key.CheckHeavyHitters(cfg.Support, sc.Epsilon, got); err != nil && sc.OK() {
+		sc.Err = err // caught above in every case known; kept as a safety net
+	}
+	return sc, nil
+}
+
+// keepsFloat32 reports whether the daemon keeps the stream's values as
+// float32, judging by its minimum and maximum, which it reports at the
+// stream's precision: if the least or the greatest value sent is not a
+// float32, the daemon's matches it only at float64 precision.
+func keepsFloat32(values []float64, stats *pb.StatsResponse) bool {
+	lo, hi := slices.Min(values), slices.Max(values)
+	switch {
+	case float64(float32(lo)) != lo:
+		return stats.Min != lo
+	case float64(float32(hi)) != hi:
+		return stats.Max != hi
+	}
+	return true // either way, the same values
+}
+
+// WriteTo writes the checks side by side with the exact answers, as
+// tables, to w.
+func (v *Verification) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	for _, s := range v.Streams {
+		prec := "float64"
+		if s.Float32 {
+			prec = "float32"
+		}
+		fmt.Fprintf(cw, "\nstream %s: N=%d ε=%v εN=%.1f (%s values), rejected by the daemon %d\n",
+			s.Stream, s.N, s.Epsilon, s.Epsilon*float64(s.N), prec, s.Rejected)
+		if len(s.Quantiles) > 0 {
+			tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "φ\texact\tstreamd\trank min\trank max\trank error\t≤ εN\t")
+			for _, q := range s.Quantiles {
+				fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", q.Phi, f32(q.Exact, s.Float32), f32(q.Got, s.Float32),
+					q.RankMin, q.RankMax, q.RankError, okString(q.Err), errString(q.Err))
+			}
+			tw.Flush()
+		}
+		if len(s.HeavyHitters) > 0 || s.Err == nil {
+			fmt.Fprintf(cw, "heavy hitters at support %v (count ≥ %.1f):\n", s.Support, s.Support*float64(s.N))
+			tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "value\texact count\tcount min\tcount max\tok\t")
+			for _, h := range s.HeavyHitters {
+				lo, hi := "-", "-"
+				if h.Reported {
+					lo, hi = strconv.FormatUint(h.CountMin, 10), strconv.FormatUint(h.CountMax, 10)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", f32(h.Value, s.Float32), h.Exact, lo, hi, okString(h.Err), errString(h.Err))
+			}
+			if len(s.HeavyHitters) == 0 {
+				fmt.Fprintln(tw, "(none)\t\t\t\t\t")
+			}
+			tw.Flush()
+		}
+		if s.Err != nil {
+			fmt.Fprintf(cw, "FAIL: %v\n", s.Err)
+		}
+	}
+	if v.OK() {
+		fmt.Fprintf(cw, "\nverify: every answer within its bound (%d streams)\n", len(v.Streams))
+	} else {
+		fmt.Fprintf(cw, "\nverify: %v\n", v.Err())
+	}
+	return cw.n, cw.err
+}
+
+// f32 formats x with the precision of its stream.
+func f32(x float64, float32 bool) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	if float32 {
+		return strconv.FormatFloat(x, 'g', -1, 32)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+func okString(err error) string {
+	if err != nil {
+		return "FAIL"
+	}
+	return "ok"
+}
+
+func errString(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
