@@ -1,0 +1,142 @@
+package ingest
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Format is the encoding of the value of a Kafka message. The zero value is
+// FormatText.
+type Format uint8
+
+// The formats of a Kafka message's value; see [KafkaConsumer].
+const (
+	// FormatText is one or more decimal numbers separated by blanks,
+	// commas or newlines, in any syntax that strconv.ParseFloat accepts.
+	FormatText Format = iota
+
+	// FormatBinary64 is an array of IEEE 754 binary64 numbers,
+	// little-endian: 8 bytes a value.
+	FormatBinary64
+
+	// FormatBinary32 is an array of IEEE 754 binary32 numbers,
+	// little-endian: 4 bytes a value.
+	FormatBinary32
+)
+
+// ContentTypeHeader is the Kafka message header whose value, one of the
+// ContentType constants, names the format of the message. Its name is
+// matched without regard to case.
+const ContentTypeHeader = "content-type"
+
+// The values of the ContentTypeHeader of the formats. They are matched
+// without regard to case, and parameters such as "; charset=utf-8" are
+// ignored.
+const (
+	ContentTypeText     = "text/plain"                  // FormatText
+	ContentTypeBinary64 = "application/x-streamd-f64le" // FormatBinary64
+	ContentTypeBinary32 = "application/x-streamd-f32le" // FormatBinary32
+)
+
+// String returns the name of f: "text", "f64" or "f32".
+func (f Format) String() string {
+	switch f {
+	case FormatText:
+		return "text"
+	case FormatBinary64:
+		return "f64"
+	case FormatBinary32:
+		return "f32"
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ContentType returns the ContentTypeHeader value of f, or "" if f is not a
+// known format.
+func (f Format) ContentType() string {
+	switch f {
+	case FormatText:
+		return ContentTypeText
+	case FormatBinary64:
+		return ContentTypeBinary64
+	case FormatBinary32:
+		return ContentTypeBinary32
+	}
+	return ""
+}
+
+// valid reports whether f is a known format.
+func (f Format) valid() bool { return f <= FormatBinary32 }
+
+// messageFormat returns the format of m: the one its content-type header
+// names if it has one, else def. ok is false if the header names no known
+// format.
+func messageFormat(m *kafka.Message, def Format) (f Format, ok bool) {
+	for i := range m.Headers {
+		h := &m.Headers[i]
+		if !strings.EqualFold(h.Key, ContentTypeHeader) {
+			continue
+		}
+		ct := string(h.Value)
+		if i := strings.IndexByte(ct, ';'); i >= 0 {
+			ct = ct[:i]
+		}
+		ct = strings.TrimSpace(ct)
+		for _, f := range []Format{FormatText, FormatBinary64, FormatBinary32} {
+			if strings.EqualFold(ct, f.ContentType()) {
+				return f, true
+			}
+		}
+		return 0, false
+	}
+	return def, true
+}
+
+// maxValues returns an upper bound on the number of values that a message
+// value of n bytes holds in format f.
+func maxValues(f Format, n int) int {
+	switch f {
+	case FormatBinary64:
+		return n / 8
+	case FormatBinary32:
+		return n / 4
+	}
+	return (n + 1) / 2 // one byte a value and one separator
+}
+
+// isTextSep reports whether c separates values in FormatText.
+func isTextSep(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\v', '\f', ',':
+		return true
+	}
+	return false
+}
+
+// appendText appends the values of b, in FormatText, to dst. It returns
+// the number of tokens of b and of those that are not numbers, which are
+// skipped. A number too large for a float64 is appended as ±Inf.
+func appendText(dst []float64, b []byte) (vals []float64, tokens, bad int) {
+	i := 0
+	for {
+		for i < len(b) && isTextSep(b[i]) {
+			i++
+		}
+		if i == len(b) {
+			return dst, tokens, bad
+		}
+		j := i
+		for j < len(b) && !isTextSep(b[j]) {
+			j++
+		}
+		tokens++
+		if v, ok := parseFloat(b[i:j]); ok {
+			dst = append(dst, v)
+		} else {
+			bad++
+		}
+		i = j
+	}
+}

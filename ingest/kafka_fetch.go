@@ -1,0 +1,335 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// A partitionConsumer consumes one partition for one generation: a fetcher
+// goroutine reads batches of messages from the partition's leader while the
+// calling goroutine delivers the previous batch to the sink.
+type partitionConsumer struct {
+	c     *KafkaConsumer
+	tp    TopicPartition
+	state *partitionState
+	log   *slog.Logger
+
+	// Delivery state, used by the delivering goroutine only.
+	format Format            // the topic's default format
+	names  map[string]string // interned stream names
+	vals   []float64         // values of the unit being delivered
+}
+
+// A fetched batch of messages of a partition.
+type fetched struct {
+	msgs []kafka.Message
+	next int64 // the offset after the batch, ≥ the last message's + 1
+}
+
+// run consumes the partition from offset start (or its earliest offset if
+// start is kafka.FirstOffset) until pctx ends or delivery fails. Accept is
+// called with ctx, which ends only when the consumer stops, so that a
+// rebalance does not interrupt an Accept: the generation ends between two
+// Accepts. run returns nil when pctx ends, and the error of Accept
+// otherwise.
+func (p *partitionConsumer) run(ctx, pctx context.Context, start int64) error {
+	p.format = p.c.Formats[p.tp.Topic]
+	fctx, cancel := context.WithCancel(pctx)
+	defer cancel()
+	ch := make(chan fetched, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		p.fetch(fctx, start, ch)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for {
+		var f fetched
+		var ok bool
+		select {
+		case f, ok = <-ch:
+		case <-pctx.Done():
+		}
+		if !ok || pctx.Err() != nil {
+			return nil
+		}
+		if err := p.deliver(ctx, pctx, f); err != nil {
+			if pctx.Err() != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) {
+				return nil // the consumer or the generation ended
+			}
+			return err
+		}
+	}
+}
+
+// fetch reads the partition from start and sends batches of messages to ch
+// until ctx ends. It retries failures until then, with a growing backoff.
+func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fetched) {
+	maxBytes := p.c.FetchMaxBytes
+	if maxBytes == 0 {
+		maxBytes = DefaultKafkaFetchMaxBytes
+	}
+	maxWait := p.c.FetchMaxWait
+	if maxWait == 0 {
+		maxWait = DefaultKafkaFetchMaxWait
+	}
+	var (
+		conn    *kafka.Conn
+		stop    func() bool
+		offset  = start
+		backoff time.Duration
+	)
+	closeConn := func() {
+		if conn != nil {
+			stop()
+			conn.Close()
+			conn = nil
+		}
+	}
+	defer closeConn()
+	fail := func(msg string, err error) {
+		closeConn()
+		backoff = min(max(2*backoff, 100*time.Millisecond), kafkaMaxBackoff)
+		p.log.Warn(msg, "err", err, "retry_in", backoff)
+		t := time.NewTimer(backoff)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	for ctx.Err() == nil {
+		if conn == nil {
+			c, err := p.dial(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					fail("dial kafka partition leader", err)
+				}
+				continue
+			}
+			conn = c
+			// Closing the connection ends a fetch in progress.
+			stop = context.AfterFunc(ctx, func() { c.Close() })
+		}
+		if offset < 0 {
+			first, err := conn.ReadFirstOffset()
+			if err != nil {
+				fail("read first offset of kafka partition", err)
+				continue
+			}
+			offset = first
+		}
+		if !p.state.started.Load() {
+			p.c.setNext(p.tp, offset)
+			p.state.started.Store(true)
+		}
+		if _, err := conn.Seek(offset, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
+			fail("seek kafka partition", err)
+			continue
+		}
+		conn.SetReadDeadline(time.Now().Add(maxWait + 30*time.Second))
+		batch := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: 1, MaxBytes: maxBytes, MaxWait: maxWait})
+		var msgs []kafka.Message
+		for {
+			m, err := batch.ReadMessage()
+			if err != nil {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		next := batch.Offset()
+		hwm := batch.HighWaterMark()
+		err := batch.Close()
+		if errors.Is(err, kafka.RequestTimedOut) {
+			// kafka-go's way of saying that the fetch found no new
+			// message before FetchMaxWait.
+			err = nil
+		}
+		if err == nil {
+			p.state.hwm.Store(hwm)
+		}
+		if len(msgs) > 0 {
+			next = max(next, msgs[len(msgs)-1].Offset+1)
+		}
+		if next > offset {
+			select {
+			case ch <- fetched{msgs: msgs, next: next}:
+			case <-ctx.Done():
+				return
+			}
+			offset = next
+		}
+		switch {
+		case err == nil:
+			backoff = 0
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, kafka.OffsetOutOfRange):
+			p.log.Warn("kafka offset out of range: consuming from the earliest offset", "offset", offset)
+			offset = kafka.FirstOffset
+		default:
+			fail("fetch kafka partition", err)
+		}
+	}
+}
+
+// dial connects to the leader of the partition through the first broker
+// that answers.
+func (p *partitionConsumer) dial(ctx context.Context) (*kafka.Conn, error) {
+	d := p.c.Dialer
+	if d == nil {
+		d = kafka.DefaultDialer
+	}
+	var errs []error
+	for _, b := range p.c.Brokers {
+		conn, err := d.DialLeader(ctx, "tcp", b, p.tp.Topic, p.tp.Partition)
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, fmt.Errorf("broker %s: %w", b, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// deliver hands the messages of f to the sink in units, each under the gate
+// and recorded in the next offset of the partition when it is done: a unit
+// is one call of Accept with the values of consecutive messages of one
+// stream (up to batchLen values, unless one message has more), together
+// with the rejected messages among them. deliver stops between two units
+// when pctx ends.
+func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error {
+	msgs := f.msgs
+	for {
+		if err := p.c.gate.enter(pctx); err != nil {
+			return err
+		}
+		n, err := p.unit(ctx, msgs)
+		if err == nil {
+			next := f.next
+			if n < len(msgs) {
+				next = msgs[n].Offset
+			}
+			p.c.setNext(p.tp, next)
+		}
+		p.c.gate.exit()
+		if err != nil {
+			return err
+		}
+		msgs = msgs[n:]
+		if len(msgs) == 0 {
+			return nil
+		}
+		if err := pctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// unit delivers the first unit of msgs and returns the number of messages
+// it holds.
+func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int, error) {
+	c := p.c
+	p.vals = p.vals[:0]
+	stream := ""
+	i := 0
+	for ; i < len(msgs); i++ {
+		m := &msgs[i]
+		name, nameOK := p.streamName(m)
+		format, formatOK := messageFormat(m, p.format)
+		if nameOK && formatOK && len(p.vals) > 0 &&
+			(name != stream || len(p.vals)+maxValues(format, len(m.Value)) > batchLen) {
+			break // m starts the next unit
+		}
+		c.stats.messages.Add(1)
+		c.stats.bytes.Add(uint64(len(m.Key) + len(m.Value)))
+		switch {
+		case !nameOK:
+			c.reject("", ReasonBadStreamName, 1)
+			continue
+		case !formatOK:
+			c.reject(name, ReasonUnknownFormat, 1)
+			continue
+		}
+		n := len(p.vals)
+		var bad int
+		switch format {
+		case FormatBinary64:
+			if len(m.Value)%8 == 0 {
+				p.vals = appendFloat64s(p.vals, m.Value)
+			} else {
+				bad = 1
+			}
+		case FormatBinary32:
+			if len(m.Value)%4 == 0 {
+				p.vals = appendFloat32s(p.vals, m.Value)
+			} else {
+				bad = 1
+			}
+		default:
+			var tokens int
+			p.vals, tokens, bad = appendText(p.vals, m.Value)
+			if tokens == 0 {
+				bad = 1
+			}
+		}
+		if len(p.vals) == n && bad == 0 {
+			bad = 1 // a binary message without values
+		}
+		if bad > 0 {
+			c.reject(name, ReasonMalformed, bad)
+		}
+		if len(p.vals) > n {
+			stream = name
+		}
+	}
+	if len(p.vals) == 0 {
+		return i, nil
+	}
+	vals := CleanValues(stream, p.vals, c.Sink)
+	c.stats.rejected.Add(uint64(len(p.vals) - len(vals)))
+	if len(vals) == 0 {
+		return i, nil
+	}
+	err := c.Sink.Accept(ctx, stream, vals)
+	switch {
+	case err == nil:
+		c.stats.values.Add(uint64(len(vals)))
+	case errors.Is(err, ErrStreamLimit):
+		c.reject(stream, ReasonStreamLimit, len(vals))
+	default:
+		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
+	}
+	if cap(p.vals) > 4*batchLen {
+		p.vals = nil // do not keep a huge message's memory
+	}
+	return i, nil
+}
+
+// streamName returns the stream of m. ok is false if its key is not a valid
+// stream name.
+func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) {
+	if p.c.StreamFromTopic || len(m.Key) == 0 {
+		return p.tp.Topic, validName(p.tp.Topic)
+	}
+	if s, ok := p.names[string(m.Key)]; ok {
+		return s, true
+	}
+	if !validName(m.Key) {
+		return "", false
+	}
+	if p.names == nil || len(p.names) >= maxInterned {
+		p.names = make(map[string]string)
+	}
+	s := string(m.Key)
+	p.names[s] = s
+	return s, true
+}
