@@ -129,6 +129,7 @@ func (p *Pipeline) Open(ctx context.Context) error {
 		}
 	})
 	p.wg.Go(func() { p.sortLoop(ctx) })
+	p.sendRestored(ctx)
 	return nil
 }
 
@@ -306,9 +307,6 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 
 // AcceptTo adds values to s; see Accept.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	if len(values) == 0 {
-		return nil
-	}
 	full := s.append(values, time.Now().UnixNano())
 	if len(full) == 0 {
 		return nil
@@ -323,16 +321,17 @@ func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) er
 		// stream and are summarised by queries as pending values.
 		return nil
 	}
-	for _, w := range full {
+	for i, w := range full {
 		select {
 		case p.full <- w:
 		case <-ctx.Done():
-			// The window stays in flight; the values are still counted by
-			// queries, and the window is sent by the next Accept.
-			s.requeue(full)
-			return fmt.Errorf("accept: %w", ctx.Err())
+			// The values are accepted and counted (queries sort the windows
+			// in flight themselves); the unsent windows go out with the
+			// stream's next Accept or at the next Open. So this is no
+			// failure of Accept, whose contract is about counting.
+			s.requeue(full[i:])
+			return nil
 		}
-		full = full[1:]
 	}
 	return nil
 }
@@ -433,18 +432,26 @@ func (s *Stream) append(values []float64, now int64) []*window.Window {
 	defer s.mu.Unlock()
 	full := s.pendingQ
 	s.pendingQ = nil
+	if len(values) == 0 {
+		return full
+	}
 	s.filler.Append(values, func(w *window.Window) {
-		w.Owner = s
-		c := make([]float64, 0, w.Len())
-		for _, v := range w.F32 {
-			c = append(c, float64(v))
-		}
-		c = append(c, w.F64...)
-		s.inflight = append(s.inflight, inflight{w: w, copy: c})
+		s.addInflight(w)
 		full = append(full, w)
 	})
 	s.sum.Observe(now, values)
 	return full
+}
+
+// addInflight records a full window and the copy queries read.
+func (s *Stream) addInflight(w *window.Window) {
+	w.Owner = s
+	c := make([]float64, 0, w.Len())
+	for _, v := range w.F32 {
+		c = append(c, float64(v))
+	}
+	c = append(c, w.F64...)
+	s.inflight = append(s.inflight, inflight{w: w, copy: c})
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.

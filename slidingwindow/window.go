@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"streamd/gksketch"
 	"streamd/internal/radix"
@@ -232,31 +233,45 @@ func (w *Window) seal() {
 	w.expire()
 }
 
-// join merges adjacent blocks of the same level, oldest first, while the
-// merged block is at most ε·d/8 values, d being the distance from the
-// newest value to the merged block's newest value.
+// join merges adjacent blocks of the same level while the merged block is
+// at most ε·d/8 values, d being the distance from the newest value to the
+// merged block's newest value.
+//
+// Blocks run oldest first with levels that never rise, so each level is
+// one run of blocks. Within a run all pairs have the same size and the
+// oldest pair lies farthest back: if it may not merge, no pair of its level
+// may. So join checks only the first pair of each level, lowest level
+// first (a merge makes a block of the next level, checked next): O(levels)
+// per call, plus the merges.
 func (w *Window) join() {
-	for i := 0; i+1 < len(w.blocks); {
-		a, b := &w.blocks[i], &w.blocks[i+1]
-		d := w.pos - b.end()
-		if a.level != b.level || float64(a.size+b.size) > w.eps*float64(d)/8 {
+	for level := 0; len(w.blocks) > 0 && level <= w.blocks[0].level; level++ {
+		// The run of this level starts at the first block of level ≤ level.
+		i := sort.Search(len(w.blocks), func(k int) bool { return w.blocks[k].level <= level })
+		for i+1 < len(w.blocks) && w.blocks[i].level == level && w.blocks[i+1].level == level {
+			a, b := &w.blocks[i], &w.blocks[i+1]
+			if float64(a.size+b.size) > w.eps*float64(w.pos-b.end())/8 {
+				break
+			}
+			w.blocks[i] = w.merged(a, b)
+			w.blocks = append(w.blocks[:i+1], w.blocks[i+2:]...)
+			// The merged block ends the run of level+1; the next pair of
+			// this level starts right after it.
 			i++
-			continue
-		}
-		level := a.level + 1
-		size := a.size + b.size
-		e := int64(w.levelError(level) * float64(size))
-		q := gksketch.Merge(&a.q, &b.q)
-		q.Compress(e)
-		f := a.f.Copy()
-		f.MergeCounts(b.f)
-		f.Prune(e)
-		w.blocks[i] = block{level: level, start: a.start, size: size, first: a.first, last: b.last, q: q, f: f}
-		w.blocks = append(w.blocks[:i+1], w.blocks[i+2:]...)
-		if i > 0 {
-			i-- // the joined block may now pair with its older neighbour
 		}
 	}
+}
+
+// merged returns the block joining the adjacent blocks a and b of one level.
+func (w *Window) merged(a, b *block) block {
+	level := a.level + 1
+	size := a.size + b.size
+	e := int64(w.levelError(level) * float64(size))
+	q := gksketch.Merge(&a.q, &b.q)
+	q.Compress(e)
+	f := a.f.Copy()
+	f.MergeCounts(b.f)
+	f.Prune(e)
+	return block{level: level, start: a.start, size: size, first: a.first, last: b.last, q: q, f: f}
 }
 
 // expire drops blocks entirely older than the last N values.

@@ -113,32 +113,45 @@ func TestLastN(t *testing.T) {
 		runs = runs[:4]
 	}
 	for _, r := range runs {
-		for i, st := range exact.Synthetic(r.total, 11, r.orders...) {
-			if r.total > 1<<18 && i%len(synth.Orders) > 1 && i/len(synth.Orders)%3 != 0 {
-				continue // big runs: every distribution in two orders, a third in all
-			}
-			t.Run(fmt.Sprintf("%s/ε=%v/N=%d", st.Name, r.eps, r.capacity), func(t *testing.T) {
-				w, err := New(r.eps, r.capacity)
+		orders := r.orders
+		if orders == nil {
+			orders = synth.Orders
+		}
+		for i, d := range synth.Dists {
+			for j, o := range orders {
+				if r.total > 1<<18 && j > 1 && i%3 != 0 {
+					continue // big runs: every distribution in two orders, a third in all
+				}
+				x, err := synth.Generate(synth.Spec{Dist: d, Order: o, Seed: 11, Period: max(1, r.total/37)}, r.total)
 				if err != nil {
 					t.Fatal(err)
 				}
-				x := st.Values
-				added := 0
-				for step := 1; added < len(x); step++ {
-					k := min(len(x)-added, 1+step*step*97%9001)
-					w.Add(int64(step), x[added:added+k]...)
-					added += k
-					if step%150 == 0 || added == len(x) {
-						for _, n := range lastNs(r.capacity) {
-							checkLast(t, w, x[:added], n)
+				st := exact.Named{Name: fmt.Sprintf("%s/%s/n=%d", d, o, r.total), Values: x}
+				t.Run(fmt.Sprintf("%s/ε=%v/N=%d", st.Name, r.eps, r.capacity), func(t *testing.T) {
+					w, err := New(r.eps, r.capacity)
+					if err != nil {
+						t.Fatal(err)
+					}
+					x := st.Values
+					added, next := 0, len(x)/3
+					for step := 1; added < len(x); step++ {
+						k := min(len(x)-added, 1+step*step*97%9001)
+						w.Add(int64(step), x[added:added+k]...)
+						added += k
+						// Check at about a third, two thirds and the end.
+						if added >= next || added == len(x) {
+							next += len(x) / 3
+							for _, n := range lastNs(r.capacity) {
+								checkLast(t, w, x[:added], n)
+							}
 						}
 					}
-				}
-				if w.Mode() == Blocks && w.Blocks() == 0 {
-					t.Error("blocks mode with no blocks")
-				}
-				t.Logf("mode %v: %d blocks, %d entries, %d bytes for %d values", w.Mode(), w.Blocks(), w.Entries(), w.Bytes(), w.Count())
-			})
+					if w.Mode() == Blocks && w.Blocks() == 0 {
+						t.Error("blocks mode with no blocks")
+					}
+					t.Logf("mode %v: %d blocks, %d entries, %d bytes for %d values", w.Mode(), w.Blocks(), w.Entries(), w.Bytes(), w.Count())
+				})
+			}
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"streamd/internal/radix"
 )
 
 // Stream is the exact answer key of a multiset of values.
@@ -23,7 +25,7 @@ type Stream struct {
 // New returns the answer key of values (copied).
 func New(values []float64) *Stream {
 	s := &Stream{sorted: slices.Clone(values)}
-	slices.Sort(s.sorted)
+	radix.Float64s(s.sorted, nil)
 	return s
 }
 
