@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -26,6 +27,7 @@ import (
 
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/checkpoint"
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/pipeline"
@@ -43,6 +45,14 @@ type Config struct {
 	TLSKey      string
 	Token       string // bearer token every RPC must carry; "" for none
 
+	CheckpointInterval time.Duration // how often state is written to DataDir; 0 disables
+
+	KafkaBrokers         []string
+	KafkaTopics          []string
+	KafkaGroup           string
+	KafkaFormats         map[string]ingest.Format // per topic; text by default
+	KafkaStreamFromTopic bool
+
 	Stream     summary.Config // defaults of streams created on first data
 	MaxStreams int
 	Queue      int // full windows waiting for the sorter before ingest blocks
@@ -56,16 +66,18 @@ type Config struct {
 // ingest), 7072 (metrics), data in ./streamd-data, the auto sorter.
 func DefaultConfig() Config {
 	return Config{
-		GRPCAddr:        "127.0.0.1:7070",
-		TCPAddr:         "127.0.0.1:7071",
-		MetricsAddr:     "127.0.0.1:7072",
-		DataDir:         "streamd-data",
-		Sorter:          "auto",
-		Stream:          summary.Config{}.WithDefaults(),
-		MaxStreams:      100000,
-		Queue:           16,
-		ShutdownTimeout: 10 * time.Second,
-		LogLevel:        slog.LevelInfo,
+		GRPCAddr:           "127.0.0.1:7070",
+		TCPAddr:            "127.0.0.1:7071",
+		MetricsAddr:        "127.0.0.1:7072",
+		DataDir:            "streamd-data",
+		Sorter:             "auto",
+		KafkaGroup:         "streamd",
+		CheckpointInterval: 10 * time.Second,
+		Stream:             summary.Config{}.WithDefaults(),
+		MaxStreams:         100000,
+		Queue:              16,
+		ShutdownTimeout:    10 * time.Second,
+		LogLevel:           slog.LevelInfo,
 	}
 }
 
@@ -94,6 +106,12 @@ func (c *Config) Validate() error {
 	if err := c.Stream.Validate(); err != nil {
 		return &ConfigError{"stream defaults", c.Stream, err}
 	}
+	if len(c.KafkaBrokers) > 0 && len(c.KafkaTopics) == 0 {
+		return &ConfigError{"kafka-topic", "", errors.New("required with kafka-brokers")}
+	}
+	if len(c.KafkaTopics) > 0 && c.DataDir == "" {
+		return &ConfigError{"data-dir", "", errors.New("required with kafka: offsets live in checkpoints")}
+	}
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
 	}
@@ -116,9 +134,53 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
 	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
 	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
+	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "how often state is checkpointed to the data dir (0: only at shutdown)")
+	fs.Func("kafka-brokers", "comma-separated Kafka brokers to consume from", func(v string) error {
+		c.KafkaBrokers = splitList(v)
+		return nil
+	})
+	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32 or =text to set its message format", func(v string) error {
+		for _, t := range splitList(v) {
+			name, format, _ := strings.Cut(t, "=")
+			c.KafkaTopics = append(c.KafkaTopics, name)
+			if format == "" {
+				continue
+			}
+			f, err := parseFormat(format)
+			if err != nil {
+				return err
+			}
+			if c.KafkaFormats == nil {
+				c.KafkaFormats = make(map[string]ingest.Format)
+			}
+			c.KafkaFormats[name] = f
+		}
+		return nil
+	})
+	fs.StringVar(&c.KafkaGroup, "kafka-group", c.KafkaGroup, "Kafka consumer group; daemons in one group share the partitions")
+	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func parseFormat(s string) (ingest.Format, error) {
+	for _, f := range []ingest.Format{ingest.FormatText, ingest.FormatBinary64, ingest.FormatBinary32} {
+		if f.String() == s {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown kafka format %q (text, f64 or f32)", s)
 }
 
 // newServeFlags returns serve's flag set bound to cfg.
@@ -185,6 +247,17 @@ type Daemon struct {
 	metrics  *http.Server
 	metricLn net.Listener
 	wg       sync.WaitGroup
+
+	store        *checkpoint.Store
+	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
+	seq          uint64
+	offsets      offsets // Kafka offsets in the last snapshot
+	checkpoints  atomic.Int64
+	kafka        *ingest.KafkaConsumer
+	kafkaStopped atomic.Bool
+	kafkaDone    chan struct{}
+	restored     bool // state came from the data dir (or there was none)
+	stop         context.CancelFunc // ends the checkpoint loop and Kafka
 }
 
 // NewDaemon returns a daemon with cfg, not yet running.
@@ -223,8 +296,24 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	d.offsets = offsets{}
+	if cfg.DataDir != "" {
+		d.store = &checkpoint.Store{Dir: cfg.DataDir, Logger: d.Logger}
+		if d.offsets, err = d.restore(); err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		d.restored = true
+	}
 	if err := d.pipe.Open(ctx); err != nil {
 		return err
+	}
+	var bg context.Context
+	bg, d.stop = context.WithCancel(context.WithoutCancel(ctx))
+	if d.store != nil && cfg.CheckpointInterval > 0 {
+		d.wg.Go(func() { d.checkpointLoop(bg) })
+	}
+	if len(cfg.KafkaTopics) > 0 {
+		d.openKafka(bg)
 	}
 
 	if err := d.openGRPC(); err != nil {
@@ -248,6 +337,33 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
 		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir)
 	return nil
+}
+
+// openKafka starts consuming the configured topics, resuming each
+// partition after the values of the restored checkpoint.
+func (d *Daemon) openKafka(ctx context.Context) {
+	cfg := &d.Config
+	resume := make(offsets, len(d.offsets))
+	for tp, o := range d.offsets {
+		resume[tp] = o
+	}
+	d.kafka = &ingest.KafkaConsumer{
+		Brokers: cfg.KafkaBrokers, Topics: cfg.KafkaTopics, Group: cfg.KafkaGroup,
+		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic,
+		Sink: d.pipe, Logger: d.Logger,
+		Resume: func(topic string, partition int) (int64, bool) {
+			o, ok := resume[ingest.TopicPartition{Topic: topic, Partition: partition}]
+			return o, ok
+		},
+		Revoked: d.revoked,
+	}
+	d.kafkaDone = make(chan struct{})
+	go func() {
+		defer close(d.kafkaDone)
+		if err := d.kafka.Run(ctx); err != nil && ctx.Err() == nil {
+			d.Logger.Error("kafka consumer stopped", "err", err)
+		}
+	}()
 }
 
 // openSorter opens the named back-end. "auto" falls back to the CPU when
@@ -283,7 +399,11 @@ func (d *Daemon) openGRPC() error {
 		opts = append(opts, grpc.ChainUnaryInterceptor(auth.unary), grpc.ChainStreamInterceptor(auth.stream))
 	}
 	d.grpc = grpc.NewServer(opts...)
-	pb.RegisterStreamdServer(d.grpc, &api.Server{Pipeline: d.pipe})
+	srv := &api.Server{Pipeline: d.pipe}
+	if d.store != nil {
+		srv.Durable = d.checkpoint
+	}
+	pb.RegisterStreamdServer(d.grpc, srv)
 	d.health = health.NewServer()
 	healthpb.RegisterHealthServer(d.grpc, d.health)
 	reflection.Register(d.grpc)
@@ -388,9 +508,28 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close tcp ingest: %w", err))
 		}
 	}
+	if d.stop != nil {
+		// Stops the checkpoint loop and the Kafka consumer, which
+		// checkpoints and commits what it delivered before it returns.
+		d.stop()
+	}
+	if d.kafkaDone != nil {
+		select {
+		case <-d.kafkaDone:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("stop kafka: %w", ctx.Err()))
+		}
+		d.kafkaStopped.Store(true)
+	}
 	if d.pipe != nil {
 		if err := d.pipe.Close(ctx); err != nil {
 			errs = append(errs, err)
+		}
+		// Never overwrite a checkpoint that could not be restored.
+		if d.restored {
+			if err := d.checkpoint(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if d.grpc != nil {

@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/ingest"
+	"streamd/internal/exact"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+func push(t *testing.T, c pb.StreamdClient, stream string, vals []float64, durable bool) {
+	t.Helper()
+	p, err := c.Push(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(vals); i += 10000 {
+		if err := p.Send(&pb.PushRequest{Stream: stream, Values: vals[i:min(i+10000, len(vals))], Durable: durable}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openOn starts a daemon on dir without registering its Close.
+func openOn(t *testing.T, dir string, log io.Writer, mod func(*Config)) (*Daemon, pb.StreamdClient) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.GRPCAddr, cfg.TCPAddr, cfg.MetricsAddr = "127.0.0.1:0", "", ""
+	cfg.DataDir, cfg.Sorter = dir, "cpu"
+	cfg.CheckpointInterval = 0
+	cfg.Stream = summary.Config{Epsilon: 0.001, WindowSize: 4096, SlidingWindow: 50000}
+	if mod != nil {
+		mod(&cfg)
+	}
+	d := NewDaemon(cfg, slog.New(slog.NewTextHandler(log, nil)))
+	if err := d.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return d, pb.NewStreamdClient(conn)
+}
+
+func closeDaemon(t *testing.T, d *Daemon) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := d.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRestartKeepsState: a graceful shutdown checkpoints, and a restart on
+// the same data dir answers as before, windows in flight and partial
+// windows included.
+func TestRestartKeepsState(t *testing.T) {
+	dir := t.TempDir()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 5}, 30001)
+	d, c := openOn(t, dir, io.Discard, nil)
+	push(t, c, "ln", x, false)
+	closeDaemon(t, d)
+
+	d, c = openOn(t, dir, io.Discard, nil)
+	defer closeDaemon(t, d)
+	waitCount(t, c, "ln", uint64(len(x)))
+	for _, lastN := range []uint64{0, 100, 20000} {
+		checkAnswers(t, c, "ln", round32(x), 0.001, lastN)
+	}
+	// More values go on into the restored stream.
+	push(t, c, "ln", x[:5000], false)
+	checkAnswers(t, c, "ln", round32(append(x, x[:5000]...)), 0.001, 0)
+}
+
+// TestCorruptCheckpoint: a truncated newest checkpoint gives a clear log
+// line and the previous checkpoint, never a panic.
+func TestCorruptCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	d, c := openOn(t, dir, io.Discard, nil)
+	push(t, c, "a", []float64{1, 2, 3}, true) // durable: checkpoint 1 holds it
+	push(t, c, "a", []float64{4, 5}, false)
+	closeDaemon(t, d) // checkpoint 2 holds all five
+	files, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.bin"))
+	if len(files) != 2 {
+		t.Fatalf("checkpoints: %v", files)
+	}
+	newest := files[len(files)-1]
+	raw, _ := os.ReadFile(newest)
+	if err := os.WriteFile(newest, raw[:len(raw)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	d, c = openOn(t, dir, &log, nil)
+	defer closeDaemon(t, d)
+	st := waitCount(t, c, "a", 3)
+	if st.Max != 3 {
+		t.Errorf("restored %v", st)
+	}
+	if !strings.Contains(log.String(), "skipping bad checkpoint") {
+		t.Errorf("no log line about the bad checkpoint:\n%s", log.String())
+	}
+}
+
+// TestDurablePush: a durable Push returns only after a checkpoint covers
+// its values, so a copy of the data dir taken right then restores them.
+func TestDurablePush(t *testing.T) {
+	dir := t.TempDir()
+	d, c := openOn(t, dir, io.Discard, nil)
+	defer closeDaemon(t, d)
+	push(t, c, "dur", []float64{9, 8, 7, 6}, true)
+	copyDir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.bin"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		_ = os.WriteFile(filepath.Join(copyDir, filepath.Base(f)), b, 0o644)
+	}
+	d2, c2 := openOn(t, copyDir, io.Discard, nil)
+	defer closeDaemon(t, d2)
+	waitCount(t, c2, "dur", 4)
+}
+
+// kafkaCluster starts an in-process Kafka-protocol broker, or uses
+// KAFKA_BROKERS, with a fresh topic of four partitions.
+func kafkaCluster(t *testing.T) (brokers []string, topic string) {
+	t.Helper()
+	topic = fmt.Sprintf("values-%d", rand.Int64())
+	if env := os.Getenv("KAFKA_BROKERS"); env != "" {
+		brokers = strings.Split(env, ",")
+		conn, err := kafka.Dial("tcp", brokers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.CreateTopics(kafka.TopicConfig{Topic: topic, NumPartitions: 4, ReplicationFactor: 1}); err != nil {
+			t.Fatal(err)
+		}
+		return brokers, topic
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(4, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs(), topic
+}
+
+// produce writes vals as binary messages of per values, spread over the
+// partitions, with bad messages mixed in; it returns the count of bad ones.
+func produce(t *testing.T, brokers []string, topic, stream string, vals []float64, per int) int {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: 5 * time.Millisecond, BatchSize: 100}
+	defer w.Close()
+	var msgs []kafka.Message
+	bad := 0
+	for i := 0; i < len(vals); i += per {
+		buf := make([]byte, 0, 8*per)
+		for _, v := range vals[i:min(i+per, len(vals))] {
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		}
+		msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: buf,
+			Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeBinary64)}}})
+		if (i/per)%10 == 3 {
+			msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: []byte{1, 2, 3},
+				Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeBinary64)}}})
+			bad++
+		}
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	return bad
+}
+
+func kafkaConfig(brokers []string, topic, group string) func(*Config) {
+	return func(c *Config) {
+		c.KafkaBrokers, c.KafkaTopics, c.KafkaGroup = brokers, []string{topic}, group
+		c.CheckpointInterval = 200 * time.Millisecond
+	}
+}
+
+// TestKafka consumes a known stream from four partitions with one daemon,
+// then with two daemons in one group: counts are exact, quantiles within ε,
+// bad messages counted.
+func TestKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("consumer-group joins take seconds")
+	}
+	brokers, topic := kafkaCluster(t)
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Order: synth.Sawtooth, Seed: 6}, 200000)
+	bad := produce(t, brokers, topic, "k", x, 1000)
+
+	d, c := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers, topic, "one"))
+	st := waitCount(t, c, "k", uint64(len(x)))
+	if st.RejectedTotal != uint64(bad) {
+		t.Errorf("rejected %v, want %d bad messages", st.Rejected, bad)
+	}
+	checkAnswers(t, c, "k", round32(x), 0.001, 0)
+	closeDaemon(t, d)
+
+	// Two daemons in one group split the partitions; their counts add up
+	// to exactly what was produced.
+	d1, c1 := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers, topic, "two"))
+	d2, c2 := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers, topic, "two"))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var total uint64
+		for _, c := range []pb.StreamdClient{c1, c2} {
+			if st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "k"}); err == nil {
+				total += st.Count
+			}
+		}
+		if total == uint64(len(x)) {
+			break
+		}
+		if total > uint64(len(x)) || time.Now().After(deadline) {
+			t.Fatalf("two daemons count %d, want %d", total, len(x))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	closeDaemon(t, d1)
+	closeDaemon(t, d2)
+}
+
+// TestCrashRecovery kills the real daemon with SIGKILL at random moments —
+// at least once in the middle of writing a checkpoint — while a producer
+// writes to Kafka, restarts it each time, and checks that in the end every
+// value is counted exactly once and every quantile is within ε.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts the daemon; consumer-group rejoins take seconds")
+	}
+	bin := filepath.Join(t.TempDir(), "streamd")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	brokers, topic := kafkaCluster(t)
+	dir := t.TempDir()
+	const n = 300000
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 7}, n)
+
+	var produced sync.WaitGroup
+	produced.Go(func() {
+		for i := 0; i < n; i += n / 20 {
+			produce(t, brokers, topic, "crash", x[i:min(i+n/20, n)], 500)
+			time.Sleep(150 * time.Millisecond)
+		}
+	})
+
+	addrRE := regexp.MustCompile(`grpc=(\S+)`)
+	start := func() (*exec.Cmd, string) {
+		cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
+			"--data-dir", dir, "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
+			"--checkpoint-interval", "30ms", "--kafka-brokers", strings.Join(brokers, ","),
+			"--kafka-topic", topic, "--kafka-group", "crash")
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				go io.Copy(io.Discard, stderr)
+				return cmd, m[1]
+			}
+		}
+		t.Fatalf("daemon exited: %v", cmd.Wait())
+		return nil, ""
+	}
+	midCheckpoint := 0
+	for kill := range 6 {
+		cmd, _ := start()
+		if kill%2 == 1 {
+			// Kill while a checkpoint's temporary file exists.
+			deadline := time.Now().Add(10 * time.Second)
+			for time.Now().Before(deadline) {
+				if tmp, _ := filepath.Glob(filepath.Join(dir, ".checkpoint-*.tmp")); len(tmp) > 0 {
+					midCheckpoint++
+					break
+				}
+			}
+		} else {
+			time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	}
+	if midCheckpoint == 0 {
+		t.Error("no kill landed in the middle of a checkpoint")
+	}
+	produced.Wait()
+
+	cmd, addr := start()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := pb.NewStreamdClient(conn)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "crash"})
+		if err == nil && st.Count == n {
+			break
+		}
+		if err == nil && st.Count > n {
+			t.Fatalf("counted %d values, more than the %d produced", st.Count, n)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restarts: %v, %v; want count %d", st, err, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	key := exact.New(round32(x))
+	q, err := c.Quantiles(context.Background(), &pb.QuantilesRequest{Stream: "crash", Phis: phis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range q.Quantiles {
+		if err := key.CheckQuantile(a.Phi, a.Value, 0.001, int64(a.RankMin), int64(a.RankMax)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d kills, %d in the middle of a checkpoint", 6, midCheckpoint)
+}
