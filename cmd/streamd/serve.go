@@ -256,7 +256,7 @@ type Daemon struct {
 	kafka        *ingest.KafkaConsumer
 	kafkaStopped atomic.Bool
 	kafkaDone    chan struct{}
-	restored     bool // state came from the data dir (or there was none)
+	restored     bool               // state came from the data dir (or there was none)
 	stop         context.CancelFunc // ends the checkpoint loop and Kafka
 }
 
