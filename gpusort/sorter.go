@@ -66,13 +66,21 @@ type Sorter interface {
 type Constructor func() (Sorter, error)
 
 // Lookup returns the constructor of the back-end with the given name, among
-// those compiled into this binary. "cpu" is always present; the GPU
-// back-ends are present in builds with the "gpu" tag.
+// those compiled into this binary. "cpu" and "auto" are always present; the
+// GPU back-ends are present in builds with the "gpu" tag, and "gpu" names
+// the fastest of them, "compute".
 func Lookup(name string) (Constructor, error) {
+	want := name
+	if name == "gpu" {
+		want = "compute"
+	}
 	for _, b := range Backends() {
-		if b.Name == name {
+		if b.Name == want {
 			return b.New, nil
 		}
+	}
+	if name == "gpu" {
+		return nil, fmt.Errorf("gpusort: sorter %q: this binary was built without the gpu tag (have %v)", name, BackendNames())
 	}
 	return nil, fmt.Errorf("gpusort: unknown sorter %q (have %v)", name, BackendNames())
 }

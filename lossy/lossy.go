@@ -104,9 +104,9 @@ func (s *Summary) Bound() int64 { return floorEps(s.eps, s.n) }
 func floorEps(eps float64, n int64) int64 { return int64(math.Floor(eps * float64(n))) }
 
 // Threshold returns the count a value new to the table must exceed in a
-// window of n values to survive that window's pruning: ⌊ε(N+n)⌋ − ⌊εN⌋.
-// A window's histogram may leave out every value that has no entry and a
-// count at most this (AddWindow).
+// window of n values to survive that window's pruning: ⌊ε(N+n)⌋ − ⌊εN⌋,
+// which is ⌊εn⌋ or ⌊εn⌋+1. A window's histogram may leave out every value
+// that has no entry and a count at most this (AddWindow).
 func (s *Summary) Threshold(n int64) int64 {
 	return floorEps(s.eps, s.n+n) - floorEps(s.eps, s.n)
 }
@@ -116,6 +116,22 @@ func (s *Summary) Threshold(n int64) int64 {
 // has an entry or whose count exceeds Threshold(n); it may list others. The
 // counts of listed runs must sum to at most n. It costs O(len(runs) + Len).
 func (s *Summary) AddWindow(n int64, runs []Run) error {
+	return s.addWindow(n, runs, nil, true)
+}
+
+// AddWindowKnown is AddWindow for a histogram made against an older table:
+// runs list every value of the window in known (sorted) or counted more
+// than ⌊ε·n⌋ times, but entries created since known was taken may be
+// missing. Such an entry, absent from runs and from known, may have had up
+// to Threshold(n) occurrences in the window: its Delta grows by that much,
+// which keeps Delta ≤ ⌊εN⌋ (Delta ≤ ⌊εN_before⌋ before, and Threshold(n) =
+// ⌊εN_after⌋ − ⌊εN_before⌋). The pipeline uses it when windows are digested
+// (on a GPU) while earlier windows of the same stream are still in flight.
+func (s *Summary) AddWindowKnown(n int64, runs []Run, known []float64) error {
+	return s.addWindow(n, runs, known, false)
+}
+
+func (s *Summary) addWindow(n int64, runs []Run, known []float64, allKnown bool) error {
 	var sum int64
 	for i, r := range runs {
 		if r.Count < 1 || math.IsNaN(r.Value) || (i > 0 && r.Value <= runs[i-1].Value) {
@@ -126,6 +142,7 @@ func (s *Summary) AddWindow(n int64, runs []Run) error {
 	if sum > n {
 		return fmt.Errorf("lossy: runs count %d values of a %d-value window", sum, n)
 	}
+	threshold := s.Threshold(n)
 	delta := s.Bound()
 	s.n += n
 	prune := s.Bound()
@@ -138,6 +155,14 @@ func (s *Summary) AddWindow(n int64, runs []Run) error {
 		case j == len(runs) || (i < len(e) && e[i].Value < runs[j].Value):
 			x = e[i]
 			i++
+			if !allKnown {
+				for len(known) > 0 && known[0] < x.Value {
+					known = known[1:]
+				}
+				if len(known) == 0 || known[0] != x.Value {
+					x.Delta += threshold
+				}
+			}
 		case i == len(e) || runs[j].Value < e[i].Value:
 			x = Entry{Value: runs[j].Value, Count: runs[j].Count, Delta: delta}
 			j++

@@ -211,3 +211,39 @@ func FuzzUnmarshal(f *testing.F) {
 		_ = s.Add(1, 2)
 	})
 }
+
+// TestStaleKnown digests each window against the table as it was lag
+// windows earlier, with threshold ⌊εn⌋, as the pipeline does when windows
+// of one stream are digested while earlier ones are in flight: every
+// guarantee still holds.
+func TestStaleKnown(t *testing.T) {
+	for _, st := range exact.Synthetic(200000, 12, synth.Random, synth.Sawtooth, synth.Alternating) {
+		for _, eps := range []float64{0.01, 0.001} {
+			for _, lag := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%s/ε=%v/lag=%d", st.Name, eps, lag), func(t *testing.T) {
+					s, _ := New(eps)
+					w := 1000
+					var history [][]float64 // Known as of each window
+					buf := make([]float64, 0, w)
+					for i := 0; i < len(st.Values); i += w {
+						history = append(history, s.AppendValues(nil))
+						known := history[max(0, len(history)-1-lag)]
+						buf = append(buf[:0], st.Values[i:min(i+w, len(st.Values))]...)
+						slices.Sort(buf)
+						th := int64(eps * float64(len(buf)))
+						var runs []Run
+						for _, r := range AppendRuns(nil, buf) {
+							if _, ok := slices.BinarySearch(known, r.Value); ok || r.Count > th {
+								runs = append(runs, r)
+							}
+						}
+						if err := s.AddWindowKnown(int64(len(buf)), runs, known); err != nil {
+							t.Fatal(err)
+						}
+					}
+					check(t, exact.New(st.Values), s, eps)
+				})
+			}
+		}
+	}
+}

@@ -58,8 +58,12 @@ type Config struct {
 	// Linger is how long the packer waits for a batch to fill up to four
 	// windows (default 2ms).
 	Linger time.Duration
-	// Sorter sorts the batches; required.
+	// Sorter sorts the batches; required. If it is a gpusort.Digester, it
+	// also digests the windows (on a GPU: reading back only the digests).
 	Sorter gpusort.Sorter
+	// Workers is the number of batches sorted at once (default 2): with
+	// the auto sorter, one can be on the GPU while another is on the CPU.
+	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -104,6 +108,9 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Queue <= 0 {
 		cfg.Queue = 16
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = 2 * time.Millisecond
 	}
@@ -128,7 +135,9 @@ func (p *Pipeline) Open(ctx context.Context) error {
 			p.cfg.Logger.Error("packer stopped", "err", err)
 		}
 	})
-	p.wg.Go(func() { p.sortLoop(ctx) })
+	for range p.cfg.Workers {
+		p.wg.Go(func() { p.sortLoop(ctx) })
+	}
 	p.sendRestored(ctx)
 	return nil
 }
@@ -167,26 +176,48 @@ func (p *Pipeline) Close(ctx context.Context) error {
 }
 
 // sortLoop sorts batches and hands each window's digest to its stream.
+// With a Digester the windows are digested by the sorter, against specs
+// taken before the batch is sorted; otherwise they are sorted, then
+// digested here under their stream's lock.
 func (p *Pipeline) sortLoop(ctx context.Context) {
-	var d summary.Digest
-	var known []float64
+	dg, _ := p.cfg.Sorter.(gpusort.Digester)
+	var (
+		d       summary.Digest
+		known   []float64
+		specs   [gpusort.Channels]summary.WindowSpec
+		digests [gpusort.Channels]summary.Digest
+	)
 	for b := range p.batches {
 		start := time.Now()
-		err := p.cfg.Sorter.Sort(ctx, &b.Sort)
+		var err error
+		if dg != nil {
+			for i, w := range b.Windows {
+				specs[i] = w.Owner.(*Stream).spec(w.Len(), specs[i].Known)
+			}
+			for i := len(b.Windows); i < gpusort.Channels; i++ {
+				specs[i] = summary.WindowSpec{Spacing: 1}
+			}
+			err = dg.Digest(ctx, &b.Sort, &specs, &digests)
+		} else {
+			err = p.cfg.Sorter.Sort(ctx, &b.Sort)
+		}
 		p.sortNanos.Add(int64(time.Since(start)))
 		if err != nil {
 			// A failed sort must not lose values: sort on the CPU instead.
 			p.sortErrors.Add(1)
 			p.cfg.Logger.Error("sort failed; sorting the batch on the CPU", "sorter", p.cfg.Sorter.Name(), "err", err)
-			cpu := gpusort.NewCPU(0)
-			if err := cpu.Sort(context.WithoutCancel(ctx), &b.Sort); err != nil {
+			if err := gpusort.NewCPU(0).Sort(context.WithoutCancel(ctx), &b.Sort); err != nil {
 				p.cfg.Logger.Error("cpu sort failed", "err", err)
 				continue
 			}
 		}
-		for _, w := range b.Windows {
+		for i, w := range b.Windows {
 			s := w.Owner.(*Stream)
-			known = s.addSorted(w, &d, known)
+			if dg != nil && err == nil {
+				s.addDigest(w, &digests[i], specs[i])
+			} else {
+				known = s.addSorted(w, &d, known)
+			}
 			p.windowsSorted.Add(1)
 			p.valuesSorted.Add(int64(w.Len()))
 		}
@@ -479,6 +510,24 @@ func (s *Stream) addSorted(w *window.Window, d *summary.Digest, known []float64)
 	}
 	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
 	return spec.Known
+}
+
+// spec returns the spec of a window of n values, reusing known.
+func (s *Stream) spec(n int, known []float64) summary.WindowSpec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sum.Spec(n, known)
+}
+
+// addDigest adds a window digested against spec and drops it from the
+// windows in flight.
+func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.WindowSpec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.sum.AddDigest(d, spec); err != nil {
+		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
+	}
+	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
 }
 
 // reject counts n rejected values.

@@ -165,8 +165,8 @@ func TestBackPressure(t *testing.T) {
 		}
 	}()
 	// With the sorter stuck, at most the queue (2), a batch being packed,
-	// one waiting to sort and one in the sorter (4 each), and the one being
-	// sent can be accepted.
+	// one waiting to sort and one in each of the two workers (4 windows
+	// each), and the one being sent can be accepted.
 	deadline := time.After(2 * time.Second)
 	n := 0
 wait:
@@ -180,7 +180,7 @@ wait:
 			break wait
 		}
 	}
-	if n >= 100 || n > 2+4+4+4+1 {
+	if n >= 100 || n > 2+4+4+2*4+1 {
 		t.Fatalf("accepted %d windows with the sorter stuck", n)
 	}
 	release()

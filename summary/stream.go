@@ -20,6 +20,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"streamd/gksketch"
@@ -156,21 +157,34 @@ func (s *Stream) Observe(t int64, values []float64) {
 	s.recent.Add(t, values...)
 }
 
-// Spec returns what the summaries need from the next window of w values.
-// Its Known slice is appended to known, which the caller may reuse.
+// Spec returns what the summaries need from a window of w values: its
+// Threshold is ⌊εw⌋, never above what the lossy table will prune at when
+// the window arrives, however many windows come first, so a spec may be
+// taken before earlier windows of the stream are added (AddDigest). Its
+// Known slice is appended to known, which the caller may reuse.
 func (s *Stream) Spec(w int, known []float64) WindowSpec {
 	return WindowSpec{
 		Spacing:   SampleSpacing(s.cfg.Epsilon, w),
-		Threshold: s.counts.Threshold(int64(w)),
+		Threshold: int64(math.Floor(s.cfg.Epsilon * float64(w))),
 		Known:     s.counts.AppendValues(known[:0]),
 	}
 }
 
-// AddWindow adds a sorted window's digest, made with a spec from Spec for
-// this stream and this window (Spec depends on the summaries' state, so
-// windows are added in the order their specs were taken). It copies what
-// it keeps: the caller may reuse d.
+// AddWindow adds a sorted window's digest made with a spec taken from Spec
+// since the last change to the stream: every value of the lossy table was
+// known to it. It copies what it keeps: the caller may reuse d.
 func (s *Stream) AddWindow(d *Digest) error {
+	return s.addDigest(d, nil, true)
+}
+
+// AddDigest adds a window's digest made with spec, a Spec of this stream
+// taken at any earlier time: entries the lossy table gained since then are
+// accounted for (lossy.Summary.AddWindowKnown).
+func (s *Stream) AddDigest(d *Digest, spec WindowSpec) error {
+	return s.addDigest(d, spec.Known, false)
+}
+
+func (s *Stream) addDigest(d *Digest, known []float64, allKnown bool) error {
 	if d.N == 0 {
 		return nil
 	}
@@ -181,7 +195,11 @@ func (s *Stream) AddWindow(d *Digest) error {
 	if err := s.history.AddWindow(q); err != nil {
 		return fmt.Errorf("add window: %w", err)
 	}
-	if err := s.counts.AddWindow(d.N, d.Runs); err != nil {
+	add := s.counts.AddWindow
+	if !allKnown {
+		add = func(n int64, runs []lossy.Run) error { return s.counts.AddWindowKnown(n, runs, known) }
+	}
+	if err := add(d.N, d.Runs); err != nil {
 		return fmt.Errorf("add window: %w", err)
 	}
 	return nil

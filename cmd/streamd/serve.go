@@ -125,7 +125,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TCPAddr, "tcp-addr", c.TCPAddr, "TCP ingest listen address (line and binary protocols); empty disables")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "Prometheus /metrics and /healthz address; empty disables")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
-	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v", gpusort.BackendNames()))
+	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file for gRPC TLS")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for gRPC TLS")
 	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC must carry (also STREAMD_TOKEN)")
@@ -375,6 +375,9 @@ func openSorter(name string, logger *slog.Logger) (gpusort.Sorter, error) {
 	}
 	s, err := newSorter()
 	if err == nil {
+		if a, ok := s.(*gpusort.Auto); ok && a.GPUErr() != nil {
+			logger.Warn("no GPU; the auto sorter sorts on the CPU", "err", a.GPUErr())
+		}
 		return s, nil
 	}
 	if name != "auto" {
