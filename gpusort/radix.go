@@ -17,11 +17,9 @@ func Key64(f float64) uint64 { return radix.Key64(f) }
 // Float64 inverts Key64.
 func Float64(k uint64) float64 { return radix.FromKey64(k) }
 
-// SortFloat32 sorts x in ascending order with an LSD radix sort, using
-// scratch (grown if shorter than x) as the second buffer, and returns the
-// scratch buffer for reuse. It runs in O(len(x)) time: three passes over
-// windows that fit in the L2 cache, and for larger ones one most-significant
-// pass that splits the keys into 256 buckets, each sorted in cache. It
+// SortFloat32 sorts x in ascending order with an LSD radix sort of three
+// passes, using scratch (grown if shorter than x) as the second buffer, and
+// returns the scratch buffer for reuse. It runs in O(len(x)) time and
 // allocates only when scratch is too short.
 func SortFloat32(x []float32, scratch []uint32) []uint32 { return radix.Float32s(x, scratch) }
 

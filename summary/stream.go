@@ -148,11 +148,38 @@ func (s *Stream) Observe(t int64, values []float64) {
 	if s.count == 0 {
 		s.min, s.max = values[0], values[0]
 	}
-	for _, v := range values {
-		s.sum += v
-		s.min = min(s.min, v)
-		s.max = max(s.max, v)
+	// Four partial sums break the chain of dependent additions, and plain
+	// comparisons avoid the NaN handling of the min and max builtins (NaN
+	// never gets here).
+	var sum [4]float64
+	lo, hi := s.min, s.max
+	i := 0
+	for ; i+4 <= len(values); i += 4 {
+		v := values[i : i+4 : i+4]
+		sum[0] += v[0]
+		sum[1] += v[1]
+		sum[2] += v[2]
+		sum[3] += v[3]
+		for _, x := range v {
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
+		}
 	}
+	for _, x := range values[i:] {
+		sum[0] += x
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	s.sum += (sum[0] + sum[1]) + (sum[2] + sum[3])
+	s.min, s.max = lo, hi
 	s.count += int64(len(values))
 	s.recent.Add(t, values...)
 }

@@ -5,7 +5,6 @@ package radix
 
 import (
 	"math"
-	"math/bits"
 	"unsafe"
 )
 
@@ -36,11 +35,15 @@ func FromKey64(k uint64) float64 {
 	return math.Float64frombits(k ^ (uint64(int64(^k)>>63) | 1<<63))
 }
 
-// Float32s sorts x in ascending order with a radix sort, using scratch
-// (grown if shorter than x) as the second buffer. It runs in O(len(x))
-// time, allocates only when scratch is too short, and returns the scratch
-// buffer for reuse. −0 sorts before +0; NaNs go after +Inf or before −Inf
-// by sign.
+// Float32s sorts x in ascending order with an LSD radix sort of three
+// passes (11, 11 and 10 bits), using scratch (grown if shorter than x) as
+// the second buffer. It runs in O(len(x)) time, allocates only when scratch
+// is too short, and returns the scratch buffer for reuse. −0 sorts before
+// +0; NaNs go after +Inf or before −Inf by sign.
+//
+// The key transform is fused with the counting pass, and the inverse
+// transform with the copy back that an odd number of passes needs, so the
+// sort reads and writes the keys five times in all.
 func Float32s(x []float32, scratch []uint32) []uint32 {
 	if len(x) < 2 {
 		return scratch
@@ -50,8 +53,21 @@ func Float32s(x []float32, scratch []uint32) []uint32 {
 		scratch = make([]uint32, len(x))
 	}
 	scratch = scratch[:len(x)]
-	sortKeys32(keys, scratch)
-	for i, k := range keys {
+	var c [3][2048]uint32
+	for i, u := range keys {
+		k := u ^ (uint32(int32(u)>>31) | 1<<31)
+		keys[i] = k
+		c[0][k&0x7ff]++
+		c[1][k>>11&0x7ff]++
+		c[2][k>>22]++
+	}
+	src := keys
+	if len(keys) <= insertionMax {
+		insertion32(keys)
+	} else {
+		src = lsd32(keys, scratch, &c)
+	}
+	for i, k := range src {
 		keys[i] = k ^ (uint32(int32(^k)>>31) | 1<<31)
 	}
 	return scratch
@@ -78,139 +94,14 @@ func Float64s(x []float64, scratch []uint64) []uint64 {
 	return scratch
 }
 
-// Below this many keys a bucket is sorted by insertion sort.
+// Below this many keys a window is sorted by insertion sort.
 const insertionMax = 48
-
-// Up to this many keys the LSD passes run straight over the keys: they and
-// their scratch stay in the L2 cache. Larger inputs are first split by
-// their most significant 8 bits still undecided (MSD), recursively, so that
-// every bucket is sorted in cache. A fixed top byte would not do: float
-// keys share their sign and exponent bits, and uniform values in [0, 1)
-// put half of all keys in one top-byte bucket.
-const lsdMax = 1 << 16
-
-// sortKeys32 turns the float bits in keys into order-preserving keys while
-// counting the first digits, then sorts them, with buf as scratch.
-func sortKeys32(keys, buf []uint32) {
-	if len(keys) <= lsdMax {
-		var c [3][2048]uint32
-		for i, u := range keys {
-			k := u ^ (uint32(int32(u)>>31) | 1<<31)
-			keys[i] = k
-			c[0][k&0x7ff]++
-			c[1][k>>11&0x7ff]++
-			c[2][k>>22]++
-		}
-		if len(keys) <= insertionMax {
-			insertion32(keys)
-			return
-		}
-		lsd32(keys, buf, &c)
-		return
-	}
-	lo, hi := ^uint32(0), uint32(0)
-	for i, u := range keys {
-		k := u ^ (uint32(int32(u)>>31) | 1<<31)
-		keys[i] = k
-		lo, hi = min(lo, k), max(hi, k)
-	}
-	// Only the bits below the keys' common prefix decide the order.
-	msdInPlace(keys, buf, uint(bits.Len32(lo^hi)))
-}
-
-// msdInPlace sorts keys, which agree on all but their low `bits` bits,
-// leaving the result in keys, with buf as scratch. Buckets alternate
-// between the two buffers from one level to the next (msdFrom), so no
-// bucket is copied back.
-func msdInPlace(keys, buf []uint32, bits uint) {
-	if len(keys) <= lsdMax || bits <= 8 {
-		if lsdBits(keys, buf, bits) {
-			copy(keys, buf)
-		}
-		return
-	}
-	shift := bits - 8
-	start := split(keys, buf, shift)
-	for d := range 256 {
-		lo, hi := start[d], start[d+1]
-		msdFrom(buf[lo:hi], keys[lo:hi], shift)
-	}
-}
-
-// msdFrom sorts src, which agree on all but their low `bits` bits, into
-// dst, using src as scratch.
-func msdFrom(src, dst []uint32, bits uint) {
-	if len(src) <= lsdMax || bits <= 8 {
-		if !lsdBits(src, dst, bits) {
-			copy(dst, src)
-		}
-		return
-	}
-	shift := bits - 8
-	start := split(src, dst, shift)
-	for d := range 256 {
-		lo, hi := start[d], start[d+1]
-		msdInPlace(dst[lo:hi], src[lo:hi], shift)
-	}
-}
-
-// split moves src into dst grouped by the 8-bit digit at shift, stably,
-// and returns where each digit's bucket starts.
-func split(src, dst []uint32, shift uint) *[257]uint32 {
-	var count [256]uint32
-	for _, k := range src {
-		count[k>>shift&0xff]++
-	}
-	start := new([257]uint32)
-	for i := range 256 {
-		start[i+1] = start[i] + count[i]
-	}
-	next := *start
-	for _, k := range src {
-		d := k >> shift & 0xff
-		dst[next[d]] = k
-		next[d]++
-	}
-	return start
-}
-
-// lsdBits sorts keys by their low `width` bits in LSD passes, skipping
-// passes whose digit is the same for every key, with buf as scratch. It
-// reports whether the result is in buf. Buckets of 4096 keys or more take
-// 11-bit digits (fewer passes); smaller ones 8-bit digits, whose count
-// tables cost less to clear.
-func lsdBits(keys, buf []uint32, width uint) bool {
-	if len(keys) <= insertionMax {
-		insertion32(keys)
-		return false
-	}
-	digit, mask := uint(8), uint32(0xff)
-	if len(keys) >= 1<<12 {
-		digit, mask = 11, 0x7ff
-	}
-	// Callers pass at most 24 bits (or 8, unsplit), so three digits do.
-	passes := min((width+digit-1)/digit, 3)
-	var c [3][2048]uint32
-	for _, k := range keys {
-		c[0][k&mask]++
-		c[1][k>>digit&mask]++
-		c[2][k>>(2*digit)&mask]++
-	}
-	src, dst := keys, buf
-	inBuf := false
-	for p := range passes {
-		if scatter32(src, dst, c[p][:mask+1], digit*p, mask) {
-			src, dst = dst, src
-			inBuf = !inBuf
-		}
-	}
-	return inBuf
-}
 
 // lsd32 sorts keys by all 32 bits in three passes of 11, 11 and 10 bits,
 // whose digit counts are in c, skipping a pass whose digit is the same for
-// every key. The result ends in keys.
-func lsd32(keys, buf []uint32, c *[3][2048]uint32) {
+// every key, with buf as scratch. It returns the slice holding the result:
+// keys or buf.
+func lsd32(keys, buf []uint32, c *[3][2048]uint32) []uint32 {
 	src, dst := keys, buf
 	if scatter32(src, dst, c[0][:], 0, 0x7ff) {
 		src, dst = dst, src
@@ -219,11 +110,9 @@ func lsd32(keys, buf []uint32, c *[3][2048]uint32) {
 		src, dst = dst, src
 	}
 	if scatter32(src, dst, c[2][:1024], 22, 0x3ff) {
-		src, dst = dst, src
+		src = dst
 	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
-	}
+	return src
 }
 
 // scatter32 moves src into dst ordered by the digit (k>>shift)&mask, whose
