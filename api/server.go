@@ -164,7 +164,7 @@ func quantiles(st *pipeline.Stream, phis []float64, lastN uint64) (*pb.Quantiles
 		}
 		return resp, nil
 	}
-	v := st.View()
+	v := st.View(false)
 	resp.Count = uint64(v.Count())
 	if v.Count() == 0 {
 		return resp, nil
@@ -198,7 +198,7 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 		}
 		resp.Count, rank = uint64(snap.Count()), snap.Rank
 	} else {
-		v := st.View()
+		v := st.View(false)
 		resp.Count, rank = uint64(v.Count()), v.Rank
 	}
 	for _, x := range req.Values {
@@ -235,7 +235,7 @@ func heavyHitters(st *pipeline.Stream, support float64, lastN uint64) (*pb.Heavy
 		}
 		resp.Count, items = uint64(snap.Count()), snap.HeavyHitters(support)
 	} else {
-		v := st.View()
+		v := st.View(true)
 		resp.Count, items = uint64(v.Count()), v.HeavyHitters(support)
 	}
 	for _, e := range items {
@@ -265,7 +265,7 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 		}
 		freq = snap.Frequency
 	} else {
-		freq = st.View().Frequency
+		freq = st.View(true).Frequency
 	}
 	resp := &pb.FrequenciesResponse{}
 	for _, x := range req.Values {

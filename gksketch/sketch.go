@@ -167,8 +167,9 @@ func (k *Sketch) Merge(o *Sketch) error {
 }
 
 // Summary returns the merge of all buckets: a summary of every value added,
-// with MaxError ≤ ε·Count. The result is cached until the next change; the
-// caller must not modify it.
+// with MaxError ≤ ε·Count. The result is cached until the next change, when
+// a new one is built: a returned summary never changes, so callers may
+// keep it. The caller must not modify it.
 func (k *Sketch) Summary() *Summary {
 	if k.merged != nil {
 		return k.merged

@@ -559,22 +559,23 @@ func (s *Stream) Stats() Stats {
 
 // View returns the all-history view of the stream, counting every value
 // accepted so far: the partial window and the windows in flight are sorted
-// (a copy, on the CPU) and counted exactly.
-func (s *Stream) View() *summary.View {
+// (a copy, on the CPU) and counted exactly. With counts false the view
+// answers quantiles and ranks only, and is cheaper (summary.Stream.View).
+func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()
 	pending := s.filler.AppendPartial(nil)
 	for _, f := range s.inflight {
 		pending = append(pending, f.copy...)
 	}
 	if len(pending) == 0 {
-		v := s.sum.View(nil)
+		v := s.sum.View(nil, counts)
 		s.mu.Unlock()
 		return v
 	}
 	// Sorting under the lock keeps the view consistent with the summaries;
 	// it costs a few hundred microseconds for a window of 65536 values.
 	radix.Float64s(pending, nil)
-	v := s.sum.View(pending)
+	v := s.sum.View(pending, counts)
 	s.mu.Unlock()
 	return v
 }

@@ -38,7 +38,7 @@ func checkStream(t *testing.T, s *Stream, values []float64, eps float64) {
 		rounded[i] = float64(float32(v))
 	}
 	key := exact.New(rounded)
-	v := s.View()
+	v := s.View(true)
 	if v.Count() != key.N() {
 		t.Fatalf("%s: view counts %d, want %d", s.Name(), v.Count(), key.N())
 	}
@@ -213,7 +213,7 @@ func TestCloseFinishesWindows(t *testing.T) {
 	if err := p.Accept(ctx, "c", []float64{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	if v := s.View(); v.Count() != 4952 {
+	if v := s.View(true); v.Count() != 4952 {
 		t.Errorf("view after close counts %d", v.Count())
 	}
 }

@@ -50,7 +50,7 @@ func BenchmarkPath(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				sinkView = s.View(nil)
+				sinkView = s.View(nil, true)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
 		})

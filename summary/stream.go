@@ -275,7 +275,8 @@ func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) { return s.recen
 
 // View is the all-history summary of a stream at one moment, including the
 // values not yet in a summarised window. Build it with Stream.View; it does
-// not change when the stream does.
+// not change when the stream does. Frequency, HeavyHitters and
+// MaxCountError need a view made with counts; they panic otherwise.
 type View struct {
 	eps     float64
 	q       *gksketch.Summary
@@ -287,19 +288,23 @@ type View struct {
 // View returns the all-history view of s plus pending, the values accepted
 // but not yet added through AddWindow, which must be sorted. The pending
 // values are counted exactly: they enter the quantile summary as a sample
-// within ε/2 of their count and the counts exactly, so every bound holds
-// for the total. View copies what it needs; s may change afterwards.
-func (s *Stream) View(pending []float64) *View {
-	v := &View{eps: s.cfg.Epsilon, history: s.counts.Copy(), npend: int64(len(pending))}
-	if len(pending) == 0 {
-		q := s.history.Summary().Copy()
+// within ε/2 of their count, and the counts exactly. With counts false the
+// view answers only quantiles and ranks, and costs no copy of the lossy
+// table. View shares or copies what it needs; s may change afterwards.
+func (s *Stream) View(pending []float64, counts bool) *View {
+	v := &View{eps: s.cfg.Epsilon, npend: int64(len(pending))}
+	// The sketch's merged summary is rebuilt, never changed, when the
+	// sketch changes, so the view may keep it.
+	v.q = s.history.Summary()
+	if len(pending) > 0 {
+		p := gksketch.FromSorted(pending, SampleSpacing(s.cfg.Epsilon, len(pending)))
+		q := gksketch.Merge(v.q, &p)
 		v.q = &q
-		return v
 	}
-	p := gksketch.FromSorted(pending, SampleSpacing(s.cfg.Epsilon, len(pending)))
-	q := gksketch.Merge(s.history.Summary(), &p)
-	v.q = &q
-	v.pending = lossy.AppendRuns(nil, pending)
+	if counts {
+		v.history = s.counts.Copy()
+		v.pending = lossy.AppendRuns(nil, pending)
+	}
 	return v
 }
 

@@ -109,7 +109,7 @@ func TestPipeline(t *testing.T) {
 				}
 				pending, rounded := feed(t, s, st.Values)
 				key := exact.New(rounded)
-				checkView(t, key, s.View(pending), cfg.Epsilon)
+				checkView(t, key, s.View(pending, true), cfg.Epsilon)
 				if st := s.Stats(); st.Count != int64(len(rounded)) || st.Summarised != int64(len(rounded)-len(pending)) {
 					t.Fatalf("stats %+v", st)
 				}
@@ -122,7 +122,7 @@ func TestPipeline(t *testing.T) {
 				if err := d.UnmarshalBinary(data); err != nil {
 					t.Fatal(err)
 				}
-				checkView(t, key, d.View(pending), cfg.Epsilon)
+				checkView(t, key, d.View(pending, true), cfg.Epsilon)
 				got, want := d.Stats(), s.Stats()
 				got.Bytes, want.Bytes = 0, 0 // capacities may differ
 				if got != want {
@@ -177,7 +177,7 @@ func TestHousehold(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			s, _ := NewStream(Config{Epsilon: 0.001, WindowSize: 1 << 14})
 			pending, rounded := feed(t, s, data[c])
-			checkView(t, exact.New(rounded), s.View(pending), 0.001)
+			checkView(t, exact.New(rounded), s.View(pending, true), 0.001)
 			last, err := s.Last(10000)
 			if err != nil {
 				t.Fatal(err)
@@ -201,7 +201,7 @@ func FuzzStreamUnmarshal(f *testing.F) {
 		if err := s.UnmarshalBinary(data); err != nil {
 			return
 		}
-		v := s.View(nil)
+		v := s.View(nil, true)
 		v.Quantile(0.5)
 		v.HeavyHitters(0.5)
 		_ = s.AddSorted([]float64{1, 2, 3})

@@ -85,7 +85,7 @@ func exactContender() contender {
 // (summary.DigestSorted) and added (Stream.AddWindow), every value also
 // observed in arrival order for the sliding window (Stream.Observe). The
 // last partial window stays pending, as in the daemon, and queries go
-// through Stream.View(pending).
+// through Stream.View(pending, true).
 type streamdSketch struct {
 	s       *summary.Stream
 	w       int
@@ -136,7 +136,7 @@ func (s *streamdSketch) ingest(x []float64) error {
 		}
 		s.tDigest += time.Since(t2)
 	}
-	s.view = s.s.View(s.pending)
+	s.view = s.s.View(s.pending, true)
 	return nil
 }
 

@@ -148,9 +148,10 @@ func insertion32(x []uint32) {
 	}
 }
 
-// sortUint64 sorts keys with buf as scratch by 16-bit LSD passes, skipping
-// passes whose digit is the same for every key (common: float64 values that
-// came from float32 or from small integers share their low bits).
+// sortUint64 sorts keys with buf as scratch by six 11-bit LSD passes,
+// skipping passes whose digit is the same for every key (common: float64
+// values that came from float32 or from small integers share their low
+// bits). Its count tables live on the stack: nothing is allocated.
 func sortUint64(keys, buf []uint64) {
 	n := len(keys)
 	if n <= insertionMax {
@@ -165,27 +166,29 @@ func sortUint64(keys, buf []uint64) {
 		}
 		return
 	}
-	count := make([]int, 4<<16)
+	var count [6][2048]uint32
 	for _, k := range keys {
-		count[k&0xffff]++
-		count[1<<16+int(k>>16&0xffff)]++
-		count[2<<16+int(k>>32&0xffff)]++
-		count[3<<16+int(k>>48)]++
+		count[0][k&0x7ff]++
+		count[1][k>>11&0x7ff]++
+		count[2][k>>22&0x7ff]++
+		count[3][k>>33&0x7ff]++
+		count[4][k>>44&0x7ff]++
+		count[5][k>>55]++
 	}
 	src, dst := keys, buf
-	for p := range 4 {
-		c := count[p<<16 : (p+1)<<16]
-		shift := uint(16 * p)
-		if c[(src[0]>>shift)&0xffff] == n {
+	for p := range 6 {
+		c := &count[p]
+		shift := uint(11 * p)
+		if c[(src[0]>>shift)&0x7ff] == uint32(n) {
 			continue
 		}
-		sum := 0
+		var sum uint32
 		for i, v := range c {
 			c[i] = sum
 			sum += v
 		}
 		for _, k := range src {
-			d := (k >> shift) & 0xffff
+			d := (k >> shift) & 0x7ff
 			dst[c[d]] = k
 			c[d]++
 		}

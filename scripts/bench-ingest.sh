@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# End-to-end ingest throughput: starts streamd (sorter $SORTER, default
+# cpu), sends COUNT values of a synthetic stream with loadgen in a separate
+# process through each target, and times from the first value sent until
+# the daemon has counted the last.
+#
+#   scripts/bench-ingest.sh BIN_DIR [TARGET ...]   (targets: tcp-binary tcp grpc)
+set -euo pipefail
+bin=$1
+shift
+targets=${*:-tcp-binary tcp grpc}
+count=${COUNT:-50000000}
+dir=$(mktemp -d)
+"$bin/streamd" serve --sorter "${SORTER:-cpu}" --data-dir "$dir" --checkpoint-interval 0 --metrics-addr "" >"$dir/log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 200); do "$bin/streamd" query streams >/dev/null 2>&1 && break; sleep 0.1; done
+for target in $targets; do
+	n=$count
+	[ "$target" = tcp ] && n=$((count / 4)) # the line protocol is slower; keep runs short
+	stream="bench.$target"
+	start=$(date +%s.%N)
+	"$bin/loadgen" synth --dist lognormal --count "$n" --stream "$stream" --target "$target" \
+		--batch 65536 --progress off >/dev/null
+	until [ "$("$bin/streamd" query stats "$stream" --json | sed -n 's/.*"count": *"\{0,1\}\([0-9]*\).*/\1/p')" = "$n" ]; do
+		sleep 0.01
+	done
+	end=$(date +%s.%N)
+	awk -v n="$n" -v a="$start" -v b="$end" -v t="$target" \
+		'BEGIN { printf "%-10s %11d values in %6.2f s: %6.2f M values/s end to end\n", t, n, b - a, n / (b - a) / 1e6 }'
+done
