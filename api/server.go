@@ -129,6 +129,27 @@ func checkFinite(op, what string, xs []float64) error {
 	return nil
 }
 
+// answers is what the all-history view and a last-n snapshot both answer.
+type answers interface {
+	Count() int64
+	Rank(v float64) (lo, hi int64)
+	Frequency(v float64) (lo, hi int64)
+	HeavyHitters(support float64) []lossy.Entry
+}
+
+// view returns st's answers over the last lastN values, or over all
+// history when lastN is 0; counts says whether frequencies are needed.
+func view(op string, st *pipeline.Stream, lastN uint64, counts bool) (answers, error) {
+	if lastN == 0 {
+		return st.View(counts), nil
+	}
+	snap, err := st.Last(int64(lastN))
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
+	}
+	return snap, nil
+}
+
 // Quantiles answers φ-quantiles over all history or the last n values.
 func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
 	const op = "quantiles"
@@ -189,20 +210,13 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err := checkLastN(op, st, req.LastN); err != nil {
 		return nil, err
 	}
-	resp := &pb.RanksResponse{}
-	var rank func(float64) (int64, int64)
-	if req.LastN > 0 {
-		snap, err := st.Last(int64(req.LastN))
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
-		}
-		resp.Count, rank = uint64(snap.Count()), snap.Rank
-	} else {
-		v := st.View(false)
-		resp.Count, rank = uint64(v.Count()), v.Rank
+	a, err := view(op, st, req.LastN, false)
+	if err != nil {
+		return nil, err
 	}
+	resp := &pb.RanksResponse{Count: uint64(a.Count())}
 	for _, x := range req.Values {
-		lo, hi := rank(x)
+		lo, hi := a.Rank(x)
 		resp.Ranks = append(resp.Ranks, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
 	}
 	return resp, nil
@@ -226,19 +240,12 @@ func heavyHitters(st *pipeline.Stream, support float64, lastN uint64) (*pb.Heavy
 	if !(support > eps && support <= 1) {
 		return nil, status.Errorf(codes.InvalidArgument, "heavy hitters: support %v outside (ε=%v, 1]", support, eps)
 	}
-	resp := &pb.HeavyHittersResponse{Epsilon: eps}
-	var items []lossy.Entry
-	if lastN > 0 {
-		snap, err := st.Last(int64(lastN))
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "heavy hitters: %v", err)
-		}
-		resp.Count, items = uint64(snap.Count()), snap.HeavyHitters(support)
-	} else {
-		v := st.View(true)
-		resp.Count, items = uint64(v.Count()), v.HeavyHitters(support)
+	a, err := view("heavy hitters", st, lastN, true)
+	if err != nil {
+		return nil, err
 	}
-	for _, e := range items {
+	resp := &pb.HeavyHittersResponse{Epsilon: eps, Count: uint64(a.Count())}
+	for _, e := range a.HeavyHitters(support) {
 		resp.Items = append(resp.Items, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
 	}
 	return resp, nil
@@ -257,19 +264,13 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 	if err := checkLastN(op, st, req.LastN); err != nil {
 		return nil, err
 	}
-	var freq func(float64) (int64, int64)
-	if req.LastN > 0 {
-		snap, err := st.Last(int64(req.LastN))
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
-		}
-		freq = snap.Frequency
-	} else {
-		freq = st.View(true).Frequency
+	a, err := view(op, st, req.LastN, true)
+	if err != nil {
+		return nil, err
 	}
 	resp := &pb.FrequenciesResponse{}
 	for _, x := range req.Values {
-		lo, hi := freq(x)
+		lo, hi := a.Frequency(x)
 		resp.Items = append(resp.Items, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
 	}
 	return resp, nil

@@ -188,15 +188,16 @@ const (
 	KafkaText    KafkaFormat = "text" // decimal numbers separated by blanks
 )
 
-// The "content-type" header values of the Kafka message formats.
+// The "content-type" header values of the Kafka message formats: those
+// the daemon's consumer reads (package ingest).
 const (
-	ContentTypeFloat64 = "application/x-streamd-f64le"
-	ContentTypeFloat32 = "application/x-streamd-f32le"
-	ContentTypeText    = "text/plain"
+	ContentTypeFloat64 = ingest.ContentTypeBinary64
+	ContentTypeFloat32 = ingest.ContentTypeBinary32
+	ContentTypeText    = ingest.ContentTypeText
 )
 
 // ContentTypeHeader is the Kafka message header that names the format.
-const ContentTypeHeader = "content-type"
+const ContentTypeHeader = ingest.ContentTypeHeader
 
 // ContentType returns the "content-type" header value of format f, or ""
 // for an unknown format.
