@@ -276,19 +276,25 @@ func TestCrashRecovery(t *testing.T) {
 	})
 
 	addrRE := regexp.MustCompile(`grpc=(\S+)`)
+	var lastLog *os.File
 	start := func() (*exec.Cmd, string) {
 		cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
 			"--data-dir", dir, "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
 			"--checkpoint-interval", "30ms", "--kafka-brokers", strings.Join(brokers, ","),
-			"--kafka-topic", topic, "--kafka-group", "crash")
+			"--kafka-topic", topic, "--kafka-group", "crash", "--kafka-session-timeout", "6s")
 		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(stderr)
+		log, err := os.CreateTemp(t.TempDir(), "streamd-*.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastLog = log
+		sc := bufio.NewScanner(io.TeeReader(stderr, log))
 		for sc.Scan() {
 			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				go io.Copy(io.Discard, stderr)
+				go io.Copy(log, stderr)
 				return cmd, m[1]
 			}
 		}
@@ -329,7 +335,8 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	defer conn.Close()
 	c := pb.NewStreamdClient(conn)
-	deadline := time.Now().Add(90 * time.Second)
+	// Killed members hold their partitions until their sessions expire.
+	deadline := time.Now().Add(180 * time.Second)
 	for {
 		st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "crash"})
 		if err == nil && st.Count == n {
@@ -339,7 +346,8 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("counted %d values, more than the %d produced", st.Count, n)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after restarts: %v, %v; want count %d", st, err, n)
+			out, _ := os.ReadFile(lastLog.Name())
+			t.Fatalf("after restarts: %v, %v; want count %d; the daemon's log:\n%s", st, err, n, out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

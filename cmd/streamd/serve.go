@@ -52,6 +52,7 @@ type Config struct {
 	KafkaGroup           string
 	KafkaFormats         map[string]ingest.Format // per topic; text by default
 	KafkaStreamFromTopic bool
+	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
 
 	Stream     summary.Config // defaults of streams created on first data
 	MaxStreams int
@@ -158,6 +159,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&c.KafkaGroup, "kafka-group", c.KafkaGroup, "Kafka consumer group; daemons in one group share the partitions")
+	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", ingest.DefaultKafkaSessionTimeout, "Kafka group session timeout: how long a crashed member keeps its partitions")
 	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
@@ -350,7 +352,7 @@ func (d *Daemon) openKafka(ctx context.Context) {
 	d.kafka = &ingest.KafkaConsumer{
 		Brokers: cfg.KafkaBrokers, Topics: cfg.KafkaTopics, Group: cfg.KafkaGroup,
 		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic,
-		Sink: d.pipe, Logger: d.Logger,
+		Sink: d.pipe, Logger: d.Logger, SessionTimeout: cfg.KafkaSessionTimeout,
 		Resume: func(topic string, partition int) (int64, bool) {
 			o, ok := resume[ingest.TopicPartition{Topic: topic, Partition: partition}]
 			return o, ok
