@@ -189,6 +189,13 @@ func (w *Window) push(vals []float64) {
 	for len(vals) > 0 {
 		if int64(len(w.ring)) < w.ringCap {
 			k := min(int64(len(vals)), w.ringCap-int64(len(w.ring)))
+			if need := int64(len(w.ring)) + k; need > int64(cap(w.ring)) {
+				// Double (append grows large slices by only 1.25×, copying
+				// the ring many more times on its way to the capacity).
+				grown := make([]float64, len(w.ring), min(w.ringCap, max(need, 2*int64(cap(w.ring)), 64)))
+				copy(grown, w.ring)
+				w.ring = grown
+			}
 			w.ring = append(w.ring, vals[:k]...)
 			vals = vals[k:]
 			w.pos += k
