@@ -4,6 +4,7 @@
 GO          ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         := bin
+GLFW_PKGS   := x11 xrandr xinerama xcursor xi xxf86vm
 RUN_DIR     := $(BIN)/run
 
 .PHONY: all build run test test-short vet lint fmt proto bench clean
@@ -21,19 +22,24 @@ run: build
 	@scripts/quickstart.sh $(BIN) $(RUN_DIR)
 
 # Every check and test. The GPU back-ends are tested on Mesa's software
-# rasteriser through EGL when its libraries are installed (.ci/run does).
+# rasteriser through EGL when its libraries are installed, and the GLFW
+# context under Xvfb when the X11 libraries are too (.ci/run installs both).
 test: vet lint
 	$(GO) test ./...
 	@if pkg-config --exists egl 2>/dev/null; then \
 		echo "go test -tags gpu ./gpusort/..."; $(GO) test -tags gpu ./gpusort/...; \
 	else echo "EGL not installed: skipping the GPU back-end tests (apt-get install libegl-dev libgl1-mesa-dev libgl1-mesa-dri)"; fi
+	@if pkg-config --exists egl $(GLFW_PKGS) 2>/dev/null && command -v xvfb-run >/dev/null; then \
+		echo "xvfb-run -a go test -tags gpu,glfw -run GLFW ./gpusort/"; xvfb-run -a $(GO) test -tags gpu,glfw -run GLFW ./gpusort/; \
+	else echo "X11 libraries or xvfb-run missing: skipping the GLFW context tests"; fi
 
 test-short:
 	$(GO) test -short ./...
 
 vet: fmt
 	$(GO) vet ./...
-	$(GO) vet -tags gpu ./gpusort/...
+	@if pkg-config --exists egl 2>/dev/null; then $(GO) vet -tags gpu ./gpusort/...; fi
+	@if pkg-config --exists egl $(GLFW_PKGS) 2>/dev/null; then $(GO) vet -tags gpu,glfw ./gpusort/...; fi
 
 lint:
 	$(GO) run $(STATICCHECK) ./...

@@ -4,22 +4,43 @@ package gpusort
 
 // Backends lists the back-ends compiled into this binary: in a build with
 // the "gpu" tag, the CPU radix sort, the three OpenGL back-ends and "auto".
-// Each GPU constructor makes its own GL context (about 70 ms) and returns
-// an error wrapping ErrNoGPU when there is none to be had.
+// Each GPU constructor makes its own GL context (about 70 ms), the way
+// $STREAMD_GL says (see ContextFromEnv; EGL when unset), and returns an
+// error wrapping ErrNoGPU when there is none to be had.
 func Backends() []Backend {
 	return []Backend{
 		{Name: "cpu", New: func() (Sorter, error) { return NewCPU(0), nil }},
-		{Name: "pbsn", New: func() (Sorter, error) { return NewPBSN() }},
-		{Name: "bitonic", New: func() (Sorter, error) { return NewBitonic() }},
-		{Name: "compute", New: func() (Sorter, error) { return NewCompute() }},
+		{Name: "pbsn", New: withEnvContext(NewPBSNWith)},
+		{Name: "bitonic", New: withEnvContext(NewBitonicWith)},
+		{Name: "compute", New: withEnvContext(NewComputeWith)},
 		{Name: "auto", New: func() (Sorter, error) { return newAuto(), nil }},
+	}
+}
+
+// withEnvContext makes a Constructor that calls newWith with the context
+// kind that $STREAMD_GL names.
+func withEnvContext[S Sorter](newWith func(GLContext) (S, error)) Constructor {
+	return func() (Sorter, error) {
+		kind, err := ContextFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		s, err := newWith(kind)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 }
 
 // newAuto schedules between the compute back-end and the CPU; without a GPU
 // it is the CPU alone, and GPUErr says why.
 func newAuto() *Auto {
-	c, err := NewCompute()
+	kind, err := ContextFromEnv()
+	if err != nil {
+		return NewAuto(nil, err, NewCPU(0))
+	}
+	c, err := NewComputeWith(kind)
 	if err != nil {
 		return NewAuto(nil, err, NewCPU(0))
 	}

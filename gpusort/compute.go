@@ -99,10 +99,14 @@ type computeBuffers struct {
 
 // NewCompute starts a GL context on a thread of its own and compiles the
 // shaders. It returns an error wrapping ErrNoGPU when there is no OpenGL
-// 4.3 core context to be had.
-func NewCompute() (*Compute, error) {
+// 4.3 core context to be had. The context comes from EGL, without a
+// display; NewComputeWith chooses another way.
+func NewCompute() (*Compute, error) { return NewComputeWith(ContextEGL) }
+
+// NewComputeWith is NewCompute with the context made the way kind says.
+func NewComputeWith(kind GLContext) (*Compute, error) {
 	c := &Compute{cpu: NewCPU(0)}
-	t, err := newGLThread(func() error {
+	t, err := newGLThread(kind, func() error {
 		var n int32
 		gl.GetIntegerv(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &n)
 		c.maxStorage = int(uint32(n))

@@ -136,18 +136,24 @@ void main() {
 const bitonicTile = 64
 
 // NewPBSN returns the periodic balanced sorting network back-end, with a GL
-// context of its own. It returns an error wrapping ErrNoGPU when there is
-// no OpenGL 4.3 core context to be had.
-func NewPBSN() (*Fragment, error) { return newFragment("pbsn") }
+// context of its own from EGL. It returns an error wrapping ErrNoGPU when
+// there is no OpenGL 4.3 core context to be had.
+func NewPBSN() (*Fragment, error) { return newFragment("pbsn", ContextEGL) }
+
+// NewPBSNWith is NewPBSN with the context made the way kind says.
+func NewPBSNWith(kind GLContext) (*Fragment, error) { return newFragment("pbsn", kind) }
 
 // NewBitonic returns the cache-efficient bitonic back-end, with a GL
-// context of its own. It returns an error wrapping ErrNoGPU when there is
-// no OpenGL 4.3 core context to be had.
-func NewBitonic() (*Fragment, error) { return newFragment("bitonic") }
+// context of its own from EGL. It returns an error wrapping ErrNoGPU when
+// there is no OpenGL 4.3 core context to be had.
+func NewBitonic() (*Fragment, error) { return newFragment("bitonic", ContextEGL) }
 
-func newFragment(name string) (*Fragment, error) {
+// NewBitonicWith is NewBitonic with the context made the way kind says.
+func NewBitonicWith(kind GLContext) (*Fragment, error) { return newFragment("bitonic", kind) }
+
+func newFragment(name string, kind GLContext) (*Fragment, error) {
 	f := &Fragment{name: name, cpu: NewCPU(0), uni: make(map[string]int32)}
-	t, err := newGLThread(func() error {
+	t, err := newGLThread(kind, func() error {
 		prog, err := compileProgram(name, shaderSource{gl.VERTEX_SHADER, fragmentVS}, shaderSource{gl.FRAGMENT_SHADER, fragmentFS})
 		if err != nil {
 			return fmt.Errorf("%s sorter: %w", name, err)

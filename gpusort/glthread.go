@@ -12,10 +12,12 @@ import (
 )
 
 // glInit loads the OpenGL function pointers once per process. go-gl keeps
-// them in its own package-level variables, so this is the one piece of
-// process-wide state in gpusort: it cannot be avoided, and the pointers
-// returned by eglGetProcAddress do not depend on the context, so every
-// context shares them.
+// them in its own package-level variables, so this is process-wide state
+// that cannot be avoided (glfwLib in glfw.go is the other such piece). The
+// pointers do not depend on the context: with libglvnd both
+// eglGetProcAddress and glXGetProcAddress return the same dispatch stubs,
+// which call into whichever context is current on the thread, so the first
+// context's loader serves EGL and GLFW contexts alike.
 var glInit struct {
 	once sync.Once
 	err  error
@@ -34,13 +36,13 @@ type glThread struct {
 	closed bool
 }
 
-// newGLThread starts the goroutine, makes the context on it and loads GL.
-// setup, when not nil, runs next on that thread (compiling shaders, say);
-// its error closes the thread and is returned.
-func newGLThread(setup func() error) (*glThread, error) {
+// newGLThread starts the goroutine, makes the context of the given kind on
+// it and loads GL. setup, when not nil, runs next on that thread (compiling
+// shaders, say); its error closes the thread and is returned.
+func newGLThread(kind GLContext, setup func() error) (*glThread, error) {
 	t := &glThread{jobs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan error, 1)
-	go t.loop(setup, ready)
+	go t.loop(kind, setup, ready)
 	if err := <-ready; err != nil {
 		<-t.done
 		return nil, err
@@ -48,17 +50,17 @@ func newGLThread(setup func() error) (*glThread, error) {
 	return t, nil
 }
 
-func (t *glThread) loop(setup func() error, ready chan<- error) {
+func (t *glThread) loop(kind GLContext, setup func() error, ready chan<- error) {
 	defer close(t.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	ctx, err := openEGL()
+	ctx, err := openContext(kind)
 	if err != nil {
 		ready <- fmt.Errorf("%w: %v", ErrNoGPU, err)
 		return
 	}
 	defer ctx.close()
-	glInit.once.Do(func() { glInit.err = gl.InitWithProcAddrFunc(procAddr) })
+	glInit.once.Do(func() { glInit.err = ctx.load() })
 	if glInit.err != nil {
 		ready <- fmt.Errorf("%w: load OpenGL functions: missing %v", ErrNoGPU, glInit.err)
 		return
