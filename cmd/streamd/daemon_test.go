@@ -439,3 +439,73 @@ func TestSignals(t *testing.T) {
 	}
 	_ = os.Remove(bin)
 }
+
+// TestSecondSignalAborts: an open Watch stream keeps a graceful shutdown
+// waiting (up to --shutdown-timeout); a second SIGTERM aborts the wait.
+func TestSecondSignalAborts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "streamd")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
+		"--data-dir", t.TempDir(), "--sorter", "cpu", "--shutdown-timeout", "60s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var addr string
+	for sc.Scan() {
+		if _, a, ok := strings.Cut(sc.Text(), "grpc="); ok {
+			addr, _, _ = strings.Cut(a, " ")
+			break
+		}
+	}
+	shuttingDown := make(chan struct{})
+	go func() {
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "shutting down") {
+				close(shuttingDown)
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := pb.NewStreamdClient(conn)
+	ctx := context.Background()
+	p, _ := c.Push(ctx)
+	_ = p.Send(&pb.PushRequest{Stream: "w", Values: []float64{1}})
+	if _, err := p.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Watch(ctx, &pb.WatchRequest{Stream: "w", Phis: []float64{0.5}, IntervalMs: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	<-shuttingDown // the graceful stop now waits on the Watch stream
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("second signal took %v", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second signal did not abort the shutdown")
+	}
+}

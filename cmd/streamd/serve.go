@@ -226,10 +226,11 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	<-ctx.Done()
-	logger.Info("shutting down; interrupt again to abort")
-	// A second signal aborts the graceful shutdown.
+	// A second signal aborts the graceful shutdown: listen for it before
+	// saying so.
 	abort, stop := signalContext()
 	defer stop()
+	logger.Info("shutting down; interrupt again to abort")
 	closeCtx, cancel := context.WithTimeout(abort, cfg.ShutdownTimeout)
 	defer cancel()
 	return d.Close(closeCtx)
