@@ -226,25 +226,41 @@ func TestKafka(t *testing.T) {
 	checkAnswers(t, c, "k", round32(x), 0.001, 0)
 	closeDaemon(t, d)
 
-	// Two daemons in one group split the partitions; their counts add up
-	// to exactly what was produced.
-	d1, c1 := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers, topic, "two"))
-	d2, c2 := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers, topic, "two"))
+	// Two daemons in one group split the partitions: once each holds two
+	// of the four, a new stream is produced; each daemon counts the values
+	// of its own partitions, and the counts add up to exactly what was
+	// produced.
+	brokers2, topic2 := kafkaCluster(t)
+	d1, c1 := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers2, topic2, "two"))
+	d2, c2 := openOn(t, t.TempDir(), io.Discard, kafkaConfig(brokers2, topic2, "two"))
 	deadline := time.Now().Add(60 * time.Second)
+	for d1.kafka.Stats().Partitions != 2 || d2.kafka.Stats().Partitions != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions not split: %d and %d", d1.kafka.Stats().Partitions, d2.kafka.Stats().Partitions)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	produce(t, brokers2, topic2, "k", x, 1000)
+	var counts [2]uint64
 	for {
 		var total uint64
-		for _, c := range []pb.StreamdClient{c1, c2} {
+		for i, c := range []pb.StreamdClient{c1, c2} {
 			if st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "k"}); err == nil {
-				total += st.Count
+				counts[i] = st.Count
 			}
+			total += counts[i]
 		}
 		if total == uint64(len(x)) {
 			break
 		}
 		if total > uint64(len(x)) || time.Now().After(deadline) {
-			t.Fatalf("two daemons count %d, want %d", total, len(x))
+			t.Fatalf("two daemons count %d and %d, want %d in all", counts[0], counts[1], len(x))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the two daemons counted %d and %d values", counts[0], counts[1])
+	if counts[0] == 0 || counts[1] == 0 {
+		t.Errorf("one daemon counted everything: %v", counts)
 	}
 	closeDaemon(t, d1)
 	closeDaemon(t, d2)
