@@ -7,6 +7,9 @@ bin=${1:-bin}
 dir=${2:-bin/run}
 mkdir -p "$dir"
 log="$dir/streamd.log"
+# The daemon keeps its state across restarts; the quick start starts empty,
+# so that loadgen --verify compares with exactly what it sends.
+rm -rf "$dir/data"
 
 "$bin/streamd" serve --data-dir "$dir/data" >"$log" 2>&1 &
 pid=$!
