@@ -137,6 +137,20 @@ type answers interface {
 	HeavyHitters(support float64) []lossy.Entry
 }
 
+// lookup returns the named stream, checking lastN against its sliding
+// window: NotFound for an unknown stream, InvalidArgument for a lastN above
+// the window.
+func (s *Server) lookup(op, name string, lastN uint64) (*pipeline.Stream, error) {
+	st, err := s.stream(op, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLastN(op, st, lastN); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // view returns st's answers over the last lastN values, or over all
 // history when lastN is 0; counts says whether frequencies are needed.
 func view(op string, st *pipeline.Stream, lastN uint64, counts bool) (answers, error) {
@@ -150,6 +164,15 @@ func view(op string, st *pipeline.Stream, lastN uint64, counts bool) (answers, e
 	return snap, nil
 }
 
+// answersFor looks a stream up and returns its answers (see lookup, view).
+func (s *Server) answersFor(op, name string, lastN uint64, counts bool) (answers, error) {
+	st, err := s.lookup(op, name, lastN)
+	if err != nil {
+		return nil, err
+	}
+	return view(op, st, lastN, counts)
+}
+
 // Quantiles answers φ-quantiles over all history or the last n values.
 func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
 	const op = "quantiles"
@@ -158,11 +181,8 @@ func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.Q
 			return nil, status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
 		}
 	}
-	st, err := s.stream(op, req.Stream)
+	st, err := s.lookup(op, req.Stream, req.LastN)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkLastN(op, st, req.LastN); err != nil {
 		return nil, err
 	}
 	return quantiles(st, req.Phis, req.LastN)
@@ -203,14 +223,7 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
-	st, err := s.stream(op, req.Stream)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLastN(op, st, req.LastN); err != nil {
-		return nil, err
-	}
-	a, err := view(op, st, req.LastN, false)
+	a, err := s.answersFor(op, req.Stream, req.LastN, false)
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +238,8 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 // HeavyHitters answers the values whose count may reach support·count.
 func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
 	const op = "heavy hitters"
-	st, err := s.stream(op, req.Stream)
+	st, err := s.lookup(op, req.Stream, req.LastN)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkLastN(op, st, req.LastN); err != nil {
 		return nil, err
 	}
 	return heavyHitters(st, req.Support, req.LastN)
@@ -257,14 +267,7 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
-	st, err := s.stream(op, req.Stream)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkLastN(op, st, req.LastN); err != nil {
-		return nil, err
-	}
-	a, err := view(op, st, req.LastN, true)
+	a, err := s.answersFor(op, req.Stream, req.LastN, true)
 	if err != nil {
 		return nil, err
 	}

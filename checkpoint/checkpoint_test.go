@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"bytes"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -76,5 +75,4 @@ func TestLeftoverTempIgnored(t *testing.T) {
 	if seq, data, err := s.Latest(); err != nil || seq != 1 || string(data) != "a" {
 		t.Fatalf("%d %q %v", seq, data, err)
 	}
-	_ = io.Discard
 }

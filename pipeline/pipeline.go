@@ -58,9 +58,9 @@ type Config struct {
 	// Linger is how long the packer waits for a batch to fill up to four
 	// windows (default 2ms).
 	Linger time.Duration
-	// Sorter sorts the batches; required. If it is a gpusort.Digester, it
-	// also digests the windows (on a GPU: reading back only the digests).
-	Sorter gpusort.Sorter
+	// Sorter sorts the batches and digests their windows (on a GPU: reading
+	// back only the digests); required. Every gpusort back-end is one.
+	Sorter gpusort.Digester
 	// Workers is the number of batches sorted at once (default 2): with
 	// the auto sorter, one can be on the GPU while another is on the CPU.
 	Workers int
@@ -80,11 +80,12 @@ type Pipeline struct {
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
 
-	sendMu  sync.RWMutex // guards sending on full against its closing
-	full    chan *window.Window
-	batches chan *window.Batch
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	sendMu   sync.RWMutex // guards sending on full against its closing
+	full     chan *window.Window
+	fallback *gpusort.CPU // digests batches the configured sorter fails on
+	batches  chan *window.Batch
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	// Counters for metrics.
 	windowsSorted atomic.Int64
@@ -122,6 +123,7 @@ func New(cfg Config) (*Pipeline, error) {
 		streams:  make(map[string]*Stream),
 		rejected: make(map[ingest.Reason]uint64),
 		full:     make(chan *window.Window, cfg.Queue),
+		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
 	}, nil
 }
@@ -176,48 +178,36 @@ func (p *Pipeline) Close(ctx context.Context) error {
 }
 
 // sortLoop sorts batches and hands each window's digest to its stream.
-// With a Digester the windows are digested by the sorter, against specs
-// taken before the batch is sorted; otherwise they are sorted, then
-// digested here under their stream's lock.
+// The specs are taken before the batch is sorted, while earlier windows of
+// the same streams may still be in flight (see summary.Stream.AddDigest).
+// A batch the sorter fails on is digested on the CPU with the same specs,
+// so no value is lost.
 func (p *Pipeline) sortLoop(ctx context.Context) {
-	dg, _ := p.cfg.Sorter.(gpusort.Digester)
 	var (
-		d       summary.Digest
-		known   []float64
 		specs   [gpusort.Channels]summary.WindowSpec
 		digests [gpusort.Channels]summary.Digest
 	)
 	for b := range p.batches {
-		start := time.Now()
-		var err error
-		if dg != nil {
-			for i, w := range b.Windows {
-				specs[i] = w.Owner.(*Stream).spec(w.Len(), specs[i].Known)
-			}
-			for i := len(b.Windows); i < gpusort.Channels; i++ {
-				specs[i] = summary.WindowSpec{Spacing: 1}
-			}
-			err = dg.Digest(ctx, &b.Sort, &specs, &digests)
-		} else {
-			err = p.cfg.Sorter.Sort(ctx, &b.Sort)
+		for i, w := range b.Windows {
+			specs[i] = w.Owner.(*Stream).spec(w.Len(), specs[i].Known)
 		}
+		for i := len(b.Windows); i < gpusort.Channels; i++ {
+			specs[i] = summary.WindowSpec{Spacing: 1}
+		}
+		start := time.Now()
+		err := p.cfg.Sorter.Digest(ctx, &b.Sort, &specs, &digests)
 		p.sortNanos.Add(int64(time.Since(start)))
 		if err != nil {
-			// A failed sort must not lose values: sort on the CPU instead.
 			p.sortErrors.Add(1)
 			p.cfg.Logger.Error("sort failed; sorting the batch on the CPU", "sorter", p.cfg.Sorter.Name(), "err", err)
-			if err := gpusort.NewCPU(0).Sort(context.WithoutCancel(ctx), &b.Sort); err != nil {
+			if err := p.fallback.Digest(context.WithoutCancel(ctx), &b.Sort, &specs, &digests); err != nil {
+				// The windows stay in flight: queries still count them.
 				p.cfg.Logger.Error("cpu sort failed", "err", err)
 				continue
 			}
 		}
 		for i, w := range b.Windows {
-			s := w.Owner.(*Stream)
-			if dg != nil && err == nil {
-				s.addDigest(w, &digests[i], specs[i])
-			} else {
-				known = s.addSorted(w, &d, known)
-			}
+			w.Owner.(*Stream).addDigest(w, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
 			p.valuesSorted.Add(int64(w.Len()))
 		}
@@ -430,10 +420,11 @@ type Stream struct {
 }
 
 // inflight is a full window on its way through the sorter, with a copy of
-// its values that queries read (the sorter permutes the original).
+// its values, in the window's precision, that queries read (the sorter
+// permutes the original).
 type inflight struct {
 	w    *window.Window
-	copy []float64
+	copy *window.Window
 }
 
 func newStream(name string, sum *summary.Stream) *Stream {
@@ -477,12 +468,7 @@ func (s *Stream) append(values []float64, now int64) []*window.Window {
 // addInflight records a full window and the copy queries read.
 func (s *Stream) addInflight(w *window.Window) {
 	w.Owner = s
-	c := make([]float64, 0, w.Len())
-	for _, v := range w.F32 {
-		c = append(c, float64(v))
-	}
-	c = append(c, w.F64...)
-	s.inflight = append(s.inflight, inflight{w: w, copy: c})
+	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone()})
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -490,26 +476,6 @@ func (s *Stream) requeue(ws []*window.Window) {
 	s.mu.Lock()
 	s.pendingQ = append(ws, s.pendingQ...)
 	s.mu.Unlock()
-}
-
-// addSorted digests a sorted window into the summaries and drops it from
-// the windows in flight. known is a reusable buffer, returned.
-func (s *Stream) addSorted(w *window.Window, d *summary.Digest, known []float64) []float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	spec := s.sum.Spec(w.Len(), known)
-	if w.F64 != nil {
-		summary.DigestSorted(w.F64, spec, d)
-	} else {
-		summary.DigestSorted(w.F32, spec, d)
-	}
-	if err := s.sum.AddWindow(d); err != nil {
-		// A digest of a sorted window is valid by construction; an error
-		// here is a bug, and the window stays counted as pending.
-		panic(fmt.Sprintf("pipeline: add window to %q: %v", s.name, err))
-	}
-	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
-	return spec.Known
 }
 
 // spec returns the spec of a window of n values, reusing known.
@@ -563,10 +529,7 @@ func (s *Stream) Stats() Stats {
 // answers quantiles and ranks only, and is cheaper (summary.Stream.View).
 func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()
-	pending := s.filler.AppendPartial(nil)
-	for _, f := range s.inflight {
-		pending = append(pending, f.copy...)
-	}
+	pending := s.pendingLocked()
 	if len(pending) == 0 {
 		v := s.sum.View(nil, counts)
 		s.mu.Unlock()

@@ -138,17 +138,17 @@ func TestStreamLimit(t *testing.T) {
 
 // blockingSorter holds every batch until released, to test back-pressure.
 type blockingSorter struct {
-	gpusort.Sorter
+	*gpusort.CPU
 	release chan struct{}
 }
 
-func (b *blockingSorter) Sort(ctx context.Context, batch *gpusort.Batch) error {
+func (b *blockingSorter) Digest(ctx context.Context, batch *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	<-b.release
-	return b.Sorter.Sort(ctx, batch)
+	return b.CPU.Digest(ctx, batch, specs, out)
 }
 
 func TestBackPressure(t *testing.T) {
-	bs := &blockingSorter{Sorter: gpusort.NewCPU(1), release: make(chan struct{})}
+	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
 	var once sync.Once
 	release := func() { once.Do(func() { close(bs.release) }) }
 	p := open(t, Config{Defaults: summary.Config{WindowSize: 10}, Queue: 2, Sorter: bs, Linger: time.Millisecond})
@@ -222,7 +222,7 @@ func TestCloseFinishesWindows(t *testing.T) {
 // a partial window into a new pipeline: every value is counted once, the
 // answers hold, and the restored windows get sorted.
 func TestSnapshotRestore(t *testing.T) {
-	bs := &blockingSorter{Sorter: gpusort.NewCPU(1), release: make(chan struct{})}
+	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
 	var once sync.Once
 	release := func() { once.Do(func() { close(bs.release) }) }
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}, Sorter: bs})
@@ -276,4 +276,33 @@ func TestSnapshotRestore(t *testing.T) {
 			t.Fatalf("corrupt snapshot (byte %d) restored", i)
 		}
 	}
+}
+
+// failingSorter fails every batch, as a GPU that went away would.
+type failingSorter struct{ *gpusort.CPU }
+
+func (failingSorter) Digest(context.Context, *gpusort.Batch, *[gpusort.Channels]summary.WindowSpec, *[gpusort.Channels]summary.Digest) error {
+	return errors.New("device lost")
+}
+
+// TestSorterFailure: batches the sorter fails on are digested on the CPU,
+// so every value reaches the summaries and the answers hold.
+func TestSorterFailure(t *testing.T) {
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 500}, Sorter: failingSorter{gpusort.NewCPU(1)}})
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Pareto, Seed: 9}, 20000)
+	if err := p.Accept(context.Background(), "f", append([]float64(nil), x...)); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := p.Stream("f")
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats().Summarised != int64(len(x)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("summarised %d of %d", s.Stats().Summarised, len(x))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if c := p.Counters(); c.SortErrors == 0 {
+		t.Error("no sort error counted")
+	}
+	checkStream(t, s, x, 0.01)
 }

@@ -88,7 +88,7 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 func (s *Stream) pendingLocked() []float64 {
 	var out []float64
 	for _, f := range s.inflight {
-		out = append(out, f.copy...)
+		out = f.copy.AppendValues(out)
 	}
 	return s.filler.AppendPartial(out)
 }

@@ -282,7 +282,6 @@ type View struct {
 	q       *gksketch.Summary
 	history *lossy.Summary
 	pending []lossy.Run // exact counts of the pending values
-	npend   int64
 }
 
 // View returns the all-history view of s plus pending, the values accepted
@@ -292,7 +291,7 @@ type View struct {
 // view answers only quantiles and ranks, and costs no copy of the lossy
 // table. View shares or copies what it needs; s may change afterwards.
 func (s *Stream) View(pending []float64, counts bool) *View {
-	v := &View{eps: s.cfg.Epsilon, npend: int64(len(pending))}
+	v := &View{eps: s.cfg.Epsilon}
 	// The sketch's merged summary is rebuilt, never changed, when the
 	// sketch changes, so the view may keep it.
 	v.q = s.history.Summary()
@@ -332,19 +331,11 @@ func (v *View) Frequency(x float64) (lo, hi int64) {
 }
 
 func (v *View) pendingCount(x float64) int64 {
-	i, j := 0, len(v.pending)
-	for i < j {
-		h := int(uint(i+j) >> 1)
-		if v.pending[h].Value < x {
-			i = h + 1
-		} else {
-			j = h
-		}
+	i, ok := slices.BinarySearchFunc(v.pending, x, func(r lossy.Run, x float64) int { return cmp.Compare(r.Value, x) })
+	if !ok {
+		return 0
 	}
-	if i < len(v.pending) && v.pending[i].Value == x {
-		return v.pending[i].Count
-	}
-	return 0
+	return v.pending[i].Count
 }
 
 // HeavyHitters returns every value whose count may reach support·Count:

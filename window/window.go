@@ -6,6 +6,7 @@ package window
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"streamd/gpusort"
@@ -22,6 +23,19 @@ type Window struct {
 
 // Len reports the number of values in w.
 func (w *Window) Len() int { return len(w.F32) + len(w.F64) }
+
+// AppendValues appends w's values, widened to float64, to dst.
+func (w *Window) AppendValues(dst []float64) []float64 {
+	for _, v := range w.F32 {
+		dst = append(dst, float64(v))
+	}
+	return append(dst, w.F64...)
+}
+
+// Clone returns a copy of w's values (not its Owner).
+func (w *Window) Clone() *Window {
+	return &Window{F32: slices.Clone(w.F32), F64: slices.Clone(w.F64)}
+}
 
 // Filler fills one stream's windows. Values are rounded to float32 unless
 // the stream keeps float64. The zero Filler is not usable; use NewFiller.
@@ -84,10 +98,8 @@ func (f *Filler) initialCap(first int) int {
 
 // AppendPartial appends the partial window's values to dst.
 func (f *Filler) AppendPartial(dst []float64) []float64 {
-	for _, v := range f.f32 {
-		dst = append(dst, float64(v))
-	}
-	return append(dst, f.f64...)
+	partial := Window{F32: f.f32, F64: f.f64}
+	return partial.AppendValues(dst)
 }
 
 // Batch is up to four windows sorted together, each in one channel.

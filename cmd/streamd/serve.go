@@ -241,7 +241,7 @@ type Daemon struct {
 	Config Config
 	Logger *slog.Logger
 
-	sorter   gpusort.Sorter
+	sorter   gpusort.Digester
 	pipe     *pipeline.Pipeline
 	tcp      *ingest.TCPServer
 	grpc     *grpc.Server
@@ -371,23 +371,28 @@ func (d *Daemon) openKafka(ctx context.Context) {
 
 // openSorter opens the named back-end. "auto" falls back to the CPU when
 // no GPU context can be had, saying why once.
-func openSorter(name string, logger *slog.Logger) (gpusort.Sorter, error) {
+func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
 	newSorter, err := gpusort.Lookup(name)
 	if err != nil {
 		return nil, err
 	}
 	s, err := newSorter()
-	if err == nil {
-		if a, ok := s.(*gpusort.Auto); ok && a.GPUErr() != nil {
-			logger.Warn("no GPU; the auto sorter sorts on the CPU", "err", a.GPUErr())
+	if err != nil {
+		if name != "auto" {
+			return nil, fmt.Errorf("open sorter %s: %w", name, err)
 		}
-		return s, nil
+		logger.Warn("no GPU sorter; sorting on the CPU", "err", err)
+		return gpusort.NewCPU(0), nil
 	}
-	if name != "auto" {
-		return nil, fmt.Errorf("open sorter %s: %w", name, err)
+	if a, ok := s.(*gpusort.Auto); ok && a.GPUErr() != nil {
+		logger.Warn("no GPU; the auto sorter sorts on the CPU", "err", a.GPUErr())
 	}
-	logger.Warn("no GPU sorter; sorting on the CPU", "err", err)
-	return gpusort.NewCPU(0), nil
+	dg, ok := s.(gpusort.Digester)
+	if !ok {
+		s.Close()
+		return nil, fmt.Errorf("open sorter %s: it does not digest windows", name)
+	}
+	return dg, nil
 }
 
 func (d *Daemon) openGRPC() error {
