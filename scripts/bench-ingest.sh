@@ -13,8 +13,10 @@ count=${COUNT:-50000000}
 dir=$(mktemp -d)
 "$bin/streamd" serve --sorter "${SORTER:-cpu}" --data-dir "$dir" --checkpoint-interval 0 --metrics-addr "" >"$dir/log" 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+# Wait for the daemon to exit, so that a next run finds the ports free.
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 200); do "$bin/streamd" query streams >/dev/null 2>&1 && break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null || { echo "streamd did not start:" >&2; cat "$dir/log" >&2; exit 1; }
 for target in $targets; do
 	n=$count
 	[ "$target" = tcp ] && n=$((count / 4)) # the line protocol is slower; keep runs short
