@@ -285,6 +285,20 @@ func Merge(a, b *Summary) Summary {
 	return Summary{n: a.n + b.n, tuples: AppendMerge(nil, a, b)}
 }
 
+// MergeAll returns the merge of every summary of ss, as repeated Merges
+// would: absolute errors add, so its MaxError is at most the sum of theirs.
+// It does not modify ss.
+func MergeAll(ss []*Summary) Summary {
+	var m Summary
+	var buf []Tuple
+	for _, s := range ss {
+		buf = AppendMerge(buf[:0], &m, s)
+		m.n += s.n
+		m.tuples, buf = buf, m.tuples
+	}
+	return m
+}
+
 // AppendMerge appends the tuples of Merge(a, b) to dst.
 func AppendMerge(dst []Tuple, a, b *Summary) []Tuple {
 	ta, tb := a.tuples, b.tuples

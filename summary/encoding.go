@@ -12,16 +12,20 @@ import (
 )
 
 // Encoding of a Stream (see streamd/internal/codec for the envelope), magic
-// "STRM", version 1:
+// "STRM", version 2:
 //
 //	epsilon float64, window size uvarint, sliding window uvarint,
 //	float64 flag uint8,
 //	count uvarint, sum float64, min float64, max float64,
 //	then the GK sketch, the lossy summary and the sliding window, each as
-//	a length-prefixed encoding of its own package.
+//	a length-prefixed encoding of its own package; the sliding window's is
+//	empty for a history-only stream (NewHistory).
+//
+// Version 1 is the same, always with a sliding window; it still decodes.
 const (
-	streamMagic   = "STRM"
-	streamVersion = 1
+	streamMagic     = "STRM"
+	streamVersion   = 2
+	streamVersionV1 = 1
 )
 
 // AppendBinary appends s's encoding to dst.
@@ -40,7 +44,11 @@ func (s *Stream) AppendBinary(dst []byte) ([]byte, error) {
 	dst = codec.AppendFloat64(dst, s.sum)
 	dst = codec.AppendFloat64(dst, s.min)
 	dst = codec.AppendFloat64(dst, s.max)
-	for _, enc := range []func([]byte) ([]byte, error){s.history.AppendBinary, s.counts.AppendBinary, s.recent.AppendBinary} {
+	encs := []func([]byte) ([]byte, error){s.history.AppendBinary, s.counts.AppendBinary, noRecent}
+	if s.recent != nil {
+		encs[2] = s.recent.AppendBinary
+	}
+	for _, enc := range encs {
 		b, err := enc(nil)
 		if err != nil {
 			return nil, fmt.Errorf("encode stream: %w", err)
@@ -50,6 +58,9 @@ func (s *Stream) AppendBinary(dst []byte) ([]byte, error) {
 	return codec.End(dst, start), nil
 }
 
+// noRecent encodes a missing sliding window: nothing.
+func noRecent(dst []byte) ([]byte, error) { return dst, nil }
+
 // MarshalBinary returns s's encoding.
 func (s *Stream) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
@@ -57,7 +68,11 @@ func (s *Stream) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 // every part; bad input gives an error wrapping codec.ErrCorrupt, never a
 // panic.
 func (s *Stream) UnmarshalBinary(data []byte) error {
-	p, err := codec.Open(data, streamMagic, streamVersion)
+	version := byte(streamVersion)
+	if len(data) > 4 && data[4] == streamVersionV1 {
+		version = streamVersionV1
+	}
+	p, err := codec.Open(data, streamMagic, version)
 	if err != nil {
 		return fmt.Errorf("decode stream: %w", err)
 	}
@@ -82,10 +97,14 @@ func (s *Stream) UnmarshalBinary(data []byte) error {
 	d := Stream{cfg: cfg, history: new(gksketch.Sketch), counts: new(lossy.Summary), recent: new(slidingwindow.Window)}
 	d.count = r.Int("count", math.MaxInt64/4)
 	d.sum, d.min, d.max = r.Float64(), r.Float64(), r.Float64()
-	for _, dec := range []func([]byte) error{d.history.UnmarshalBinary, d.counts.UnmarshalBinary, d.recent.UnmarshalBinary} {
+	for i, dec := range []func([]byte) error{d.history.UnmarshalBinary, d.counts.UnmarshalBinary, d.recent.UnmarshalBinary} {
 		b := r.Bytes("part", r.Remaining())
 		if err := r.Err(); err != nil {
 			return fmt.Errorf("decode stream: %w", err)
+		}
+		if i == 2 && len(b) == 0 && version != streamVersionV1 {
+			d.recent = nil // a history-only stream
+			continue
 		}
 		if err := dec(b); err != nil {
 			return fmt.Errorf("decode stream: %w", err)
@@ -95,9 +114,9 @@ func (s *Stream) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("decode stream: %w", err)
 	}
 	switch {
-	case d.history.Epsilon() != cfg.Epsilon || d.counts.Epsilon() != cfg.Epsilon || d.recent.Epsilon() != cfg.Epsilon:
+	case d.history.Epsilon() != cfg.Epsilon || d.counts.Epsilon() != cfg.Epsilon || (d.recent != nil && d.recent.Epsilon() != cfg.Epsilon):
 		return fmt.Errorf("decode stream: %w: parts disagree on epsilon", codec.ErrCorrupt)
-	case d.recent.Capacity() != cfg.SlidingWindow:
+	case d.recent != nil && d.recent.Capacity() != cfg.SlidingWindow:
 		return fmt.Errorf("decode stream: %w: sliding window capacity %d, config %d", codec.ErrCorrupt, d.recent.Capacity(), cfg.SlidingWindow)
 	case d.history.Count() != d.counts.Count() || d.history.Count() > d.count:
 		return fmt.Errorf("decode stream: %w: summaries count %d and %d of %d values", codec.ErrCorrupt, d.history.Count(), d.counts.Count(), d.count)

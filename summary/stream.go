@@ -106,7 +106,7 @@ type Stream struct {
 	cfg     Config
 	history *gksketch.Sketch
 	counts  *lossy.Summary
-	recent  *slidingwindow.Window
+	recent  *slidingwindow.Window // nil for a history-only stream
 
 	// Statistics of every value ingested (Observe), summarised or not.
 	count         int64
@@ -132,6 +132,31 @@ func NewStream(cfg Config) (*Stream, error) {
 		return nil, err
 	}
 	return &Stream{cfg: cfg, history: h, counts: c, recent: r}, nil
+}
+
+// ErrNoRecent is returned by Last on a stream that keeps no sliding window.
+var ErrNoRecent = errors.New("summary: the stream keeps no sliding window")
+
+// NewHistory returns an empty stream with cfg (zero fields take defaults)
+// that keeps no sliding window: it counts the values it observes and
+// summarises all of their history, and Last fails with ErrNoRecent. The
+// pipeline keeps one for each source of a stream's values (each Kafka
+// partition, and the local inputs), and one sliding window for the stream.
+func NewHistory(cfg Config) (*Stream, error) {
+	s, err := NewStream(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.recent = nil
+	return s, nil
+}
+
+// DetachRecent removes s's sliding window and returns it, nil if s has
+// none: s is then a history-only stream (see NewHistory).
+func (s *Stream) DetachRecent() *slidingwindow.Window {
+	r := s.recent
+	s.recent = nil
+	return r
 }
 
 // Config returns the stream's configuration.
@@ -181,7 +206,9 @@ func (s *Stream) Observe(t int64, values []float64) {
 	s.sum += (sum[0] + sum[1]) + (sum[2] + sum[3])
 	s.min, s.max = lo, hi
 	s.count += int64(len(values))
-	s.recent.Add(t, values...)
+	if s.recent != nil {
+		s.recent.Add(t, values...)
+	}
 }
 
 // Spec returns what the summaries need from a window of w values: its
@@ -251,12 +278,17 @@ type Stats struct {
 
 // Stats returns the stream's statistics.
 func (s *Stream) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Count: s.count, Summarised: s.history.Count(),
 		Sum: s.sum, Min: s.min, Max: s.max,
-		Entries: s.history.Entries() + s.counts.Len() + s.recent.Entries(),
-		Bytes:   s.history.Bytes() + s.counts.Bytes() + s.recent.Bytes(),
+		Entries: s.history.Entries() + s.counts.Len(),
+		Bytes:   s.history.Bytes() + s.counts.Bytes(),
 	}
+	if s.recent != nil {
+		st.Entries += s.recent.Entries()
+		st.Bytes += s.recent.Bytes()
+	}
+	return st
 }
 
 // History returns the all-history quantile sketch. The caller must not
@@ -267,16 +299,24 @@ func (s *Stream) History() *gksketch.Sketch { return s.history }
 // not modify it.
 func (s *Stream) Counts() *lossy.Summary { return s.counts }
 
-// Recent returns the sliding window. The caller must not modify it.
+// Recent returns the sliding window, nil for a history-only stream. The
+// caller must not modify it.
 func (s *Stream) Recent() *slidingwindow.Window { return s.recent }
 
-// Last returns a snapshot of the last n values; see slidingwindow.
-func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) { return s.recent.Last(n) }
+// Last returns a snapshot of the last n values; see slidingwindow. It
+// fails with ErrNoRecent on a history-only stream.
+func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
+	if s.recent == nil {
+		return nil, ErrNoRecent
+	}
+	return s.recent.Last(n)
+}
 
 // View is the all-history summary of a stream at one moment, including the
-// values not yet in a summarised window. Build it with Stream.View; it does
-// not change when the stream does. Frequency, HeavyHitters and
-// MaxCountError need a view made with counts; they panic otherwise.
+// values not yet in a summarised window. Build it with Stream.View, NewView
+// or MergeViews; it does not change when the stream does. Frequency,
+// HeavyHitters and MaxCountError need a view made with counts; they panic
+// otherwise.
 type View struct {
 	eps     float64
 	q       *gksketch.Summary
@@ -307,10 +347,114 @@ func (s *Stream) View(pending []float64, counts bool) *View {
 	return v
 }
 
+// NewView returns the view of a quantile summary q and, unless it is nil, a
+// frequency summary counts of the same values, both within eps of their
+// count: for instance the Quantiles and Counts of a view sent by another
+// daemon. It keeps q and counts; the caller must not modify them.
+func NewView(eps float64, q *gksketch.Summary, counts *lossy.Summary) *View {
+	return &View{eps: eps, q: q, history: counts}
+}
+
+// MergeViews returns the view of the union of the views' values. Merged GK
+// summaries and lossy counts add their absolute errors (gksketch.Merge,
+// lossy.Summary.MergeCounts), so the merged view is within Σ εᵢ·nᵢ of its
+// count N = Σ nᵢ: its Epsilon is that sum over N, the count-weighted mean of
+// the views' ε, which is their common ε when they agree and never more than
+// the largest. The view answers counts only if every input does. The inputs
+// are not modified; the result may share their storage.
+func MergeViews(vs []*View) *View {
+	switch len(vs) {
+	case 0:
+		return &View{eps: DefaultEpsilon, q: new(gksketch.Summary)}
+	case 1:
+		return vs[0]
+	}
+	m := &View{}
+	qs := make([]*gksketch.Summary, len(vs))
+	var errSum, maxEps float64
+	sameEps := true
+	counts := true
+	for i, v := range vs {
+		qs[i] = v.q
+		errSum += v.eps * float64(v.q.Count())
+		maxEps = max(maxEps, v.eps)
+		sameEps = sameEps && v.eps == vs[0].eps
+		counts = counts && v.history != nil
+	}
+	q := gksketch.MergeAll(qs)
+	m.q = &q
+	switch {
+	case sameEps:
+		m.eps = vs[0].eps
+	case q.Count() > 0:
+		m.eps = errSum / float64(q.Count())
+	default:
+		m.eps = maxEps
+	}
+	if counts {
+		m.history = vs[0].history.Copy()
+		m.pending = slices.Clone(vs[0].pending)
+		for _, v := range vs[1:] {
+			m.history.MergeCounts(v.history)
+			m.pending = mergeRuns(m.pending, v.pending)
+		}
+	}
+	return m
+}
+
+// mergeRuns returns the runs of both sorted lists, counts of equal values
+// added.
+func mergeRuns(a, b []lossy.Run) []lossy.Run {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]lossy.Run, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].Value < b[j].Value):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].Value < a[i].Value:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, lossy.Run{Value: a[i].Value, Count: a[i].Count + b[j].Count})
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// Quantiles returns the view's quantile summary, pending values included.
+// The caller must not modify it.
+func (v *View) Quantiles() *gksketch.Summary { return v.q }
+
+// Counts returns the view's frequency summary with the pending values'
+// exact counts folded in, or nil for a view made without counts. It is a
+// new summary.
+func (v *View) Counts() *lossy.Summary {
+	if v.history == nil {
+		return nil
+	}
+	c := v.history.Copy()
+	var n int64
+	for _, r := range v.pending {
+		n += r.Count
+	}
+	if n > 0 {
+		c.MergeCounts(lossy.FromRuns(v.eps, n, v.pending, 0))
+	}
+	return c
+}
+
 // Count reports the number of values the view is about.
 func (v *View) Count() int64 { return v.q.Count() }
 
-// Epsilon reports the stream's ε.
+// Epsilon reports the view's ε: the stream's, or for a merged view the
+// count-weighted mean of its parts' (see MergeViews). Every answer is
+// within Epsilon·Count.
 func (v *View) Epsilon() float64 { return v.eps }
 
 // Quantile returns the φ-quantile tuple: a value whose rank is within

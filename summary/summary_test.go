@@ -1,7 +1,10 @@
 package summary
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"os"
 	"slices"
 	"testing"
 
@@ -196,6 +199,12 @@ func FuzzStreamUnmarshal(f *testing.F) {
 	feed(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
 	data, _ := s.MarshalBinary()
 	f.Add(data)
+	s.DetachRecent()
+	data, _ = s.MarshalBinary()
+	f.Add(data)
+	if old, err := os.ReadFile("testdata/stream-v1.bin"); err == nil {
+		f.Add(old)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s Stream
 		if err := s.UnmarshalBinary(data); err != nil {
@@ -204,6 +213,84 @@ func FuzzStreamUnmarshal(f *testing.F) {
 		v := s.View(nil, true)
 		v.Quantile(0.5)
 		v.HeavyHitters(0.5)
+		_, _ = s.Last(3)
 		_ = s.AddSorted([]float64{1, 2, 3})
 	})
+}
+
+// TestHistoryOnly: a history-only stream counts and summarises like a full
+// one, refuses last-n queries, and round-trips without a sliding window; a
+// version 1 encoding (always with a sliding window) still decodes.
+func TestHistoryOnly(t *testing.T) {
+	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}
+	s, err := NewHistory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 12345)
+	pending, rounded := feed(t, s, x)
+	checkView(t, exact.New(rounded), s.View(pending, true), cfg.Epsilon)
+	if _, err := s.Last(10); !errors.Is(err, ErrNoRecent) {
+		t.Fatalf("Last on a history-only stream: %v", err)
+	}
+	data, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Stream
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if d.Recent() != nil {
+		t.Fatal("decoded a sliding window that was not there")
+	}
+	checkView(t, exact.New(rounded), d.View(pending, true), cfg.Epsilon)
+
+	old, err := os.ReadFile("testdata/stream-v1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.UnmarshalBinary(old); err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	if d.Recent() == nil || d.Stats().Count != 9 || d.Stats().Summarised != 8 {
+		t.Fatalf("version 1 decoded as %+v", d.Stats())
+	}
+	if r := d.DetachRecent(); r == nil || d.Recent() != nil {
+		t.Fatal("DetachRecent")
+	}
+}
+
+// TestMergeViews: views of disjoint parts of a stream, with their own ε,
+// merge into a view of the whole within the weighted ε.
+func TestMergeViews(t *testing.T) {
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Order: synth.Sorted, Seed: 4}, 200000)
+	epss := []float64{0.001, 0.01, 0.001, 0.02}
+	var views []*View
+	var all []float64
+	var errSum float64
+	for i, eps := range epss {
+		part := x[i*len(x)/len(epss) : (i+1)*len(x)/len(epss)]
+		s, err := NewHistory(Config{Epsilon: eps, WindowSize: 4096})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending, rounded := feed(t, s, part)
+		all = append(all, rounded...)
+		v := s.View(pending, true)
+		if i%2 == 1 {
+			// As a peer sends it: the summaries with pending values folded in.
+			v = NewView(v.Epsilon(), v.Quantiles(), v.Counts())
+		}
+		views = append(views, v)
+		errSum += eps * float64(len(part))
+	}
+	m := MergeViews(views)
+	if want := errSum / float64(len(x)); math.Abs(m.Epsilon()-want) > 1e-12 {
+		t.Fatalf("merged ε %v, want %v", m.Epsilon(), want)
+	}
+	checkView(t, exact.New(all), m, m.Epsilon())
+	if one := MergeViews(views[:1]); one != views[0] {
+		t.Fatal("merging one view should return it")
+	}
 }
