@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -24,8 +23,6 @@ import (
 
 	"streamd/gpusort"
 	"streamd/ingest"
-	"streamd/internal/radix"
-	"streamd/slidingwindow"
 	"streamd/summary"
 	"streamd/window"
 )
@@ -189,7 +186,7 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 	)
 	for b := range p.batches {
 		for i, w := range b.Windows {
-			specs[i] = w.Owner.(*Stream).spec(w.Len(), specs[i].Known)
+			specs[i] = w.Owner.(*part).spec(w.Len(), specs[i].Known)
 		}
 		for i := len(b.Windows); i < gpusort.Channels; i++ {
 			specs[i] = summary.WindowSpec{Spacing: 1}
@@ -207,7 +204,7 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 			}
 		}
 		for i, w := range b.Windows {
-			w.Owner.(*Stream).addDigest(w, &digests[i], specs[i])
+			w.Owner.(*part).addDigest(w, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
 			p.valuesSorted.Add(int64(w.Len()))
 		}
@@ -254,22 +251,22 @@ func (p *Pipeline) Create(name string, cfg summary.Config) (*Stream, error) {
 // getOrCreate returns the named stream, creating it with cfg if needed.
 func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, error) {
 	p.mu.RLock()
-	s := p.streams[name]
+	old := p.streams[name]
 	p.mu.RUnlock()
-	if s != nil {
-		return s, false, nil
+	if old != nil {
+		return old, false, nil
 	}
 	if err := ingest.ValidStreamName(name); err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
-	sum, err := summary.NewStream(cfg)
+	s, err := newStream(name, cfg)
 	if err != nil {
 		return nil, false, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if s := p.streams[name]; s != nil {
-		return s, false, nil
+	if old := p.streams[name]; old != nil {
+		return old, false, nil
 	}
 	if p.closed {
 		return nil, false, ErrClosed
@@ -277,7 +274,6 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	s = newStream(name, sum)
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -328,7 +324,24 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 
 // AcceptTo adds values to s; see Accept.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	full := s.append(values, time.Now().UnixNano())
+	return p.acceptTo(ctx, s, Local, values)
+}
+
+// AcceptPartition adds values that came from a Kafka partition to a
+// stream, creating it on first data: they are kept apart from the values
+// of other partitions and of the local inputs (see Stream). It is Accept
+// otherwise, and makes the pipeline an ingest.PartitionSink.
+func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition, name string, values []float64) error {
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	return p.acceptTo(ctx, s, tp, values)
+}
+
+// acceptTo adds values from src to s.
+func (p *Pipeline) acceptTo(ctx context.Context, s *Stream, src ingest.TopicPartition, values []float64) error {
+	full := s.append(src, values, time.Now().UnixNano())
 	if len(full) == 0 {
 		return nil
 	}
@@ -361,9 +374,15 @@ func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) er
 // stream if its name is valid. Rejects that belong to no stream (a bad
 // name, the stream limit) are counted on the pipeline: see Rejected.
 func (p *Pipeline) Reject(name string, reason ingest.Reason, n int) {
+	p.RejectPartition(Local, name, reason, n)
+}
+
+// RejectPartition counts n values of a stream from a Kafka partition
+// rejected for reason, with that partition's values (see Reject).
+func (p *Pipeline) RejectPartition(tp ingest.TopicPartition, name string, reason ingest.Reason, n int) {
 	if ingest.ValidStreamName(name) == nil {
 		if s, _, err := p.getOrCreate(name, p.cfg.Defaults); err == nil {
-			s.reject(reason, n)
+			s.reject(tp, reason, n)
 			return
 		}
 	}
@@ -403,149 +422,4 @@ func (p *Pipeline) Counters() Counters {
 		SortErrors:    p.sortErrors.Load(),
 		Queued:        len(p.full),
 	}
-}
-
-// Stream is one named stream in a pipeline: its summaries, its partial
-// window and its windows in flight. Its methods are safe for concurrent
-// use.
-type Stream struct {
-	name string
-
-	mu       sync.Mutex
-	sum      *summary.Stream
-	filler   *window.Filler
-	inflight []inflight // full windows not yet summarised, oldest first
-	pendingQ []*window.Window
-	rejected map[ingest.Reason]uint64
-}
-
-// inflight is a full window on its way through the sorter, with a copy of
-// its values, in the window's precision, that queries read (the sorter
-// permutes the original).
-type inflight struct {
-	w    *window.Window
-	copy *window.Window
-}
-
-func newStream(name string, sum *summary.Stream) *Stream {
-	cfg := sum.Config()
-	return &Stream{
-		name:     name,
-		sum:      sum,
-		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64),
-		rejected: make(map[ingest.Reason]uint64),
-	}
-}
-
-// Name returns the stream's name.
-func (s *Stream) Name() string { return s.name }
-
-// Config returns the stream's configuration.
-func (s *Stream) Config() summary.Config {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sum.Config()
-}
-
-// append adds values and returns the windows they filled, including any
-// left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(values []float64, now int64) []*window.Window {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	full := s.pendingQ
-	s.pendingQ = nil
-	if len(values) == 0 {
-		return full
-	}
-	s.filler.Append(values, func(w *window.Window) {
-		s.addInflight(w)
-		full = append(full, w)
-	})
-	s.sum.Observe(now, values)
-	return full
-}
-
-// addInflight records a full window and the copy queries read.
-func (s *Stream) addInflight(w *window.Window) {
-	w.Owner = s
-	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone()})
-}
-
-// requeue keeps windows that could not be sent, for the next Accept.
-func (s *Stream) requeue(ws []*window.Window) {
-	s.mu.Lock()
-	s.pendingQ = append(ws, s.pendingQ...)
-	s.mu.Unlock()
-}
-
-// spec returns the spec of a window of n values, reusing known.
-func (s *Stream) spec(n int, known []float64) summary.WindowSpec {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sum.Spec(n, known)
-}
-
-// addDigest adds a window digested against spec and drops it from the
-// windows in flight.
-func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.WindowSpec) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.sum.AddDigest(d, spec); err != nil {
-		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
-	}
-	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
-}
-
-// reject counts n rejected values.
-func (s *Stream) reject(reason ingest.Reason, n int) {
-	s.mu.Lock()
-	s.rejected[reason] += uint64(n)
-	s.mu.Unlock()
-}
-
-// Stats are a stream's statistics.
-type Stats struct {
-	summary.Stats
-	Config   summary.Config
-	Pending  int64 // values accepted but not yet in the all-history summaries
-	Rejected map[ingest.Reason]uint64
-}
-
-// Stats returns the stream's statistics.
-func (s *Stream) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := Stats{Stats: s.sum.Stats(), Config: s.sum.Config(), Rejected: make(map[ingest.Reason]uint64, len(s.rejected))}
-	for r, n := range s.rejected {
-		st.Rejected[r] = n
-	}
-	st.Pending = st.Count - st.Summarised
-	return st
-}
-
-// View returns the all-history view of the stream, counting every value
-// accepted so far: the partial window and the windows in flight are sorted
-// (a copy, on the CPU) and counted exactly. With counts false the view
-// answers quantiles and ranks only, and is cheaper (summary.Stream.View).
-func (s *Stream) View(counts bool) *summary.View {
-	s.mu.Lock()
-	pending := s.pendingLocked()
-	if len(pending) == 0 {
-		v := s.sum.View(nil, counts)
-		s.mu.Unlock()
-		return v
-	}
-	// Sorting under the lock keeps the view consistent with the summaries;
-	// it costs a few hundred microseconds for a window of 65536 values.
-	radix.Float64s(pending, nil)
-	v := s.sum.View(pending, counts)
-	s.mu.Unlock()
-	return v
-}
-
-// Last returns a snapshot of the last n values (see slidingwindow).
-func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sum.Last(n)
 }

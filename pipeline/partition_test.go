@@ -1,0 +1,214 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/internal/exact"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+// feedPartitions accepts x into stream name, value i from partition i mod
+// parts of topic "t" (and the local inputs for every seventh value), in
+// batches of 100. It returns the values of each source.
+func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts int) map[ingest.TopicPartition][]float64 {
+	t.Helper()
+	by := make(map[ingest.TopicPartition][]float64)
+	for i, v := range x {
+		src := ingest.TopicPartition{Topic: "t", Partition: i % parts}
+		if i%7 == 0 {
+			src = Local
+		}
+		by[src] = append(by[src], v)
+	}
+	ctx := context.Background()
+	for src, vals := range by {
+		for i := 0; i < len(vals); i += 100 {
+			batch := slices.Clone(vals[i:min(i+100, len(vals))])
+			var err error
+			if src == Local {
+				err = p.Accept(ctx, name, batch)
+			} else {
+				err = p.AcceptPartition(ctx, src, name, batch)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return by
+}
+
+func union(by map[ingest.TopicPartition][]float64, keep func(ingest.TopicPartition) bool) []float64 {
+	var out []float64
+	for src, vals := range by {
+		if keep(src) {
+			out = append(out, vals...)
+		}
+	}
+	return out
+}
+
+// TestPartitions: a stream keeps each partition's values apart; its
+// answers cover the local part and the partitions owned, within ε; a
+// partition's state moves to another pipeline whole, and a snapshot keeps
+// the parts and which are released.
+func TestPartitions(t *testing.T) {
+	cfg := Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 5000}}
+	p := open(t, cfg)
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Order: synth.Sorted, Seed: 11}, 60000)
+	by := feedPartitions(t, p, "z", x, 4)
+	s, _ := p.Stream("z")
+	checkStream(t, s, x, 0.01)
+	if got := len(s.Parts(false)); got != 5 {
+		t.Fatalf("%d parts, want 5", got)
+	}
+
+	tp := func(i int) ingest.TopicPartition { return ingest.TopicPartition{Topic: "t", Partition: i} }
+	p.OwnPartitions([]ingest.TopicPartition{tp(0), tp(3)})
+	owned := union(by, func(src ingest.TopicPartition) bool { return src == Local || src == tp(0) || src == tp(3) })
+	checkStream(t, s, owned, 0.01)
+	if st := s.Stats(); st.Count != int64(len(owned)) {
+		t.Fatalf("stats count %d, want %d", st.Count, len(owned))
+	}
+	if last, err := s.Last(5000); err != nil || last.Count() != 5000 {
+		t.Fatalf("last 5000: %v", err)
+	}
+
+	// Hand partition 1 to another pipeline, which has stale values of its
+	// own for it, and values of partition 2.
+	states, err := p.PartitionState(tp(1))
+	if err != nil || len(states) != 1 {
+		t.Fatalf("partition state: %d parts, %v", len(states), err)
+	}
+	q := open(t, cfg)
+	ctx := context.Background()
+	stale := []float64{1e9, 1e9, 1e9}
+	if err := q.AcceptPartition(ctx, tp(1), "z", slices.Clone(stale)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AcceptPartition(ctx, tp(1), "gone", slices.Clone(stale)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AcceptPartition(ctx, tp(2), "z", slices.Clone(by[tp(2)])); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.ReplacePartition(ctx, tp(1), states); err != nil {
+		t.Fatal(err)
+	}
+	qs, _ := q.Stream("z")
+	checkStream(t, qs, append(slices.Clone(by[tp(1)]), by[tp(2)]...), 0.01)
+	if g, _ := q.Stream("gone"); g.Stats().Count != 0 {
+		t.Fatalf("stale part of another stream kept: %+v", g.Stats())
+	}
+	// Emptying a partition drops its values.
+	if err := q.ReplacePartition(ctx, tp(2), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkStream(t, qs, by[tp(1)], 0.01)
+
+	// A snapshot keeps the parts and the released ones.
+	data, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := New(Config{Defaults: cfg.Defaults, Sorter: gpusort.NewCPU(0)})
+	if err := r.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	rs, _ := r.Stream("z")
+	checkStream(t, rs, owned, 0.01)
+	r.OwnPartitions([]ingest.TopicPartition{tp(0), tp(1), tp(2), tp(3)})
+	checkStream(t, rs, x, 0.01)
+
+	// Corrupt states are refused whole.
+	bad := slices.Clone(states[0].Data)
+	bad[len(bad)/2] ^= 1
+	if err := q.ReplacePartition(ctx, tp(1), []PartState{{Stream: "z", Data: bad}}); err == nil {
+		t.Fatal("corrupt part state accepted")
+	}
+	if err := q.ReplacePartition(ctx, tp(3), states); err == nil {
+		t.Fatal("a part of partition 1 accepted as partition 3")
+	}
+	checkStream(t, qs, by[tp(1)], 0.01)
+}
+
+// TestRestoreV1 restores a snapshot of the first format: each stream
+// becomes its local part, with its sliding window and rejects.
+func TestRestoreV1(t *testing.T) {
+	data, err := os.ReadFile("testdata/pipeline-v1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err := p.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	s, err := p.Stream("old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x []float64
+	for i := range 1000 {
+		x = append(x, float64((i*7919)%1013))
+	}
+	checkStream(t, s, x, 0.01)
+	if st := s.Stats(); st.Rejected[ingest.ReasonNaN] != 3 || st.Config.WindowSize != 64 {
+		t.Fatalf("stats %+v", st)
+	}
+	last, err := s.Last(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, lo, hi := last.Quantile(0.5)
+	if err := exact.New(x).CheckQuantile(0.5, v, 0.01, lo, hi); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzRestore(f *testing.F) {
+	p, _ := New(Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20}, Sorter: gpusort.NewCPU(1)})
+	ctx := context.Background()
+	_ = p.Accept(ctx, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5})
+	_ = p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8})
+	p.RejectPartition(ingest.TopicPartition{Topic: "t", Partition: 2}, "a", ingest.ReasonNaN, 1)
+	data, _ := p.Snapshot()
+	f.Add(data)
+	states, _ := p.PartitionState(ingest.TopicPartition{Topic: "t", Partition: 2})
+	f.Add(states[0].Data)
+	if old, err := os.ReadFile("testdata/pipeline-v1.bin"); err == nil {
+		f.Add(old)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, _ := New(Config{Sorter: gpusort.NewCPU(1)})
+		if q.Restore(data) == nil {
+			for _, name := range q.List() {
+				s, _ := q.Stream(name)
+				s.View(true).Quantile(0.5)
+			}
+		}
+		// Not open: a cancelled context keeps the windows queued in the
+		// stream instead of waiting for a sorter.
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		r, _ := New(Config{Sorter: gpusort.NewCPU(1)})
+		if r.ReplacePartition(cancelled, ingest.TopicPartition{Topic: "t", Partition: 2}, []PartState{{Stream: "a", Data: data}}) == nil {
+			s, _ := r.Stream("a")
+			s.View(true).HeavyHitters(0.5)
+		}
+	})
+}
