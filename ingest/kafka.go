@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +92,8 @@ func (tp TopicPartition) String() string {
 // consumer starts at the largest of: the offset Resume returns for it, the
 // group's committed offset, and the offset where this consumer left off if
 // it consumed the partition in an earlier generation. If there is none of
-// these, it starts at the earliest offset. A partition whose start offset is
+// these, it starts at the earliest offset. With Assigned set, it starts
+// where Assigned says instead. A partition whose start offset is
 // out of range (the messages were deleted, or the topic was recreated) is
 // consumed from its earliest offset, with a warning.
 //
@@ -156,6 +159,19 @@ type KafkaConsumer struct {
 	// RebalanceTimeout. When Run's context has ended, ctx is a context that
 	// ends 10 seconds later.
 	Revoked func(ctx context.Context, offsets map[TopicPartition]int64) error
+
+	// Assigned, if not nil, is called at the start of each generation with
+	// the partitions assigned to the consumer, sorted, before any of them is
+	// fetched, and returns the offset at which each starts: for a sink
+	// whose state of a partition must match the offset exactly (see
+	// PartitionSink), this replaces the rule of the Offsets section.
+	// A partition it leaves out, or gives a negative offset, starts at its
+	// earliest offset. Barrier reports no offset for the partitions until
+	// Assigned returns, and then the ones it returned. If Assigned returns
+	// an error, the error is logged (unless ctx ended) and the consumer
+	// consumes nothing until the generation ends. ctx ends with the
+	// generation.
+	Assigned func(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]int64, error)
 
 	// Dialer, if not nil, replaces kafka-go's default dialer, for example
 	// to use TLS or SASL.
@@ -360,17 +376,33 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	stop := context.AfterFunc(gctx, cancel)
 	defer stop()
 
-	starts := make(map[TopicPartition]int64)
+	committed := make(map[TopicPartition]int64)
 	for topic, parts := range gen.Assignments {
 		for _, p := range parts {
-			tp := TopicPartition{topic, p.ID}
-			starts[tp] = c.startOffset(tp, p.Offset)
+			committed[TopicPartition{topic, p.ID}] = p.Offset
+		}
+	}
+	var starts map[TopicPartition]int64
+	if c.Assigned != nil {
+		var err error
+		if starts, err = c.assign(pctx, committed); err != nil {
+			if pctx.Err() == nil {
+				log.Error("kafka partitions assigned: not consuming them in this generation", "err", err)
+			}
+			<-pctx.Done()
+			return nil
+		}
+	} else {
+		starts = make(map[TopicPartition]int64, len(committed))
+		for tp, off := range committed {
+			starts[tp] = c.startOffset(tp, off)
 		}
 	}
 	assigned := make(map[TopicPartition]*partitionState, len(starts))
-	for tp := range starts {
+	for tp, start := range starts {
 		ps := new(partitionState)
 		ps.hwm.Store(-1)
+		ps.started.Store(c.Assigned != nil && start >= 0)
 		assigned[tp] = ps
 	}
 	c.mu.Lock()
@@ -385,7 +417,7 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	)
 	for tp, start := range starts {
 		wg.Go(func() {
-			pc := partitionConsumer{c: c, tp: tp, state: assigned[tp], log: log.With("partition", tp.String())}
+			pc := partitionConsumer{c: c, tp: tp, state: assigned[tp], sink: c.sinkFor(tp), log: log.With("partition", tp.String())}
 			if err := pc.run(ctx, pctx, start); err != nil {
 				errOnce.Do(func() { fatal = err })
 				cancel()
@@ -410,6 +442,91 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	c.revoke(ctx, log, gen, offsets)
 	log.Info("kafka generation ended", "partitions", len(starts))
 	return fatal
+}
+
+// assign calls Assigned with the partitions of a new generation (the keys
+// of committed) and returns where each starts: the offsets it returned,
+// which become the partitions' next offsets, or kafka.FirstOffset.
+func (c *KafkaConsumer) assign(ctx context.Context, committed map[TopicPartition]int64) (map[TopicPartition]int64, error) {
+	tps := slices.SortedFunc(maps.Keys(committed), compareTopicPartitions)
+	// Until Assigned says where they start, Barrier reports no offset for
+	// the partitions: the one where c left them may no longer match the
+	// sink's state of them.
+	c.mu.Lock()
+	for _, tp := range tps {
+		delete(c.next, tp)
+	}
+	c.mu.Unlock()
+	offsets, err := c.Assigned(ctx, slices.Clone(tps))
+	if err != nil {
+		return nil, err
+	}
+	starts := make(map[TopicPartition]int64, len(tps))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tp := range tps {
+		off, ok := offsets[tp]
+		if !ok || off < 0 {
+			starts[tp] = kafka.FirstOffset
+			continue
+		}
+		starts[tp] = off
+		c.next[tp] = off
+	}
+	return starts, nil
+}
+
+func compareTopicPartitions(a, b TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return a.Partition - b.Partition
+}
+
+// Assignment returns the group generation the consumer is in and the
+// partitions assigned to it, sorted, once it knows where each starts
+// (after Assigned returns); generation 0 and no partitions between
+// generations.
+func (c *KafkaConsumer) Assignment() (generation int, partitions []TopicPartition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == nil {
+		return 0, nil
+	}
+	return int(c.gen.ID), slices.SortedFunc(maps.Keys(c.assigned), compareTopicPartitions)
+}
+
+// Partitions returns every partition of the consumer's topics, sorted, as
+// the first broker that answers lists them.
+func (c *KafkaConsumer) Partitions(ctx context.Context) ([]TopicPartition, error) {
+	d := c.Dialer
+	if d == nil {
+		d = kafka.DefaultDialer
+	}
+	var errs []error
+	for _, b := range c.Brokers {
+		conn, err := d.DialContext(ctx, "tcp", b)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("broker %s: %w", b, err))
+			continue
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			conn.SetDeadline(dl)
+		}
+		parts, err := conn.ReadPartitions(c.Topics...)
+		conn.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("broker %s: %w", b, err))
+			continue
+		}
+		out := make([]TopicPartition, 0, len(parts))
+		for _, p := range parts {
+			out = append(out, TopicPartition{p.Topic, p.ID})
+		}
+		slices.SortFunc(out, compareTopicPartitions)
+		return out, nil
+	}
+	return nil, fmt.Errorf("read kafka partitions: %w", errors.Join(errs...))
 }
 
 // startOffset returns where to start tp in a new generation, given the
@@ -569,10 +686,42 @@ func (c *KafkaConsumer) setNext(tp TopicPartition, off int64) {
 	c.mu.Unlock()
 }
 
-// reject counts n rejects with the sink and in c's stats.
-func (c *KafkaConsumer) reject(stream string, reason Reason, n int) {
-	c.stats.rejected.Add(uint64(n))
-	c.Sink.Reject(stream, reason, n)
+// reject counts n rejects with the sink and in the consumer's stats.
+func (p *partitionConsumer) reject(stream string, reason Reason, n int) {
+	p.c.stats.rejected.Add(uint64(n))
+	p.sink.Reject(stream, reason, n)
+}
+
+// A PartitionSink is a Sink that keeps the values of each Kafka partition
+// apart. A KafkaConsumer whose Sink is one hands it the values and the
+// rejects of each partition through AcceptPartition and RejectPartition,
+// which otherwise behave as Accept and Reject.
+type PartitionSink interface {
+	Sink
+	AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64) error
+	RejectPartition(tp TopicPartition, stream string, reason Reason, n int)
+}
+
+// partitionSink is a PartitionSink seen as the Sink of one partition.
+type partitionSink struct {
+	sink PartitionSink
+	tp   TopicPartition
+}
+
+func (s partitionSink) Accept(ctx context.Context, stream string, values []float64) error {
+	return s.sink.AcceptPartition(ctx, s.tp, stream, values)
+}
+
+func (s partitionSink) Reject(stream string, reason Reason, n int) {
+	s.sink.RejectPartition(s.tp, stream, reason, n)
+}
+
+// sinkFor returns the Sink that receives the values of tp.
+func (c *KafkaConsumer) sinkFor(tp TopicPartition) Sink {
+	if ps, ok := c.Sink.(PartitionSink); ok {
+		return partitionSink{ps, tp}
+	}
+	return c.Sink
 }
 
 // A gate lets deliveries run concurrently with each other but not with a

@@ -17,6 +17,7 @@ type partitionConsumer struct {
 	c     *KafkaConsumer
 	tp    TopicPartition
 	state *partitionState
+	sink  Sink // the consumer's Sink, for this partition (see PartitionSink)
 	log   *slog.Logger
 
 	// Delivery state, used by the delivering goroutine only.
@@ -253,10 +254,10 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		c.stats.bytes.Add(uint64(len(m.Key) + len(m.Value)))
 		switch {
 		case !nameOK:
-			c.reject("", ReasonBadStreamName, 1)
+			p.reject("", ReasonBadStreamName, 1)
 			continue
 		case !formatOK:
-			c.reject(name, ReasonUnknownFormat, 1)
+			p.reject(name, ReasonUnknownFormat, 1)
 			continue
 		}
 		n := len(p.vals)
@@ -285,7 +286,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			bad = 1 // a binary message without values
 		}
 		if bad > 0 {
-			c.reject(name, ReasonMalformed, bad)
+			p.reject(name, ReasonMalformed, bad)
 		}
 		if len(p.vals) > n {
 			stream = name
@@ -294,17 +295,17 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	if len(p.vals) == 0 {
 		return i, nil
 	}
-	vals := CleanValues(stream, p.vals, c.Sink)
+	vals := CleanValues(stream, p.vals, p.sink)
 	c.stats.rejected.Add(uint64(len(p.vals) - len(vals)))
 	if len(vals) == 0 {
 		return i, nil
 	}
-	err := c.Sink.Accept(ctx, stream, vals)
+	err := p.sink.Accept(ctx, stream, vals)
 	switch {
 	case err == nil:
 		c.stats.values.Add(uint64(len(vals)))
 	case errors.Is(err, ErrStreamLimit):
-		c.reject(stream, ReasonStreamLimit, len(vals))
+		p.reject(stream, ReasonStreamLimit, len(vals))
 	default:
 		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
 	}

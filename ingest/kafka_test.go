@@ -619,3 +619,103 @@ func (s *timedSink) Accept(ctx context.Context, stream string, values []float64)
 }
 
 func (s *timedSink) Reject(stream string, reason Reason, n int) {}
+
+// partitionRecordSink records what each partition delivers.
+type partitionRecordSink struct {
+	*recordSink
+	mu    sync.Mutex
+	bySrc map[TopicPartition]*recordSink
+}
+
+func (s *partitionRecordSink) Accept(context.Context, string, []float64) error {
+	panic("Accept called on a PartitionSink")
+}
+
+func (s *partitionRecordSink) Reject(string, Reason, int) {
+	panic("Reject called on a PartitionSink")
+}
+
+func (s *partitionRecordSink) of(tp TopicPartition) *recordSink {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bySrc[tp] == nil {
+		s.bySrc[tp] = newRecordSink()
+	}
+	return s.bySrc[tp]
+}
+
+func (s *partitionRecordSink) AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64) error {
+	if err := s.of(tp).Accept(ctx, stream, values); err != nil {
+		return err
+	}
+	return s.recordSink.Accept(ctx, stream, values)
+}
+
+func (s *partitionRecordSink) RejectPartition(tp TopicPartition, stream string, reason Reason, n int) {
+	s.of(tp).Reject(stream, reason, n)
+	s.recordSink.Reject(stream, reason, n)
+}
+
+// TestKafkaAssigned: with Assigned set, each partition starts exactly where
+// it says (or at its earliest offset), whatever the group committed, and a
+// PartitionSink receives every partition's values apart.
+func TestKafkaAssigned(t *testing.T) {
+	t.Parallel()
+	brokers := testBrokers(t)
+	topic := createTopic(t, brokers, "assigned")
+	msgs, _ := seqMessages(0, 10, 3)
+	bad := message(2, []byte("s2"), []byte{1, 2, 3}, ContentTypeBinary64)
+	produce(t, brokers, topic, append(msgs, bad))
+
+	sink := &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[TopicPartition]*recordSink)}
+	c := testConsumer(t, brokers, "assigned", sink, topic)
+	var calls atomic.Int32
+	c.Assigned = func(ctx context.Context, parts []TopicPartition) (map[TopicPartition]int64, error) {
+		calls.Add(1)
+		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, compareTopicPartitions) {
+			t.Errorf("assigned %v", parts)
+		}
+		return map[TopicPartition]int64{{topic, 0}: 5, {topic, 2}: -1, {topic, 3}: 3}, nil
+	}
+	start(t, c)
+	starts := map[int]int{0: 5, 1: 0, 2: 0, 3: 3}
+	var want result
+	for p := range testPartitions {
+		var w result
+		for k := starts[p]; k < 10; k++ {
+			w.add(fmt.Sprintf("s%d", p), seqValues(p, k, 3)...)
+		}
+		if p == 2 {
+			w.reject("s2", ReasonMalformed, 1)
+		}
+		sink.of(TopicPartition{topic, p}).waitFor(t, w)
+		want = union(want, w)
+	}
+	sink.waitFor(t, want)
+	if calls.Load() == 0 {
+		t.Fatal("Assigned not called")
+	}
+	gen, parts := c.Assignment()
+	if gen == 0 || len(parts) != testPartitions {
+		t.Fatalf("assignment: generation %d, %v", gen, parts)
+	}
+	all, err := c.Partitions(context.Background())
+	if err != nil || !slices.Equal(all, parts) {
+		t.Fatalf("partitions %v, %v; want %v", all, err, parts)
+	}
+	err = c.Barrier(context.Background(), func(off map[TopicPartition]int64) error {
+		for p := range testPartitions {
+			want := int64(10)
+			if p == 2 {
+				want = 11 // the bad message
+			}
+			if off[TopicPartition{topic, p}] != want {
+				return fmt.Errorf("partition %d at offset %d, want %d", p, off[TopicPartition{topic, p}], want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
