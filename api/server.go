@@ -3,10 +3,15 @@
 // queries over all history or the last n values, stream management, and
 // continuous (Watch) queries.
 //
+// Queries with scope SCOPE_CLUSTER are answered by the Server's Cluster
+// (package cluster) for the whole Kafka consumer group.
+//
 // Errors carry gRPC status codes: NotFound for an unknown stream,
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
-// (ε, 1], NaN or ±Inf, last_n above the sliding window), AlreadyExists,
-// ResourceExhausted for the stream limit, Unavailable after shutdown.
+// (ε, 1], NaN or ±Inf, last_n above the sliding window or with scope
+// SCOPE_CLUSTER), AlreadyExists, ResourceExhausted for the stream limit,
+// Unavailable after shutdown, FailedPrecondition for SCOPE_CLUSTER without
+// a Cluster.
 package api
 
 import (
@@ -22,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/cluster"
 	"streamd/ingest"
 	"streamd/lossy"
 	"streamd/pipeline"
@@ -39,6 +45,15 @@ type Server struct {
 	Durable func(ctx context.Context) error
 	// MinWatchInterval bounds how often Watch answers (default 100ms).
 	MinWatchInterval time.Duration
+	// Cluster, if set, answers queries with scope SCOPE_CLUSTER.
+	Cluster Cluster
+}
+
+// A Cluster answers for a stream over every daemon of a group.
+type Cluster interface {
+	// Gather returns the stream's summaries over the cluster, with the
+	// quantile summaries and the count summaries if asked for.
+	Gather(ctx context.Context, stream string, quantiles, counts bool) (*cluster.Answer, error)
 }
 
 var _ pb.StreamdServer = (*Server)(nil)
@@ -164,13 +179,15 @@ func view(op string, st *pipeline.Stream, lastN uint64, counts bool) (answers, e
 	return snap, nil
 }
 
-// answersFor looks a stream up and returns its answers (see lookup, view).
-func (s *Server) answersFor(op, name string, lastN uint64, counts bool) (answers, error) {
+// answersFor looks a stream up and returns its answers (see lookup, view)
+// and its ε.
+func (s *Server) answersFor(op, name string, lastN uint64, counts bool) (answers, float64, error) {
 	st, err := s.lookup(op, name, lastN)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return view(op, st, lastN, counts)
+	a, err := view(op, st, lastN, counts)
+	return a, st.Config().Epsilon, err
 }
 
 // Quantiles answers φ-quantiles over all history or the last n values.
@@ -181,11 +198,55 @@ func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.Q
 			return nil, status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
 		}
 	}
+	if req.Scope == pb.Scope_SCOPE_CLUSTER {
+		a, err := s.gather(ctx, op, req.Stream, req.LastN, true, false)
+		if err != nil {
+			return nil, err
+		}
+		resp := &pb.QuantilesResponse{Count: uint64(a.Stats.Count), Epsilon: a.Epsilon, Partial: a.Partial, MissingPartitions: missing(a), Members: a.Members}
+		if a.Stats.Count > 0 {
+			for _, phi := range req.Phis {
+				q := a.View.Quantile(phi)
+				resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
+			}
+		}
+		return resp, nil
+	}
 	st, err := s.lookup(op, req.Stream, req.LastN)
 	if err != nil {
 		return nil, err
 	}
 	return quantiles(st, req.Phis, req.LastN)
+}
+
+// gather answers for a stream over the cluster: last_n is refused, since
+// the partitions of a topic share no order of arrival, and a stream that
+// no member has is NotFound unless members are missing.
+func (s *Server) gather(ctx context.Context, op, stream string, lastN uint64, quantiles, counts bool) (*cluster.Answer, error) {
+	if lastN != 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: last_n is not defined over a cluster (partitions share no order of arrival): ask each daemon with scope SCOPE_LOCAL", op)
+	}
+	if s.Cluster == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: this daemon is not part of a cluster", op)
+	}
+	a, err := s.Cluster.Gather(ctx, stream, quantiles, counts)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "%s: %v", op, err)
+	}
+	if !a.Found && !a.Partial {
+		return nil, status.Errorf(codes.NotFound, "%s: %v: %q in no member of the cluster", op, pipeline.ErrNotFound, stream)
+	}
+	return a, nil
+}
+
+// missing returns the partitions a cluster answer misses, as the API names
+// them.
+func missing(a *cluster.Answer) []*pb.KafkaPartition {
+	out := make([]*pb.KafkaPartition, 0, len(a.Missing))
+	for _, tp := range a.Missing {
+		out = append(out, cluster.ToPB(tp))
+	}
+	return out
 }
 
 func quantiles(st *pipeline.Stream, phis []float64, lastN uint64) (*pb.QuantilesResponse, error) {
@@ -206,6 +267,7 @@ func quantiles(st *pipeline.Stream, phis []float64, lastN uint64) (*pb.Quantiles
 		return resp, nil
 	}
 	v := st.View(false)
+	resp.Epsilon = v.Epsilon() // a merged view's, if the stream has parts of other ε
 	resp.Count = uint64(v.Count())
 	if v.Count() == 0 {
 		return resp, nil
@@ -223,11 +285,26 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
-	a, err := s.answersFor(op, req.Stream, req.LastN, false)
+	if req.Scope == pb.Scope_SCOPE_CLUSTER {
+		ca, err := s.gather(ctx, op, req.Stream, req.LastN, true, false)
+		if err != nil {
+			return nil, err
+		}
+		resp := &pb.RanksResponse{Count: uint64(ca.Stats.Count), Epsilon: ca.Epsilon, Partial: ca.Partial, MissingPartitions: missing(ca), Members: ca.Members}
+		for _, x := range req.Values {
+			var lo, hi int64
+			if ca.Stats.Count > 0 {
+				lo, hi = ca.View.Rank(x)
+			}
+			resp.Ranks = append(resp.Ranks, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
+		}
+		return resp, nil
+	}
+	a, eps, err := s.answersFor(op, req.Stream, req.LastN, false)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.RanksResponse{Count: uint64(a.Count())}
+	resp := &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: eps}
 	for _, x := range req.Values {
 		lo, hi := a.Rank(x)
 		resp.Ranks = append(resp.Ranks, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
@@ -238,6 +315,22 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 // HeavyHitters answers the values whose count may reach support·count.
 func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
 	const op = "heavy hitters"
+	if req.Scope == pb.Scope_SCOPE_CLUSTER {
+		a, err := s.gather(ctx, op, req.Stream, req.LastN, false, true)
+		if err != nil {
+			return nil, err
+		}
+		if !(req.Support > a.Epsilon && req.Support <= 1) {
+			return nil, status.Errorf(codes.InvalidArgument, "%s: support %v outside (ε=%v, 1]", op, req.Support, a.Epsilon)
+		}
+		resp := &pb.HeavyHittersResponse{Count: uint64(a.Stats.Count), Epsilon: a.Epsilon, Partial: a.Partial, MissingPartitions: missing(a), Members: a.Members}
+		if a.Stats.Count > 0 {
+			for _, e := range a.View.HeavyHitters(req.Support) {
+				resp.Items = append(resp.Items, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
+			}
+		}
+		return resp, nil
+	}
 	st, err := s.lookup(op, req.Stream, req.LastN)
 	if err != nil {
 		return nil, err
@@ -255,6 +348,9 @@ func heavyHitters(st *pipeline.Stream, support float64, lastN uint64) (*pb.Heavy
 		return nil, err
 	}
 	resp := &pb.HeavyHittersResponse{Epsilon: eps, Count: uint64(a.Count())}
+	if v, ok := a.(*summary.View); ok {
+		resp.Epsilon = v.Epsilon()
+	}
 	for _, e := range a.HeavyHitters(support) {
 		resp.Items = append(resp.Items, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
 	}
@@ -267,11 +363,26 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
-	a, err := s.answersFor(op, req.Stream, req.LastN, true)
+	if req.Scope == pb.Scope_SCOPE_CLUSTER {
+		ca, err := s.gather(ctx, op, req.Stream, req.LastN, false, true)
+		if err != nil {
+			return nil, err
+		}
+		resp := &pb.FrequenciesResponse{Count: uint64(ca.Stats.Count), Epsilon: ca.Epsilon, Partial: ca.Partial, MissingPartitions: missing(ca), Members: ca.Members}
+		for _, x := range req.Values {
+			var lo, hi int64
+			if ca.Stats.Count > 0 {
+				lo, hi = ca.View.Frequency(x)
+			}
+			resp.Items = append(resp.Items, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
+		}
+		return resp, nil
+	}
+	a, eps, err := s.answersFor(op, req.Stream, req.LastN, true)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.FrequenciesResponse{}
+	resp := &pb.FrequenciesResponse{Count: uint64(a.Count()), Epsilon: eps}
 	for _, x := range req.Values {
 		lo, hi := a.Frequency(x)
 		resp.Items = append(resp.Items, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
@@ -281,6 +392,22 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 
 // Stats answers a stream's statistics.
 func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResponse, error) {
+	if req.Scope == pb.Scope_SCOPE_CLUSTER {
+		a, err := s.gather(ctx, "stats", req.Stream, 0, false, false)
+		if err != nil {
+			return nil, err
+		}
+		resp := &pb.StatsResponse{
+			Count: uint64(a.Stats.Count), Min: a.Stats.Min, Max: a.Stats.Max, Sum: a.Stats.Sum,
+			Epsilon: a.Epsilon, WindowSize: uint64(a.Config.WindowSize), SlidingWindow: uint64(a.Config.SlidingWindow),
+			SummaryEntries: uint64(a.Stats.Entries), SummaryBytes: uint64(a.Stats.Bytes),
+			Rejected: a.Rejected, Partial: a.Partial, MissingPartitions: missing(a), Members: a.Members,
+		}
+		for _, n := range a.Rejected {
+			resp.RejectedTotal += n
+		}
+		return resp, nil
+	}
 	st, err := s.stream("stats", req.Stream)
 	if err != nil {
 		return nil, err

@@ -161,7 +161,7 @@ type KafkaConsumer struct {
 	Revoked func(ctx context.Context, offsets map[TopicPartition]int64) error
 
 	// Assigned, if not nil, is called at the start of each generation with
-	// the partitions assigned to the consumer, sorted, before any of them is
+	// its id and the partitions assigned to the consumer, sorted, before any of them is
 	// fetched, and returns the offset at which each starts: for a sink
 	// whose state of a partition must match the offset exactly (see
 	// PartitionSink), this replaces the rule of the Offsets section.
@@ -171,7 +171,7 @@ type KafkaConsumer struct {
 	// an error, the error is logged (unless ctx ended) and the consumer
 	// consumes nothing until the generation ends. ctx ends with the
 	// generation.
-	Assigned func(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]int64, error)
+	Assigned func(ctx context.Context, generation int, partitions []TopicPartition) (map[TopicPartition]int64, error)
 
 	// Dialer, if not nil, replaces kafka-go's default dialer, for example
 	// to use TLS or SASL.
@@ -385,7 +385,7 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	var starts map[TopicPartition]int64
 	if c.Assigned != nil {
 		var err error
-		if starts, err = c.assign(pctx, committed); err != nil {
+		if starts, err = c.assign(pctx, int(gen.ID), committed); err != nil {
 			if pctx.Err() == nil {
 				log.Error("kafka partitions assigned: not consuming them in this generation", "err", err)
 			}
@@ -447,7 +447,7 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 // assign calls Assigned with the partitions of a new generation (the keys
 // of committed) and returns where each starts: the offsets it returned,
 // which become the partitions' next offsets, or kafka.FirstOffset.
-func (c *KafkaConsumer) assign(ctx context.Context, committed map[TopicPartition]int64) (map[TopicPartition]int64, error) {
+func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed map[TopicPartition]int64) (map[TopicPartition]int64, error) {
 	tps := slices.SortedFunc(maps.Keys(committed), compareTopicPartitions)
 	// Until Assigned says where they start, Barrier reports no offset for
 	// the partitions: the one where c left them may no longer match the
@@ -457,7 +457,7 @@ func (c *KafkaConsumer) assign(ctx context.Context, committed map[TopicPartition
 		delete(c.next, tp)
 	}
 	c.mu.Unlock()
-	offsets, err := c.Assigned(ctx, slices.Clone(tps))
+	offsets, err := c.Assigned(ctx, generation, slices.Clone(tps))
 	if err != nil {
 		return nil, err
 	}
@@ -494,6 +494,15 @@ func (c *KafkaConsumer) Assignment() (generation int, partitions []TopicPartitio
 		return 0, nil
 	}
 	return int(c.gen.ID), slices.SortedFunc(maps.Keys(c.assigned), compareTopicPartitions)
+}
+
+// Position returns the next offset of tp, as Barrier reports it, without
+// waiting for the deliveries in progress; ok is false if there is none.
+func (c *KafkaConsumer) Position(tp TopicPartition) (offset int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	offset, ok = c.next[tp]
+	return offset, ok
 }
 
 // Partitions returns every partition of the consumer's topics, sorted, as

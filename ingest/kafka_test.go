@@ -670,8 +670,11 @@ func TestKafkaAssigned(t *testing.T) {
 	sink := &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[TopicPartition]*recordSink)}
 	c := testConsumer(t, brokers, "assigned", sink, topic)
 	var calls atomic.Int32
-	c.Assigned = func(ctx context.Context, parts []TopicPartition) (map[TopicPartition]int64, error) {
+	c.Assigned = func(ctx context.Context, gen int, parts []TopicPartition) (map[TopicPartition]int64, error) {
 		calls.Add(1)
+		if gen < 1 {
+			t.Errorf("generation %d", gen)
+		}
 		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, compareTopicPartitions) {
 			t.Errorf("assigned %v", parts)
 		}
