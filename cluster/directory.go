@@ -88,6 +88,7 @@ type Directory struct {
 	members map[string]Member // latest announcement by id, this group's only
 	self    Member
 	wake    chan struct{} // announce now
+	next    int64         // offset of the next announcement to read
 }
 
 func (d *Directory) topic() string {
@@ -269,6 +270,42 @@ func (d *Directory) read(ctx context.Context) {
 			continue
 		}
 		d.apply(m.Key, m.Value, m.Time)
+		d.mu.Lock()
+		d.next = m.Offset + 1
+		d.mu.Unlock()
+	}
+}
+
+// Sync waits until the directory has read every announcement written
+// before the call, or ctx ends.
+func (d *Directory) Sync(ctx context.Context) error {
+	d.init()
+	conn, err := d.dialer().DialLeader(ctx, "tcp", d.Brokers[0], d.topic(), 0)
+	if err != nil {
+		return fmt.Errorf("sync announcements: %w", err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	last, err := conn.ReadLastOffset()
+	conn.Close()
+	if err != nil {
+		return fmt.Errorf("sync announcements: %w", err)
+	}
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		d.mu.Lock()
+		read := d.next
+		d.mu.Unlock()
+		if read >= last {
+			return nil
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("sync announcements: %w", ctx.Err())
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ type Peers struct {
 	closed bool
 }
 
+// maxPeerMessage is the largest message a peer may send.
+const maxPeerMessage = 1 << 30
+
 // ErrClosed is returned by Peers.Client after Close.
 var ErrClosed = errors.New("cluster: peers closed")
 
@@ -44,7 +47,9 @@ func (p *Peers) Client(addr string) (pb.PeerClient, error) {
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	// A partition's state or a stream's summaries may be larger than
+	// gRPC's default limit of 4 MiB.
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxPeerMessage))}
 	if p.Token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(bearer(p.Token)))
 	}

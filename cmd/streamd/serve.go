@@ -28,6 +28,7 @@ import (
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/checkpoint"
+	"streamd/cluster"
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/pipeline"
@@ -54,6 +55,12 @@ type Config struct {
 	KafkaStreamFromTopic bool
 	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
 
+	AdvertiseAddr  string        // gRPC address the daemon's peers reach it at; "" for GRPCAddr's listener
+	ClusterTopic   string        // compacted topic where the members of a group announce themselves
+	ClusterTimeout time.Duration // how long a cluster answer waits for the members
+	ClusterPeers   []string      // peers asked besides the announced members
+	ClusterCA      string        // PEM file of the CA of the peers' certificates
+
 	Stream     summary.Config // defaults of streams created on first data
 	MaxStreams int
 	Queue      int // full windows waiting for the sorter before ingest blocks
@@ -73,6 +80,8 @@ func DefaultConfig() Config {
 		DataDir:            "streamd-data",
 		Sorter:             "auto",
 		KafkaGroup:         "streamd",
+		ClusterTopic:       cluster.DefaultTopic,
+		ClusterTimeout:     cluster.DefaultTimeout,
 		CheckpointInterval: 10 * time.Second,
 		Stream:             summary.Config{}.WithDefaults(),
 		MaxStreams:         100000,
@@ -115,6 +124,19 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
+	}
+	if c.AdvertiseAddr != "" {
+		if _, _, err := net.SplitHostPort(c.AdvertiseAddr); err != nil {
+			return &ConfigError{"advertise-addr", c.AdvertiseAddr, err}
+		}
+	}
+	for _, p := range c.ClusterPeers {
+		if _, _, err := net.SplitHostPort(p); err != nil {
+			return &ConfigError{"cluster-peers", p, err}
+		}
+	}
+	if c.ClusterTimeout <= 0 {
+		return &ConfigError{"cluster-timeout", c.ClusterTimeout, errors.New("must be positive")}
 	}
 	return nil
 }
@@ -161,6 +183,14 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KafkaGroup, "kafka-group", c.KafkaGroup, "Kafka consumer group; daemons in one group share the partitions")
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", ingest.DefaultKafkaSessionTimeout, "Kafka group session timeout: how long a crashed member keeps its partitions")
 	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
+	fs.StringVar(&c.AdvertiseAddr, "advertise-addr", c.AdvertiseAddr, "gRPC address the other daemons of the group reach this one at (default: the gRPC listener's)")
+	fs.StringVar(&c.ClusterTopic, "cluster-topic", c.ClusterTopic, "compacted Kafka topic where the daemons of a group announce themselves")
+	fs.DurationVar(&c.ClusterTimeout, "cluster-timeout", c.ClusterTimeout, "how long a cluster answer waits for the other daemons")
+	fs.Func("cluster-peers", "comma-separated gRPC addresses of daemons to ask besides the announced ones", func(v string) error {
+		c.ClusterPeers = append(c.ClusterPeers, splitList(v)...)
+		return nil
+	})
+	fs.StringVar(&c.ClusterCA, "cluster-ca", c.ClusterCA, "PEM file of the CA that signed the other daemons' certificates (default: the system's and --tls-cert)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
@@ -261,6 +291,14 @@ type Daemon struct {
 	kafkaDone    chan struct{}
 	restored     bool               // state came from the data dir (or there was none)
 	stop         context.CancelFunc // ends the checkpoint loop and Kafka
+
+	memberID string
+	peers    *cluster.Peers
+	gatherer *cluster.Gatherer
+	dir      *cluster.Directory // the group's members; nil without Kafka
+	partsMu  sync.Mutex
+	parts    []ingest.TopicPartition // every partition of the topics
+	partsAt  time.Time
 }
 
 // NewDaemon returns a daemon with cfg, not yet running.
@@ -315,12 +353,28 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.store != nil && cfg.CheckpointInterval > 0 {
 		d.wg.Go(func() { d.checkpointLoop(bg) })
 	}
-	if len(cfg.KafkaTopics) > 0 {
-		d.openKafka(bg)
-	}
-
-	if err := d.openGRPC(); err != nil {
+	grpcOpts, err := serverCreds(cfg)
+	if err != nil {
 		return err
+	}
+	if d.grpcLn, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
+		return fmt.Errorf("listen grpc: %w", err)
+	}
+	if len(cfg.KafkaTopics) > 0 {
+		d.newKafka()
+	}
+	if err := d.openCluster(bg); err != nil {
+		return err
+	}
+	d.openGRPC(grpcOpts)
+	if d.kafka != nil {
+		d.kafkaDone = make(chan struct{})
+		go func() {
+			defer close(d.kafkaDone)
+			if err := d.kafka.Run(bg); err != nil && bg.Err() == nil {
+				d.Logger.Error("kafka consumer stopped", "err", err)
+			}
+		}()
 	}
 	if cfg.TCPAddr != "" {
 		d.tcp = ingest.NewTCPServer(cfg.TCPAddr, d.pipe)
@@ -342,31 +396,19 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	return nil
 }
 
-// openKafka starts consuming the configured topics, resuming each
-// partition after the values of the restored checkpoint.
-func (d *Daemon) openKafka(ctx context.Context) {
+// newKafka sets up the consumer of the configured topics. The pipeline is
+// its PartitionSink: each partition's values are kept apart, and each
+// partition starts exactly after the state the daemon installs for it
+// (assigned).
+func (d *Daemon) newKafka() {
 	cfg := &d.Config
-	resume := make(offsets, len(d.offsets))
-	for tp, o := range d.offsets {
-		resume[tp] = o
-	}
 	d.kafka = &ingest.KafkaConsumer{
 		Brokers: cfg.KafkaBrokers, Topics: cfg.KafkaTopics, Group: cfg.KafkaGroup,
 		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic,
 		Sink: d.pipe, Logger: d.Logger, SessionTimeout: cfg.KafkaSessionTimeout,
-		Resume: func(topic string, partition int) (int64, bool) {
-			o, ok := resume[ingest.TopicPartition{Topic: topic, Partition: partition}]
-			return o, ok
-		},
-		Revoked: d.revoked,
+		Assigned: d.assigned,
+		Revoked:  d.revoked,
 	}
-	d.kafkaDone = make(chan struct{})
-	go func() {
-		defer close(d.kafkaDone)
-		if err := d.kafka.Run(ctx); err != nil && ctx.Err() == nil {
-			d.Logger.Error("kafka consumer stopped", "err", err)
-		}
-	}()
 }
 
 // openSorter opens the named back-end. "auto" falls back to the CPU when
@@ -395,40 +437,42 @@ func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
 	return dg, nil
 }
 
-func (d *Daemon) openGRPC() error {
-	cfg := &d.Config
-	var opts []grpc.ServerOption
-	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("load tls key pair: %w", err)
-		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
+// serverCreds returns the gRPC server's TLS credentials, if configured.
+func serverCreds(cfg *Config) ([]grpc.ServerOption, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil
 	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("load tls key pair: %w", err)
+	}
+	return []grpc.ServerOption{grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}))}, nil
+}
+
+// openGRPC serves the API and the Peer service on the gRPC listener, with
+// opts.
+func (d *Daemon) openGRPC(opts []grpc.ServerOption) {
+	cfg := &d.Config
 	if cfg.Token != "" {
 		auth := tokenAuth(cfg.Token)
 		opts = append(opts, grpc.ChainUnaryInterceptor(auth.unary), grpc.ChainStreamInterceptor(auth.stream))
 	}
 	d.grpc = grpc.NewServer(opts...)
-	srv := &api.Server{Pipeline: d.pipe}
+	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
 	if d.store != nil {
 		srv.Durable = d.checkpoint
 	}
 	pb.RegisterStreamdServer(d.grpc, srv)
+	pb.RegisterPeerServer(d.grpc, peerServer{d: d})
 	d.health = health.NewServer()
 	healthpb.RegisterHealthServer(d.grpc, d.health)
 	reflection.Register(d.grpc)
-	ln, err := net.Listen("tcp", cfg.GRPCAddr)
-	if err != nil {
-		return fmt.Errorf("listen grpc: %w", err)
-	}
-	d.grpcLn = ln
+	ln := d.grpcLn
 	d.wg.Go(func() {
 		if err := d.grpc.Serve(ln); err != nil {
 			d.Logger.Error("grpc server stopped", "err", err)
 		}
 	})
-	return nil
 }
 
 // tokenAuth checks the bearer token of every RPC but the health checks.
@@ -562,6 +606,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 		}
 	}
 	d.wg.Wait()
+	if d.peers != nil {
+		_ = d.peers.Close()
+	}
 	if d.sorter != nil {
 		if err := d.sorter.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close sorter: %w", err))
