@@ -118,12 +118,70 @@ func (d *Daemon) openCluster(ctx context.Context) error {
 		Self: cluster.Member{Group: cfg.KafkaGroup, ID: d.memberID, Addr: d.advertiseAddr()},
 	}
 	d.gatherer.Members = d.dir.Members
+	// The directory outlives the consumer at shutdown: the member stays
+	// announced until the partitions it gave up are handed over.
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	d.dirStop = cancel
 	d.wg.Go(func() {
-		if err := d.dir.Run(ctx); err != nil {
+		if err := d.dir.Run(dctx); err != nil {
 			d.Logger.Error("cluster directory stopped", "err", err)
 		}
 	})
 	return nil
+}
+
+// handoffTimeout bounds how long a daemon that stops waits for the new
+// owners of its partitions to fetch their state.
+const handoffTimeout = 5 * time.Second
+
+// awaitHandoff waits, at shutdown, until the partitions the daemon gave
+// up have been fetched by their new owners (PartitionState), for at most
+// handoffTimeout: a daemon that stops gracefully hands its state over
+// instead of leaving its partitions to be consumed again.
+func (d *Daemon) awaitHandoff(ctx context.Context) {
+	d.handoffMu.Lock()
+	left := len(d.handoffLeft)
+	done := d.handoffDone
+	d.handoffMu.Unlock()
+	if d.dir == nil || left == 0 || len(d.dir.Members()) == 0 {
+		return
+	}
+	t := time.NewTimer(handoffTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		d.Logger.Info("partitions handed over", "partitions", left)
+	case <-t.C:
+		d.handoffMu.Lock()
+		d.Logger.Warn("partitions not handed over in time: their new owners recover them otherwise", "partitions", len(d.handoffLeft))
+		d.handoffMu.Unlock()
+	case <-ctx.Done():
+	}
+}
+
+// giveUp records partitions revoked at shutdown, to be handed over.
+func (d *Daemon) giveUp(off offsets) {
+	d.handoffMu.Lock()
+	defer d.handoffMu.Unlock()
+	if d.handoffLeft == nil {
+		d.handoffLeft = make(map[ingest.TopicPartition]bool)
+		d.handoffDone = make(chan struct{})
+	}
+	for tp := range off {
+		d.handoffLeft[tp] = true
+	}
+}
+
+// handedOver records that a peer fetched the state of tp.
+func (d *Daemon) handedOver(tp ingest.TopicPartition) {
+	d.handoffMu.Lock()
+	defer d.handoffMu.Unlock()
+	if d.handoffLeft[tp] {
+		delete(d.handoffLeft, tp)
+		if len(d.handoffLeft) == 0 {
+			close(d.handoffDone)
+		}
+	}
 }
 
 // advertiseAddr returns the gRPC address the daemon's peers reach it at.
@@ -431,5 +489,6 @@ func (s peerServer) PartitionState(req *pb.PartitionStateRequest, stream grpc.Se
 		}
 	}
 	s.d.Logger.Info("partition state handed to a peer", "partition", tp.String(), "offset", off, "streams", len(states))
+	s.d.handedOver(tp)
 	return nil
 }

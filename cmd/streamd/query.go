@@ -37,13 +37,18 @@ Commands:
   delete <stream>                   delete a stream
   watch <stream> [φ ...]            quantiles and heavy hitters every --interval
 
+With --cluster, quantiles, ranks, heavy-hitters, frequencies and stats
+answer for every daemon of the daemon's Kafka consumer group; the answer
+says which members and partitions it covers, and PARTIAL when it misses
+some.
+
 Flags (before or after the command's arguments):
 `
 
 // queryFlags are the flags every query command takes.
 type queryFlags struct {
 	addr, token, caFile string
-	tls, json           bool
+	tls, json, cluster  bool
 	lastN               uint64
 	support             float64
 	epsilon             float64
@@ -71,6 +76,7 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS")
 	fs.StringVar(&f.caFile, "ca", "", "PEM file of the CA that signed the daemon's certificate (with --tls)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of tables")
+	fs.BoolVar(&f.cluster, "cluster", false, "answer for the whole Kafka consumer group (quantiles, ranks, heavy-hitters, frequencies, stats)")
 	fs.Uint64Var(&f.lastN, "last", 0, "ask about the last n values only (0: all history)")
 	fs.Float64Var(&f.support, "support", 0.01, "heavy hitters: minimum share of the stream")
 	fs.Float64Var(&f.epsilon, "epsilon", 0, "create: ε (0: the daemon's default)")
@@ -175,26 +181,35 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 	if err != nil {
 		return nil, err
 	}
+	scope := pb.Scope_SCOPE_LOCAL
+	if f.cluster {
+		scope = pb.Scope_SCOPE_CLUSTER
+	}
 	switch cmd {
 	case "quantiles", "q":
 		if len(vals) == 0 {
 			vals = defaultPhis
 		}
-		return c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: vals, LastN: f.lastN})
+		return c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: vals, LastN: f.lastN, Scope: scope})
 	case "ranks":
 		if err := need(2, "a stream and values"); err != nil {
 			return nil, err
 		}
-		return c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: vals, LastN: f.lastN})
+		return c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: vals, LastN: f.lastN, Scope: scope})
 	case "heavy-hitters", "hh":
-		return c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: f.support, LastN: f.lastN})
+		return c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: f.support, LastN: f.lastN, Scope: scope})
 	case "frequencies", "freq":
 		if err := need(2, "a stream and values"); err != nil {
 			return nil, err
 		}
-		return c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: stream, Values: vals, LastN: f.lastN})
+		return c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: stream, Values: vals, LastN: f.lastN, Scope: scope})
 	case "stats":
-		return c.Stats(ctx, &pb.StatsRequest{Stream: stream})
+		return c.Stats(ctx, &pb.StatsRequest{Stream: stream, Scope: scope})
+	}
+	if f.cluster {
+		return nil, fmt.Errorf("%s: --cluster is for quantiles, ranks, heavy-hitters, frequencies and stats", cmd)
+	}
+	switch cmd {
 	case "create":
 		return c.CreateStream(ctx, &pb.CreateStreamRequest{Stream: stream, Epsilon: f.epsilon, WindowSize: f.windowSize, SlidingWindow: f.slidingWindow, Float64: f.float64})
 	case "delete":
@@ -254,7 +269,56 @@ func printJSON(w io.Writer, msg proto.Message) error {
 // num prints a value with float32 precision, as streams store them.
 func num(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32) }
 
+// clusterAnswer is what the responses of a SCOPE_CLUSTER query share.
+type clusterAnswer interface {
+	GetPartial() bool
+	GetMissingPartitions() []*pb.KafkaPartition
+	GetMembers() []*pb.ClusterMember
+}
+
+// printPartial says, first, that a cluster answer misses values.
+func printPartial(out io.Writer, r clusterAnswer) {
+	if r.GetPartial() {
+		var names []string
+		for _, p := range r.GetMissingPartitions() {
+			names = append(names, fmt.Sprintf("%s/%d", p.Topic, p.Partition))
+		}
+		what := "a member did not answer"
+		if len(names) > 0 {
+			what = "missing partitions " + strings.Join(names, " ")
+		}
+		fmt.Fprintf(out, "PARTIAL ANSWER: %s\n", what)
+	}
+}
+
+// printMembers prints which members and partitions a cluster answer
+// covers: each partition as topic/partition@next offset.
+func printMembers(out io.Writer, r clusterAnswer) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	defer w.Flush()
+	fmt.Fprintln(w, "member\taddress\tgeneration\tvalues\tpartitions\t")
+	for _, m := range r.GetMembers() {
+		parts := make([]string, 0, len(m.Partitions))
+		for _, p := range m.Partitions {
+			parts = append(parts, fmt.Sprintf("%s/%d@%d", p.Partition.GetTopic(), p.Partition.GetPartition(), p.NextOffset))
+		}
+		id := m.Id
+		if len(id) > 8 {
+			id = id[:8]
+		}
+		values := fmt.Sprint(m.Count)
+		if !m.Answered {
+			values = "no answer: " + m.Error
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t\n", id, m.Address, m.Generation, values, strings.Join(parts, " "))
+	}
+}
+
 func printTable(out io.Writer, msg proto.Message) error {
+	if r, ok := msg.(clusterAnswer); ok && len(r.GetMembers()) > 0 {
+		printPartial(out, r)
+		defer printMembers(out, r)
+	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	defer w.Flush()
 	switch r := msg.(type) {
@@ -265,7 +329,7 @@ func printTable(out io.Writer, msg proto.Message) error {
 			fmt.Fprintf(w, "%v\t%s\t%d\t%d\t\n", q.Phi, num(q.Value), q.RankMin, q.RankMax)
 		}
 	case *pb.RanksResponse:
-		fmt.Fprintf(w, "count %d\n", r.Count)
+		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
 		fmt.Fprintln(w, "value\t≤ value, min\t≤ value, max\t")
 		for _, q := range r.Ranks {
 			fmt.Fprintf(w, "%s\t%d\t%d\t\n", num(q.Value), q.RankMin, q.RankMax)
@@ -277,6 +341,7 @@ func printTable(out io.Writer, msg proto.Message) error {
 			fmt.Fprintf(w, "%s\t%d\t%d\t%.4f\t\n", num(it.Value), it.CountMin, it.CountMax, float64(it.CountMin)/float64(max(r.Count, 1)))
 		}
 	case *pb.FrequenciesResponse:
+		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
 		fmt.Fprintln(w, "value\tcount min\tcount max\t")
 		for _, it := range r.Items {
 			fmt.Fprintf(w, "%s\t%d\t%d\t\n", num(it.Value), it.CountMin, it.CountMax)

@@ -299,6 +299,12 @@ type Daemon struct {
 	partsMu  sync.Mutex
 	parts    []ingest.TopicPartition // every partition of the topics
 	partsAt  time.Time
+
+	stopping    atomic.Bool        // Close has begun
+	dirStop     context.CancelFunc // ends the directory
+	handoffMu   sync.Mutex
+	handoffLeft map[ingest.TopicPartition]bool // given up at shutdown, not yet handed over
+	handoffDone chan struct{}                  // closed when handoffLeft empties
 }
 
 // NewDaemon returns a daemon with cfg, not yet running.
@@ -563,6 +569,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close tcp ingest: %w", err))
 		}
 	}
+	d.stopping.Store(true)
 	if d.stop != nil {
 		// Stops the checkpoint loop and the Kafka consumer, which
 		// checkpoints and commits what it delivered before it returns.
@@ -575,6 +582,10 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("stop kafka: %w", ctx.Err()))
 		}
 		d.kafkaStopped.Store(true)
+		d.awaitHandoff(ctx)
+	}
+	if d.dirStop != nil {
+		d.dirStop()
 	}
 	if d.pipe != nil {
 		if err := d.pipe.Close(ctx); err != nil {

@@ -134,6 +134,9 @@ func (d *Daemon) writeCheckpoint(ctx context.Context, snap []byte) error {
 // revoked is the Kafka consumer's hook before it gives partitions up:
 // delivery has stopped, so a snapshot now matches off exactly.
 func (d *Daemon) revoked(ctx context.Context, off offsets) error {
+	if d.stopping.Load() {
+		d.giveUp(off)
+	}
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()
 	snap, err := d.pipe.Snapshot()

@@ -1,0 +1,428 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/exact"
+	"streamd/loadgen/synth"
+)
+
+// clusterPartitions is the number of partitions of the cluster tests' topic.
+const clusterPartitions = 6
+
+// kafkaTopic starts an in-process broker, or uses KAFKA_BROKERS, with a
+// fresh topic of n partitions.
+func kafkaTopic(t testing.TB, n int) (brokers []string, topic string) {
+	t.Helper()
+	topic = fmt.Sprintf("values-%d", rand.Int64())
+	if env := os.Getenv("KAFKA_BROKERS"); env != "" {
+		brokers = strings.Split(env, ",")
+		conn, err := kafka.Dial("tcp", brokers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.CreateTopics(kafka.TopicConfig{Topic: topic, NumPartitions: n, ReplicationFactor: 1}); err != nil {
+			t.Fatal(err)
+		}
+		return brokers, topic
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(int32(n), topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs(), topic
+}
+
+// clusterConfig configures a daemon of group on topic.
+func clusterConfig(brokers []string, topic, group string) func(*Config) {
+	return func(c *Config) {
+		kafkaConfig(brokers, topic, group)(c)
+		c.KafkaSessionTimeout = 6 * time.Second
+		c.ClusterTimeout = 2 * time.Second
+	}
+}
+
+// clusterStats asks c for the CLUSTER stats of stream; nil while the
+// stream is nowhere.
+func clusterStats(t *testing.T, c pb.StreamdClient, stream string) *pb.StatsResponse {
+	t.Helper()
+	st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: stream, Scope: pb.Scope_SCOPE_CLUSTER})
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// waitCluster polls c until its CLUSTER answer for stream is complete and
+// counts want values, and returns it; it fails t on a count above want.
+func waitCluster(t *testing.T, c pb.StreamdClient, stream string, want uint64, timeout time.Duration) *pb.StatsResponse {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		st := clusterStats(t, c, stream)
+		if st != nil && !st.Partial && st.Count == want {
+			return st
+		}
+		if st != nil && !st.Partial && st.Count > want {
+			t.Fatalf("cluster counts %d values, more than the %d produced: %v", st.Count, want, st.Members)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster answer %v; want a complete count of %d", st, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkClusterAnswers asks c every CLUSTER query of stream and checks it
+// against the exact answers of values (rounded to float32), within the
+// merged ε each answer states; no answer may be partial.
+func checkClusterAnswers(t *testing.T, c pb.StreamdClient, stream string, values []float64, members int) {
+	t.Helper()
+	ctx := context.Background()
+	cl := pb.Scope_SCOPE_CLUSTER
+	key := exact.New(values)
+	n := uint64(len(values))
+	complete := func(what string, partial bool, missing []*pb.KafkaPartition, ms []*pb.ClusterMember, count uint64) {
+		t.Helper()
+		answered, parts := 0, 0
+		for _, m := range ms {
+			if m.Answered {
+				answered++
+				parts += len(m.Partitions)
+			}
+		}
+		if partial || len(missing) > 0 || count != n || answered != members || parts != clusterPartitions {
+			t.Fatalf("%s: partial %v, missing %v, count %d of %d, %d members answered of %d, %d partitions covered: %v",
+				what, partial, missing, count, n, answered, members, parts, ms)
+		}
+	}
+	q, err := c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: phis, Scope: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete("quantiles", q.Partial, q.MissingPartitions, q.Members, q.Count)
+	if q.Epsilon <= 0 || q.Epsilon > 0.001 {
+		t.Fatalf("merged ε %v", q.Epsilon)
+	}
+	for _, a := range q.Quantiles {
+		if err := key.CheckQuantile(a.Phi, a.Value, q.Epsilon, int64(a.RankMin), int64(a.RankMax)); err != nil {
+			t.Fatalf("cluster quantile: %v", err)
+		}
+	}
+	probe := []float64{key.Quantile(0.1), key.Quantile(0.5), key.Quantile(0.9), -1e9, 1e9}
+	r, err := c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: probe, Scope: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete("ranks", r.Partial, r.MissingPartitions, r.Members, r.Count)
+	for _, a := range r.Ranks {
+		if err := key.CheckRank(a.Value, int64(a.RankMin), int64(a.RankMax), r.Epsilon); err != nil {
+			t.Fatalf("cluster rank: %v", err)
+		}
+	}
+	f, err := c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: stream, Values: probe, Scope: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete("frequencies", f.Partial, f.MissingPartitions, f.Members, f.Count)
+	for _, a := range f.Items {
+		if err := key.CheckFrequency(a.Value, int64(a.CountMin), int64(a.CountMax), f.Epsilon); err != nil {
+			t.Fatalf("cluster frequency: %v", err)
+		}
+	}
+	for _, s := range []float64{0.005, 0.05, 0.3} {
+		hh, err := c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: s, Scope: cl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		complete("heavy hitters", hh.Partial, hh.MissingPartitions, hh.Members, hh.Count)
+		var got []float64
+		for _, it := range hh.Items {
+			got = append(got, it.Value)
+		}
+		// Every value with count ≥ sN of the whole topic, none below (s − ε)N.
+		if err := key.CheckHeavyHitters(s, hh.Epsilon, got); err != nil {
+			t.Fatalf("cluster heavy hitters, support %v: %v", s, err)
+		}
+	}
+	st, err := c.Stats(ctx, &pb.StatsRequest{Stream: stream, Scope: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete("stats", st.Partial, st.MissingPartitions, st.Members, st.Count)
+	if st.Min != key.Sorted()[0] || st.Max != key.Sorted()[len(values)-1] {
+		t.Fatalf("cluster min %v max %v, want %v %v", st.Min, st.Max, key.Sorted()[0], key.Sorted()[len(values)-1])
+	}
+}
+
+// TestCluster runs three daemons in one group on a topic of six
+// partitions: every daemon's CLUSTER answer counts exactly what was
+// produced, within the merged bound, while each daemon's LOCAL answer
+// covers its own partitions only. Then the group rebalances twice while
+// values flow — a daemon leaves, another joins — and the partitions' state
+// moves with them: the answers stay exact.
+func TestCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("consumer-group joins and rebalances take seconds")
+	}
+	brokers, topic := kafkaTopic(t, clusterPartitions)
+	mod := clusterConfig(brokers, topic, "cluster")
+	logw := &syncBuffer{}
+	var ds []*Daemon
+	var cs []pb.StreamdClient
+	for range 3 {
+		d, c := openOn(t, t.TempDir(), logw, mod)
+		ds, cs = append(ds, d), append(cs, c)
+	}
+	waitSplit(t, ds, 2)
+
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Order: synth.Sawtooth, Seed: 21}, 300000)
+	produce(t, brokers, topic, "c", x, 500)
+	for i, c := range cs {
+		waitCluster(t, c, "c", uint64(len(x)), 30*time.Second)
+		checkClusterAnswers(t, c, "c", round32(x), 3)
+		// LOCAL stays the default: each daemon answers for its own
+		// partitions, and together they count everything once.
+		st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Count == 0 || st.Count == uint64(len(x)) || len(st.Members) != 0 {
+			t.Errorf("daemon %d: local count %d of %d, members %v", i, st.Count, len(x), st.Members)
+		}
+	}
+	if _, err := cs[0].Quantiles(context.Background(), &pb.QuantilesRequest{Stream: "c", Phis: phis, LastN: 10, Scope: pb.Scope_SCOPE_CLUSTER}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("last_n over a cluster: %v, want InvalidArgument", err)
+	}
+
+	// Rebalances while values flow: daemon 2 leaves (handing its
+	// partitions over as the group revokes them), a fourth joins.
+	y, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 22}, 200000)
+	var producing sync.WaitGroup
+	producing.Go(func() {
+		for i := 0; i < len(y); i += len(y) / 10 {
+			produce(t, brokers, topic, "c", y[i:min(i+len(y)/10, len(y))], 500)
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	closeDaemon(t, ds[2])
+	d4, c4 := openOn(t, t.TempDir(), logw, mod)
+	ds = []*Daemon{ds[0], ds[1], d4}
+	cs = []pb.StreamdClient{cs[0], cs[1], c4}
+	producing.Wait()
+	all := append(slices.Clone(x), y...)
+	for _, c := range cs {
+		waitCluster(t, c, "c", uint64(len(all)), 60*time.Second)
+	}
+	waitSplit(t, ds, 2)
+	for _, c := range cs {
+		waitCluster(t, c, "c", uint64(len(all)), 30*time.Second)
+		checkClusterAnswers(t, c, "c", round32(all), 3)
+	}
+	for _, d := range ds {
+		closeDaemon(t, d)
+	}
+	os.WriteFile(filepath.Join(os.TempDir(), "cluster-test.log"), []byte(logw.String()), 0o644)
+	t.Logf("partition states handed over: %d; partitions consumed again from their start: %d",
+		strings.Count(logw.String(), "partition state handed over"), strings.Count(logw.String(), "consuming it from its earliest offset"))
+}
+
+// syncBuffer is a log destination for several daemons.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// waitSplit waits until every daemon consumes per partitions of the topic.
+func waitSplit(t *testing.T, ds []*Daemon, per int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok := true
+		for _, d := range ds {
+			if _, tps := d.kafka.Assignment(); len(tps) != per {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			var got []int
+			for _, d := range ds {
+				_, tps := d.kafka.Assignment()
+				got = append(got, len(tps))
+			}
+			t.Fatalf("partitions not split %d each: %v", per, got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClusterKill runs three daemon binaries in one group, kills one with
+// SIGKILL, and checks that the CLUSTER answers of the others are marked
+// partial, naming the dead daemon's partitions, until the group
+// rebalances, and then complete again with the count exact: the new
+// owners of those partitions recover their state (from a copy they hold,
+// or by consuming them again from the start of the log) while values go
+// on flowing.
+func TestClusterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a daemon and waits for its session to expire")
+	}
+	bin := filepath.Join(t.TempDir(), "streamd")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	brokers, topic := kafkaTopic(t, clusterPartitions)
+	addrRE := regexp.MustCompile(`grpc=(\S+)`)
+	start := func() (*exec.Cmd, pb.StreamdClient, string) {
+		log, err := os.Create(filepath.Join(t.TempDir(), "streamd.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
+			"--data-dir", t.TempDir(), "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
+			"--checkpoint-interval", "100ms", "--kafka-brokers", strings.Join(brokers, ","),
+			"--kafka-topic", topic, "--kafka-group", "kill", "--kafka-session-timeout", "6s", "--cluster-timeout", "1s")
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+		sc := bufio.NewScanner(io.TeeReader(stderr, log))
+		for sc.Scan() {
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				go io.Copy(log, stderr)
+				conn, err := grpc.NewClient(m[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { conn.Close() })
+				return cmd, pb.NewStreamdClient(conn), m[1]
+			}
+		}
+		t.Fatalf("daemon exited: %v", cmd.Wait())
+		return nil, nil, ""
+	}
+	var cmds []*exec.Cmd
+	var cs []pb.StreamdClient
+	var addrs []string
+	for range 3 {
+		cmd, c, addr := start()
+		cmds, cs, addrs = append(cmds, cmd), append(cs, c), append(addrs, addr)
+	}
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 23}, 200000)
+	produce(t, brokers, topic, "k", x, 500)
+	// Once every daemon consumes two partitions, all three answer.
+	var victim []string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := waitCluster(t, cs[0], "k", uint64(len(x)), 60*time.Second)
+		victim = nil
+		split := len(st.Members) == 3
+		for _, m := range st.Members {
+			split = split && m.Answered && len(m.Partitions) == 2
+			if m.Address == addrs[2] {
+				for _, p := range m.Partitions {
+					victim = append(victim, fmt.Sprintf("%s/%d", p.Partition.Topic, p.Partition.Partition))
+				}
+			}
+		}
+		if split {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions not split over three daemons: %v", st.Members)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	checkClusterAnswers(t, cs[1], "k", round32(x), 3)
+
+	_ = cmds[2].Process.Signal(syscall.SIGKILL)
+	_ = cmds[2].Wait()
+	killed := time.Now()
+	y, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 24}, 100000)
+	produce(t, brokers, topic, "k", y, 500)
+	all := append(slices.Clone(x), y...)
+
+	// Until the group notices, the answers are partial and name the dead
+	// daemon's partitions; then they are complete, and exact.
+	sawPartial := false
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		st := clusterStats(t, cs[0], "k")
+		if st.Partial {
+			var missing []string
+			for _, p := range st.MissingPartitions {
+				missing = append(missing, fmt.Sprintf("%s/%d", p.Topic, p.Partition))
+			}
+			if !sawPartial {
+				t.Logf("%v after the kill: partial, missing %v (the dead daemon had %v)", time.Since(killed).Round(time.Millisecond), missing, victim)
+			}
+			if len(missing) > 0 && !sawPartial && !slices.Equal(missing, victim) {
+				t.Errorf("partial answer misses %v; the dead daemon had %v", missing, victim)
+			}
+			sawPartial = sawPartial || len(missing) > 0
+		} else {
+			if st.Count > uint64(len(all)) {
+				t.Fatalf("complete answer counts %d values, more than the %d produced", st.Count, len(all))
+			}
+			if st.Count == uint64(len(all)) {
+				t.Logf("%v after the kill: complete again", time.Since(killed).Round(time.Millisecond))
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the kill: %v; want a complete count of %d", st, len(all))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !sawPartial {
+		t.Error("no partial answer naming the dead daemon's partitions")
+	}
+	checkClusterAnswers(t, cs[0], "k", round32(all), 2)
+	checkClusterAnswers(t, cs[1], "k", round32(all), 2)
+}
