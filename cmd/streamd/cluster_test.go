@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,7 +22,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -425,4 +428,49 @@ func TestClusterKill(t *testing.T) {
 	}
 	checkClusterAnswers(t, cs[0], "k", round32(all), 2)
 	checkClusterAnswers(t, cs[1], "k", round32(all), 2)
+}
+
+// TestClusterTLSToken runs two daemons of a group that serve TLS and want
+// a bearer token: their calls to each other carry both, so the CLUSTER
+// answer is complete, while a Peer call without the token is refused.
+func TestClusterTLSToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("consumer-group joins take seconds")
+	}
+	certFile, keyFile, pool := selfSigned(t)
+	brokers, topic := kafkaTopic(t, clusterPartitions)
+	mod := func(c *Config) {
+		clusterConfig(brokers, topic, "secure")(c)
+		c.TLSCert, c.TLSKey, c.Token = certFile, keyFile, "s3cret"
+	}
+	d1, _ := openOn(t, t.TempDir(), io.Discard, mod)
+	d2, _ := openOn(t, t.TempDir(), io.Discard, mod)
+	defer closeDaemon(t, d1)
+	defer closeDaemon(t, d2)
+	waitSplit(t, []*Daemon{d1, d2}, 3)
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 25}, 50000)
+	produce(t, brokers, topic, "s", x, 500)
+
+	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	conn, err := grpc.NewClient(d1.GRPCAddr(), grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer s3cret")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := pb.NewStreamdClient(conn).Stats(ctx, &pb.StatsRequest{Stream: "s", Scope: pb.Scope_SCOPE_CLUSTER})
+		if err == nil && !st.Partial && st.Count == uint64(len(x)) && len(st.Members) == 2 && st.Members[1].Answered {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster stats over TLS with a token: %v, %v", st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, err = pb.NewPeerClient(conn).PeerSummaries(context.Background(), &pb.PeerSummariesRequest{Stream: "s"})
+	if status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("peer call without the token: %v", err)
+	}
 }
