@@ -55,8 +55,13 @@ func localShare(p *pipeline.Pipeline, stream string, quantiles, counts bool, sel
 		for r, n := range pv.Rejected {
 			ps.rejected[string(r)] = n
 		}
-		if quantiles || counts {
+		switch {
+		case counts:
 			ps.view = pv.View
+		case quantiles:
+			// Compressed to the part's error budget: a few times fewer
+			// tuples to send and merge, within the same bound.
+			ps.view = summary.NewView(pv.View.Epsilon(), pv.View.Compact(), nil)
 		}
 		sh.parts = append(sh.parts, ps)
 	}
@@ -76,13 +81,11 @@ func Summaries(p *pipeline.Pipeline, req *pb.PeerSummariesRequest, self *pb.Clus
 		if ps.src != pipeline.Local {
 			part.Partition = ToPB(ps.src)
 		}
-		var err error
 		if req.Quantiles {
-			if part.Quantiles, err = ps.view.Quantiles().MarshalBinary(); err != nil {
-				return nil, fmt.Errorf("encode quantile summary: %w", err)
-			}
+			part.Quantiles = ps.view.CompactBinary()
 		}
 		if req.Counts {
+			var err error
 			if part.Counts, err = ps.view.Counts().MarshalBinary(); err != nil {
 				return nil, fmt.Errorf("encode count summary: %w", err)
 			}

@@ -2,6 +2,7 @@ package gksketch
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -357,4 +358,46 @@ func FuzzSketchUnmarshal(f *testing.F) {
 		w := FromSorted([]float64{1, 2}, 1)
 		_ = k.AddWindow(w)
 	})
+}
+
+// TestMergeAll: the k-way merge equals repeated pairwise Merges.
+func TestMergeAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		var ss []*Summary
+		for range rng.IntN(6) + 1 {
+			x := make([]float64, rng.IntN(300))
+			for i := range x {
+				x[i] = float64(rng.IntN(50))
+			}
+			slices.Sort(x)
+			s := FromSorted(x, float64(1+rng.IntN(8)))
+			if rng.IntN(3) == 0 {
+				s.Compress(int64(rng.IntN(20)))
+			}
+			ss = append(ss, &s)
+		}
+		var want Summary
+		for _, s := range ss {
+			want = Merge(&want, s)
+		}
+		got := MergeAll(ss)
+		if got.Count() != want.Count() || !slices.Equal(got.Tuples(), want.Tuples()) {
+			t.Fatalf("trial %d: MergeAll differs from repeated Merge", trial)
+		}
+		if err := got.Valid(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMergeAllInf: tuples of value +Inf (which only a bad peer would send)
+// merge without confusing an exhausted summary for a live one.
+func TestMergeAllInf(t *testing.T) {
+	a := FromSorted([]float64{1, 2}, 1)
+	b := FromSorted([]float64{math.Inf(1), math.Inf(1)}, 1)
+	m := MergeAll([]*Summary{&a, &b})
+	if m.Count() != 4 || m.Len() != 4 || m.Valid() != nil {
+		t.Fatalf("%v", m.Tuples())
+	}
 }

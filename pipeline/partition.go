@@ -23,6 +23,7 @@ func (p *Pipeline) OwnPartitions(owned []ingest.TopicPartition) {
 		for src, pt := range s.kafka {
 			pt.released = !set[src]
 		}
+		s.version++
 		s.mu.Unlock()
 	}
 }
@@ -100,6 +101,7 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp ingest.TopicPartitio
 		if pt := s.kafka[tp]; pt != nil {
 			pt.detached = true
 			delete(s.kafka, tp)
+			s.version++
 		}
 		s.mu.Unlock()
 	}

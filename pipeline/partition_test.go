@@ -65,7 +65,7 @@ func TestPartitions(t *testing.T) {
 	by := feedPartitions(t, p, "z", x, 4)
 	s, _ := p.Stream("z")
 	checkStream(t, s, x, 0.01)
-	if got := len(s.Parts(false)); got != 5 {
+	if got := len(s.Parts(false, nil)); got != 5 {
 		t.Fatalf("%d parts, want 5", got)
 	}
 

@@ -239,6 +239,7 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 // values (observed already: they are not observed again) and queueing the
 // full ones for the sorter. The caller holds s.mu.
 func (s *Stream) install(d *decodedPart) *part {
+	s.version++
 	pt := partOf(s, d.src, d.sum)
 	pt.released = d.released
 	pt.rejected = d.rejected

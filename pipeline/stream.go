@@ -37,6 +37,13 @@ type Stream struct {
 	local    *part
 	kafka    map[ingest.TopicPartition]*part // nil until the first Kafka value
 	pendingQ []*window.Window                // full windows not yet sent to the sorter
+
+	// version counts the changes to the parts; view caches the merged view
+	// of the parts at viewVersion, made with counts if viewCounts.
+	version     uint64
+	view        *summary.View
+	viewVersion uint64
+	viewCounts  bool
 }
 
 // part is the values of a stream from one source: its summaries, its
@@ -56,6 +63,11 @@ type part struct {
 	// detached marks a part replaced by ReplacePartition: windows of it
 	// that come back from the sorter are dropped.
 	detached bool
+
+	// view caches the part's last view until the part changes; viewCounts
+	// says whether it was made with counts.
+	view       *summary.View
+	viewCounts bool
 }
 
 // inflight is a full window on its way through the sorter, with a copy of
@@ -145,6 +157,7 @@ func (s *Stream) append(src ingest.TopicPartition, values []float64, now int64) 
 		return full
 	}
 	pt := s.partLocked(src)
+	pt.changedLocked()
 	pt.filler.Append(values, func(w *window.Window) {
 		pt.addInflight(w)
 		full = append(full, w)
@@ -186,7 +199,15 @@ func (pt *part) addDigest(w *window.Window, d *summary.Digest, spec summary.Wind
 	if err := pt.sum.AddDigest(d, spec); err != nil {
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
+	pt.changedLocked()
 	pt.inflight = slices.DeleteFunc(pt.inflight, func(f inflight) bool { return f.w == w })
+}
+
+// changedLocked drops the views of the part and its stream, which no
+// longer match it. The caller holds the stream's lock.
+func (pt *part) changedLocked() {
+	pt.view = nil
+	pt.stream.version++
 }
 
 // reject counts n rejected values from src.
@@ -207,16 +228,22 @@ func (pt *part) pendingLocked() []float64 {
 	return pt.filler.AppendPartial(out)
 }
 
-// viewLocked returns the part's all-history view; see Stream.View.
+// viewLocked returns the part's all-history view; see Stream.View. The
+// view is kept until the part changes, so that queries of a stream that
+// does not change cost no copy and no sort.
 func (pt *part) viewLocked(counts bool) *summary.View {
-	pending := pt.pendingLocked()
-	if len(pending) == 0 {
-		return pt.sum.View(nil, counts)
+	if pt.view != nil && (pt.viewCounts || !counts) {
+		return pt.view
 	}
-	// Sorting under the lock keeps the view consistent with the summaries;
-	// it costs a few hundred microseconds for a window of 65536 values.
-	radix.Float64s(pending, nil)
-	return pt.sum.View(pending, counts)
+	pending := pt.pendingLocked()
+	if len(pending) > 0 {
+		// Sorting under the lock keeps the view consistent with the
+		// summaries; it costs a few hundred microseconds for a window of
+		// 65536 values.
+		radix.Float64s(pending, nil)
+	}
+	pt.view, pt.viewCounts = pt.sum.View(pending, counts), counts
+	return pt.view
 }
 
 // answeringLocked returns the parts whose values the stream's answers
@@ -294,12 +321,24 @@ func (s *Stream) View(counts bool) *summary.View {
 		s.mu.Unlock()
 		return v
 	}
+	if s.view != nil && s.viewVersion == s.version && (s.viewCounts || !counts) {
+		v := s.view
+		s.mu.Unlock()
+		return v
+	}
+	version := s.version
 	var views []*summary.View
 	for _, pt := range s.answeringLocked() {
 		views = append(views, pt.viewLocked(counts))
 	}
 	s.mu.Unlock()
-	return summary.MergeViews(views)
+	v := summary.MergeViews(views)
+	s.mu.Lock()
+	if s.version == version {
+		s.view, s.viewVersion, s.viewCounts = v, version, counts
+	}
+	s.mu.Unlock()
+	return v
 }
 
 // Last returns a snapshot of the last n values that reached the stream,
@@ -321,13 +360,17 @@ type PartView struct {
 	View     *summary.View
 }
 
-// Parts returns the view of each part of the stream, the local part first,
-// then the Kafka partitions in order. counts is as for View.
-func (s *Stream) Parts(counts bool) []PartView {
+// Parts returns the view of each part of the stream that keep accepts (all
+// of them if keep is nil), released or not: the local part first, then the
+// Kafka partitions in order. counts is as for View.
+func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []PartView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]PartView, 0, 1+len(s.kafka))
 	for _, src := range append([]ingest.TopicPartition{Local}, sortedSources(s.kafka)...) {
+		if keep != nil && !keep(src) {
+			continue
+		}
 		pt := s.partLocked(src)
 		out = append(out, PartView{
 			Source: src, Released: pt.released, Config: pt.sum.Config(), Stats: pt.sum.Stats(),

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"streamd/gksketch"
 	"streamd/lossy"
@@ -322,6 +323,10 @@ type View struct {
 	q       *gksketch.Summary
 	history *lossy.Summary
 	pending []lossy.Run // exact counts of the pending values
+
+	compactOnce sync.Once
+	compact     *gksketch.Summary
+	compactBin  []byte
 }
 
 // View returns the all-history view of s plus pending, the values accepted
@@ -430,6 +435,27 @@ func mergeRuns(a, b []lossy.Run) []lossy.Run {
 // Quantiles returns the view's quantile summary, pending values included.
 // The caller must not modify it.
 func (v *View) Quantiles() *gksketch.Summary { return v.q }
+
+// Compact returns the view's quantile summary compressed to its whole
+// error budget, ⌊Epsilon·Count⌋ (gksketch.Summary.Compress): fewer tuples
+// to send and merge, within the same bound. It is computed once per view.
+// The caller must not modify it.
+func (v *View) Compact() *gksketch.Summary {
+	v.compactOnce.Do(func() {
+		c := v.q.Copy()
+		c.Compress(int64(v.eps * float64(c.Count())))
+		v.compact = &c
+		v.compactBin, _ = c.MarshalBinary() // never fails
+	})
+	return v.compact
+}
+
+// CompactBinary returns the encoding of Compact (gksketch), computed once
+// per view. The caller must not modify it.
+func (v *View) CompactBinary() []byte {
+	v.Compact()
+	return v.compactBin
+}
 
 // Counts returns the view's frequency summary with the pending values'
 // exact counts folded in, or nil for a view made without counts. It is a

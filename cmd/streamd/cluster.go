@@ -207,15 +207,32 @@ func (d *Daemon) self() *pb.ClusterMember {
 	return m
 }
 
-// partitions returns every partition of the consumed topics, from the
-// brokers at most every partitionsTTL.
+// partitions returns every partition of the consumed topics. The list is
+// read from the brokers once, then refreshed in the background when it is
+// older than partitionsTTL (and at each generation), so that answers do
+// not wait for the brokers.
 func (d *Daemon) partitions(ctx context.Context) ([]ingest.TopicPartition, error) {
 	d.partsMu.Lock()
-	defer d.partsMu.Unlock()
-	if d.parts != nil && time.Since(d.partsAt) < partitionsTTL {
-		return d.parts, nil
+	parts, stale := d.parts, time.Since(d.partsAt) >= partitionsTTL
+	if parts != nil && stale && !d.partsRefreshing {
+		d.partsRefreshing = true
+		go d.refreshPartitions(context.WithoutCancel(ctx))
 	}
+	d.partsMu.Unlock()
+	if parts != nil {
+		return parts, nil
+	}
+	return d.refreshPartitions(ctx)
+}
+
+// refreshPartitions reads the list of partitions from the brokers.
+func (d *Daemon) refreshPartitions(ctx context.Context) ([]ingest.TopicPartition, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.clusterTimeout())
+	defer cancel()
 	parts, err := d.kafka.Partitions(ctx)
+	d.partsMu.Lock()
+	defer d.partsMu.Unlock()
+	d.partsRefreshing = false
 	if err != nil {
 		if d.parts != nil {
 			return d.parts, nil // the last list beats none
@@ -235,12 +252,8 @@ func (d *Daemon) partitions(ctx context.Context) ([]ingest.TopicPartition, error
 // Then the parts of the other partitions are released and the member
 // announces its new partitions.
 func (d *Daemon) assigned(ctx context.Context, generation int, tps []ingest.TopicPartition) (map[ingest.TopicPartition]int64, error) {
-	go func() {
-		d.partsMu.Lock()
-		d.partsAt = time.Time{} // partitions may have been added
-		d.partsMu.Unlock()
-		_, _ = d.partitions(context.WithoutCancel(ctx))
-	}()
+	// Partitions may have been added.
+	go func() { _, _ = d.refreshPartitions(context.WithoutCancel(ctx)) }()
 	local := make(map[ingest.TopicPartition]int64, len(tps))
 	d.ckptMu.Lock()
 	for _, tp := range tps {

@@ -299,6 +299,8 @@ type Daemon struct {
 	partsMu  sync.Mutex
 	parts    []ingest.TopicPartition // every partition of the topics
 	partsAt  time.Time
+	// partsRefreshing is set while the list of partitions is being read.
+	partsRefreshing bool
 
 	stopping    atomic.Bool        // Close has begun
 	dirStop     context.CancelFunc // ends the directory
