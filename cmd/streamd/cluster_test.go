@@ -252,7 +252,6 @@ func TestCluster(t *testing.T) {
 	for _, d := range ds {
 		closeDaemon(t, d)
 	}
-	os.WriteFile(filepath.Join(os.TempDir(), "cluster-test.log"), []byte(logw.String()), 0o644)
 	t.Logf("partition states handed over: %d; partitions consumed again from their start: %d",
 		strings.Count(logw.String(), "partition state handed over"), strings.Count(logw.String(), "consuming it from its earliest offset"))
 }
