@@ -255,13 +255,18 @@ func (d *Directory) read(ctx context.Context) {
 		}),
 	})
 	defer r.Close()
+	failing := false
 	for {
 		m, err := r.ReadMessage(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			d.logger().Warn("read cluster announcements", "topic", d.topic(), "err", err)
+			// Once per run of failures; the reader retries.
+			if !failing {
+				d.logger().Warn("read cluster announcements", "topic", d.topic(), "err", err)
+			}
+			failing = true
 			select {
 			case <-time.After(time.Second):
 			case <-ctx.Done():
@@ -269,6 +274,7 @@ func (d *Directory) read(ctx context.Context) {
 			}
 			continue
 		}
+		failing = false
 		d.apply(m.Key, m.Value, m.Time)
 		d.mu.Lock()
 		d.next = m.Offset + 1

@@ -133,3 +133,40 @@ func TestDecodeMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaNoKey: without keys, one stream's messages spread over every
+// partition, and read back as the topic's stream.
+func TestKafkaNoKey(t *testing.T) {
+	const topic = "spread"
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	brokers := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform, Seed: 6}, Count: 3000, Streams: []string{topic}}
+	target := &loadgen.Kafka{Brokers: brokers, Topic: topic, ValuesPerMessage: 100, NoKey: true}
+	if _, err := (&loadgen.Runner{Source: src, Target: target, Conns: 1}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 3 {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
+		m, err := r.ReadMessage(ctx)
+		r.Close()
+		if err != nil {
+			t.Fatalf("partition %d: %v", p, err)
+		}
+		if m.Key != nil {
+			t.Errorf("partition %d: message key %q", p, m.Key)
+		}
+	}
+	sink := &collectSink{limit: 3000, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
+	if err := loadgen.ReadKafka(ctx, brokers, topic, loadgen.KafkaFloat64, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(sink.values[topic]); got != 3000 {
+		t.Fatalf("read back %d values of stream %q, want 3000", got, topic)
+	}
+}

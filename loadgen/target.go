@@ -258,6 +258,11 @@ type Kafka struct {
 	Format           KafkaFormat
 	ValuesPerMessage int
 
+	// NoKey sends messages without a key, spread round robin over the
+	// topic's partitions: a daemon then names their stream after the topic
+	// (so Topic should be the stream's name).
+	NoKey bool
+
 	// BatchTimeout is how long a writer waits to fill a batch (default
 	// 5ms); Transport, if set, replaces kafka-go's default transport.
 	BatchTimeout time.Duration
@@ -294,7 +299,7 @@ func (k *Kafka) Dial(ctx context.Context) (Conn, error) {
 		BatchBytes:   16 << 20,
 		Transport:    k.Transport,
 	}
-	return &kafkaConn{ctx: ctx, w: w, format: f, per: per}, nil
+	return &kafkaConn{ctx: ctx, w: w, format: f, per: per, noKey: k.NoKey}, nil
 }
 
 type kafkaConn struct {
@@ -302,16 +307,21 @@ type kafkaConn struct {
 	w      *kafka.Writer
 	format KafkaFormat
 	per    int
+	noKey  bool
 	msgs   []kafka.Message
 }
 
 func (c *kafkaConn) Send(stream string, values []float64) error {
 	c.msgs = c.msgs[:0]
 	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(c.format.ContentType())}}
+	key := []byte(stream)
+	if c.noKey {
+		key = nil // kafka.Hash spreads keyless messages round robin
+	}
 	for len(values) > 0 {
 		n := min(len(values), c.per)
 		c.msgs = append(c.msgs, kafka.Message{
-			Key:     []byte(stream),
+			Key:     key,
 			Value:   AppendKafkaValue(nil, c.format, values[:n]),
 			Headers: header,
 		})

@@ -29,6 +29,7 @@ type sendFlags struct {
 	topic       string
 	kafkaFormat string
 	perMessage  int
+	kafkaNoKey  bool
 	float32     bool
 
 	rate     float64
@@ -53,6 +54,7 @@ func (f *sendFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.topic, "topic", "streamd", "Kafka topic, for the kafka target")
 	fs.StringVar(&f.kafkaFormat, "kafka-format", "f64", "Kafka message format: f64, f32 or text")
 	fs.IntVar(&f.perMessage, "values-per-message", 1000, "values per Kafka message")
+	fs.BoolVar(&f.kafkaNoKey, "kafka-no-key", false, "send Kafka messages without a key, spread over the partitions (the daemon names their stream after the topic)")
 	fs.BoolVar(&f.float32, "float32", false, "send values as float32 (tcp, tcp-binary; kafka uses --kafka-format)")
 
 	fs.Float64Var(&f.rate, "rate", 0, "values per second over all connections; 0 sends as fast as possible")
@@ -156,7 +158,7 @@ func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error
 		}
 		target = &loadgen.Kafka{
 			Brokers: strings.Split(f.brokers, ","), Topic: f.topic,
-			Format: format, ValuesPerMessage: f.perMessage,
+			Format: format, ValuesPerMessage: f.perMessage, NoKey: f.kafkaNoKey,
 		}
 	default:
 		return fmt.Errorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)

@@ -295,7 +295,13 @@ func printPartial(out io.Writer, r clusterAnswer) {
 // covers: each partition as topic/partition@next offset.
 func printMembers(out io.Writer, r clusterAnswer) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	defer w.Flush()
+	var errs []string
+	defer func() {
+		w.Flush()
+		for _, e := range errs {
+			fmt.Fprintln(out, e)
+		}
+	}()
 	fmt.Fprintln(w, "member\taddress\tgeneration\tvalues\tpartitions\t")
 	for _, m := range r.GetMembers() {
 		parts := make([]string, 0, len(m.Partitions))
@@ -308,7 +314,8 @@ func printMembers(out io.Writer, r clusterAnswer) {
 		}
 		values := fmt.Sprint(m.Count)
 		if !m.Answered {
-			values = "no answer: " + m.Error
+			values = "no answer"
+			errs = append(errs, fmt.Sprintf("%s: %s", id, m.Error))
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t\n", id, m.Address, m.Generation, values, strings.Join(parts, " "))
 	}
