@@ -228,6 +228,37 @@ func TestCluster(t *testing.T) {
 	// Rebalances while values flow: daemon 2 leaves (handing its
 	// partitions over as the group revokes them), a fourth joins.
 	y, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 22}, 200000)
+	all := append(slices.Clone(x), y...)
+	// Meanwhile, every answer counts each partition at most once, and one
+	// that says it is complete covers every partition.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		answers, partials := 0, 0
+		for watchCtx.Err() == nil {
+			st, err := cs[0].Stats(watchCtx, &pb.StatsRequest{Stream: "c", Scope: pb.Scope_SCOPE_CLUSTER})
+			if err != nil {
+				continue
+			}
+			answers++
+			seen := make(map[string]bool)
+			for _, m := range st.Members {
+				for _, p := range m.Partitions {
+					key := fmt.Sprintf("%s/%d", p.Partition.Topic, p.Partition.Partition)
+					if seen[key] {
+						t.Errorf("partition %s counted twice: %v", key, st.Members)
+					}
+					seen[key] = true
+				}
+			}
+			if st.Partial {
+				partials++
+			} else if len(seen) != clusterPartitions || st.Count > uint64(len(all)) {
+				t.Errorf("complete answer covers %d partitions, %d values: %v", len(seen), st.Count, st.Members)
+			}
+		}
+		t.Logf("during the rebalances: %d answers, %d partial", answers, partials)
+	})
 	var producing sync.WaitGroup
 	producing.Go(func() {
 		for i := 0; i < len(y); i += len(y) / 10 {
@@ -240,11 +271,12 @@ func TestCluster(t *testing.T) {
 	ds = []*Daemon{ds[0], ds[1], d4}
 	cs = []pb.StreamdClient{cs[0], cs[1], c4}
 	producing.Wait()
-	all := append(slices.Clone(x), y...)
 	for _, c := range cs {
 		waitCluster(t, c, "c", uint64(len(all)), 60*time.Second)
 	}
 	waitSplit(t, ds, 2)
+	stopWatch()
+	watching.Wait()
 	for _, c := range cs {
 		waitCluster(t, c, "c", uint64(len(all)), 30*time.Second)
 		checkClusterAnswers(t, c, "c", round32(all), 3)
