@@ -142,24 +142,36 @@ func (s *Stream) Config() Config { return s.cfg }
 // arrival time in Unix nanoseconds. The same values must later reach
 // AddWindow, in windows, for the all-history summaries.
 func (s *Stream) Observe(t int64, values []float64) {
+	observe(s, values)
+	s.recent.Add(t, values...)
+}
+
+// ObserveFloat32 is Observe for values of a float32 stream.
+func (s *Stream) ObserveFloat32(t int64, values []float32) {
+	observe(s, values)
+	s.recent.AddFloat32(t, values)
+}
+
+// observe adds values to the count, sum, min and max.
+func observe[T float32 | float64](s *Stream, values []T) {
 	if len(values) == 0 {
 		return
 	}
 	if s.count == 0 {
-		s.min, s.max = values[0], values[0]
+		s.min, s.max = float64(values[0]), float64(values[0])
 	}
 	// Four partial sums break the chain of dependent additions, and plain
 	// comparisons avoid the NaN handling of the min and max builtins (NaN
 	// never gets here).
 	var sum [4]float64
-	lo, hi := s.min, s.max
+	lo, hi := T(s.min), T(s.max)
 	i := 0
 	for ; i+4 <= len(values); i += 4 {
 		v := values[i : i+4 : i+4]
-		sum[0] += v[0]
-		sum[1] += v[1]
-		sum[2] += v[2]
-		sum[3] += v[3]
+		sum[0] += float64(v[0])
+		sum[1] += float64(v[1])
+		sum[2] += float64(v[2])
+		sum[3] += float64(v[3])
 		for _, x := range v {
 			if x < lo {
 				lo = x
@@ -170,7 +182,7 @@ func (s *Stream) Observe(t int64, values []float64) {
 		}
 	}
 	for _, x := range values[i:] {
-		sum[0] += x
+		sum[0] += float64(x)
 		if x < lo {
 			lo = x
 		}
@@ -179,9 +191,8 @@ func (s *Stream) Observe(t int64, values []float64) {
 		}
 	}
 	s.sum += (sum[0] + sum[1]) + (sum[2] + sum[3])
-	s.min, s.max = lo, hi
+	s.min, s.max = float64(lo), float64(hi)
 	s.count += int64(len(values))
-	s.recent.Add(t, values...)
 }
 
 // Spec returns what the summaries need from a window of w values: its
@@ -215,11 +226,7 @@ func (s *Stream) addDigest(d *Digest, known []float64, allKnown bool) error {
 	if d.N == 0 {
 		return nil
 	}
-	q, err := gksketch.New(d.N, slices.Clone(d.Sample))
-	if err != nil {
-		return fmt.Errorf("add window: %w", err)
-	}
-	if err := s.history.AddWindow(q); err != nil {
+	if err := s.history.AddSample(d.N, d.Sample); err != nil {
 		return fmt.Errorf("add window: %w", err)
 	}
 	add := s.counts.AddWindow
