@@ -144,6 +144,9 @@ func (d *frameDecoder) frame(n int) error {
 	}
 	d.br.Discard(2 + nameLen + 1)
 
+	if es, ok := d.b.sink.(EncodedSink); ok {
+		return d.encoded(es, size, left)
+	}
 	// Decode the values straight from the read buffer, as many at a time
 	// as it holds and the batch takes.
 	for left > 0 {
@@ -162,6 +165,28 @@ func (d *frameDecoder) frame(n int) error {
 			d.b.vals = appendFloat32s(d.b.vals, buf)
 		} else {
 			d.b.vals = appendFloat64s(d.b.vals, buf)
+		}
+		d.br.Discard(k)
+		left -= k
+	}
+	return nil
+}
+
+// encoded hands the left bytes of values of a frame to es as they are in
+// the read buffer, as much at a time as it holds.
+func (d *frameDecoder) encoded(es EncodedSink, size, left int) error {
+	if err := d.b.flush(); err != nil {
+		return err
+	}
+	for left > 0 {
+		if _, err := d.br.Peek(size); err != nil {
+			return d.cut(d.b.stream, err)
+		}
+		k := min(d.br.Buffered(), left)
+		k -= k % size
+		buf, _ := d.br.Peek(k)
+		if err := d.b.acceptEncoded(es, size, buf); err != nil {
+			return err
 		}
 		d.br.Discard(k)
 		left -= k

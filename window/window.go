@@ -6,7 +6,10 @@ package window
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"streamd/gpusort"
@@ -32,23 +35,21 @@ func (w *Window) AppendValues(dst []float64) []float64 {
 	return append(dst, w.F64...)
 }
 
-// Clone returns a copy of w's values (not its Owner).
-func (w *Window) Clone() *Window {
-	return &Window{F32: slices.Clone(w.F32), F64: slices.Clone(w.F64)}
-}
-
 // Filler fills one stream's windows. Values are rounded to float32 unless
 // the stream keeps float64. The zero Filler is not usable; use NewFiller.
 type Filler struct {
 	size    int
 	float64 bool
+	pool    *Pool
+	filled  bool // a window was full once: take whole buffers from now on
 	f32     []float32
 	f64     []float64
 }
 
-// NewFiller returns a Filler of windows of size values, float64 or not.
-func NewFiller(size int, float64 bool) *Filler {
-	return &Filler{size: size, float64: float64}
+// NewFiller returns a Filler of windows of size values, float64 or not,
+// taking window buffers from pool (nil: from the heap).
+func NewFiller(size int, float64 bool, pool *Pool) *Filler {
+	return &Filler{size: size, float64: float64, pool: pool}
 }
 
 // Size reports W.
@@ -69,30 +70,138 @@ func (f *Filler) Append(values []float64, full func(*Window)) {
 		chunk := values[:k]
 		if f.float64 {
 			if f.f64 == nil {
-				f.f64 = make([]float64, 0, f.initialCap(k))
+				f.f64 = f.pool.getF64(f.initialCap(k))
 			}
 			f.f64 = append(f.f64, chunk...)
 		} else {
 			if f.f32 == nil {
-				f.f32 = make([]float32, 0, f.initialCap(k))
+				f.f32 = f.pool.getF32(f.initialCap(k))
 			}
-			for i, v := range chunk {
-				r := float32(v)
-				f.f32 = append(f.f32, r)
-				chunk[i] = float64(r)
-			}
+			f.f32 = appendRounded(f.f32, chunk)
 		}
 		values = values[k:]
 		if f.Len() == f.size {
 			full(&Window{F32: f.f32, F64: f.f64})
 			f.f32, f.f64 = nil, nil
+			f.filled = true
 		}
 	}
 }
 
+// appendRounded appends chunk rounded to float32 to dst, which has room
+// for it, and writes the rounded values back into chunk. A value too small
+// for float32 rounds to +0, never to −0.
+func appendRounded(dst []float32, chunk []float64) []float32 {
+	n := len(dst)
+	dst = slices.Grow(dst, len(chunk))[:n+len(chunk)]
+	out := dst[n:]
+	for i, v := range chunk {
+		r := float32(v)
+		if r == 0 {
+			r = 0
+		}
+		out[i] = r
+		chunk[i] = float64(r)
+	}
+	return dst
+}
+
+// AppendEncoded is Append for values still in the binary protocol's
+// encoding: little-endian IEEE 754 float32 (size 4) or float64 (size 8),
+// len(data) a multiple of size. It decodes them straight into the partial
+// window, in one pass, skipping NaN and ±Inf (which it counts) and turning
+// −0 into +0. Before each full window goes to full, and at the end, it
+// passes the values it has just stored to added, as a view of the window
+// (f32 for a float32 stream, f64 for a float64 one) valid during the call.
+func (f *Filler) AppendEncoded(size int, data []byte, added func(f32 []float32, f64 []float64), full func(*Window)) (nan, inf int) {
+	for len(data) >= size {
+		room := f.size - f.Len()
+		k := min(room, len(data)/size)
+		var used, n1, n2 int
+		if f.float64 {
+			if f.f64 == nil {
+				f.f64 = f.pool.getF64(f.initialCap(k))
+			}
+			start := len(f.f64)
+			f.f64, used, n1, n2 = decodeInto(f.f64, data, size, k)
+			added(nil, f.f64[start:])
+		} else {
+			if f.f32 == nil {
+				f.f32 = f.pool.getF32(f.initialCap(k))
+			}
+			start := len(f.f32)
+			f.f32, used, n1, n2 = decodeInto(f.f32, data, size, k)
+			added(f.f32[start:], nil)
+		}
+		nan += n1
+		inf += n2
+		data = data[used:]
+		if f.Len() == f.size {
+			full(&Window{F32: f.f32, F64: f.f64})
+			f.f32, f.f64 = nil, nil
+			f.filled = true
+		}
+	}
+	return nan, inf
+}
+
+// decodeInto decodes values of size bytes from data into dst until it has
+// stored k values or data ends, skipping and counting NaN and ±Inf. It
+// returns dst, the bytes it consumed and the counts.
+func decodeInto[T float32 | float64](dst []T, data []byte, size, k int) (_ []T, used, nan, inf int) {
+	n := len(dst)
+	dst = slices.Grow(dst, k)[:n+k]
+	out := dst[n:]
+	j := 0
+	if size == 4 {
+		for used+4 <= len(data) && j < k {
+			b := binary.LittleEndian.Uint32(data[used:])
+			used += 4
+			if b&0x7f800000 == 0x7f800000 { // NaN or ±Inf
+				if b&0x007fffff != 0 {
+					nan++
+				} else {
+					inf++
+				}
+				continue
+			}
+			v := T(math.Float32frombits(b))
+			if v == 0 {
+				v = 0 // −0 becomes +0
+			}
+			out[j] = v
+			j++
+		}
+	} else {
+		for used+8 <= len(data) && j < k {
+			x := math.Float64frombits(binary.LittleEndian.Uint64(data[used:]))
+			used += 8
+			if x-x != 0 { // NaN or ±Inf
+				if x != x {
+					nan++
+				} else {
+					inf++
+				}
+				continue
+			}
+			v := T(x) // rounds to the stream's precision
+			if v == 0 {
+				v = 0 // −0, or a value too small for float32, becomes +0
+			}
+			out[j] = v
+			j++
+		}
+	}
+	return dst[:n+j], used, nan, inf
+}
+
 // initialCap sizes a new window's buffer: small for a stream's first few
-// values, so that many small streams stay small; whole after that.
+// values, so that many small streams stay small; whole once the stream has
+// filled a window.
 func (f *Filler) initialCap(first int) int {
+	if f.filled {
+		return f.size
+	}
 	return min(f.size, max(first, 64))
 }
 
@@ -100,6 +209,70 @@ func (f *Filler) initialCap(first int) int {
 func (f *Filler) AppendPartial(dst []float64) []float64 {
 	partial := Window{F32: f.f32, F64: f.f64}
 	return partial.AppendValues(dst)
+}
+
+// A Pool recycles window buffers, so that a busy stream does not allocate
+// (and the collector does not clear) a new buffer for every window. A nil
+// *Pool allocates every buffer. A Pool is safe for concurrent use.
+type Pool struct {
+	mu    sync.Mutex
+	pools map[poolKey]*sync.Pool
+}
+
+type poolKey struct {
+	cap     int
+	float64 bool
+}
+
+// of returns the pool of buffers of capacity c.
+func (p *Pool) of(c int, float64 bool) *sync.Pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := poolKey{c, float64}
+	sp := p.pools[k]
+	if sp == nil {
+		if p.pools == nil {
+			p.pools = make(map[poolKey]*sync.Pool)
+		}
+		sp = new(sync.Pool)
+		p.pools[k] = sp
+	}
+	return sp
+}
+
+// getF32 returns an empty buffer of capacity c.
+func (p *Pool) getF32(c int) []float32 {
+	if p != nil {
+		if b, ok := p.of(c, false).Get().(*[]float32); ok {
+			return (*b)[:0]
+		}
+	}
+	return make([]float32, 0, c)
+}
+
+// getF64 returns an empty buffer of capacity c.
+func (p *Pool) getF64(c int) []float64 {
+	if p != nil {
+		if b, ok := p.of(c, true).Get().(*[]float64); ok {
+			return (*b)[:0]
+		}
+	}
+	return make([]float64, 0, c)
+}
+
+// Recycle gives w's buffer back for later windows of any stream of the
+// same size and precision. The caller must not use w afterwards.
+func (p *Pool) Recycle(w *Window) {
+	if p == nil {
+		return
+	}
+	if b := w.F32; cap(b) > 0 {
+		p.of(cap(b), false).Put(&b)
+	}
+	if b := w.F64; cap(b) > 0 {
+		p.of(cap(b), true).Put(&b)
+	}
+	w.F32, w.F64 = nil, nil
 }
 
 // Batch is up to four windows sorted together, each in one channel.
