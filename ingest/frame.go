@@ -215,6 +215,57 @@ func (d *frameDecoder) cut(stream string, err error) error {
 	return err
 }
 
+// DecodeValues appends to dst the values of data, little-endian IEEE 754
+// float32 values if size is 4 or float64 values if size is 8 (len(data) a
+// multiple of size), converted to T, and applies the value rules of
+// CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
+// becomes +0 — as does a value that rounds to zero in T. It is how an
+// EncodedSink decodes frames. It allocates only when dst is too short.
+func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, nan, inf int) {
+	n := len(dst)
+	dst = slices.Grow(dst, len(data)/size)[:n+len(data)/size]
+	out := dst[n:]
+	j := 0
+	if size == 4 {
+		for i := 0; i+4 <= len(data); i += 4 {
+			b := binary.LittleEndian.Uint32(data[i:])
+			if b&0x7f800000 == 0x7f800000 { // NaN or ±Inf
+				if b&0x007fffff != 0 {
+					nan++
+				} else {
+					inf++
+				}
+				continue
+			}
+			v := T(math.Float32frombits(b))
+			if v == 0 {
+				v = 0 // −0 becomes +0
+			}
+			out[j] = v
+			j++
+		}
+	} else {
+		for i := 0; i+8 <= len(data); i += 8 {
+			x := math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))
+			if x-x != 0 { // NaN or ±Inf
+				if x != x {
+					nan++
+				} else {
+					inf++
+				}
+				continue
+			}
+			v := T(x) // rounds to T
+			if v == 0 {
+				v = 0 // −0, or a value too small for T, becomes +0
+			}
+			out[j] = v
+			j++
+		}
+	}
+	return dst[:n+j], nan, inf
+}
+
 // appendFloat32s appends the little-endian float32 values of src, whose
 // length is a multiple of 4, to dst.
 //

@@ -83,9 +83,12 @@ type Pipeline struct {
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
 
-	sendMu   sync.RWMutex // guards sending on full against its closing
-	full     chan *window.Window
-	buffers  window.Pool  // window buffers, recycled once digested
+	sendMu  sync.RWMutex // guards sending on full against its closing
+	full    chan *window.Window
+	buffers window.Pool // window buffers, recycled once digested
+
+	decoded32, decoded64 sync.Pool // of *[]float32, *[]float64: AcceptEncoded's values
+
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
@@ -343,7 +346,30 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	if err != nil {
 		return err
 	}
-	return p.send(ctx, s, s.appendEncoded(size, data, time.Now().UnixNano()))
+	// Decode and measure the values before taking the stream's lock, so
+	// that connections feeding one stream share only the copies.
+	if s.float64 {
+		buf, _ := p.decoded64.Get().(*[]float64)
+		if buf == nil {
+			buf = new([]float64)
+		}
+		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+		s.countRejects(nan, inf)
+		err = p.AcceptTo(ctx, s, vals)
+		*buf = vals
+		p.decoded64.Put(buf)
+		return err
+	}
+	buf, _ := p.decoded32.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+	s.countRejects(nan, inf)
+	full := s.appendFloat32(vals, summary.Measure(vals), time.Now().UnixNano())
+	*buf = vals
+	p.decoded32.Put(buf)
+	return p.send(ctx, s, full)
 }
 
 var _ ingest.EncodedSink = (*Pipeline)(nil)
@@ -435,7 +461,8 @@ func (p *Pipeline) Counters() Counters {
 // window and its windows in flight. Its methods are safe for concurrent
 // use.
 type Stream struct {
-	name string
+	name    string
+	float64 bool // the stream keeps float64 values
 
 	mu       sync.Mutex
 	sum      *summary.Stream
@@ -449,6 +476,7 @@ func newStream(name string, sum *summary.Stream, pool *window.Pool) *Stream {
 	cfg := sum.Config()
 	return &Stream{
 		name:     name,
+		float64:  cfg.Float64,
 		sum:      sum,
 		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, pool),
 		rejected: make(map[ingest.Reason]uint64),
@@ -483,32 +511,37 @@ func (s *Stream) append(values []float64, now int64) []*window.Window {
 	return full
 }
 
-// appendEncoded is append for values in the framed protocol's encoding
-// (see ingest.EncodedSink), counting the NaN and ±Inf among them.
-func (s *Stream) appendEncoded(size int, data []byte, now int64) []*window.Window {
+// appendFloat32 is append for clean values of a float32 stream, with
+// their moments m.
+func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
 	s.pendingQ = nil
-	nan, inf := s.filler.AppendEncoded(size, data,
-		func(f32 []float32, f64 []float64) {
-			if f64 != nil {
-				s.sum.Observe(now, f64)
-			} else {
-				s.sum.ObserveFloat32(now, f32)
-			}
-		},
-		func(w *window.Window) {
-			s.addInflight(w)
-			full = append(full, w)
-		})
+	if len(values) == 0 {
+		return full
+	}
+	s.filler.AppendFloat32(values, func(w *window.Window) {
+		s.addInflight(w)
+		full = append(full, w)
+	})
+	s.sum.ObserveMeasured(now, values, m)
+	return full
+}
+
+// countRejects counts NaN and ±Inf values rejected by the decoder.
+func (s *Stream) countRejects(nan, inf int) {
+	if nan == 0 && inf == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if nan > 0 {
 		s.rejected[ingest.ReasonNaN] += uint64(nan)
 	}
 	if inf > 0 {
 		s.rejected[ingest.ReasonInf] += uint64(inf)
 	}
-	return full
 }
 
 // addInflight records a full window. Queries read its values until it is

@@ -142,29 +142,34 @@ func (s *Stream) Config() Config { return s.cfg }
 // arrival time in Unix nanoseconds. The same values must later reach
 // AddWindow, in windows, for the all-history summaries.
 func (s *Stream) Observe(t int64, values []float64) {
-	observe(s, values)
+	s.observe(Measure(values))
 	s.recent.Add(t, values...)
 }
 
-// ObserveFloat32 is Observe for values of a float32 stream.
-func (s *Stream) ObserveFloat32(t int64, values []float32) {
-	observe(s, values)
+// ObserveMeasured is Observe for the values of a float32 stream, with
+// m = Measure(values) computed beforehand — for example before taking the
+// lock that guards s, to keep the time under it short.
+func (s *Stream) ObserveMeasured(t int64, values []float32, m Moments) {
+	s.observe(m)
 	s.recent.AddFloat32(t, values)
 }
 
-// observe adds values to the count, sum, min and max.
-func observe[T float32 | float64](s *Stream, values []T) {
+// Moments are the count, sum, min and max of some values.
+type Moments struct {
+	Count         int64
+	Sum, Min, Max float64
+}
+
+// Measure returns the moments of values; Min and Max are 0 when there are
+// none. Values must not be NaN.
+func Measure[T float32 | float64](values []T) Moments {
 	if len(values) == 0 {
-		return
-	}
-	if s.count == 0 {
-		s.min, s.max = float64(values[0]), float64(values[0])
+		return Moments{}
 	}
 	// Four partial sums break the chain of dependent additions, and plain
-	// comparisons avoid the NaN handling of the min and max builtins (NaN
-	// never gets here).
+	// comparisons avoid the NaN handling of the min and max builtins.
 	var sum [4]float64
-	lo, hi := T(s.min), T(s.max)
+	lo, hi := values[0], values[0]
 	i := 0
 	for ; i+4 <= len(values); i += 4 {
 		v := values[i : i+4 : i+4]
@@ -190,9 +195,26 @@ func observe[T float32 | float64](s *Stream, values []T) {
 			hi = x
 		}
 	}
-	s.sum += (sum[0] + sum[1]) + (sum[2] + sum[3])
-	s.min, s.max = float64(lo), float64(hi)
-	s.count += int64(len(values))
+	return Moments{
+		Count: int64(len(values)),
+		Sum:   (sum[0] + sum[1]) + (sum[2] + sum[3]),
+		Min:   float64(lo), Max: float64(hi),
+	}
+}
+
+// observe adds m to the stream's count, sum, min and max.
+func (s *Stream) observe(m Moments) {
+	if m.Count == 0 {
+		return
+	}
+	if s.count == 0 || m.Min < s.min {
+		s.min = m.Min
+	}
+	if s.count == 0 || m.Max > s.max {
+		s.max = m.Max
+	}
+	s.sum += m.Sum
+	s.count += m.Count
 }
 
 // Spec returns what the summaries need from a window of w values: its

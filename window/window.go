@@ -6,8 +6,6 @@ package window
 
 import (
 	"context"
-	"encoding/binary"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -106,93 +104,32 @@ func appendRounded(dst []float32, chunk []float64) []float32 {
 	return dst
 }
 
-// AppendEncoded is Append for values still in the binary protocol's
-// encoding: little-endian IEEE 754 float32 (size 4) or float64 (size 8),
-// len(data) a multiple of size. It decodes them straight into the partial
-// window, in one pass, skipping NaN and ±Inf (which it counts) and turning
-// −0 into +0. Before each full window goes to full, and at the end, it
-// passes the values it has just stored to added, as a view of the window
-// (f32 for a float32 stream, f64 for a float64 one) valid during the call.
-func (f *Filler) AppendEncoded(size int, data []byte, added func(f32 []float32, f64 []float64), full func(*Window)) (nan, inf int) {
-	for len(data) >= size {
-		room := f.size - f.Len()
-		k := min(room, len(data)/size)
-		var used, n1, n2 int
+// AppendFloat32 is Append for values already rounded to float32 and
+// clean (finite, no −0), as ingest.DecodeValues gives them: it copies them
+// into the windows.
+func (f *Filler) AppendFloat32(values []float32, full func(*Window)) {
+	for len(values) > 0 {
+		k := min(f.size-f.Len(), len(values))
 		if f.float64 {
 			if f.f64 == nil {
 				f.f64 = f.pool.getF64(f.initialCap(k))
 			}
-			start := len(f.f64)
-			f.f64, used, n1, n2 = decodeInto(f.f64, data, size, k)
-			added(nil, f.f64[start:])
+			for _, v := range values[:k] {
+				f.f64 = append(f.f64, float64(v))
+			}
 		} else {
 			if f.f32 == nil {
 				f.f32 = f.pool.getF32(f.initialCap(k))
 			}
-			start := len(f.f32)
-			f.f32, used, n1, n2 = decodeInto(f.f32, data, size, k)
-			added(f.f32[start:], nil)
+			f.f32 = append(f.f32, values[:k]...)
 		}
-		nan += n1
-		inf += n2
-		data = data[used:]
+		values = values[k:]
 		if f.Len() == f.size {
 			full(&Window{F32: f.f32, F64: f.f64})
 			f.f32, f.f64 = nil, nil
 			f.filled = true
 		}
 	}
-	return nan, inf
-}
-
-// decodeInto decodes values of size bytes from data into dst until it has
-// stored k values or data ends, skipping and counting NaN and ±Inf. It
-// returns dst, the bytes it consumed and the counts.
-func decodeInto[T float32 | float64](dst []T, data []byte, size, k int) (_ []T, used, nan, inf int) {
-	n := len(dst)
-	dst = slices.Grow(dst, k)[:n+k]
-	out := dst[n:]
-	j := 0
-	if size == 4 {
-		for used+4 <= len(data) && j < k {
-			b := binary.LittleEndian.Uint32(data[used:])
-			used += 4
-			if b&0x7f800000 == 0x7f800000 { // NaN or ±Inf
-				if b&0x007fffff != 0 {
-					nan++
-				} else {
-					inf++
-				}
-				continue
-			}
-			v := T(math.Float32frombits(b))
-			if v == 0 {
-				v = 0 // −0 becomes +0
-			}
-			out[j] = v
-			j++
-		}
-	} else {
-		for used+8 <= len(data) && j < k {
-			x := math.Float64frombits(binary.LittleEndian.Uint64(data[used:]))
-			used += 8
-			if x-x != 0 { // NaN or ±Inf
-				if x != x {
-					nan++
-				} else {
-					inf++
-				}
-				continue
-			}
-			v := T(x) // rounds to the stream's precision
-			if v == 0 {
-				v = 0 // −0, or a value too small for float32, becomes +0
-			}
-			out[j] = v
-			j++
-		}
-	}
-	return dst[:n+j], used, nan, inf
 }
 
 // initialCap sizes a new window's buffer: small for a stream's first few
