@@ -8,7 +8,7 @@
 // blocks: that is the back-pressure that stops TCP reads and Kafka fetches
 // instead of letting memory grow. A query sees every value accepted before
 // it started: the partial window and the windows still being sorted are
-// counted exactly from copies kept for that purpose.
+// counted exactly from the windows themselves, which the sorter only reads.
 package pipeline
 
 import (
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -58,8 +59,10 @@ type Config struct {
 	// Sorter sorts the batches and digests their windows (on a GPU: reading
 	// back only the digests); required. Every gpusort back-end is one.
 	Sorter gpusort.Digester
-	// Workers is the number of batches sorted at once (default 2): with
-	// the auto sorter, one can be on the GPU while another is on the CPU.
+	// Workers is the number of batches sorted and summarised at once
+	// (default runtime.GOMAXPROCS(0)). Batches of one stream are sorted in
+	// parallel too; only adding their digests to the stream's summaries
+	// takes the stream's lock.
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -77,8 +80,12 @@ type Pipeline struct {
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
 
-	sendMu   sync.RWMutex // guards sending on full against its closing
-	full     chan *window.Window
+	sendMu  sync.RWMutex // guards sending on full against its closing
+	full    chan *window.Window
+	buffers window.Pool // window buffers, recycled once digested
+
+	decoded32, decoded64 sync.Pool // of *[]float32, *[]float64: AcceptEncoded's values
+
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
@@ -107,7 +114,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Queue = 16
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 2
+		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = 2 * time.Millisecond
@@ -204,9 +211,11 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 			}
 		}
 		for i, w := range b.Windows {
+			n := w.Len()
 			w.Owner.(*part).addDigest(w, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
-			p.valuesSorted.Add(int64(w.Len()))
+			p.valuesSorted.Add(int64(n))
+			p.buffers.Recycle(w)
 		}
 	}
 }
@@ -259,7 +268,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if err := ingest.ValidStreamName(name); err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
-	s, err := newStream(name, cfg)
+	s, err := newStream(name, cfg, &p.buffers)
 	if err != nil {
 		return nil, false, err
 	}
@@ -322,6 +331,45 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 	return p.AcceptTo(ctx, s, values)
 }
 
+// AcceptEncoded adds values in the framed protocol's encoding to a stream,
+// decoding them straight into its window; see Accept and
+// ingest.EncodedSink. NaN and ±Inf are counted as rejects of the stream.
+func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) error {
+	if size != 4 && size != 8 || len(data)%size != 0 {
+		return fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
+	}
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	// Decode and measure the values before taking the stream's lock, so
+	// that connections feeding one stream share only the copies.
+	if s.float64 {
+		buf, _ := p.decoded64.Get().(*[]float64)
+		if buf == nil {
+			buf = new([]float64)
+		}
+		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+		s.countRejects(nan, inf)
+		err = p.AcceptTo(ctx, s, vals)
+		*buf = vals
+		p.decoded64.Put(buf)
+		return err
+	}
+	buf, _ := p.decoded32.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+	s.countRejects(nan, inf)
+	full := s.appendFloat32(vals, summary.Measure(vals), time.Now().UnixNano())
+	*buf = vals
+	p.decoded32.Put(buf)
+	return p.send(ctx, s, full)
+}
+
+var _ ingest.EncodedSink = (*Pipeline)(nil)
+
 // AcceptTo adds values to s; see Accept.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
 	return p.acceptTo(ctx, s, Local, values)
@@ -341,7 +389,11 @@ func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition
 
 // acceptTo adds values from src to s.
 func (p *Pipeline) acceptTo(ctx context.Context, s *Stream, src ingest.TopicPartition, values []float64) error {
-	full := s.append(src, values, time.Now().UnixNano())
+	return p.send(ctx, s, s.append(src, values, time.Now().UnixNano()))
+}
+
+// send queues s's full windows for the sorter.
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
 	if len(full) == 0 {
 		return nil
 	}

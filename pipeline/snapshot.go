@@ -290,7 +290,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		if version == snapshotVersionV1 {
 			read = readStreamV1
 		}
-		s, err := read(r, name)
+		s, err := read(r, name, &p.buffers)
 		if err != nil {
 			return fmt.Errorf("restore %q: %w", name, err)
 		}
@@ -309,7 +309,7 @@ func (p *Pipeline) Restore(data []byte) error {
 }
 
 // readStream reads a stream of a version 2 snapshot.
-func readStream(r *codec.Reader, name string) (*Stream, error) {
+func readStream(r *codec.Reader, name string, pool *window.Pool) (*Stream, error) {
 	cfg, err := readConfig(r)
 	if err != nil {
 		return nil, err
@@ -319,7 +319,7 @@ func readStream(r *codec.Reader, name string) (*Stream, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, cfg: cfg, recent: new(slidingwindow.Window)}
+	s := &Stream{name: name, float64: cfg.Float64, pool: pool, cfg: cfg, recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func readStream(r *codec.Reader, name string) (*Stream, error) {
 // readStreamV1 reads a stream of a version 1 snapshot: one summary with
 // its sliding window, which becomes the stream's, and the rest its local
 // part.
-func readStreamV1(r *codec.Reader, name string) (*Stream, error) {
+func readStreamV1(r *codec.Reader, name string, pool *window.Pool) (*Stream, error) {
 	sumBytes := r.Bytes("summary", r.Remaining())
 	if err := r.Err(); err != nil {
 		return nil, err
@@ -371,7 +371,8 @@ func readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	if st := sum.Stats(); int64(len(d.pending)) != st.Count-st.Summarised {
 		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
 	}
-	s := &Stream{name: name, cfg: sum.Config(), recent: recent}
+	cfg := sum.Config()
+	s := &Stream{name: name, float64: cfg.Float64, pool: pool, cfg: cfg, recent: recent}
 	s.install(d)
 	return s, nil
 }

@@ -29,7 +29,9 @@ var Local = ingest.TopicPartition{}
 // order. A stream fed only by the local inputs has just the local part,
 // and costs what it did before partitions were kept apart.
 type Stream struct {
-	name string
+	name    string
+	float64 bool         // the stream keeps float64 values
+	pool    *window.Pool // its windows' buffers
 
 	mu       sync.Mutex
 	cfg      summary.Config
@@ -53,7 +55,7 @@ type part struct {
 	src      ingest.TopicPartition
 	sum      *summary.Stream // history only
 	filler   *window.Filler
-	inflight []inflight // full windows not yet summarised, oldest first
+	inflight []*window.Window // full windows not yet summarised, oldest first
 	rejected map[ingest.Reason]uint64
 
 	// released marks the part of a partition that the daemon no longer
@@ -70,16 +72,9 @@ type part struct {
 	viewCounts bool
 }
 
-// inflight is a full window on its way through the sorter, with a copy of
-// its values, in the window's precision, that queries read (the sorter
-// permutes the original).
-type inflight struct {
-	w    *window.Window
-	copy *window.Window
-}
-
-// newStream returns an empty stream with cfg (zero fields take defaults).
-func newStream(name string, cfg summary.Config) (*Stream, error) {
+// newStream returns an empty stream with cfg (zero fields take defaults),
+// whose windows' buffers come from pool.
+func newStream(name string, cfg summary.Config, pool *window.Pool) (*Stream, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -88,7 +83,7 @@ func newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, cfg: cfg, recent: recent}
+	s := &Stream{name: name, float64: cfg.Float64, pool: pool, cfg: cfg, recent: recent}
 	if s.local, err = s.newPart(Local, cfg); err != nil {
 		return nil, err
 	}
@@ -110,7 +105,7 @@ func partOf(s *Stream, src ingest.TopicPartition, sum *summary.Stream) *part {
 		stream:   s,
 		src:      src,
 		sum:      sum,
-		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64),
+		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool),
 		rejected: make(map[ingest.Reason]uint64),
 	}
 }
@@ -167,10 +162,48 @@ func (s *Stream) append(src ingest.TopicPartition, values []float64, now int64) 
 	return full
 }
 
-// addInflight records a full window and the copy queries read.
+// appendFloat32 is append for clean values of a float32 stream from the
+// local inputs, with their moments m.
+func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	if len(values) == 0 {
+		return full
+	}
+	pt := s.local
+	pt.changedLocked()
+	pt.filler.AppendFloat32(values, func(w *window.Window) {
+		pt.addInflight(w)
+		full = append(full, w)
+	})
+	pt.sum.ObserveMeasured(now, values, m)
+	s.recent.AddFloat32(now, values)
+	return full
+}
+
+// countRejects counts NaN and ±Inf values of the local inputs rejected by
+// the decoder.
+func (s *Stream) countRejects(nan, inf int) {
+	if nan == 0 && inf == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if nan > 0 {
+		s.local.rejected[ingest.ReasonNaN] += uint64(nan)
+	}
+	if inf > 0 {
+		s.local.rejected[ingest.ReasonInf] += uint64(inf)
+	}
+}
+
+// addInflight records a full window. Queries read its values until it is
+// summarised: the sorter leaves them unchanged (gpusort.Digester).
 func (pt *part) addInflight(w *window.Window) {
 	w.Owner = pt
-	pt.inflight = append(pt.inflight, inflight{w: w, copy: w.Clone()})
+	pt.inflight = append(pt.inflight, w)
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -200,7 +233,7 @@ func (pt *part) addDigest(w *window.Window, d *summary.Digest, spec summary.Wind
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
 	pt.changedLocked()
-	pt.inflight = slices.DeleteFunc(pt.inflight, func(f inflight) bool { return f.w == w })
+	pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Window) bool { return f == w })
 }
 
 // changedLocked drops the views of the part and its stream, which no
@@ -222,8 +255,8 @@ func (s *Stream) reject(src ingest.TopicPartition, reason ingest.Reason, n int) 
 // holds the stream's lock.
 func (pt *part) pendingLocked() []float64 {
 	var out []float64
-	for _, f := range pt.inflight {
-		out = f.copy.AppendValues(out)
+	for _, w := range pt.inflight {
+		out = w.AppendValues(out)
 	}
 	return pt.filler.AppendPartial(out)
 }
