@@ -300,4 +300,3 @@ func TestDirectory(t *testing.T) {
 	<-doneB
 	wait("b's withdrawal", func() bool { return len(a.Members()) == 0 })
 }
-
