@@ -86,7 +86,11 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 // pendingLocked returns the values accepted but not yet summarised: the
 // windows in flight, oldest first, then the partial window.
 func (s *Stream) pendingLocked() []float64 {
-	var out []float64
+	n := s.filler.Len()
+	for _, f := range s.inflight {
+		n += len(f.copy.F32) + len(f.copy.F64)
+	}
+	out := make([]float64, 0, n)
 	for _, f := range s.inflight {
 		out = f.copy.AppendValues(out)
 	}

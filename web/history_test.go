@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,33 @@ func TestHistoryServed(t *testing.T) {
 			t.Fatalf("no samples: %s", body)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHistoryBudget gives the sampler no time to spare: each round asks
+// one changed stream for its quantiles, the one asked least recently, so
+// that every busy stream is sampled in turn.
+func TestHistoryBudget(t *testing.T) {
+	s := openServer(t, nil)
+	h := newHistory(s.api, nil, 10, time.Hour, time.Nanosecond)
+	t0 := time.UnixMilli(1_700_000_000_000)
+	var order []string
+	for round := range 6 {
+		for _, name := range []string{"c", "a", "b"} {
+			accept(t, s, name, []float64{float64(round)})
+		}
+		h.sample(context.Background(), t0.Add(time.Duration(round)*time.Second))
+		for _, name := range []string{"a", "b", "c"} {
+			got, _ := h.since(name, t0.Add(time.Duration(round)*time.Second).UnixMilli()-1)
+			if len(got) == 1 {
+				order = append(order, name)
+			}
+		}
+		if rate, ok := h.rate("a"); round > 0 && (!ok || rate != 1) {
+			t.Errorf("round %d: a's rate %v, %v; want 1/s whether or not its quantiles were taken", round, rate, ok)
+		}
+	}
+	if got := strings.Join(order, ""); got != "abcabc" {
+		t.Errorf("streams sampled in the order %q, want abcabc", got)
 	}
 }

@@ -278,6 +278,9 @@
     } else {
       state.cdfChart.setData(data);
     }
+    // The legend shows the median while the pointer is not over the chart.
+    const median = ys.indexOf(0.5);
+    if (median >= 0 && state.cdfChart.cursor.left < 0) state.cdfChart.setLegend({ idx: median });
   }
 
   function renderQuantiles(q) {
