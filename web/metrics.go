@@ -27,7 +27,8 @@ type exportedStream struct {
 // name; streamd_metrics_streams_omitted counts the others. Each stream's
 // values are a summary, streamd_stream_value, whose quantiles are asked
 // through the Quantiles RPC's code: over all history, each within ε·count
-// of its rank.
+// of its rank, or over the last LastN values; its count and sum are over
+// all history.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	list, err := s.api.ListStreams(ctx, &pb.ListStreamsRequest{})
@@ -49,7 +50,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		}
 		e := exportedStream{name: name, stats: st}
 		if st.Count > 0 && len(s.Quantiles) > 0 {
-			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: s.Quantiles})
+			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: s.Quantiles, LastN: min(s.LastN, st.SlidingWindow)})
 			if status.Code(err) == codes.NotFound {
 				continue
 			}
@@ -92,7 +93,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, e := range streams {
 		fmt.Fprintf(b, "streamd_stream_memory_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.SummaryBytes)
 	}
-	family("streamd_stream_value", "summary", "Values of each stream: quantiles over all history, each within epsilon*count of its rank; count and sum of the values.")
+	scope := "all history"
+	if s.LastN > 0 {
+		scope = fmt.Sprintf("the last %d values", s.LastN)
+	}
+	family("streamd_stream_value", "summary", "Values of each stream: quantiles over "+scope+", each within epsilon*n of its rank; count and sum of all values.")
 	for _, e := range streams {
 		name := labelValue(e.name)
 		for i, phi := range s.Quantiles {

@@ -182,3 +182,30 @@ func TestLabelValue(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsLastN exports the quantiles of the last n values, clamped to
+// each stream's sliding window, and checks them against the exact ones.
+func TestMetricsLastN(t *testing.T) {
+	s := openServer(t, func(s *Server) { s.LastN = 1000 })
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Order: synth.Sorted, Seed: 3}, 20000)
+	if _, err := s.Pipeline.Create("small", summary.Config{SlidingWindow: 500}); err != nil {
+		t.Fatal(err)
+	}
+	accept(t, s, "big", x)
+	accept(t, s, "small", x)
+	_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
+	e := parseExposition(t, text)
+	rounded := round32(x)
+	for name, n := range map[string]int{"big": 1000, "small": 500} {
+		key := exact.New(rounded[len(rounded)-n:])
+		for _, phi := range s.Quantiles {
+			v := e.value(t, `streamd_stream_value{stream="`+name+`",quantile="`+formatFloat(phi)+`"}`)
+			if re, err := key.RankError(phi, v); err != nil || float64(re) > testEps*float64(n) {
+				t.Errorf("%s φ %v over the last %d: %v has rank error %d (%v)", name, phi, n, v, re, err)
+			}
+		}
+		if e.value(t, `streamd_stream_value_count{stream="`+name+`"}`) != float64(len(x)) {
+			t.Errorf("%s: count is not over all history", name)
+		}
+	}
+}

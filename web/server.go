@@ -64,6 +64,9 @@ type Server struct {
 	// Quantiles are the φs of the per-stream summary streamd_stream_value
 	// (default 0.5, 0.9, 0.99).
 	Quantiles []float64
+	// LastN, if set, exports the quantiles of each stream's last LastN
+	// values (at most its sliding window) instead of all history.
+	LastN uint64
 	// MaxStreams caps the streams, the first by name, that /metrics
 	// exports per-stream series of and that History keeps samples of
 	// (default 1000).

@@ -48,6 +48,7 @@ type Config struct {
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
+	MetricsLastN      uint64        // the summary's quantiles are of the last n values; 0: all history
 	MetricsMaxStreams int           // streams with per-stream series and page history
 	WebHistory        time.Duration // how long the page's samples are kept; 0 keeps none
 	WebInterval       time.Duration // time between the page's samples
@@ -159,6 +160,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 		c.MetricsQuantiles = phis
 		return err
 	})
+	fs.Uint64Var(&c.MetricsLastN, "metrics-last-n", c.MetricsLastN, "export the quantiles of each stream's last n values (at most its sliding window) instead of all history")
 	fs.IntVar(&c.MetricsMaxStreams, "metrics-max-streams", c.MetricsMaxStreams, "most streams, the first by name, with per-stream series in /metrics and history on the web page")
 	fs.DurationVar(&c.WebHistory, "web-history", c.WebHistory, "how long the web page's samples of each stream are kept (0: none)")
 	fs.DurationVar(&c.WebInterval, "web-interval", c.WebInterval, "time between the web page's samples of each stream")
@@ -509,6 +511,7 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	w.Token = cfg.Token
 	w.MetricsOpen = cfg.MetricsOpen
 	w.Quantiles = cfg.MetricsQuantiles
+	w.LastN = cfg.MetricsLastN
 	w.MaxStreams = cfg.MetricsMaxStreams
 	w.History = cfg.WebHistory
 	w.Interval = cfg.WebInterval

@@ -65,49 +65,67 @@ func headless(t *testing.T, chromium string, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// sendRounds sends values to three streams over the TCP line protocol,
-// one round every interval so that the page's history sees them grow:
-// checkout.latency_ms, whole milliseconds whose level drifts (heavy
-// hitters); upload.bytes, power-law sizes; queue.depth, with a NaN now and
-// then (rejects). It returns the values each stream accepted.
-func sendRounds(t *testing.T, addr string, rounds, perRound int, interval time.Duration) map[string][]float64 {
+// sender sends values to three streams over the TCP line protocol, a
+// round at a time: checkout.latency_ms, whole milliseconds whose level
+// drifts (heavy hitters); upload.bytes, power-law sizes; queue.depth, with
+// a NaN now and then (rejects). sent holds the values each stream accepted.
+type sender struct {
+	conn net.Conn
+	w    *bufio.Writer
+	rng  *rand.Rand
+	sent map[string][]float64
+}
+
+func newSender(t *testing.T, addr string) *sender {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	w := bufio.NewWriter(conn)
-	rng := rand.New(rand.NewPCG(13, 1))
-	sent := map[string][]float64{}
+	t.Cleanup(func() { conn.Close() })
+	return &sender{conn: conn, w: bufio.NewWriter(conn), rng: rand.New(rand.NewPCG(13, 1)), sent: map[string][]float64{}}
+}
+
+// round sends round r: perRound values to each stream.
+func (s *sender) round(r, perRound int) error {
+	level := 22 + 8*math.Sin(float64(r)/4) + float64(r)/2
+	for _, name := range []string{"checkout.latency_ms", "upload.bytes", "queue.depth"} {
+		for i := 0; i < perRound; i += 500 {
+			fmt.Fprint(s.w, name)
+			for range min(500, perRound-i) {
+				var v float64
+				switch name {
+				case "checkout.latency_ms":
+					v = math.Round(level * math.Exp(0.35*s.rng.NormFloat64()))
+				case "upload.bytes":
+					v = math.Round(512 * math.Pow(1-s.rng.Float64(), -1/1.3))
+				default:
+					v = math.Round((40+10*math.Sin(float64(r)/3)+6*s.rng.NormFloat64())*100) / 100
+				}
+				s.sent[name] = append(s.sent[name], v)
+				fmt.Fprintf(s.w, " %s", strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			if name == "queue.depth" && i == 0 && r%5 == 0 {
+				fmt.Fprint(s.w, " NaN")
+			}
+			fmt.Fprintln(s.w)
+		}
+	}
+	return s.w.Flush()
+}
+
+// rounds sends rounds from..to-1, one every interval, so that the page's
+// history sees the streams grow.
+func (s *sender) rounds(from, to, perRound int, interval time.Duration) error {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for r := range rounds {
-		level := 22 + 8*math.Sin(float64(r)/4) + float64(r)/2
-		for name, gen := range map[string]func() float64{
-			"checkout.latency_ms": func() float64 { return math.Round(level * math.Exp(0.35*rng.NormFloat64())) },
-			"upload.bytes":        func() float64 { return math.Round(512 * math.Pow(1-rng.Float64(), -1/1.3)) },
-			"queue.depth":         func() float64 { return math.Round((40+10*math.Sin(float64(r)/3)+6*rng.NormFloat64())*100) / 100 },
-		} {
-			for i := 0; i < perRound; i += 500 {
-				fmt.Fprint(w, name)
-				for range min(500, perRound-i) {
-					v := gen()
-					sent[name] = append(sent[name], v)
-					fmt.Fprintf(w, " %s", strconv.FormatFloat(v, 'g', -1, 64))
-				}
-				if name == "queue.depth" && i == 0 && r%5 == 0 {
-					fmt.Fprint(w, " NaN")
-				}
-				fmt.Fprintln(w)
-			}
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
+	for r := from; r < to; r++ {
+		if err := s.round(r, perRound); err != nil {
+			return err
 		}
 		<-tick.C
 	}
-	return sent
+	return nil
 }
 
 // settled waits until the daemon holds every value sent and has no window
@@ -210,18 +228,34 @@ func shownNumber(t *testing.T, s string) float64 {
 
 // TestWebPage starts the daemon, sends values, opens the page in headless
 // Chromium, waits for its charts, and checks that the p50 and p99 and the
-// heavy hitters it shows are the gRPC answers. It takes a screenshot too
-// (-screenshot FILE keeps it; make screenshot updates docs/).
+// heavy hitters it shows are the gRPC answers, and that its screenshot is
+// a picture. With -screenshot FILE it first takes one while values are
+// still coming in, for the documentation (make screenshot).
 func TestWebPage(t *testing.T) {
+	const stream, support = "checkout.latency_ms", 0.02
 	chromium := tool(t, "chromium", "chromium")
 	d, c := startDaemon(t, func(c *Config) {
 		c.WebInterval = 100 * time.Millisecond
 		c.Stream = summary.Config{Epsilon: 0.001, WindowSize: 4096, SlidingWindow: 100000}
 	})
-	sent := sendRounds(t, d.TCPAddr(), 30, 2000, 100*time.Millisecond)
+	send := newSender(t, d.TCPAddr())
+	if err := send.rounds(0, 30, 2000, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	page := fmt.Sprintf("http://%s/#stream=%s&phi=0.5,0.99&support=%v", d.MetricsAddr(), url.QueryEscape(stream), support)
+	if *screenshotOut != "" {
+		// The picture for the documentation: values still coming in.
+		done := make(chan error)
+		go func() { done <- send.rounds(30, 70, 2000, 100*time.Millisecond) }()
+		headless(t, chromium, "--window-size=1280,1240", "--virtual-time-budget=6000", "--screenshot="+*screenshotOut, page)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		checkScreenshot(t, *screenshotOut, 1280, 1240)
+	}
+	sent := send.sent
 	settled(t, d, c, sent)
 
-	const stream, support = "checkout.latency_ms", 0.02
 	ctx := context.Background()
 	ask := func() (*pb.QuantilesResponse, *pb.HeavyHittersResponse) {
 		q, err := c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: []float64{0.5, 0.99}})
@@ -239,7 +273,6 @@ func TestWebPage(t *testing.T) {
 		t.Fatalf("too few heavy hitters to check: %v", wantHH)
 	}
 
-	page := fmt.Sprintf("http://%s/#stream=%s&phi=0.5,0.99&support=%v", d.MetricsAddr(), url.QueryEscape(stream), support)
 	shot := filepath.Join(t.TempDir(), "page.png")
 	dom := headless(t, chromium, "--window-size=1280,1240", "--virtual-time-budget=6000",
 		"--screenshot="+shot, "--dump-dom", page)
@@ -321,15 +354,6 @@ func TestWebPage(t *testing.T) {
 	}
 
 	checkScreenshot(t, shot, 1280, 1240)
-	if *screenshotOut != "" {
-		b, err := os.ReadFile(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(*screenshotOut, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // checkScreenshot checks that a screenshot is a PNG of the window's size
@@ -367,8 +391,11 @@ func checkScreenshot(t *testing.T, path string, width, height int) {
 func TestMetricsPromtool(t *testing.T) {
 	promtool := tool(t, "promtool", "prometheus")
 	d, c := startDaemon(t, func(c *Config) { c.MetricsQuantiles = []float64{0.5, 0.9, 0.99, 0.999} })
-	sent := sendRounds(t, d.TCPAddr(), 2, 3000, time.Millisecond)
-	settled(t, d, c, sent)
+	send := newSender(t, d.TCPAddr())
+	if err := send.rounds(0, 2, 3000, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	settled(t, d, c, send.sent)
 	if _, err := c.CreateStream(context.Background(), &pb.CreateStreamRequest{Stream: "empty"}); err != nil {
 		t.Fatal(err)
 	}
