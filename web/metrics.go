@@ -3,7 +3,6 @@ package web
 import (
 	"bufio"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -101,11 +100,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, e := range streams {
 		name := labelValue(e.name)
 		for i, phi := range s.Quantiles {
-			v := math.NaN() // no values yet, as client libraries write it
+			v := "NaN" // no values yet, as client libraries write it
 			if i < len(e.quantiles) {
-				v = e.quantiles[i].Value
+				v = formatValue(e.quantiles[i].Value, e.stats.Float64)
 			}
-			fmt.Fprintf(b, "streamd_stream_value{stream=\"%s\",quantile=\"%s\"} %s\n", name, formatFloat(phi), formatFloat(v))
+			fmt.Fprintf(b, "streamd_stream_value{stream=\"%s\",quantile=\"%s\"} %s\n", name, formatFloat(phi), v)
 		}
 		fmt.Fprintf(b, "streamd_stream_value_sum{stream=\"%s\"} %s\n", name, formatFloat(e.stats.Sum))
 		fmt.Fprintf(b, "streamd_stream_value_count{stream=\"%s\"} %d\n", name, e.stats.Count)
@@ -149,6 +148,16 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 // format and the client libraries do: the shortest representation that
 // reads back exactly, and +Inf, -Inf, NaN.
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// formatValue writes a value of a stream as it stores it: the shortest
+// representation that reads back to the same float32 (as streamd query
+// prints it) or float64.
+func formatValue(v float64, f64 bool) string {
+	if f64 {
+		return formatFloat(v)
+	}
+	return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32)
+}
 
 // labelValue escapes a label value: backslash, double quote and line feed.
 func labelValue(v string) string {

@@ -126,10 +126,10 @@ func TestMetrics(t *testing.T) {
 		}
 		for i, phi := range s.Quantiles {
 			got := e.value(t, `streamd_stream_value{stream="`+name+`",quantile="`+labels[i]+`"}`)
-			if got != want.Quantiles[i].Value {
+			if float32(got) != float32(want.Quantiles[i].Value) {
 				t.Errorf("%s φ %v: exported %v, Quantiles %v", name, phi, got, want.Quantiles[i].Value)
 			}
-			if err := key.CheckQuantile(phi, got, testEps, int64(want.Quantiles[i].RankMin), int64(want.Quantiles[i].RankMax)); err != nil {
+			if err := key.CheckQuantile(phi, float64(float32(got)), testEps, int64(want.Quantiles[i].RankMin), int64(want.Quantiles[i].RankMax)); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -181,6 +181,20 @@ func TestLabelValue(t *testing.T) {
 			t.Errorf("formatFloat(%v) = %q, want %q", v, got, want)
 		}
 	}
+	for _, c := range []struct {
+		v    float64
+		f64  bool
+		want string
+	}{
+		{float64(float32(239.61)), false, "239.61"},
+		{float64(float32(239.61)), true, "239.61000061035156"},
+		{0.1, true, "0.1"},
+		{-1e-7, false, "-1e-07"},
+	} {
+		if got := formatValue(c.v, c.f64); got != c.want {
+			t.Errorf("formatValue(%v, %v) = %q, want %q", c.v, c.f64, got, c.want)
+		}
+	}
 }
 
 // TestMetricsLastN exports the quantiles of the last n values, clamped to
@@ -199,7 +213,7 @@ func TestMetricsLastN(t *testing.T) {
 	for name, n := range map[string]int{"big": 1000, "small": 500} {
 		key := exact.New(rounded[len(rounded)-n:])
 		for _, phi := range s.Quantiles {
-			v := e.value(t, `streamd_stream_value{stream="`+name+`",quantile="`+formatFloat(phi)+`"}`)
+			v := float64(float32(e.value(t, `streamd_stream_value{stream="`+name+`",quantile="`+formatFloat(phi)+`"}`)))
 			if re, err := key.RankError(phi, v); err != nil || float64(re) > testEps*float64(n) {
 				t.Errorf("%s φ %v over the last %d: %v has rank error %d (%v)", name, phi, n, v, re, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -60,11 +61,23 @@ func openServer(t testing.TB, mod func(*Server)) *Server {
 	return s
 }
 
-// accept adds values to a stream, waiting until the pipeline holds them.
+// accept adds values to a stream and waits until no window of it is in
+// flight, so that its answers stay the same until more values come.
 func accept(t testing.TB, s *Server, stream string, values []float64) {
 	t.Helper()
 	if err := s.Pipeline.Accept(context.Background(), stream, append([]float64(nil), values...)); err != nil {
 		t.Fatal(err)
+	}
+	st, err := s.Pipeline.Stream(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for x := st.Stats(); x.Pending >= int64(x.Config.WindowSize); x = st.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d values still in flight", stream, x.Pending)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

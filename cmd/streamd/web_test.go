@@ -59,9 +59,11 @@ func headless(t *testing.T, chromium string, args ...string) []byte {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, chromium, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.Bytes())
 	}
+	t.Logf("chromium ran %v", time.Since(start))
 	return stdout.Bytes()
 }
 
@@ -274,7 +276,7 @@ func TestWebPage(t *testing.T) {
 	}
 
 	shot := filepath.Join(t.TempDir(), "page.png")
-	dom := headless(t, chromium, "--window-size=1280,1240", "--virtual-time-budget=6000",
+	dom := headless(t, chromium, "--window-size=1280,1240", "--virtual-time-budget=4000",
 		"--screenshot="+shot, "--dump-dom", page)
 	if q, hh := ask(); !proto.Equal(q, wantQ) || !proto.Equal(hh, wantHH) {
 		t.Fatal("the answers changed while the page was open")
@@ -425,7 +427,7 @@ func TestMetricsPromtool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range q.Quantiles {
-		line := fmt.Sprintf("streamd_stream_value{stream=\"queue.depth\",quantile=\"%v\"} %s\n", a.Phi, strconv.FormatFloat(a.Value, 'g', -1, 64))
+		line := fmt.Sprintf("streamd_stream_value{stream=\"queue.depth\",quantile=\"%v\"} %s\n", a.Phi, strconv.FormatFloat(a.Value, 'g', -1, 32))
 		if !bytes.Contains(text, []byte(line)) {
 			t.Errorf("/metrics lacks %q", line)
 		}
