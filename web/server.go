@@ -10,7 +10,10 @@
 // field names; 64-bit integers as strings). Two answers have no gRPC
 // counterpart: /api/streams lists the streams with their statistics and
 // rates, and /api/history returns a stream's recent samples (count,
-// rejects and quantiles every Interval), which the page charts.
+// rejects and quantiles every Interval), which the page charts. Sampling
+// an idle stream costs a Stats call; a busy stream's quantiles sort its
+// partial window, so the sampler spends at most about 5% of each Interval
+// on them, least recently sampled streams first.
 //
 // When Token is set, the page, /api/ and, unless MetricsOpen, /metrics
 // require it: API clients send "Authorization: Bearer <token>"; a browser
@@ -31,6 +34,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,9 +109,12 @@ func (s *Server) Validate() error {
 	if s.Pipeline == nil {
 		return errors.New("web: no pipeline")
 	}
-	for _, phi := range s.Quantiles {
+	for i, phi := range s.Quantiles {
 		if !(phi >= 0 && phi <= 1) {
 			return fmt.Errorf("web: quantile %v outside [0, 1]", phi)
+		}
+		if slices.Contains(s.Quantiles[:i], phi) {
+			return fmt.Errorf("web: quantile %v given twice", phi)
 		}
 	}
 	if s.MaxStreams < 0 {

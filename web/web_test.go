@@ -485,3 +485,28 @@ func FuzzAPIQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestValidate refuses what would make a bad exposition or a dead sampler.
+func TestValidate(t *testing.T) {
+	for name, mod := range map[string]func(*Server){
+		"no pipeline":      func(s *Server) { s.Pipeline = nil },
+		"φ outside [0, 1]": func(s *Server) { s.Quantiles = []float64{0.5, -0.1} },
+		"φ twice":          func(s *Server) { s.Quantiles = []float64{0.5, 0.9, 0.5} },
+		"negative cap":     func(s *Server) { s.MaxStreams = -1 },
+		"negative history": func(s *Server) { s.History = -time.Second },
+		"no interval":      func(s *Server) { s.Interval = 0 },
+	} {
+		s := New("127.0.0.1:0", &pipeline.Pipeline{})
+		mod(s)
+		if err := s.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if err := s.Open(context.Background()); err == nil {
+			_ = s.Close(context.Background())
+			t.Errorf("%s: opened", name)
+		}
+	}
+	if err := New("127.0.0.1:0", &pipeline.Pipeline{}).Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
