@@ -254,7 +254,11 @@ func (s *Stream) reject(src ingest.TopicPartition, reason ingest.Reason, n int) 
 // windows in flight, oldest first, then the partial window. The caller
 // holds the stream's lock.
 func (pt *part) pendingLocked() []float64 {
-	var out []float64
+	n := pt.filler.Len()
+	for _, w := range pt.inflight {
+		n += w.Len()
+	}
+	out := make([]float64, 0, n)
 	for _, w := range pt.inflight {
 		out = w.AppendValues(out)
 	}

@@ -1809,7 +1809,10 @@ type StatsResponse struct {
 	MissingPartitions []*KafkaPartition `protobuf:"bytes,31,rep,name=missing_partitions,json=missingPartitions,proto3" json:"missing_partitions,omitempty"`
 	// members are the daemons a SCOPE_CLUSTER answer asked, with what each
 	// contributed; empty for a local answer.
-	Members       []*ClusterMember `protobuf:"bytes,32,rep,name=members,proto3" json:"members,omitempty"`
+	Members []*ClusterMember `protobuf:"bytes,32,rep,name=members,proto3" json:"members,omitempty"`
+	// float64 is set when the stream stores values with float64 precision
+	// instead of float32: answers are then printed with all their digits.
+	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1940,6 +1943,13 @@ func (x *StatsResponse) GetMembers() []*ClusterMember {
 		return x.Members
 	}
 	return nil
+}
+
+func (x *StatsResponse) GetFloat64() bool {
+	if x != nil {
+		return x.Float64
+	}
+	return false
 }
 
 // CreateStreamRequest creates a stream.
@@ -2652,7 +2662,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\tcount_max\x18\x03 \x01(\x04R\bcountMax\"O\n" +
 	"\fStatsRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12'\n" +
-	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xce\x04\n" +
+	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xe8\x04\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -2669,7 +2679,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x12\x18\n" +
 	"\apartial\x18\x1e \x01(\bR\apartial\x12I\n" +
 	"\x12missing_partitions\x18\x1f \x03(\v2\x1a.streamd.v1.KafkaPartitionR\x11missingPartitions\x123\n" +
-	"\amembers\x18  \x03(\v2\x19.streamd.v1.ClusterMemberR\amembers\x1a;\n" +
+	"\amembers\x18  \x03(\v2\x19.streamd.v1.ClusterMemberR\amembers\x12\x18\n" +
+	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa9\x01\n" +
