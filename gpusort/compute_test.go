@@ -406,3 +406,50 @@ func TestAutoStaged(t *testing.T) {
 	g, c, gn, cn := a.Rates()
 	t.Logf("gpu %.3g keys/s over %d batches, cpu %.3g keys/s over %d batches", g, gn, c, cn)
 }
+
+// TestStagingSizes lends windows of growing sizes from a pool that holds
+// few of the largest, handing each size back before the next in a
+// scrambled order: returned ranges must merge so that the larger windows
+// fit, and at the end every segment is one free range again.
+func TestStagingSizes(t *testing.T) {
+	const limit = 3 * 16 << 14
+	c, err := NewComputeConfig(ComputeConfig{StagingBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(17, 18))
+	for lg := 10; lg <= 14; lg++ {
+		var ws [][]float32
+		for k := range 8 {
+			w := c.StageF32(1<<lg - k) // sizes not multiples of the alignment too
+			if w == nil {
+				lent, mapped := c.Staged()
+				t.Fatalf("2^%d, window %d: no room (%d bytes lent, %d mapped of %d)", lg, k, lent, mapped, limit)
+			}
+			for i := range w {
+				w[i] = float32(k)
+			}
+			ws = append(ws, w)
+		}
+		for k, w := range ws {
+			for i := range w {
+				if w[i] != float32(k) {
+					t.Fatalf("2^%d: window %d overlaps another", lg, k)
+				}
+			}
+		}
+		r.Shuffle(len(ws), func(i, j int) { ws[i], ws[j] = ws[j], ws[i] })
+		for _, w := range ws {
+			c.UnstageF32(w)
+			c.UnstageF32(w) // a second hand-back is ignored
+		}
+	}
+	c.pool.mu.Lock()
+	defer c.pool.mu.Unlock()
+	for i, seg := range c.pool.segs {
+		if len(seg.free) != 1 || seg.free[0] != (stagingRange{0, len(seg.buf.bytes)}) {
+			t.Errorf("segment %d: free ranges %v after every window came back", i, seg.free)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package gpusort
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -113,9 +114,10 @@ const (
 // buffer objects (segments), at most limit bytes of them in all. A
 // segment is mapped for reading and writing, so that the host reads
 // staged windows at the speed of ordinary memory (queries and a CPU
-// fallback do). Returned buffers go on a free list by size and are lent
-// again; spans are never merged, which suits windows of a few fixed sizes.
-// Segments are freed only with the pool.
+// fallback do). Each segment keeps its free ranges sorted by offset: a
+// buffer is cut from the first range that holds it, and a returned one
+// merges with its free neighbours, so that windows of any mix of sizes
+// reuse the memory. Segments are unmapped only with the pool.
 type stagingPool struct {
 	t     *glThread
 	limit int
@@ -124,22 +126,25 @@ type stagingPool struct {
 	closed bool
 	mapped int // bytes in segments, or being mapped
 	segs   []*stagingSegment
-	free   map[int][]stagingSpan   // by size
 	lent   map[uintptr]stagingSpan // by address
 }
 
 type stagingSegment struct {
 	buf  mappedBuffer
-	used int // bytes carved out so far, from the start
+	free []stagingRange // sorted by offset, disjoint and not touching
 }
 
+// stagingRange is a range of bytes of a segment.
+type stagingRange struct{ off, size int }
+
+// stagingSpan is a lent range and its segment.
 type stagingSpan struct {
-	seg       *stagingSegment
-	off, size int
+	seg *stagingSegment
+	stagingRange
 }
 
 func newStagingPool(t *glThread, limit int) *stagingPool {
-	return &stagingPool{t: t, limit: limit, free: make(map[int][]stagingSpan), lent: make(map[uintptr]stagingSpan)}
+	return &stagingPool{t: t, limit: limit, lent: make(map[uintptr]stagingSpan)}
 }
 
 // stage lends n bytes of staging memory, or returns nil when the pool has
@@ -167,7 +172,7 @@ func (p *stagingPool) stage(n int) []byte {
 	p.mu.Unlock()
 
 	// Map a new segment on the GL thread, without holding the lock.
-	seg := new(stagingSegment)
+	seg := &stagingSegment{free: []stagingRange{{0, segBytes}}}
 	err := p.t.do(func() error {
 		seg.buf.mapAccess(segBytes, gl.MAP_READ_BIT|gl.MAP_WRITE_BIT)
 		return glError("map staging memory")
@@ -178,7 +183,7 @@ func (p *stagingPool) stage(n int) []byte {
 		p.mapped -= segBytes
 		return nil
 	}
-	p.segs = append(p.segs, seg) // freed with the pool, even if closed meanwhile
+	p.segs = append(p.segs, seg) // unmapped with the pool, even if closed meanwhile
 	if p.closed {
 		return nil
 	}
@@ -189,19 +194,20 @@ func (p *stagingPool) stage(n int) []byte {
 	return p.lend(s, n)
 }
 
-// take finds a span of size bytes: a returned one, or a new one carved out
-// of a segment. p.mu must be held.
+// take cuts size bytes from the first free range that holds them. p.mu
+// must be held.
 func (p *stagingPool) take(size int) (stagingSpan, bool) {
-	if l := p.free[size]; len(l) > 0 {
-		s := l[len(l)-1]
-		p.free[size] = l[:len(l)-1]
-		return s, true
-	}
 	for _, seg := range p.segs {
-		if len(seg.buf.bytes)-seg.used >= size {
-			s := stagingSpan{seg, seg.used, size}
-			seg.used += size
-			return s, true
+		for i, r := range seg.free {
+			if r.size < size {
+				continue
+			}
+			if r.size == size {
+				seg.free = slices.Delete(seg.free, i, i+1)
+			} else {
+				seg.free[i] = stagingRange{r.off + size, r.size - size}
+			}
+			return stagingSpan{seg, stagingRange{r.off, size}}, true
 		}
 	}
 	return stagingSpan{}, false
@@ -214,7 +220,8 @@ func (p *stagingPool) lend(s stagingSpan, n int) []byte {
 	return b
 }
 
-// unstage takes back the buffer that starts at ptr, if the pool lent it.
+// unstage takes back the buffer that starts at ptr, if the pool lent it,
+// merging its range with the free ranges next to it.
 func (p *stagingPool) unstage(ptr unsafe.Pointer) {
 	if ptr == nil {
 		return
@@ -226,7 +233,19 @@ func (p *stagingPool) unstage(ptr unsafe.Pointer) {
 		return
 	}
 	delete(p.lent, uintptr(ptr))
-	p.free[s.size] = append(p.free[s.size], s)
+	free := s.seg.free
+	i, _ := slices.BinarySearchFunc(free, s.off, func(r stagingRange, off int) int { return r.off - off })
+	r := s.stagingRange
+	if i < len(free) && r.off+r.size == free[i].off {
+		r.size += free[i].size
+		free = slices.Delete(free, i, i+1)
+	}
+	if i > 0 && free[i-1].off+free[i-1].size == r.off {
+		free[i-1].size += r.size
+	} else {
+		free = slices.Insert(free, i, r)
+	}
+	s.seg.free = free
 }
 
 // locate reports the buffer object and offset of b if b lies in the pool's
@@ -274,7 +293,6 @@ func (p *stagingPool) release() {
 	}
 	p.segs = nil
 	p.lent = make(map[uintptr]stagingSpan)
-	p.free = make(map[int][]stagingSpan)
 }
 
 // StageF32 lends a window buffer of n float32 values inside the staging
