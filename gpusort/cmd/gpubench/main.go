@@ -131,7 +131,9 @@ func run() error {
 		}
 	}
 	for _, b := range sorters {
-		if ch, ok := b.s.(interface{ Choices() []gpusort.ComputeChoice }); ok && len(ch.Choices()) > 0 {
+		if ch, ok := b.s.(interface {
+			Choices() []gpusort.ComputeChoice
+		}); ok && len(ch.Choices()) > 0 {
 			fmt.Printf("\n%s chose, per size (sort alone, four windows of random keys):\n\n", b.name)
 			fmt.Println("| n | choice | bitonic Mkeys/s | radix Mkeys/s |")
 			fmt.Println("|---|---|---|---|")
