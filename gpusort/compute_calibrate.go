@@ -60,13 +60,17 @@ func (c *Compute) Choices() []ComputeChoice {
 // Calibrate makes the measured choice for windows of n keys (float64 ones
 // when key64) now, if it is not made yet, so that the first batch of that
 // size does not wait for it. It does nothing unless the algorithm is
-// ComputeMeasured.
+// ComputeMeasured, or for windows too large for the GPU (which go to the
+// CPU).
 func (c *Compute) Calibrate(ctx context.Context, n int, key64 bool) error {
 	if n <= 0 {
 		return nil
 	}
 	v := keyView{key64: key64}
 	v.lens[0] = n
+	if !c.fits(v) {
+		return nil
+	}
 	_, err := c.algorithm(ctx, v)
 	return err
 }

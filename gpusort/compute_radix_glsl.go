@@ -181,9 +181,11 @@ void main() {
 //
 // The tile is loaded coalesced into shared memory, then each thread takes
 // RK consecutive keys (a blocked arrangement, so that thread order is key
-// order). Keys past the window's end become the largest key and so sort
-// to the tile's end, after every real key. Each of the two split steps
-// sorts stably by 4 bits: a thread counts its keys' nibbles in registers
+// order). The places past the window's end (in a channel's last tile)
+// count as keys of nibble 15 that come last, so they sort to the tile's
+// end, after every real key; they are counted but never moved. Each of
+// the two split steps sorts stably by 4 bits: a thread counts its keys'
+// nibbles in registers
 // (16 counters of 8 bits, which RK ≤ 16 keys cannot overflow), the block
 // writes the counters digit-major (counter[d][thread]) and scans them, and
 // a key's new place is its counter's prefix plus its rank among the
@@ -215,21 +217,31 @@ void main() {
 	uint base = ch * N;
 	for (uint j = 0u; j < RK; j++) {
 		uint p = j * RT + t;
-		putKey(p, p < valid ? loadKey(base + tile * TILE + p) : MAXKEY);
+		if (p < valid) putKey(p, loadKey(base + tile * TILE + p));
 	}
 	barrier();
+	// The keys past the window's end sort last, into the tile's last
+	// places, whatever the digit: only their count matters, in the
+	// counters of nibble 15. Their places in shared memory are never
+	// written or read.
+	uint mine = min(valid - min(valid, t * RK), RK); // this thread's real keys
 	KEY v[RK];
 	uint r[RK];
-	for (uint j = 0u; j < RK; j++) v[j] = getKey(t * RK + j);
+	for (uint j = 0u; j < RK; j++) {
+		if (j < mine) v[j] = getKey(t * RK + j);
+	}
 	for (uint step = 0u; step < 2u; step++) {
 		uint sub = shift + 4u * step;
 		uvec4 c = uvec4(0u);
 		for (uint j = 0u; j < RK; j++) {
-			uint d = (wordOf(v[j]) >> sub) & 0xFu;
-			uint q = d >> 2, b = (d & 3u) * 8u;
-			r[j] = (c[q] >> b) & 0xFFu;
-			c[q] += 1u << b;
+			if (j < mine) {
+				uint d = (wordOf(v[j]) >> sub) & 0xFu;
+				uint q = d >> 2, b = (d & 3u) * 8u;
+				r[j] = (c[q] >> b) & 0xFFu;
+				c[q] += 1u << b;
+			}
 		}
+		c.w += (RK - mine) << 24; // the places past the end, after this thread's keys
 		barrier(); // every thread has read its keys
 		for (uint d = 0u; d < 16u; d++) sh[pad(d * RT + t)] = (c[d >> 2] >> ((d & 3u) * 8u)) & 0xFFu;
 		barrier();
@@ -252,20 +264,28 @@ void main() {
 			at += x;
 		}
 		barrier();
-		for (uint j = 0u; j < RK; j++) r[j] += sh[pad(((wordOf(v[j]) >> sub) & 0xFu) * RT + t)];
+		for (uint j = 0u; j < RK; j++) {
+			if (j < mine) r[j] += sh[pad(((wordOf(v[j]) >> sub) & 0xFu) * RT + t)];
+		}
 		barrier(); // every thread has read its counters
-		for (uint j = 0u; j < RK; j++) putKey(r[j], v[j]);
+		for (uint j = 0u; j < RK; j++) {
+			if (j < mine) putKey(r[j], v[j]);
+		}
 		barrier();
 		if (step == 0u) {
-			for (uint j = 0u; j < RK; j++) v[j] = getKey(t * RK + j);
+			for (uint j = 0u; j < RK; j++) {
+				if (j < mine) v[j] = getKey(t * RK + j);
+			}
 		}
 	}
 	for (uint j = 0u; j < RK; j++) {
 		uint p = j * RT + t;
-		v[j] = getKey(p);
-		uint d = digitOf(v[j]);
-		if (p < valid && (p == 0u || digitOf(getKey(p - 1u)) != d)) {
-			delta[d] = counts[(ch * 256u + d) * NT + tile] - p;
+		if (p < valid) {
+			v[j] = getKey(p);
+			uint d = digitOf(v[j]);
+			if (p == 0u || digitOf(getKey(p - 1u)) != d) {
+				delta[d] = counts[(ch * 256u + d) * NT + tile] - p;
+			}
 		}
 	}
 	barrier();
