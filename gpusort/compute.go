@@ -714,6 +714,7 @@ func (c *Compute) submit(s *slot, j *batchJob) error {
 				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*j.n*ks, i*j.n*ks, int(j.lens[i])*ks)
 			}
 		}
+		j.mark(&j.phases.Readback)
 	}
 	gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)
 	if err := glError("read back"); err != nil {

@@ -131,19 +131,7 @@ func run() error {
 		}
 	}
 	for _, b := range sorters {
-		if ch, ok := b.s.(interface {
-			Choices() []gpusort.ComputeChoice
-		}); ok && len(ch.Choices()) > 0 {
-			fmt.Printf("\n%s chose, per size (sort alone, four windows of random keys):\n\n", b.name)
-			fmt.Println("| n | choice | bitonic Mkeys/s | radix Mkeys/s |")
-			fmt.Println("|---|---|---|---|")
-			for _, c := range ch.Choices() {
-				fmt.Printf("| 2^%d | %v | %.0f | %.0f |\n", log2(c.N), c.Algorithm, c.BitonicRate/1e6, c.RadixRate/1e6)
-				if c.Err != nil {
-					fmt.Printf("|  | %v |  |  |\n", c.Err)
-				}
-			}
-		}
+		printChoices(b)
 	}
 	return nil
 }
@@ -156,36 +144,30 @@ type backend struct {
 	prof     gpusort.Profiler
 	stager   gpusort.Stager
 	fragment bool
+	// ownStaging: the back-end was given staging memory for this run
+	// (compute), so running out of it is an error; others (auto) may
+	// have none or too little, and their staged columns stay empty.
+	ownStaging bool
 }
 
-// open starts the named back-end. Compute back-ends get staging memory for
-// every batch this run stages at the largest size.
+// open starts the named back-end.
 func open(name string, cfg config) (*backend, error) {
 	b := &backend{name: name, fragment: name == "pbsn" || name == "bitonic"}
-	alg := map[string]gpusort.ComputeAlgorithm{"compute": gpusort.ComputeMeasured,
-		"compute-bitonic": gpusort.ComputeBitonic, "compute-radix": gpusort.ComputeRadix}
-	if a, ok := alg[name]; ok {
-		kind, err := gpusort.ContextFromEnv()
-		if err != nil {
-			return nil, err
-		}
-		staging := (cfg.workers + 1) * gpusort.Channels * 4 << cfg.maxLog
-		c, err := gpusort.NewComputeConfig(gpusort.ComputeConfig{Context: kind, Algorithm: a, StagingBytes: staging})
-		if err != nil {
-			return nil, fmt.Errorf("start %s: %w", name, err)
-		}
-		b.s = c
-	} else {
+	s, err := openCompute(name, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	if s == nil {
 		newSorter, err := gpusort.Lookup(name)
 		if err != nil {
 			return nil, err
 		}
-		s, err := newSorter()
-		if err != nil {
+		if s, err = newSorter(); err != nil {
 			return nil, fmt.Errorf("start %s: %w", name, err)
 		}
-		b.s = s
 	}
+	b.s = s
+	_, b.ownStaging = s.(compute)
 	if in, ok := b.s.(interface{ Info() string }); ok {
 		fmt.Printf("%s: %s\n", name, in.Info())
 	}
@@ -232,22 +214,23 @@ func newWorkload(lg int, eps float64) *workload {
 	return w
 }
 
-// batch returns a batch of the workload's windows in memory from alloc
-// (ordinary memory when alloc is nil), or nil if alloc has none left.
-func (w *workload) batch(alloc func(int) []float32) *gpusort.Batch {
-	var b gpusort.Batch
-	for c := range b.F32 {
-		if alloc != nil {
-			b.F32[c] = alloc(w.n)
-			if b.F32[c] == nil {
-				return nil
-			}
-		} else {
-			b.F32[c] = make([]float32, w.n)
+// batch returns a batch of w's windows, in staging memory lent by the
+// back-end when staged, else in ordinary memory; nil if the staging memory
+// runs out.
+func (b *backend) batch(w *workload, staged bool) *gpusort.Batch {
+	var batch gpusort.Batch
+	for c := range batch.F32 {
+		if !staged {
+			batch.F32[c] = make([]float32, w.n)
+			continue
+		}
+		if batch.F32[c] = b.stager.StageF32(w.n); batch.F32[c] == nil {
+			b.unstage(&batch)
+			return nil
 		}
 	}
-	w.refill(&b)
-	return &b
+	w.refill(&batch)
+	return &batch
 }
 
 func (w *workload) refill(b *gpusort.Batch) {
@@ -315,10 +298,11 @@ func (b *backend) unstage(batch *gpusort.Batch) {
 // latency times one batch at a time and returns its table row.
 func (b *backend) latency(w *workload, reps int) (string, error) {
 	ctx := context.Background()
-	mem := w.batch(nil)
+	mem := b.batch(w, false)
 	var staged *gpusort.Batch
 	if b.stager != nil {
-		if staged = w.batch(b.stager.StageF32); staged == nil {
+		staged = b.batch(w, true)
+		if staged == nil && b.ownStaging {
 			return "", fmt.Errorf("%s n=2^%d: no staging memory for a batch", b.name, w.lg)
 		}
 		defer b.unstage(staged)
@@ -411,18 +395,21 @@ func (b *backend) latency(w *workload, reps int) (string, error) {
 func (b *backend) throughput(w *workload, workers, total int) (string, error) {
 	cols := []string{"", ""}
 	for mode := range 2 {
-		var alloc func(int) []float32
-		if mode == 1 {
-			if b.stager == nil {
-				continue
-			}
-			alloc = b.stager.StageF32
+		if mode == 1 && b.stager == nil {
+			continue
 		}
 		batches := make([]*gpusort.Batch, workers)
 		for i := range batches {
-			if batches[i] = w.batch(alloc); batches[i] == nil {
+			batches[i] = b.batch(w, mode == 1)
+		}
+		if slices.Contains(batches, nil) {
+			for _, batch := range batches {
+				b.unstage(batch)
+			}
+			if b.ownStaging {
 				return "", fmt.Errorf("%s n=2^%d: no staging memory for %d batches", b.name, w.lg, workers)
 			}
+			continue
 		}
 		var wg sync.WaitGroup
 		errs := make([]error, workers)
@@ -466,14 +453,15 @@ func median[T any](xs []T, f func(T) time.Duration) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()*1e3) }
 
+// rate returns keys per d in millions per second.
 func rate(keys int, d time.Duration) string {
-	return fmt.Sprintf("%.0f", float64(keys)/max(d, time.Nanosecond).Seconds()/1e6)
+	return mega(float64(keys) / max(d, time.Nanosecond).Seconds())
 }
 
-func log2(n int) int {
-	lg := 0
-	for 1<<lg < n {
-		lg++
+// mega formats x in millions: whole ones, or two decimals below 10.
+func mega(x float64) string {
+	if x < 1e7 {
+		return fmt.Sprintf("%.2f", x/1e6)
 	}
-	return lg
+	return fmt.Sprintf("%.0f", x/1e6)
 }
