@@ -317,7 +317,6 @@ func (b *backend) latency(w *workload, reps int) (string, error) {
 		if err := w.checkDigests(b.name, &out); err != nil {
 			return 0, err
 		}
-		w.refill(batch) // outside the timer; Digest may leave any order
 		return d, nil
 	}
 	sort := func() (time.Duration, error) {
@@ -354,6 +353,7 @@ func (b *backend) latency(w *workload, reps int) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		w.refill(mem) // Sort left it sorted
 		dt, err := digest(mem)
 		if err != nil {
 			return "", err
