@@ -453,3 +453,27 @@ func TestStagingSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeRadixTiles sorts and digests windows at the radix sort's tile
+// boundaries, and long enough (more than radixRowsMax tiles) for its scan
+// to run one work group per digit instead of one per channel.
+func TestComputeRadixTiles(t *testing.T) {
+	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, key64 := range []bool{false, true} {
+		tile := radixTile(key64)
+		for _, lens := range [][Channels]int{
+			{tile - 1, tile, tile + 1, 2*tile + 1},
+			{radixRowsMax*tile + 1, 5, 0, tile + 3},
+		} {
+			name := fmt.Sprintf("f64=%v lens=%v", key64, lens)
+			dc := newDigestCase(r, lens, key64, 1, nil, nil)
+			dc.check(t, c, name)
+			sortBatch(t, c, name, &dc.b)
+		}
+	}
+}
