@@ -61,7 +61,9 @@
 //	                      with --token (or STREAMD_TOKEN) and --durable
 //	--target kafka        messages to --topic on --kafka-brokers, key = stream name,
 //	                      --kafka-format f64, f32 or text, --values-per-message N;
-//	                      see package streamd/loadgen for the content-type headers
+//	                      see package streamd/loadgen for the content-type headers;
+//	                      --kafka-no-key sends them without a key, spread over the
+//	                      partitions (the daemon names their stream after the topic)
 //
 // --float32 sends float32 values (frames of type 1, float32 Kafka
 // messages, shorter decimals): streams keep float32 values by default, so
