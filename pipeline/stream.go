@@ -206,6 +206,25 @@ func (pt *part) addInflight(w *window.Window) {
 	pt.inflight = append(pt.inflight, w)
 }
 
+// release gives back to pool the buffers of a deleted stream's partial
+// windows and of its full windows that never went to the sorter (those in
+// the sorter come back on their own). An Accept still under way on the
+// stream starts a new buffer.
+func (s *Stream) release(pool *window.Pool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.pendingQ {
+		pt := w.Owner.(*part)
+		pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Window) bool { return f == w })
+		pool.Recycle(w)
+	}
+	s.pendingQ = nil
+	for _, pt := range append([]*part{s.local}, slices.Collect(maps.Values(s.kafka))...) {
+		pt.filler.Release(pool)
+		pt.changedLocked()
+	}
+}
+
 // requeue keeps windows that could not be sent, for the next Accept.
 func (s *Stream) requeue(ws []*window.Window) {
 	s.mu.Lock()
