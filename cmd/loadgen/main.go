@@ -49,9 +49,23 @@
 // --seed, --zipf-s, --zipf-distinct and --pareto-alpha, and puts them in
 // --order (random, sorted, reverse, sawtooth, organpipe, alternating;
 // --period is the block length). --streams K sends K streams, named
-// --stream followed by ".0", ".1"...; stream i is seeded with seed+i. The
-// random order may run for a --duration without a count; the others
-// arrange all values in memory first.
+// --stream followed by ".0", ".1"...; stream i is seeded with seed+i.
+// --stream-per-conn sets K to --conns. The random order may run for a
+// --duration without a count; the others arrange all values in memory
+// first.
+//
+// To --target tcp-binary, synth draws each stream's values on all cores
+// before sending and renders them once as frames of --batch values
+// (default 65536), then each connection writes slices of those frames,
+// so that sending costs only the writes. A stream gets at most --pool
+// values (default 4194304) in the random order, its whole share of
+// --count in the others; a stream longer than its pool is sent as its
+// pool over and over. With at least as many connections as streams,
+// connection i sends stream i mod K (so --stream-per-conn gives each
+// connection its own stream, and --streams 1 sends one stream over every
+// connection); with fewer, each connection takes turns between its
+// streams. The values are drawn in blocks with seeds from --seed and the
+// block, so they differ from those synth sends to the other targets.
 //
 // # Targets
 //
@@ -75,7 +89,8 @@
 //	--duration D    stop after D (such as 30s)
 //	--conns N       parallel connections (default 1); batches are dealt to them in
 //	                turn, so values of a stream may then arrive out of order
-//	--batch N       values per write (default 8192)
+//	--batch N       values per write (default 8192), or per frame for synth
+//	                --target tcp-binary (default 65536)
 //	--progress P    how often to report progress: a duration, "auto" (1s on a
 //	                terminal, 10s otherwise) or "off"
 //
@@ -99,9 +114,11 @@
 //
 // # Bench
 //
-// bench-sink sends --count synthetic values (default 20,000,000) with
-// --target tcp-binary or tcp into a local listener that discards them,
-// over --conns connections, and prints loadgen's own rate in values/s.
+// bench-sink takes the flags of synth and sends as synth does (default
+// --target tcp-binary, --count 20,000,000) into a local listener that
+// discards what it reads, and prints loadgen's own rate in values/s and
+// MB/s: what one loadgen process can send with those settings, for
+// comparison with what a daemon takes.
 //
 // # Exit status
 //

@@ -182,13 +182,45 @@ func TestTextReplayLoop(t *testing.T) {
 	}
 }
 
-func TestBenchSink(t *testing.T) {
-	out, _, err := run(t, "bench-sink", "--count", "100000")
+// TestSynthFrames sends pre-rendered frames, each stream's pool several
+// times over, one stream per connection, and verifies the answers.
+func TestSynthFrames(t *testing.T) {
+	d := daemontest.Start(t)
+	out, stderr, err := run(t, "synth", "--dist", "lognormal", "--count", "300001", "--conns", "3", "--stream-per-conn",
+		"--stream", "frames", "--pool", "20000", "--batch", "3000", "--float32",
+		"--target", "tcp-binary", "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr, "--verify", "--progress", "off")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
 	}
-	if !regexp.MustCompile(`100000 values in .* values/s`).MatchString(out) {
-		t.Errorf("output: %s", out)
+	for _, want := range []string{
+		"frames.0  100,001", "frames.2  100,000", "sent 300,001 values",
+		"verify: every answer within its bound (3 streams)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, `"loadgen rendered" streams=3 values=60000`) {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+func TestBenchSink(t *testing.T) {
+	for _, args := range [][]string{
+		{"--count", "100000"},
+		{"--count", "100000", "--dist", "lognormal", "--conns", "2", "--stream-per-conn", "--float32"},
+		{"--count", "100000", "--target", "tcp", "--conns", "2"},
+	} {
+		out, _, err := run(t, append([]string{"bench-sink"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if !regexp.MustCompile(`100000 values in .* values/s`).MatchString(out) {
+			t.Errorf("%v: output: %s", args, out)
+		}
+	}
+	if _, _, err := run(t, "bench-sink", "--target", "grpc"); err == nil {
+		t.Error("bench-sink --target grpc ran")
 	}
 }
 
