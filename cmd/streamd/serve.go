@@ -39,6 +39,7 @@ type Config struct {
 	GRPCAddr    string // gRPC listen address
 	TCPAddr     string // TCP ingest listen address; "" disables it
 	MetricsAddr string // Prometheus /metrics and /healthz; "" disables it
+	Pprof       bool   // serve the Go profiler under /debug/pprof/ on MetricsAddr
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
 	TLSCert     string // PEM certificate for gRPC; with TLSKey enables TLS
@@ -113,6 +114,9 @@ func (c *Config) Validate() error {
 	if len(c.KafkaTopics) > 0 && c.DataDir == "" {
 		return &ConfigError{"data-dir", "", errors.New("required with kafka: offsets live in checkpoints")}
 	}
+	if c.Pprof && c.MetricsAddr == "" {
+		return &ConfigError{"pprof", c.Pprof, errors.New("needs a metrics-addr to serve on")}
+	}
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
 	}
@@ -125,6 +129,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "gRPC listen address")
 	fs.StringVar(&c.TCPAddr, "tcp-addr", c.TCPAddr, "TCP ingest listen address (line and binary protocols); empty disables")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "Prometheus /metrics and /healthz address; empty disables")
+	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the metrics address")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file for gRPC TLS")
@@ -467,6 +472,9 @@ func (d *Daemon) openMetrics() error {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
+	if d.Config.Pprof {
+		registerPprof(mux)
+	}
 	ln, err := net.Listen("tcp", d.Config.MetricsAddr)
 	if err != nil {
 		return fmt.Errorf("listen metrics: %w", err)
