@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"time"
 
 	"streamd/loadgen"
 )
@@ -56,5 +59,42 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 	secs := res.Elapsed.Seconds()
 	fmt.Fprintf(m.Stdout, "bench-sink %s conns=%d: %d values in %.3fs: %.0f values/s, %.1f MB/s\n",
 		f.send.target, f.send.conns, res.Sent, secs, res.Rate(), float64(srv.Bytes())/secs/1e6)
+	return nil
+}
+
+func (m *Main) sink(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("loadgen sink", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	listen := fs.String("listen", "127.0.0.1:7071", "address to listen on")
+	duration := fs.Duration("duration", 0, "stop after this long; 0 waits for an interrupt")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: loadgen sink [flags]\n\nListen on a TCP address, read and discard everything sent to it until an\ninterrupt, and print the bytes read: a receiver that costs next to nothing,\nto measure a sender alone in the place of a daemon.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("sink: takes no arguments")
+	}
+	srv, err := loadgen.ListenDiscard(ctx, *listen)
+	if err != nil {
+		return err
+	}
+	m.logger().Info("loadgen sink", "listen", srv.Addr())
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	<-ctx.Done()
+	// Read what the clients have sent before they closed, for a while.
+	grace, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		m.logger().Warn("loadgen sink: connections still open", "err", err)
+	}
+	fmt.Fprintf(m.Stdout, "sink %s: read %d bytes\n", srv.Addr(), srv.Bytes())
 	return nil
 }

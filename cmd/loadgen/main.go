@@ -9,6 +9,7 @@
 //	loadgen synth [flags]                send synthetic values
 //	loadgen record --out PATH [flags]    record a TCP feed or a Kafka topic
 //	loadgen bench-sink [flags]           measure loadgen's own send rate
+//	loadgen sink [flags]                 a listener that discards what it reads
 //
 // For example:
 //
@@ -120,6 +121,12 @@
 // MB/s: what one loadgen process can send with those settings, for
 // comparison with what a daemon takes.
 //
+// sink listens on --listen (default 127.0.0.1:7071), reads and discards
+// what any connection sends until an interrupt or --duration, and prints
+// the bytes read: a stand-in for the daemon that costs next to nothing,
+// in a process of its own, so that a sender can be measured alone on the
+// cores it would have in a real run (scripts/bench-ingest.sh does).
+//
 // # Exit status
 //
 // 0 on success, 1 on an error, 2 for bad usage, 3 when --verify finds an
@@ -185,6 +192,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.record(ctx, args[1:])
 	case "bench-sink":
 		return m.benchSink(ctx, args[1:])
+	case "sink":
+		return m.sink(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		m.usage()
 		return nil
@@ -201,6 +210,7 @@ Usage:
   loadgen synth [flags]                send synthetic values (--dist, --order, --count)
   loadgen record --out PATH [flags]    record a TCP feed (--listen) or a Kafka topic
   loadgen bench-sink [flags]           measure loadgen's own send rate into a discarding listener
+  loadgen sink [flags]                 listen, and read and discard what is sent (--listen)
 
 Run "loadgen <command> -h" for the flags of a command. For example:
 

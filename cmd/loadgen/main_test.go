@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -224,6 +225,40 @@ func TestBenchSink(t *testing.T) {
 	}
 }
 
+// TestSink sends to "loadgen sink" until it stops.
+func TestSink(t *testing.T) {
+	var sout, serr syncBuffer
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		m := &Main{Stdout: &sout, Stderr: &serr}
+		done <- m.Run(ctx, []string{"sink", "--listen", "127.0.0.1:0"})
+	}()
+	addrRE := regexp.MustCompile(`"loadgen sink" listen=(\S+)`)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(serr.String()); m != nil {
+			addr = m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sink did not start:\n%s", serr.String())
+		}
+	}
+	out, stderr, err := run(t, "synth", "--count", "1000", "--batch", "100", "--target", "tcp-binary", "--addr", addr, "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The magic, then 10 frames of 100 float64 values of stream "synth".
+	if want := fmt.Sprintf("read %d bytes", 4+10*(4+2+5+1+800)); !strings.Contains(sout.String(), want) {
+		t.Errorf("sink output %q lacks %q", sout.String(), want)
+	}
+}
+
 // TestUsage checks that every flag of every command is in the command's
 // documentation.
 func TestUsage(t *testing.T) {
@@ -232,7 +267,7 @@ func TestUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	flagRE := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
-	for _, cmd := range []string{"replay", "synth", "record", "bench-sink"} {
+	for _, cmd := range []string{"replay", "synth", "record", "bench-sink", "sink"} {
 		_, stderr, err := run(t, cmd, "-h")
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%s -h: %v", cmd, err)
