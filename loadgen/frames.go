@@ -48,7 +48,9 @@ type FrameRunner struct {
 
 	// Rate is the most values per second over all connections, each
 	// connection keeping to its share; 0 sends as fast as the connections
-	// take them. The pace is kept by whole writes.
+	// take them. The pace is kept by writes of about a hundredth of a
+	// second of values, but at least a frame: at low rates, render the
+	// payloads with small frames.
 	Rate float64
 
 	// WriteBytes is the most bytes written at once (default
@@ -237,6 +239,11 @@ func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, s *sender, sta
 	most := r.WriteBytes
 	if most <= 0 {
 		most = DefaultWriteBytes
+	}
+	if rate > 0 {
+		// About a hundredth of a second of values at a time, so that
+		// the pace is smooth (but at least a frame: see Payload).
+		most = min(most, int(rate/100)*8)
 	}
 	for busy := true; busy; {
 		busy = false

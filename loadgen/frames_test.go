@@ -150,6 +150,7 @@ func TestFrameRunner(t *testing.T) {
 		{name: "fewer conns", streams: []int{300, 400, 500, 600, 700}, conns: 2, count: 7777},
 		{name: "fewer values than streams", streams: []int{10, 10, 10}, conns: 3, count: 2},
 		{name: "duration", streams: []int{1000, 999}, conns: 2, duration: 50 * time.Millisecond, rate: 200_000},
+		{name: "rate", streams: []int{1000}, conns: 2, count: 5000, rate: 50_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := &memSink{}
@@ -179,6 +180,9 @@ func TestFrameRunner(t *testing.T) {
 			}
 			if tc.duration > 0 && (res.Sent < 1000 || res.Sent > 20_000) {
 				t.Errorf("sent %d in %v at %v/s", res.Sent, tc.duration, tc.rate)
+			}
+			if tc.count > 0 && tc.rate > 0 && res.Elapsed < time.Duration(float64(tc.count-128)/tc.rate*float64(time.Second)) {
+				t.Errorf("sent %d values at %v/s in %v", tc.count, tc.rate, res.Elapsed)
 			}
 			for deadline := time.Now().Add(10 * time.Second); srv.Stats().Values < uint64(res.Sent); time.Sleep(time.Millisecond) {
 				if time.Now().After(deadline) {

@@ -120,6 +120,12 @@ func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
 func (m *Main) renderSynth(f *synthFlags) ([]*loadgen.Payload, error) {
 	start := time.Now()
 	names := f.names()
+	per := f.send.batch
+	if per == 0 && f.send.rate > 0 {
+		// Frames of about a hundredth of a second of a connection's
+		// values, so that the pace is smooth.
+		per = int(min(max(f.send.rate/float64(f.send.conns)/100, 1), loadgen.DefaultFrameValues))
+	}
 	k := int64(len(names))
 	var payloads []*loadgen.Payload
 	var values, bytes int
@@ -139,7 +145,7 @@ func (m *Main) renderSynth(f *synthFlags) ([]*loadgen.Payload, error) {
 		if n == 0 {
 			continue // more streams than values
 		}
-		p, err := loadgen.SynthPayload(spec, name, int(n), f.send.float32, f.send.batch)
+		p, err := loadgen.SynthPayload(spec, name, int(n), f.send.float32, per)
 		if err != nil {
 			return nil, err
 		}
