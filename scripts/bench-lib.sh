@@ -180,7 +180,7 @@ measure() {
 	if [ -z "$secs" ]; then
 		secs=$(awk -v n="$n" -v r="$solo" 'BEGIN { s = r > 0 ? int(n / r + 0.999) : 5; print (s < 1 ? 1 : (s > 30 ? 30 : s)) }')
 	fi
-	curl -s -o "$out/$label.cpu.pprof" "http://$METRICS_ADDR/debug/pprof/profile?seconds=$secs" &
+	curl -sf -o "$out/$label.cpu.pprof" "http://$METRICS_ADDR/debug/pprof/profile?seconds=$secs" &
 	local prof=$!
 	local got=0 last=0 still
 	still=$(now)
