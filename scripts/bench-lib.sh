@@ -15,6 +15,8 @@
 #   PROFILE_SECONDS           length of the daemon's CPU profile (default: the
 #                             run's expected length at the sender's rate alone,
 #                             1 to 30 s)
+#   DAEMON_FLAGS              more flags for streamd serve, such as
+#                             "--sort-workers 4 --window-size 262144"
 
 GRPC_ADDR=${GRPC_ADDR:-127.0.0.1:7070}
 TCP_ADDR=${TCP_ADDR:-127.0.0.1:7071}
@@ -77,7 +79,7 @@ now() { date +%s.%N; }
 daemon_start() {
 	daemon_dir=$(mktemp -d)
 	spawn "${DAEMON_CPUS:-}" "$bin/streamd" serve --sorter "$1" --data-dir "$daemon_dir" --checkpoint-interval 0 \
-		--grpc-addr "$GRPC_ADDR" --tcp-addr "$TCP_ADDR" --metrics-addr "$METRICS_ADDR" --pprof >"$2" 2>&1
+		--grpc-addr "$GRPC_ADDR" --tcp-addr "$TCP_ADDR" --metrics-addr "$METRICS_ADDR" --pprof ${DAEMON_FLAGS:-} >"$2" 2>&1
 	daemon_pid=$!
 	for _ in $(seq 300); do
 		"$bin/streamd" query streams --addr "$GRPC_ADDR" >/dev/null 2>&1 && break
