@@ -31,6 +31,7 @@ conns=${CONNS:-1}
 streams=${STREAMS:-1}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
+# shellcheck source=scripts/bench-lib.sh
 source "$(dirname "$0")/bench-lib.sh"
 trap 'daemon_stop' EXIT
 

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # bin and out are set by the sourcing script
 # Functions shared by bench-ingest.sh and compare-sorters.sh, to be sourced
 # after setting bin (the directory of the streamd and loadgen binaries) and
 # out (where logs and profiles go). They need only bash, awk, curl, date,
@@ -78,6 +80,7 @@ now() { date +%s.%N; }
 # waits until it answers.
 daemon_start() {
 	daemon_dir=$(mktemp -d)
+	# shellcheck disable=SC2086 # DAEMON_FLAGS is words
 	spawn "${DAEMON_CPUS:-}" "$bin/streamd" serve --sorter "$1" --data-dir "$daemon_dir" --checkpoint-interval 0 \
 		--grpc-addr "$GRPC_ADDR" --tcp-addr "$TCP_ADDR" --metrics-addr "$METRICS_ADDR" --pprof ${DAEMON_FLAGS:-} >"$2" 2>&1
 	daemon_pid=$!

@@ -16,6 +16,7 @@ set -euo pipefail
 bin=$1 out=$2
 shift 2
 mkdir -p "$out"
+# shellcheck source=scripts/bench-lib.sh
 source "$(dirname "$0")/bench-lib.sh"
 trap 'daemon_stop' EXIT
 cols=Global_active_power,Voltage,Global_intensity,Sub_metering_1
