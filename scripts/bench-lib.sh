@@ -14,9 +14,9 @@
 #                             the daemon's addresses (default 127.0.0.1:7070,
 #                             :7071, :7072); the sender measured alone sends to
 #                             a discarding listener on TCP_ADDR
-#   PROFILE_SECONDS           length of the daemon's CPU profile (default: the
-#                             run's expected length at the sender's rate alone,
-#                             1 to 30 s)
+#   PROFILE_SECONDS           length of the daemon's CPU profile (default: five
+#                             times the run's length at the sender's rate
+#                             alone, 2 to 30 s; 10 s when that is unknown)
 #   DAEMON_FLAGS              more flags for streamd serve, such as
 #                             "--sort-workers 4 --window-size 262144"
 
@@ -183,7 +183,9 @@ measure() {
 	start=$(date -d "$(sed -n 's/^time=\([^ ]*\) .*msg="loadgen sending".*/\1/p' "$lgerr" | head -1)" +%s.%N)
 	local secs=${PROFILE_SECONDS:-}
 	if [ -z "$secs" ]; then
-		secs=$(awk -v n="$n" -v r="$solo" 'BEGIN { s = r > 0 ? int(n / r + 0.999) : 5; print (s < 1 ? 1 : (s > 30 ? 30 : s)) }')
+		# The daemon is slower than the sender alone: five times the
+		# sender's time, so that the profile covers most of the run.
+		secs=$(awk -v n="$n" -v r="$solo" 'BEGIN { s = r > 0 ? int(5 * n / r + 0.999) : 10; print (s < 2 ? 2 : (s > 30 ? 30 : s)) }')
 	fi
 	curl -sf -o "$out/$label.cpu.pprof" "http://$METRICS_ADDR/debug/pprof/profile?seconds=$secs" &
 	local prof=$!
