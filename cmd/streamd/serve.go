@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,19 +32,27 @@ import (
 	"streamd/ingest"
 	"streamd/pipeline"
 	"streamd/summary"
+	"streamd/web"
 )
 
 // Config is the daemon's configuration.
 type Config struct {
 	GRPCAddr    string // gRPC listen address
 	TCPAddr     string // TCP ingest listen address; "" disables it
-	MetricsAddr string // Prometheus /metrics and /healthz; "" disables it
+	MetricsAddr string // the HTTP port: the web page, /api/, /metrics, /healthz; "" disables it
 	Pprof       bool   // serve the Go profiler under /debug/pprof/ on MetricsAddr
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
-	TLSCert     string // PEM certificate for gRPC; with TLSKey enables TLS
+	TLSCert     string // PEM certificate for gRPC and HTTP; with TLSKey enables TLS
 	TLSKey      string
-	Token       string // bearer token every RPC must carry; "" for none
+	Token       string // bearer token every RPC and HTTP request must carry; "" for none
+
+	MetricsOpen       bool          // serve /metrics without the token
+	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
+	MetricsLastN      uint64        // the summary's quantiles are of the last n values; 0: all history
+	MetricsMaxStreams int           // streams with per-stream series and page history
+	WebHistory        time.Duration // how long the page's samples are kept; 0 keeps none
+	WebInterval       time.Duration // time between the page's samples
 
 	CheckpointInterval time.Duration // how often state is written to DataDir; 0 disables
 
@@ -72,6 +80,10 @@ func DefaultConfig() Config {
 		GRPCAddr:           "127.0.0.1:7070",
 		TCPAddr:            "127.0.0.1:7071",
 		MetricsAddr:        "127.0.0.1:7072",
+		MetricsQuantiles:   []float64{0.5, 0.9, 0.99},
+		MetricsMaxStreams:  1000,
+		WebHistory:         5 * time.Minute,
+		WebInterval:        time.Second,
 		DataDir:            "streamd-data",
 		Sorter:             "auto",
 		KafkaGroup:         "streamd",
@@ -124,6 +136,23 @@ func (c *Config) Validate() error {
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
 	}
+	for i, phi := range c.MetricsQuantiles {
+		if !(phi >= 0 && phi <= 1) {
+			return &ConfigError{"metrics-quantiles", phi, errors.New("outside [0, 1]")}
+		}
+		if slices.Contains(c.MetricsQuantiles[:i], phi) {
+			return &ConfigError{"metrics-quantiles", phi, errors.New("given twice")}
+		}
+	}
+	if c.MetricsMaxStreams < 0 {
+		return &ConfigError{"metrics-max-streams", c.MetricsMaxStreams, errors.New("must not be negative")}
+	}
+	if c.WebHistory < 0 {
+		return &ConfigError{"web-history", c.WebHistory, errors.New("must not be negative")}
+	}
+	if c.WebHistory > 0 && c.WebInterval <= 0 {
+		return &ConfigError{"web-interval", c.WebInterval, errors.New("must be positive")}
+	}
 	return nil
 }
 
@@ -132,13 +161,23 @@ func (c *Config) Validate() error {
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "gRPC listen address")
 	fs.StringVar(&c.TCPAddr, "tcp-addr", c.TCPAddr, "TCP ingest listen address (line and binary protocols); empty disables")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "Prometheus /metrics and /healthz address; empty disables")
-	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the metrics address")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "HTTP address of the web page, its JSON API (/api/), Prometheus /metrics and /healthz; empty disables")
+	fs.BoolVar(&c.MetricsOpen, "metrics-open", c.MetricsOpen, "serve /metrics without the token")
+	fs.Func("metrics-quantiles", "comma-separated φs of the per-stream summary streamd_stream_value in /metrics (default 0.5,0.9,0.99)", func(v string) error {
+		phis, err := floats(splitList(v))
+		c.MetricsQuantiles = phis
+		return err
+	})
+	fs.Uint64Var(&c.MetricsLastN, "metrics-last-n", c.MetricsLastN, "export the quantiles of each stream's last n values (at most its sliding window) instead of all history")
+	fs.IntVar(&c.MetricsMaxStreams, "metrics-max-streams", c.MetricsMaxStreams, "most streams, the first by name, with per-stream series in /metrics and history on the web page")
+	fs.DurationVar(&c.WebHistory, "web-history", c.WebHistory, "how long the web page's samples of each stream are kept (0: none)")
+	fs.DurationVar(&c.WebInterval, "web-interval", c.WebInterval, "time between the web page's samples of each stream")
+	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the HTTP port, behind the token")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file for gRPC TLS")
-	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for gRPC TLS")
-	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC must carry (also STREAMD_TOKEN)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC and HTTP over TLS")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for TLS")
+	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC and HTTP request must carry (also STREAMD_TOKEN)")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
 	fs.IntVar(&c.Stream.WindowSize, "window-size", c.Stream.WindowSize, "default window size W of new streams")
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
@@ -251,15 +290,15 @@ type Daemon struct {
 	Config Config
 	Logger *slog.Logger
 
-	sorter   gpusort.Digester
-	pipe     *pipeline.Pipeline
-	tcp      *ingest.TCPServer
-	grpc     *grpc.Server
-	grpcLn   net.Listener
-	health   *health.Server
-	metrics  *http.Server
-	metricLn net.Listener
-	wg       sync.WaitGroup
+	sorter gpusort.Digester
+	pipe   *pipeline.Pipeline
+	tcp    *ingest.TCPServer
+	grpc   *grpc.Server
+	grpcLn net.Listener
+	health *health.Server
+	web    *web.Server
+	tls    *tls.Config // nil without TLS
+	wg     sync.WaitGroup
 
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
@@ -298,6 +337,13 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("create data dir: %w", err)
 		}
+	}
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load tls key pair: %w", err)
+		}
+		d.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
@@ -340,7 +386,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		}
 	}
 	if cfg.MetricsAddr != "" {
-		if err := d.openMetrics(); err != nil {
+		if err := d.openWeb(ctx); err != nil {
 			return err
 		}
 	}
@@ -408,12 +454,8 @@ func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
 func (d *Daemon) openGRPC() error {
 	cfg := &d.Config
 	var opts []grpc.ServerOption
-	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("load tls key pair: %w", err)
-		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
+	if d.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(d.tls)))
 	}
 	if cfg.Token != "" {
 		auth := tokenAuth(cfg.Token)
@@ -471,26 +513,27 @@ func (t tokenAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServer
 	return h(srv, ss)
 }
 
-func (d *Daemon) openMetrics() error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", d.serveMetrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	if d.Config.Pprof {
-		registerPprof(mux)
+// openWeb serves the HTTP port: the web page, /api/, /metrics, /healthz.
+func (d *Daemon) openWeb(ctx context.Context) error {
+	cfg := &d.Config
+	w := web.New(cfg.MetricsAddr, d.pipe)
+	w.TLSConfig = d.tls
+	w.Token = cfg.Token
+	w.MetricsOpen = cfg.MetricsOpen
+	w.Quantiles = cfg.MetricsQuantiles
+	w.LastN = cfg.MetricsLastN
+	w.MaxStreams = cfg.MetricsMaxStreams
+	w.History = cfg.WebHistory
+	w.Interval = cfg.WebInterval
+	w.Pprof = cfg.Pprof
+	w.Logger = d.Logger
+	if d.tcp != nil {
+		w.TCPStats = d.tcp.Stats
 	}
-	ln, err := net.Listen("tcp", d.Config.MetricsAddr)
-	if err != nil {
-		return fmt.Errorf("listen metrics: %w", err)
+	if err := w.Open(ctx); err != nil {
+		return fmt.Errorf("open http: %w", err)
 	}
-	d.metricLn = ln
-	d.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	d.wg.Go(func() {
-		if err := d.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			d.Logger.Error("metrics server stopped", "err", err)
-		}
-	})
+	d.web = w
 	return nil
 }
 
@@ -505,8 +548,13 @@ func (d *Daemon) TCPAddr() string {
 	return d.tcp.ListenAddr().String()
 }
 
-// MetricsAddr returns the metrics listener's address.
-func (d *Daemon) MetricsAddr() string { return addrString(d.metricLn) }
+// MetricsAddr returns the HTTP listener's address.
+func (d *Daemon) MetricsAddr() string {
+	if d.web == nil {
+		return ""
+	}
+	return d.web.ListenAddr()
+}
 
 func addrString(ln net.Listener) string {
 	if ln == nil {
@@ -569,9 +617,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 			<-stopped
 		}
 	}
-	if d.metrics != nil {
-		if err := d.metrics.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("close metrics: %w", err))
+	if d.web != nil {
+		if err := d.web.Close(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	d.wg.Wait()

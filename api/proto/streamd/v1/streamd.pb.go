@@ -812,6 +812,9 @@ type StatsResponse struct {
 	Rejected map[string]uint64 `protobuf:"bytes,10,rep,name=rejected,proto3" json:"rejected,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// rejected_total is the sum of rejected over all reasons.
 	RejectedTotal uint64 `protobuf:"varint,11,opt,name=rejected_total,json=rejectedTotal,proto3" json:"rejected_total,omitempty"`
+	// float64 is set when the stream stores values with float64 precision
+	// instead of float32: answers are then printed with all their digits.
+	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -921,6 +924,13 @@ func (x *StatsResponse) GetRejectedTotal() uint64 {
 		return x.RejectedTotal
 	}
 	return 0
+}
+
+func (x *StatsResponse) GetFloat64() bool {
+	if x != nil {
+		return x.Float64
+	}
+	return false
 }
 
 // CreateStreamRequest creates a stream.
@@ -1550,7 +1560,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\tcount_min\x18\x02 \x01(\x04R\bcountMin\x12\x1b\n" +
 	"\tcount_max\x18\x03 \x01(\x04R\bcountMax\"&\n" +
 	"\fStatsRequest\x12\x16\n" +
-	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xb4\x03\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xce\x03\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -1564,7 +1574,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\rsummary_bytes\x18\t \x01(\x04R\fsummaryBytes\x12C\n" +
 	"\brejected\x18\n" +
 	" \x03(\v2'.streamd.v1.StatsResponse.RejectedEntryR\brejected\x12%\n" +
-	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x1a;\n" +
+	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x12\x18\n" +
+	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa9\x01\n" +
