@@ -163,7 +163,9 @@ solo_rate() {
 # sender's CPU use, the top of the profile when go is installed, and a
 # verdict: daemon-limited when the daemon's cores were busy, sender-limited
 # when they were not and the sender sent at close to SOLO (its rate alone,
-# in values/s; 0 if unknown).
+# in values/s; 0 if unknown). The daemon counts as limited by its cores too
+# when it was busy or runnable but waiting for a core (other processes
+# running there) for 75% of their time.
 measure() {
 	local label=$1 n=$2 stream=$3 solo=$4
 	shift 4
@@ -231,8 +233,8 @@ measure() {
 			printf "%s: loadgen sent at %.1f M values/s (%s), used %.1f CPU-s of %d cores in %.1f s\n", l, sr / 1e6, soloText, su + ss, sc, sreal
 			if (load >= 0.85)
 				v = sprintf("daemon-limited: the daemon kept %.0f%% of its %d cores busy", 100 * load, dc)
-			else if (want >= 0.85)
-				v = sprintf("daemon-limited: the daemon was %.0f%% busy and waited for cores the rest of the time (cores shared with other processes)", 100 * load)
+			else if (want >= 0.75)
+				v = sprintf("daemon-limited: the daemon was %.0f%% busy and waited for its cores %.0f%% of the time (other processes ran on them)", 100 * load, 100 * waited / (wall * dc))
 			else if (solo > 0 && sr >= 0.85 * solo)
 				v = sprintf("sender-limited: the daemon was %.0f%% busy, and loadgen sent at %.0f%% of its rate alone", 100 * load, 100 * sr / solo)
 			else
