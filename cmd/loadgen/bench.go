@@ -22,6 +22,9 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 	if f.send.count == 0 && f.send.duration == 0 {
 		f.send.count = 20_000_000
 	}
+	if err := f.send.check(); err != nil {
+		return err
+	}
 	f.send.verify = false
 	srv, err := loadgen.ListenDiscard(ctx, "127.0.0.1:0")
 	if err != nil {
@@ -43,9 +46,6 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		if err := f.send.check(); err != nil {
-			return err
-		}
 		res, err = (&loadgen.Runner{
 			Source: &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names()},
 			Target: &loadgen.TCP{Addr: srv.Addr(), Float32: f.send.float32},
