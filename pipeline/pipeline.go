@@ -25,6 +25,7 @@ import (
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/internal/radix"
+	"streamd/items"
 	"streamd/slidingwindow"
 	"streamd/summary"
 	"streamd/window"
@@ -44,6 +45,10 @@ var (
 	// limit on streams. It is ingest.ErrStreamLimit, so that ingest counts
 	// it.
 	ErrStreamLimit = ingest.ErrStreamLimit
+	// ErrWrongKind is returned for values sent to an item stream, items
+	// sent to a value stream, and questions a stream of that kind cannot
+	// answer. It is ingest.ErrWrongKind, so that ingest counts it.
+	ErrWrongKind = ingest.ErrWrongKind
 )
 
 // Config configures a Pipeline.
@@ -66,6 +71,13 @@ type Config struct {
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Now is the clock that stamps each value's arrival time at Accept
+	// and that time-window queries count back from (default time.Now).
+	Now func() time.Time
+	// ItemKey is the key of the item streams' fingerprints (package
+	// items). Zero draws a random key; Restore replaces it with the key of
+	// the snapshot, so that fingerprints stay the same across restarts.
+	ItemKey items.Key
 }
 
 // Pipeline is the set of streams and the goroutines that sort and
@@ -86,6 +98,10 @@ type Pipeline struct {
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	itemKey  items.Key
+	itemHash items.Hash // SipHash under itemKey
+	itemBufs sync.Pool  // of *itemBuf
 
 	// Counters for metrics.
 	windowsSorted atomic.Int64
@@ -118,6 +134,16 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ItemKey == (items.Key{}) {
+		k, err := items.NewKey()
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		cfg.ItemKey = k
+	}
 	return &Pipeline{
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
@@ -125,8 +151,13 @@ func New(cfg Config) (*Pipeline, error) {
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
+		itemKey:  cfg.ItemKey,
+		itemHash: items.SipHash(cfg.ItemKey),
 	}, nil
 }
+
+// Now returns the time of the pipeline's clock (Config.Now).
+func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
 
 // Open starts the packer and the sorting goroutine.
 func (p *Pipeline) Open(ctx context.Context) error {
@@ -278,6 +309,9 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
 	s = newStream(name, sum)
+	if cfg.Items {
+		s.items = p.newItems(sum, cfg.ItemHash, nil)
+	}
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -326,9 +360,34 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 	return p.AcceptTo(ctx, s, values)
 }
 
-// AcceptTo adds values to s; see Accept.
+// AcceptTo adds values to s; see Accept. It fails with ErrWrongKind if s is
+// an item stream.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	full := s.append(values, time.Now().UnixNano())
+	return p.acceptAt(ctx, s, values, p.cfg.Now().UnixNano())
+}
+
+// AcceptAt is Accept with the values' arrival time given (a Kafka message's
+// timestamp, say) instead of the pipeline's clock: the stream's time windows
+// count it as the time they arrived. A time older than the stream's newest
+// arrival is taken as that (arrival times never go back; see
+// slidingwindow).
+func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, at time.Time) error {
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	return p.acceptAt(ctx, s, values, at.UnixNano())
+}
+
+func (p *Pipeline) acceptAt(ctx context.Context, s *Stream, values []float64, now int64) error {
+	if s.items != nil && len(values) > 0 {
+		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	}
+	return p.send(ctx, s, s.append(values, now))
+}
+
+// send queues the full windows of s for the sorter.
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
 	if len(full) == 0 {
 		return nil
 	}
@@ -417,14 +476,16 @@ type Stream struct {
 	inflight []inflight // full windows not yet summarised, oldest first
 	pendingQ []*window.Window
 	rejected map[ingest.Reason]uint64
+	items    *itemStream // nil for a value stream
 }
 
 // inflight is a full window on its way through the sorter, with a copy of
 // its values, in the window's precision, that queries read (the sorter
-// permutes the original).
+// permutes the original), and the stream position of its first value.
 type inflight struct {
-	w    *window.Window
-	copy *window.Window
+	w     *window.Window
+	copy  *window.Window
+	start int64
 }
 
 func newStream(name string, sum *summary.Stream) *Stream {
@@ -452,23 +513,30 @@ func (s *Stream) Config() summary.Config {
 func (s *Stream) append(values []float64, now int64) []*window.Window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendLocked(values, now)
+}
+
+func (s *Stream) appendLocked(values []float64, now int64) []*window.Window {
 	full := s.pendingQ
 	s.pendingQ = nil
 	if len(values) == 0 {
 		return full
 	}
+	start := s.sum.Count() - int64(s.filler.Len())
 	s.filler.Append(values, func(w *window.Window) {
-		s.addInflight(w)
+		s.addInflight(w, start)
+		start += int64(w.Len())
 		full = append(full, w)
 	})
 	s.sum.Observe(now, values)
 	return full
 }
 
-// addInflight records a full window and the copy queries read.
-func (s *Stream) addInflight(w *window.Window) {
+// addInflight records a full window, whose first value is at stream
+// position start, and the copy queries read.
+func (s *Stream) addInflight(w *window.Window, start int64) {
 	w.Owner = s
-	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone()})
+	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone(), start: start})
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -492,6 +560,11 @@ func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.Win
 	defer s.mu.Unlock()
 	if err := s.sum.AddDigest(d, spec); err != nil {
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
+	}
+	for _, f := range s.inflight {
+		if f.w == w && s.items != nil {
+			s.items.sync(s.sum.Counts(), f.start)
+		}
 	}
 	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
 }
@@ -520,6 +593,9 @@ func (s *Stream) Stats() Stats {
 		st.Rejected[r] = n
 	}
 	st.Pending = st.Count - st.Summarised
+	if s.items != nil {
+		st.Bytes += s.items.names.Bytes()
+	}
 	return st
 }
 
@@ -548,4 +624,12 @@ func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sum.Last(n)
+}
+
+// Since returns a snapshot of the values that arrived at or after cutoff,
+// and what it covers (see slidingwindow.Window.Since).
+func (s *Stream) Since(cutoff time.Time) (*slidingwindow.Snapshot, slidingwindow.Span) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sum.Recent().Since(cutoff.UnixNano())
 }

@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"streamd/items"
+	"streamd/lossy"
+	"streamd/summary"
+)
+
+// itemStream is the item half of an item stream: the hash of its items and
+// the strings that answers name.
+type itemStream struct {
+	hash  items.Hash
+	names *items.Names
+	table []uint64 // scratch: the lossy table's fingerprints
+}
+
+// newItems returns the item half of the item stream sum, with hash (nil:
+// the pipeline's keyed SipHash) and names (nil: empty).
+func (p *Pipeline) newItems(sum *summary.Stream, hash items.Hash, names *items.Names) *itemStream {
+	if hash == nil {
+		hash = p.itemHash
+	}
+	if names == nil {
+		names = items.NewNames(sum.Config().WindowSize, sum.Recent().RawCapacity())
+	}
+	return &itemStream{hash: hash, names: names}
+}
+
+// sync keeps the strings in step with the lossy table after the window that
+// starts at position start was added to it.
+func (it *itemStream) sync(counts *lossy.Summary, start int64) {
+	it.table = it.table[:0]
+	for _, e := range counts.Entries() {
+		it.table = append(it.table, items.FromValue(e.Value))
+	}
+	it.names.Sync(start, it.table)
+}
+
+// itemBuf is the scratch space of one AcceptItems: the items'
+// fingerprints and the values that carry them.
+type itemBuf struct {
+	fps    []uint64
+	values []float64
+}
+
+// AcceptItems adds items to an item stream, creating it with the default
+// config (as an item stream) on first items. It returns once the items are
+// accepted: every later query counts them. The items must be valid
+// (items.Check; ingest rejects the others). at is their arrival time; zero
+// means the pipeline's clock. It fails with ErrWrongKind for a value
+// stream.
+func (p *Pipeline) AcceptItems(ctx context.Context, name string, b *items.Batch, at time.Time) error {
+	cfg := p.cfg.Defaults
+	cfg.Items = true
+	s, _, err := p.getOrCreate(name, cfg)
+	if err != nil {
+		return err
+	}
+	return p.AcceptItemsTo(ctx, s, b, at)
+}
+
+// AcceptItemsTo adds items to s; see AcceptItems.
+func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch, at time.Time) error {
+	if s.items == nil {
+		return fmt.Errorf("%w: items for value stream %q", ErrWrongKind, s.name)
+	}
+	if at.IsZero() {
+		at = p.cfg.Now()
+	}
+	buf, _ := p.itemBufs.Get().(*itemBuf)
+	if buf == nil {
+		buf = new(itemBuf)
+	}
+	defer p.itemBufs.Put(buf)
+	n := b.Len()
+	buf.fps, buf.values = buf.fps[:0], buf.values[:0]
+	for i := range n {
+		fp := items.Fingerprint(s.items.hash(b.Item(i)))
+		buf.fps = append(buf.fps, fp)
+		buf.values = append(buf.values, items.Value(fp))
+	}
+	s.mu.Lock()
+	s.items.names.Append(buf.fps, b)
+	full := s.appendLocked(buf.values, at.UnixNano())
+	s.mu.Unlock()
+	return p.send(ctx, s, full)
+}
+
+// IsItems reports whether s is an item stream.
+func (s *Stream) IsItems() bool { return s.items != nil }
+
+// ItemValue returns the value that carries item's fingerprint in the item
+// stream s: what to ask its summaries about item. It panics if s is not an
+// item stream.
+func (s *Stream) ItemValue(item string) float64 {
+	return items.Value(items.Fingerprint(s.items.hash([]byte(item))))
+}
+
+// ItemNames returns the strings of the items whose fingerprints the values
+// carry, "" for one whose string the stream does not keep (see
+// items.Names). It panics if s is not an item stream.
+func (s *Stream) ItemNames(values []float64) []string {
+	fps := make([]uint64, len(values))
+	for i, v := range values {
+		fps[i] = items.FromValue(v)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.items.names.Lookup(fps)
+}
