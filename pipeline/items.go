@@ -112,3 +112,67 @@ func (s *Stream) ItemNames(values []float64) []string {
 	defer s.mu.Unlock()
 	return s.items.names.Lookup(fps)
 }
+
+// ItemCount is an item of an item stream with bounds on its count among
+// the values an answer covers.
+type ItemCount struct {
+	// Item is the item's string: for a heavy hitter, the string the stream
+	// keeps for its fingerprint ("" if it keeps none); for a frequency, the
+	// item asked about.
+	Item string
+	// Fingerprint is the item's fingerprint (package items).
+	Fingerprint uint64
+	// Min and Max bound the total count of the items with this
+	// fingerprint, so Max bounds Item's own count; Min bounds Item's own
+	// count too unless another item shares the fingerprint, which is
+	// unlikely (see package items) and, where the stream knows of it,
+	// reported by Shared with Min 0.
+	Min, Max int64
+	// Shared reports that the stream keeps another item's string for this
+	// fingerprint: the two collide, and Min is 0.
+	Shared bool
+}
+
+// Counter answers counts: the all-history summary.View or a last-n or
+// time-window slidingwindow.Snapshot of an item stream.
+type Counter interface {
+	Frequency(v float64) (lo, hi int64)
+	HeavyHitters(support float64) []lossy.Entry
+}
+
+// HeavyItems returns the heavy hitters of c, an answer of the item stream
+// s, with their strings, in c's order (largest count first).
+func (s *Stream) HeavyItems(c Counter, support float64) []ItemCount {
+	hh := c.HeavyHitters(support)
+	values := make([]float64, len(hh))
+	for i, e := range hh {
+		values[i] = e.Value
+	}
+	names := s.ItemNames(values)
+	out := make([]ItemCount, len(hh))
+	for i, e := range hh {
+		out[i] = ItemCount{Item: names[i], Fingerprint: items.FromValue(e.Value), Min: e.Count, Max: e.Count + e.Delta}
+	}
+	return out
+}
+
+// ItemFrequencies returns bounds on the counts of list's items in c, an
+// answer of the item stream s. An item whose fingerprint the stream knows
+// under another string gets Shared and Min 0.
+func (s *Stream) ItemFrequencies(c Counter, list []string) []ItemCount {
+	values := make([]float64, len(list))
+	for i, x := range list {
+		values[i] = s.ItemValue(x)
+	}
+	names := s.ItemNames(values)
+	out := make([]ItemCount, len(list))
+	for i, x := range list {
+		lo, hi := c.Frequency(values[i])
+		ic := ItemCount{Item: x, Fingerprint: items.FromValue(values[i]), Min: lo, Max: hi}
+		if names[i] != "" && names[i] != x {
+			ic.Shared, ic.Min = true, 0
+		}
+		out[i] = ic
+	}
+	return out
+}
