@@ -218,7 +218,7 @@ func (s *TCPServer) serve(conn net.Conn) {
 	}()
 	log := s.Logger.With("remote", conn.RemoteAddr().String())
 	d := Decoder{
-		Sink:          countingSink{s.Sink, &s.stats.values, &s.stats.rejected},
+		Sink:          counting(s.Sink, &s.stats.values, &s.stats.rejected),
 		MaxLineBytes:  s.MaxLineBytes,
 		MaxFrameBytes: s.MaxFrameBytes,
 	}

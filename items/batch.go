@@ -10,6 +10,9 @@ type Batch struct {
 // Len reports the number of items.
 func (b *Batch) Len() int { return len(b.ends) }
 
+// Size reports the total length of the items in bytes.
+func (b *Batch) Size() int { return len(b.data) }
+
 // Item returns item i. It is valid until b changes; the caller must not
 // modify it.
 func (b *Batch) Item(i int) []byte {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"streamd/ingest"
 	"streamd/items"
 	"streamd/lossy"
 	"streamd/summary"
@@ -176,3 +177,15 @@ func (s *Stream) ItemFrequencies(c Counter, list []string) []ItemCount {
 	}
 	return out
 }
+
+// IsItemStream reports whether the named stream exists and is an item
+// stream (ingest.ItemSink).
+func (p *Pipeline) IsItemStream(name string) bool {
+	s, err := p.Stream(name)
+	return err == nil && s.items != nil
+}
+
+var (
+	_ ingest.ItemSink  = (*Pipeline)(nil)
+	_ ingest.TimedSink = (*Pipeline)(nil)
+)
