@@ -89,8 +89,8 @@ func TestItemFrames(t *testing.T) {
 	max := bytes.Repeat([]byte("é"), items.MaxLen/2)
 	in := []byte(Magic)
 	in = append(in, itemFrame("ia", []byte("/index.html"), []byte("a b"), []byte{}, long, []byte{0xff, 'x'}, max)...)
-	in = append(in, itemFrame("ib")...)                                 // no items: nothing
-	in = append(in, itemFrame("values", []byte("x"))...)                // a value stream
+	in = append(in, itemFrame("ib")...)                                                      // no items: nothing
+	in = append(in, itemFrame("values", []byte("x"))...)                                     // a value stream
 	in = append(in, rawFrame(u16(2), []byte("ia"), []byte{typeItems}, []byte{5, 0, 'a'})...) // overruns its frame
 	in = append(in, rawFrame(u16(2), []byte("ia"), []byte{typeItems}, []byte{1})...)         // a half header
 	in = append(in, frames(t, false, "values", []float64{1})[len(Magic):]...)
