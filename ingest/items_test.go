@@ -21,6 +21,7 @@ import (
 type itemSink struct {
 	*recordSink
 	items map[string][]string
+	times []time.Time // the arrival times given, one per call
 }
 
 func newItemSink() *itemSink {
@@ -40,11 +41,12 @@ func (s *itemSink) AcceptItems(ctx context.Context, stream string, b *items.Batc
 	if !s.IsItemStream(stream) {
 		return fmt.Errorf("stream %q: %w", stream, ErrWrongKind)
 	}
-	if b.Len() == 0 || b.Len() > batchLen || !at.IsZero() {
-		panic(fmt.Sprintf("AcceptItems of %d items at %v", b.Len(), at))
+	if b.Len() == 0 || b.Len() > batchLen {
+		panic(fmt.Sprintf("AcceptItems of %d items", b.Len()))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.times = append(s.times, at)
 	for i := range b.Len() {
 		x := b.Item(i)
 		if items.Check(x) != nil {
@@ -53,6 +55,16 @@ func (s *itemSink) AcceptItems(ctx context.Context, stream string, b *items.Batc
 		s.items[stream] = append(s.items[stream], string(x))
 	}
 	s.accepts++
+	return nil
+}
+
+func (s *itemSink) AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error {
+	if err := s.Accept(ctx, stream, values); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.times = append(s.times, at)
+	s.mu.Unlock()
 	return nil
 }
 
@@ -111,6 +123,11 @@ func TestItemFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkItemResult(t, s, want, rejects)
+			for _, at := range s.times {
+				if !at.IsZero() {
+					t.Errorf("items arrived at %v, want the sink's clock", at)
+				}
+			}
 			if got := s.result().values["values"]; !slices.Equal(got, []float64{1}) {
 				t.Errorf("values %v, want [1]", got)
 			}
