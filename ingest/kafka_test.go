@@ -661,7 +661,7 @@ func TestKafkaItems(t *testing.T) {
 	}
 	rejects := map[reject]int{
 		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonItemTooLong}: 1, {"ia", ReasonBadUTF8}: 1,
-		{"ia", ReasonMalformed}: 1, // the empty message
+		{"ia", ReasonMalformed}:     1, // the empty message
 		{"values", ReasonWrongKind}: 1, {"ib", ReasonWrongKind}: 1,
 	}
 	if got := sink.got.rejects; !maps.Equal(got, rejects) {
