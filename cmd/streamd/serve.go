@@ -52,7 +52,7 @@ type Config struct {
 	KafkaGroup           string
 	KafkaFormats         map[string]ingest.Format // per topic; text by default
 	KafkaStreamFromTopic bool
-	KafkaMessageTime     bool // messages' timestamps are their values' arrival times
+	KafkaMessageTime     bool          // messages' timestamps are their values' arrival times
 	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
 
 	Stream     summary.Config // defaults of streams created on first data
