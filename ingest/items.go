@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -51,26 +53,40 @@ func CheckItem(item []byte) Reason {
 
 // AppendItemsFrame appends to dst a frame of the framed protocol that
 // carries list for the item stream stream, and returns the extended
-// buffer. It fails, returning dst unchanged, if stream is not a valid
-// stream name, if an item is longer than items.MaxLen, or if the frame
-// would be longer than MaxFrameLen (an error wrapping ErrFrameTooLarge).
+// buffer; see AppendBatchFrame.
 func AppendItemsFrame(dst []byte, stream string, list []string) ([]byte, error) {
+	var b items.Batch
+	for _, x := range list {
+		b.AppendString(x)
+	}
+	return AppendBatchFrame(dst, stream, &b, 0, b.Len())
+}
+
+// AppendBatchFrame appends to dst a frame of the framed protocol that
+// carries items i to j−1 of b for the item stream stream, and returns the
+// extended buffer. It fails, returning dst unchanged, if stream is not a
+// valid stream name, if an item is longer than items.MaxLen, or if the
+// frame would be longer than MaxFrameLen (an error wrapping
+// ErrFrameTooLarge).
+func AppendBatchFrame(dst []byte, stream string, b *items.Batch, i, j int) ([]byte, error) {
 	if err := ValidStreamName(stream); err != nil {
-		return dst, errors.Join(errors.New("append items frame"), err)
+		return dst, fmt.Errorf("append items frame: %w", err)
 	}
 	body := 2 + len(stream) + 1
-	for _, x := range list {
-		if len(x) > items.MaxLen {
-			return dst, errors.New("append items frame: item of " + strconv.Itoa(len(x)) + " bytes, limit " + strconv.Itoa(items.MaxLen))
+	for k := i; k < j; k++ {
+		n := len(b.Item(k))
+		if n > items.MaxLen {
+			return dst, fmt.Errorf("append items frame: item of %d bytes, limit %d", n, items.MaxLen)
 		}
-		body += 2 + len(x)
+		body += 2 + n
 	}
 	if body > MaxFrameLen {
-		return dst, errors.Join(errors.New("append items frame of "+strconv.Itoa(len(list))+" items"), ErrFrameTooLarge)
+		return dst, fmt.Errorf("append items frame of %d items for stream %q: %w", j-i, stream, ErrFrameTooLarge)
 	}
 	dst = appendFrameHead(dst, body, stream, typeItems)
-	for _, x := range list {
-		dst = append(dst, byte(len(x)), byte(len(x)>>8))
+	for k := i; k < j; k++ {
+		x := b.Item(k)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(x)))
 		dst = append(dst, x...)
 	}
 	return dst, nil

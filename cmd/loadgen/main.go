@@ -44,6 +44,9 @@
 // Missing or malformed values (such as "?" in CSV) are counted per stream
 // and skipped, as are NaN and ±Inf, and the final summary lists them.
 //
+// --csv-item-columns chooses columns of strings instead, sent as items to
+// item streams (created as such on first items).
+//
 // synth draws --count values (over all streams) from --dist (uniform,
 // normal, lognormal, pareto, exponential, zipf, constant, twovalued) with
 // --seed, --zipf-s, --zipf-distinct and --pareto-alpha, and puts them in
@@ -51,7 +54,9 @@
 // --period is the block length). --streams K sends K streams, named
 // --stream followed by ".0", ".1"...; stream i is seeded with seed+i. The
 // random order may run for a --duration without a count; the others
-// arrange all values in memory first.
+// arrange all values in memory first. --items sends items instead: the
+// string "item-" and the base-36 integer part of each value drawn, so that
+// --dist zipf gives Zipf-distributed strings over --zipf-distinct items.
 //
 // # Targets
 //
@@ -102,6 +107,8 @@
 // bench-sink sends --count synthetic values (default 20,000,000) with
 // --target tcp-binary or tcp into a local listener that discards them,
 // over --conns connections, and prints loadgen's own rate in values/s.
+// --items sends Zipf-distributed items over --zipf-distinct strings
+// instead.
 //
 // # Exit status
 //

@@ -18,6 +18,7 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 		dist, order, stream string
 		spec                synth.Spec
 		streams             int
+		itemsFlag           bool
 		sf                  sendFlags
 	)
 	fs.StringVar(&dist, "dist", "uniform", fmt.Sprintf("value distribution: one of %v", synth.Dists))
@@ -29,6 +30,7 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 	fs.IntVar(&spec.Period, "period", 1000, "block length of the sawtooth and alternating orders")
 	fs.IntVar(&streams, "streams", 1, "number of streams, named <stream>.0, <stream>.1, ... when more than one")
 	fs.StringVar(&stream, "stream", "synth", "stream name, or prefix of the stream names")
+	fs.BoolVar(&itemsFlag, "items", false, `send items (strings "item-<n in base 36>" for the values n drawn; Zipf-distributed with --dist zipf) to item streams`)
 	sf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: loadgen synth [flags]\n\nSend synthetic values into streamd.\n\nFlags:\n")
@@ -54,7 +56,7 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 	if streams < 1 {
 		return fmt.Errorf("synth: --streams %d: must be at least 1", streams)
 	}
-	src := &loadgen.Synth{Spec: spec, Count: sf.count}
+	src := &loadgen.Synth{Spec: spec, Count: sf.count, Items: itemsFlag}
 	if streams == 1 {
 		src.Streams = []string{stream}
 	} else {
