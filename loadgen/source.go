@@ -9,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -406,7 +406,9 @@ func (p prefixItemSink) AcceptItems(ctx context.Context, stream string, b *items
 	return p.items.AcceptItems(ctx, p.prefix+stream, b, at)
 }
 
-func (p prefixItemSink) IsItemStream(stream string) bool { return p.items.IsItemStream(p.prefix + stream) }
+func (p prefixItemSink) IsItemStream(stream string) bool {
+	return p.items.IsItemStream(p.prefix + stream)
+}
 
 // IsRecording reports whether the file at path, once decompressed, starts
 // with ingest.Magic, as a file written by Recorder does.

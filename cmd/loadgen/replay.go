@@ -16,9 +16,9 @@ func (m *Main) replay(ctx context.Context, args []string) error {
 	fs.SetOutput(m.Stderr)
 	var (
 		file, format, columns, itemColumns, stream, prefix, comma string
-		noHeader                                     bool
-		loop                                         int
-		sf                                           sendFlags
+		noHeader                                                  bool
+		loop                                                      int
+		sf                                                        sendFlags
 	)
 	fs.StringVar(&file, "file", "", "the file to replay (gzip-compressed or not); required")
 	fs.StringVar(&format, "format", "auto", "the file's format: auto, text, csv, recording or lines")
