@@ -1,5 +1,7 @@
 package items
 
+import "slices"
+
 // Batch is a list of items packed into one buffer: no allocation per item.
 // The zero Batch is empty and ready to use.
 type Batch struct {
@@ -49,6 +51,23 @@ func (b *Batch) AppendBatch(o *Batch, i, j int) {
 	for _, e := range o.ends[i:j] {
 		b.ends = append(b.ends, e+off)
 	}
+}
+
+// AppendFingerprints appends the fingerprints of b's items under h to dst,
+// in order.
+func (b *Batch) AppendFingerprints(dst []uint64, h Hash) []uint64 {
+	start := 0
+	for _, end := range b.ends {
+		dst = append(dst, Fingerprint(h(b.data[start:end])))
+		start = end
+	}
+	return dst
+}
+
+// Grow makes room for n more items of size bytes in all.
+func (b *Batch) Grow(n, size int) {
+	b.data = slices.Grow(b.data, size)
+	b.ends = slices.Grow(b.ends, n)
 }
 
 // Reset empties b, keeping its memory.

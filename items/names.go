@@ -33,6 +33,7 @@ type Names struct {
 	table []uint64          // the table's fingerprints at the last Sync, ascending
 
 	chunks []*chunk // oldest first; chunk i starts at a multiple of window
+	spare  *chunk   // an expired chunk whose memory the next one reuses
 }
 
 // chunk is the items of one window, in arrival order.
@@ -86,7 +87,7 @@ func (n *Names) Append(fps []uint64, b *Batch) {
 		if k := len(n.chunks); k > 0 && int64(len(n.chunks[k-1].fps)) < n.window {
 			c = n.chunks[k-1]
 		} else {
-			c = &chunk{start: n.pos}
+			c = n.newChunk()
 			n.chunks = append(n.chunks, c)
 		}
 		k := min(int(n.window)-len(c.fps), len(fps)-i)
@@ -96,6 +97,25 @@ func (n *Names) Append(fps []uint64, b *Batch) {
 		i += k
 	}
 	n.expire()
+}
+
+// newChunk returns an empty chunk starting at the next item: the spare
+// one if there is one, else a new one, sized for a whole window once the
+// stream has filled one (a stream's first window starts small, so that
+// small streams stay small).
+func (n *Names) newChunk() *chunk {
+	c := n.spare
+	n.spare = nil
+	if c == nil {
+		c = new(chunk)
+		if k := len(n.chunks); k > 0 {
+			c.fps = make([]uint64, 0, n.window)
+			c.items.Grow(int(n.window), n.chunks[k-1].items.Size())
+		}
+	}
+	c.start, c.fps, c.synced = n.pos, c.fps[:0], false
+	c.items.Reset()
+	return c
 }
 
 // Sync brings the strings in step with the lossy table after the window
@@ -203,6 +223,7 @@ func (n *Names) expire() {
 		k++
 	}
 	if k > 0 {
+		n.spare = n.chunks[k-1]
 		n.chunks = slices.Delete(n.chunks, 0, k)
 	}
 }

@@ -77,11 +77,9 @@ func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch,
 		buf = new(itemBuf)
 	}
 	defer p.itemBufs.Put(buf)
-	n := b.Len()
-	buf.fps, buf.values = buf.fps[:0], buf.values[:0]
-	for i := range n {
-		fp := items.Fingerprint(s.items.hash(b.Item(i)))
-		buf.fps = append(buf.fps, fp)
+	buf.fps = b.AppendFingerprints(buf.fps[:0], s.items.hash)
+	buf.values = buf.values[:0]
+	for _, fp := range buf.fps {
 		buf.values = append(buf.values, items.Value(fp))
 	}
 	s.mu.Lock()
