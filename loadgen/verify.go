@@ -118,7 +118,7 @@ type QuantileCheck struct {
 type HeavyHitterCheck struct {
 	Value              float64
 	Item               string // the item, for an item stream
-	Exact              int64 // its count in the values sent
+	Exact              int64  // its count in the values sent
 	Reported           bool
 	CountMin, CountMax uint64 // the daemon's bounds, when reported
 	Err                error
