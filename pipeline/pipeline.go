@@ -9,6 +9,13 @@
 // instead of letting memory grow. A query sees every value accepted before
 // it started: the partial window and the windows still being sorted are
 // counted exactly from copies kept for that purpose.
+//
+// Item streams (AcceptItems) take strings: each is hashed to its
+// fingerprint (package items) under the pipeline's key, which snapshots
+// keep, and the fingerprints travel through the same windows, sorters and
+// summaries as float64 values; the stream keeps the strings answers name.
+// Every value's arrival time is the pipeline's clock at Accept (Config.Now)
+// or the time AcceptAt is given; Stream.Since answers time windows.
 package pipeline
 
 import (
