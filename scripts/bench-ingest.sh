@@ -9,7 +9,7 @@
 # tcp-items sends items to an item stream over the framed protocol: Zipf
 # strings over 10^6 distinct items (exponent 1.1), recorded once by loadgen
 # and replayed in a loop, since replaying costs loadgen less per item than
-# drawing Zipf ranks.
+# drawing Zipf ranks. CONNS sets its number of connections (default 1).
 set -euo pipefail
 bin=$1
 shift
@@ -22,6 +22,9 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 200); do "$bin/streamd" query streams >/dev/null 2>&1 && break; sleep 0.1; done
 kill -0 "$pid" 2>/dev/null || { echo "streamd did not start:" >&2; cat "$dir/log" >&2; exit 1; }
+# cpu prints the CPU time (user + system) the daemon has used, in seconds:
+# per value, it does not depend on how busy a shared machine is.
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$pid/stat"; }
 for target in $targets; do
 	n=$count
 	[ "$target" = tcp ] && n=$((count / 4)) # the line protocol is slower; keep runs short
@@ -36,10 +39,12 @@ for target in $targets; do
 		done
 		wait $!
 		stream="bench.items"
+		c0=$(cpu)
 		start=$(date +%s.%N)
 		"$bin/loadgen" replay --file "$items" --loop 0 --count "$n" --stream-prefix bench. --target tcp-binary \
-			--batch 65536 --progress off >/dev/null
+			--conns "${CONNS:-1}" --batch 65536 --progress off >/dev/null
 	else
+		c0=$(cpu)
 		start=$(date +%s.%N)
 		"$bin/loadgen" synth --dist lognormal --count "$n" --stream "$stream" --target "$target" \
 			--batch 65536 --progress off >/dev/null
@@ -48,6 +53,7 @@ for target in $targets; do
 		sleep 0.01
 	done
 	end=$(date +%s.%N)
-	awk -v n="$n" -v a="$start" -v b="$end" -v t="$target" \
-		'BEGIN { printf "%-10s %11d values in %6.2f s: %6.2f M values/s end to end\n", t, n, b - a, n / (b - a) / 1e6 }'
+	c1=$(cpu)
+	awk -v n="$n" -v a="$start" -v b="$end" -v t="$target" -v c0="$c0" -v c1="$c1" \
+		'BEGIN { printf "%-10s %11d values in %6.2f s: %6.2f M values/s end to end; daemon CPU %.1f ns/value\n", t, n, b - a, n / (b - a) / 1e6, (c1 - c0) / n * 1e9 }'
 done
