@@ -231,6 +231,29 @@ func (b *batch) flushItems() error {
 	return b.err
 }
 
+// acceptEncoded hands the encoded values in data to an EncodedSink, as
+// flush does for decoded ones: values refused with ErrStreamLimit or
+// ErrWrongKind are counted, and any other error of the sink is returned,
+// now and by every later call.
+func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
+	if b.err != nil {
+		return b.err
+	}
+	err := es.AcceptEncoded(b.ctx, b.stream, size, data)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrStreamLimit):
+		b.sink.Reject(b.stream, ReasonStreamLimit, len(data)/size)
+		return nil
+	case errors.Is(err, ErrWrongKind):
+		b.sink.Reject(b.stream, ReasonWrongKind, len(data)/size)
+		return nil
+	}
+	b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)
+	return b.err
+}
+
 // end flushes b when the input has ended with err, and returns the error
 // Decode reports: nil at io.EOF, else the error of Accept or of the read.
 func (b *batch) end(err error) error {

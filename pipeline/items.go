@@ -3,20 +3,35 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"streamd/ingest"
 	"streamd/items"
 	"streamd/lossy"
 	"streamd/summary"
+	"streamd/window"
 )
 
 // itemStream is the item half of an item stream: the hash of its items and
 // the strings that answers name.
 type itemStream struct {
-	hash  items.Hash
-	names *items.Names
-	table []uint64 // scratch: the lossy table's fingerprints
+	hash    items.Hash
+	names   *items.Names
+	windows []itemWindow // the windows in flight and their positions
+	table   []uint64     // scratch: the lossy table's fingerprints
+}
+
+// itemWindow is a full window of an item stream in flight, and the stream
+// position of its first item.
+type itemWindow struct {
+	w     *window.Window
+	start int64
+}
+
+// addWindow records the position of a window in flight.
+func (it *itemStream) addWindow(w *window.Window, start int64) {
+	it.windows = append(it.windows, itemWindow{w, start})
 }
 
 // newItems returns the item half of the item stream sum, with hash (nil:
@@ -31,9 +46,15 @@ func (p *Pipeline) newItems(sum *summary.Stream, hash items.Hash, names *items.N
 	return &itemStream{hash: hash, names: names}
 }
 
-// sync keeps the strings in step with the lossy table after the window that
-// starts at position start was added to it.
-func (it *itemStream) sync(counts *lossy.Summary, start int64) {
+// sync keeps the strings in step with the lossy table after the window w
+// was added to it.
+func (it *itemStream) sync(w *window.Window, counts *lossy.Summary) {
+	i := slices.IndexFunc(it.windows, func(x itemWindow) bool { return x.w == w })
+	if i < 0 {
+		panic("pipeline: an item window without its position")
+	}
+	start := it.windows[i].start
+	it.windows = slices.Delete(it.windows, i, i+1)
 	it.table = it.table[:0]
 	for _, e := range counts.Entries() {
 		it.table = append(it.table, items.FromValue(e.Value))

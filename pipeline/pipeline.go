@@ -8,7 +8,7 @@
 // blocks: that is the back-pressure that stops TCP reads and Kafka fetches
 // instead of letting memory grow. A query sees every value accepted before
 // it started: the partial window and the windows still being sorted are
-// counted exactly from copies kept for that purpose.
+// counted exactly from the windows themselves, which the sorter only reads.
 //
 // Item streams (AcceptItems) take strings: each is hashed to its
 // fingerprint (package items) under the pipeline's key, which snapshots
@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -73,8 +74,10 @@ type Config struct {
 	// Sorter sorts the batches and digests their windows (on a GPU: reading
 	// back only the digests); required. Every gpusort back-end is one.
 	Sorter gpusort.Digester
-	// Workers is the number of batches sorted at once (default 2): with
-	// the auto sorter, one can be on the GPU while another is on the CPU.
+	// Workers is the number of batches sorted and summarised at once
+	// (default runtime.GOMAXPROCS(0)). Batches of one stream are sorted in
+	// parallel too; only adding their digests to the stream's summaries
+	// takes the stream's lock.
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -99,8 +102,12 @@ type Pipeline struct {
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
 
-	sendMu   sync.RWMutex // guards sending on full against its closing
-	full     chan *window.Window
+	sendMu  sync.RWMutex // guards sending on full against its closing
+	full    chan *window.Window
+	buffers window.Pool // window buffers, recycled once digested
+
+	decoded32, decoded64 sync.Pool // of *[]float32, *[]float64: AcceptEncoded's values
+
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
@@ -133,7 +140,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Queue = 16
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 2
+		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = 2 * time.Millisecond
@@ -245,9 +252,11 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 			}
 		}
 		for i, w := range b.Windows {
+			n := w.Len()
 			w.Owner.(*Stream).addDigest(w, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
-			p.valuesSorted.Add(int64(w.Len()))
+			p.valuesSorted.Add(int64(n))
+			p.buffers.Recycle(w)
 		}
 	}
 }
@@ -315,7 +324,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	s = newStream(name, sum)
+	s = newStream(name, sum, &p.buffers)
 	if cfg.Items {
 		s.items = p.newItems(sum, cfg.ItemHash, nil)
 	}
@@ -367,6 +376,48 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 	return p.AcceptTo(ctx, s, values)
 }
 
+// AcceptEncoded adds values in the framed protocol's encoding to a stream,
+// decoding them straight into its window; see Accept and
+// ingest.EncodedSink. NaN and ±Inf are counted as rejects of the stream.
+func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) error {
+	if size != 4 && size != 8 || len(data)%size != 0 {
+		return fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
+	}
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	if s.items != nil {
+		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	}
+	// Decode and measure the values before taking the stream's lock, so
+	// that connections feeding one stream share only the copies.
+	if s.float64 {
+		buf, _ := p.decoded64.Get().(*[]float64)
+		if buf == nil {
+			buf = new([]float64)
+		}
+		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+		s.countRejects(nan, inf)
+		err = p.AcceptTo(ctx, s, vals)
+		*buf = vals
+		p.decoded64.Put(buf)
+		return err
+	}
+	buf, _ := p.decoded32.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+	s.countRejects(nan, inf)
+	full := s.appendFloat32(vals, summary.Measure(vals), p.cfg.Now().UnixNano())
+	*buf = vals
+	p.decoded32.Put(buf)
+	return p.send(ctx, s, full)
+}
+
+var _ ingest.EncodedSink = (*Pipeline)(nil)
+
 // AcceptTo adds values to s; see Accept. It fails with ErrWrongKind if s is
 // an item stream.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
@@ -393,7 +444,7 @@ func (p *Pipeline) acceptAt(ctx context.Context, s *Stream, values []float64, no
 	return p.send(ctx, s, s.append(values, now))
 }
 
-// send queues the full windows of s for the sorter.
+// send queues s's full windows for the sorter.
 func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
 	if len(full) == 0 {
 		return nil
@@ -475,32 +526,25 @@ func (p *Pipeline) Counters() Counters {
 // window and its windows in flight. Its methods are safe for concurrent
 // use.
 type Stream struct {
-	name string
+	name    string
+	float64 bool // the stream keeps float64 values
 
 	mu       sync.Mutex
 	sum      *summary.Stream
 	filler   *window.Filler
-	inflight []inflight // full windows not yet summarised, oldest first
+	inflight []*window.Window // full windows not yet summarised, oldest first
 	pendingQ []*window.Window
 	rejected map[ingest.Reason]uint64
 	items    *itemStream // nil for a value stream
 }
 
-// inflight is a full window on its way through the sorter, with a copy of
-// its values, in the window's precision, that queries read (the sorter
-// permutes the original), and the stream position of its first value.
-type inflight struct {
-	w     *window.Window
-	copy  *window.Window
-	start int64
-}
-
-func newStream(name string, sum *summary.Stream) *Stream {
+func newStream(name string, sum *summary.Stream, pool *window.Pool) *Stream {
 	cfg := sum.Config()
 	return &Stream{
 		name:     name,
+		float64:  cfg.Float64,
 		sum:      sum,
-		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64),
+		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, pool),
 		rejected: make(map[ingest.Reason]uint64),
 	}
 }
@@ -531,7 +575,10 @@ func (s *Stream) appendLocked(values []float64, now int64) []*window.Window {
 	}
 	start := s.sum.Count() - int64(s.filler.Len())
 	s.filler.Append(values, func(w *window.Window) {
-		s.addInflight(w, start)
+		s.addInflight(w)
+		if s.items != nil {
+			s.items.addWindow(w, start)
+		}
 		start += int64(w.Len())
 		full = append(full, w)
 	})
@@ -539,11 +586,44 @@ func (s *Stream) appendLocked(values []float64, now int64) []*window.Window {
 	return full
 }
 
-// addInflight records a full window, whose first value is at stream
-// position start, and the copy queries read.
-func (s *Stream) addInflight(w *window.Window, start int64) {
+// appendFloat32 is append for clean values of a float32 stream, with
+// their moments m.
+func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	if len(values) == 0 {
+		return full
+	}
+	s.filler.AppendFloat32(values, func(w *window.Window) {
+		s.addInflight(w)
+		full = append(full, w)
+	})
+	s.sum.ObserveMeasured(now, values, m)
+	return full
+}
+
+// countRejects counts NaN and ±Inf values rejected by the decoder.
+func (s *Stream) countRejects(nan, inf int) {
+	if nan == 0 && inf == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if nan > 0 {
+		s.rejected[ingest.ReasonNaN] += uint64(nan)
+	}
+	if inf > 0 {
+		s.rejected[ingest.ReasonInf] += uint64(inf)
+	}
+}
+
+// addInflight records a full window. Queries read its values until it is
+// summarised: the sorter leaves them unchanged (gpusort.Digester).
+func (s *Stream) addInflight(w *window.Window) {
 	w.Owner = s
-	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone(), start: start})
+	s.inflight = append(s.inflight, w)
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -568,12 +648,10 @@ func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.Win
 	if err := s.sum.AddDigest(d, spec); err != nil {
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
-	for _, f := range s.inflight {
-		if f.w == w && s.items != nil {
-			s.items.sync(s.sum.Counts(), f.start)
-		}
+	if s.items != nil {
+		s.items.sync(w, s.sum.Counts())
 	}
-	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
+	s.inflight = slices.DeleteFunc(s.inflight, func(f *window.Window) bool { return f == w })
 }
 
 // reject counts n rejected values.

@@ -101,9 +101,13 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 // pendingLocked returns the values accepted but not yet summarised: the
 // windows in flight, oldest first, then the partial window.
 func (s *Stream) pendingLocked() []float64 {
-	var out []float64
-	for _, f := range s.inflight {
-		out = f.copy.AppendValues(out)
+	n := s.filler.Len()
+	for _, w := range s.inflight {
+		n += w.Len()
+	}
+	out := make([]float64, 0, n)
+	for _, w := range s.inflight {
+		out = w.AppendValues(out)
 	}
 	return s.filler.AppendPartial(out)
 }
@@ -141,7 +145,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		if err := sum.UnmarshalBinary(sumBytes); err != nil {
 			return fmt.Errorf("restore %q: %w", name, err)
 		}
-		s := newStream(name, sum)
+		s := newStream(name, sum, &p.buffers)
 		np := r.Int("pending", int64(r.Remaining()/8))
 		pending := make([]float64, 0, np)
 		for range np {
@@ -166,13 +170,14 @@ func (p *Pipeline) Restore(data []byte) error {
 		// windows without observing them again.
 		start := st.Summarised
 		s.filler.Append(pending, func(w *window.Window) {
-			s.addInflight(w, start)
+			s.addInflight(w)
+			if s.items != nil {
+				s.items.addWindow(w, start)
+			}
 			start += int64(w.Len())
 		})
 		s.pendingQ = nil
-		for _, f := range s.inflight {
-			s.pendingQ = append(s.pendingQ, f.w)
-		}
+		s.pendingQ = append(s.pendingQ, s.inflight...)
 		streams[name] = s
 	}
 	if err := r.Done(); err != nil {

@@ -277,6 +277,13 @@ func printJSON(w io.Writer, msg proto.Message) error {
 	return err
 }
 
+func precision(f64 bool) string {
+	if f64 {
+		return "float64"
+	}
+	return "float32"
+}
+
 // num prints a value with float32 precision, as streams store them.
 func num(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32) }
 
@@ -318,7 +325,8 @@ func printTable(out io.Writer, msg proto.Message) error {
 			{"count", fmt.Sprint(r.Count)}, {"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)},
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
-			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
+			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"precision", precision(r.Float64)},
+			{"rejected", fmt.Sprint(r.RejectedTotal)},
 		}
 		reasons := make([]string, 0, len(r.Rejected))
 		for k := range r.Rejected {

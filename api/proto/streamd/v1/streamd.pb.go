@@ -1135,7 +1135,10 @@ type StatsResponse struct {
 	// rejected_total is the sum of rejected over all reasons.
 	RejectedTotal uint64 `protobuf:"varint,11,opt,name=rejected_total,json=rejectedTotal,proto3" json:"rejected_total,omitempty"`
 	// kind is the stream's kind. An item stream has no min, max or sum.
-	Kind          StreamKind `protobuf:"varint,20,opt,name=kind,proto3,enum=streamd.v1.StreamKind" json:"kind,omitempty"`
+	Kind StreamKind `protobuf:"varint,20,opt,name=kind,proto3,enum=streamd.v1.StreamKind" json:"kind,omitempty"`
+	// float64 is set when the stream stores values with float64 precision
+	// instead of float32: answers are then printed with all their digits.
+	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1252,6 +1255,13 @@ func (x *StatsResponse) GetKind() StreamKind {
 		return x.Kind
 	}
 	return StreamKind_STREAM_KIND_VALUES
+}
+
+func (x *StatsResponse) GetFloat64() bool {
+	if x != nil {
+		return x.Float64
+	}
+	return false
 }
 
 // CreateStreamRequest creates a stream.
@@ -1932,7 +1942,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12(\n" +
 	"\x10cutoff_unix_nano\x18\x06 \x01(\x03R\x0ecutoffUnixNano\"&\n" +
 	"\fStatsRequest\x12\x16\n" +
-	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xe0\x03\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xfa\x03\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -1947,7 +1957,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\brejected\x18\n" +
 	" \x03(\v2'.streamd.v1.StatsResponse.RejectedEntryR\brejected\x12%\n" +
 	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x12*\n" +
-	"\x04kind\x18\x14 \x01(\x0e2\x16.streamd.v1.StreamKindR\x04kind\x1a;\n" +
+	"\x04kind\x18\x14 \x01(\x0e2\x16.streamd.v1.StreamKindR\x04kind\x12\x18\n" +
+	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xd5\x01\n" +
