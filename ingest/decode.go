@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
+
+	"streamd/items"
 )
 
 // Limits of the decoders.
@@ -27,6 +30,10 @@ const (
 
 	// maxInterned is the most stream names a decoder keeps as strings.
 	maxInterned = 1024
+
+	// batchItemBytes is the most item bytes handed to
+	// ItemSink.AcceptItems at once (beside at most batchLen items).
+	batchItemBytes = 4 << 20
 )
 
 // A Decoder decodes the input of one producer, in either protocol, and
@@ -100,6 +107,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("read: %w", err)
 	}
 	b := &batch{ctx: ctx, sink: d.Sink}
+	b.isink, _ = d.Sink.(ItemSink)
 	switch c := first[0]; {
 	case c == Magic[0]:
 		magic, err := br.Peek(len(Magic))
@@ -111,9 +119,10 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 			return fmt.Errorf("first bytes %q: %w", magic, ErrUnknownFormat)
 		}
 		br.Discard(len(Magic))
-		// The header of a frame with a valid name must fit in the
-		// buffer, which only tests make smaller than that.
-		br = bufio.NewReaderSize(br, 2+MaxStreamNameLen+1)
+		// The header of a frame with a valid name, and an item with its
+		// length, must fit in the buffer, which only tests make smaller
+		// than that.
+		br = bufio.NewReaderSize(br, max(2+MaxStreamNameLen+1, 2+items.MaxLen))
 		fd := frameDecoder{br: br, b: b, max: maxFrame}
 		return fd.run()
 	case isNameByte(c), isBlank(c), c == '\r', c == '\n', c == '#':
@@ -125,14 +134,24 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 	}
 }
 
-// A batch gathers values of one stream for one call of Sink.Accept.
+// A batch gathers values or items of one stream for one call of
+// Sink.Accept or ItemSink.AcceptItems.
 type batch struct {
-	ctx    context.Context
-	sink   Sink
-	stream string
-	vals   []float64         // len ≤ batchLen; grows as needed
-	names  map[string]string // interned stream names
-	err    error             // the first error of Accept; the batch is dead
+	ctx       context.Context
+	sink      Sink
+	isink     ItemSink // sink, if it takes items
+	stream    string
+	lineItems bool              // the line protocol reads stream's tokens as items
+	vals      []float64         // len ≤ batchLen; grows as needed
+	list      items.Batch       // items; a batch holds values or items
+	names     map[string]string // interned stream names
+	err       error             // the first error of Accept; the batch is dead
+}
+
+// itemRoom reports whether the batch takes more items before it must be
+// flushed.
+func (b *batch) itemRoom() bool {
+	return b.list.Len() < batchLen && b.list.Size() < batchItemBytes
 }
 
 // room returns how many more values the batch takes before it must be
@@ -155,6 +174,7 @@ func (b *batch) setStream(name []byte) error {
 		b.names[s] = s
 	}
 	b.stream = s
+	b.lineItems = b.isink != nil && b.isink.IsItemStream(s)
 	return nil
 }
 
@@ -164,6 +184,9 @@ func (b *batch) setStream(name []byte) error {
 func (b *batch) flush() error {
 	if b.err != nil {
 		return b.err
+	}
+	if b.list.Len() > 0 {
+		return b.flushItems()
 	}
 	if len(b.vals) == 0 {
 		return nil
@@ -180,15 +203,38 @@ func (b *batch) flush() error {
 	case errors.Is(err, ErrStreamLimit):
 		b.sink.Reject(b.stream, ReasonStreamLimit, len(vals))
 		return nil
+	case errors.Is(err, ErrWrongKind):
+		b.sink.Reject(b.stream, ReasonWrongKind, len(vals))
+		return nil
 	}
 	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
 	return b.err
 }
 
+// flushItems hands the items of b to the sink and empties b, as flush does
+// values.
+func (b *batch) flushItems() error {
+	n := b.list.Len()
+	err := b.isink.AcceptItems(b.ctx, b.stream, &b.list, time.Time{})
+	b.list.Reset()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrStreamLimit):
+		b.sink.Reject(b.stream, ReasonStreamLimit, n)
+		return nil
+	case errors.Is(err, ErrWrongKind):
+		b.sink.Reject(b.stream, ReasonWrongKind, n)
+		return nil
+	}
+	b.err = fmt.Errorf("accept %d items of stream %q: %w", n, b.stream, err)
+	return b.err
+}
+
 // acceptEncoded hands the encoded values in data to an EncodedSink, as
-// flush does for decoded ones: values refused with ErrStreamLimit are
-// counted, and any other error of the sink is returned, now and by every
-// later call.
+// flush does for decoded ones: values refused with ErrStreamLimit or
+// ErrWrongKind are counted, and any other error of the sink is returned,
+// now and by every later call.
 func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 	if b.err != nil {
 		return b.err
@@ -199,6 +245,9 @@ func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 		return nil
 	case errors.Is(err, ErrStreamLimit):
 		b.sink.Reject(b.stream, ReasonStreamLimit, len(data)/size)
+		return nil
+	case errors.Is(err, ErrWrongKind):
+		b.sink.Reject(b.stream, ReasonWrongKind, len(data)/size)
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)

@@ -47,6 +47,10 @@ const (
 	ReasonFrameTooLarge Reason = "frame_too_large" // a frame longer than the limit
 	ReasonStreamLimit   Reason = "stream_limit"    // Accept returned ErrStreamLimit
 	ReasonBadValueType  Reason = "bad_value_type"  // a frame whose value type is unknown
+	ReasonWrongKind     Reason = "wrong_kind"      // values for an item stream, or items for a value stream
+	ReasonEmptyItem     Reason = "empty_item"      // an empty item
+	ReasonItemTooLong   Reason = "item_too_long"   // an item longer than items.MaxLen
+	ReasonBadUTF8       Reason = "bad_utf8"        // an item that is not valid UTF-8
 )
 
 // Reasons returns every Reason, for example to create metrics up front.
@@ -54,7 +58,8 @@ func Reasons() []Reason {
 	return []Reason{
 		ReasonMalformed, ReasonNaN, ReasonInf, ReasonBadStreamName,
 		ReasonLineTooLong, ReasonUnknownFormat, ReasonFrameTooLarge,
-		ReasonStreamLimit, ReasonBadValueType,
+		ReasonStreamLimit, ReasonBadValueType, ReasonWrongKind,
+		ReasonEmptyItem, ReasonItemTooLong, ReasonBadUTF8,
 	}
 }
 
@@ -64,6 +69,12 @@ var (
 	// the values would create a stream and no more streams may be created.
 	// The decoders count such values as ReasonStreamLimit and go on.
 	ErrStreamLimit = errors.New("stream limit reached")
+
+	// ErrWrongKind is returned, possibly wrapped, by a Sink's Accept for
+	// values sent to an item stream, and by an ItemSink's AcceptItems for
+	// items sent to a value stream. The decoders count them as
+	// ReasonWrongKind and go on.
+	ErrWrongKind = errors.New("wrong kind of stream")
 
 	// ErrUnknownFormat is returned by Decode when the input speaks neither
 	// the line protocol nor the framed protocol.

@@ -65,10 +65,16 @@ func (tp TopicPartition) String() string {
 //     such as "12.5 13.1" or "1,2,3\n4".
 //   - FormatBinary64 and FormatBinary32: little-endian IEEE 754 numbers,
 //     8 or 4 bytes each, and nothing else.
+//   - FormatItems: items for an item stream, one a line. An empty line is
+//     an empty item, rejected as "empty_item"; items too long or not UTF-8
+//     count "item_too_long" and "bad_utf8"; items for a value stream (and
+//     values for an item stream) count "wrong_kind" each. With a Sink that
+//     is no ItemSink, an items message counts one "unknown_format".
 //
 // The values of a message are handed to the Sink in one call of Accept,
 // possibly together with those of neighbouring messages of the same stream
-// and partition, after CleanValues. A bad message is counted with
+// and partition (and, with MessageTime, the same timestamp), after
+// CleanValues. A bad message is counted with
 // Sink.Reject and skipped; it never stops or stalls its partition:
 //
 //   - A key that is not a valid stream name (see ValidStreamName) counts
@@ -127,6 +133,13 @@ type KafkaConsumer struct {
 	// StreamFromTopic makes the topic the stream name of every message,
 	// whatever its key.
 	StreamFromTopic bool
+
+	// MessageTime makes each message's timestamp the arrival time of its
+	// values, for the streams' time windows, instead of the daemon's clock
+	// when they are accepted. Timestamps that go back within a stream are
+	// taken as the newest so far (a stream's arrival times never go back).
+	// It needs a Sink that is a TimedSink (and an ItemSink for items).
+	MessageTime bool
 
 	// Sink receives the values and the rejects. Its methods are called
 	// concurrently, one goroutine for each assigned partition. It must be
@@ -306,6 +319,9 @@ func (c *KafkaConsumer) check() error {
 		return errors.New("no sink")
 	case c.FetchMaxBytes < 0:
 		return fmt.Errorf("fetch max bytes %d is negative", c.FetchMaxBytes)
+	}
+	if _, ok := c.Sink.(TimedSink); c.MessageTime && !ok {
+		return errors.New("message time needs a sink that takes arrival times")
 	}
 	for topic, f := range c.Formats {
 		if !f.valid() {

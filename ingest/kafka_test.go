@@ -19,6 +19,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"streamd/items"
 )
 
 // The tests of KafkaConsumer run against an in-process kfake cluster, or
@@ -619,3 +621,58 @@ func (s *timedSink) Accept(ctx context.Context, stream string, values []float64)
 }
 
 func (s *timedSink) Reject(stream string, reason Reason, n int) {}
+
+// TestKafkaItems consumes items messages (by header and by topic format),
+// with the messages' timestamps as arrival times.
+func TestKafkaItems(t *testing.T) {
+	t.Parallel()
+	brokers := testBrokers(t)
+	topic := createTopic(t, brokers, "items")
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var msgs []kafka.Message
+	add := func(p int, key, value, ct string, at time.Time) {
+		m := message(p, []byte(key), []byte(value), ct)
+		m.Time = at
+		msgs = append(msgs, m)
+	}
+	add(0, "ia", "/index.html\n/a b\r\n", ContentTypeItems, t0)
+	add(0, "ia", "/index.html\n\n"+strings.Repeat("x", items.MaxLen+1)+"\n\xff", ContentTypeItems, t0.Add(time.Second))
+	add(1, "ib", "one", "", t0) // the topic's format: items
+	add(1, "values", "two", ContentTypeItems, t0)
+	add(2, "ib", "3.5", ContentTypeText, t0) // values for an item stream
+	add(3, "ia", "", ContentTypeItems, t0)
+	produce(t, brokers, topic, msgs)
+
+	sink := newItemSink()
+	c := testConsumer(t, brokers, "g-items", sink, topic)
+	c.Formats = map[string]Format{topic: FormatItems}
+	c.MessageTime = true
+	start(t, c)
+	poll(t, "all messages", func() bool { return c.Stats().Messages == uint64(len(msgs)) })
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	want := map[string][]string{"ia": {"/index.html", "/a b", "/index.html"}, "ib": {"one"}}
+	for k := range want {
+		slices.Sort(want[k])
+		slices.Sort(sink.items[k])
+	}
+	if !maps.EqualFunc(sink.items, want, slices.Equal) {
+		t.Errorf("items %q, want %q", sink.items, want)
+	}
+	rejects := map[reject]int{
+		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonItemTooLong}: 1, {"ia", ReasonBadUTF8}: 1,
+		{"ia", ReasonMalformed}:     1, // the empty message
+		{"values", ReasonWrongKind}: 1, {"ib", ReasonWrongKind}: 1,
+	}
+	if got := sink.got.rejects; !maps.Equal(got, rejects) {
+		t.Errorf("rejects %v, want %v", got, rejects)
+	}
+	for _, at := range sink.times {
+		if !at.Equal(t0) && !at.Equal(t0.Add(time.Second)) {
+			t.Errorf("arrival time %v, want a message's timestamp", at)
+		}
+	}
+	if len(sink.times) < 3 {
+		t.Errorf("%d calls with arrival times, want one per timestamp and stream", len(sink.times))
+	}
+}

@@ -218,7 +218,7 @@ func (s *TCPServer) serve(conn net.Conn) {
 	}()
 	log := s.Logger.With("remote", conn.RemoteAddr().String())
 	d := Decoder{
-		Sink:          newCountingSink(s.Sink, &s.stats.values, &s.stats.rejected),
+		Sink:          counting(s.Sink, &s.stats.values, &s.stats.rejected),
 		MaxLineBytes:  s.MaxLineBytes,
 		MaxFrameBytes: s.MaxFrameBytes,
 	}
@@ -254,16 +254,6 @@ func (c countingReader) Read(p []byte) (int, error) {
 type countingSink struct {
 	Sink
 	values, rejected *atomic.Uint64
-}
-
-// newCountingSink returns a countingSink for sink, an EncodedSink too when
-// sink is one, so that frames still reach it encoded.
-func newCountingSink(sink Sink, values, rejected *atomic.Uint64) Sink {
-	c := countingSink{sink, values, rejected}
-	if es, ok := sink.(EncodedSink); ok {
-		return countingEncodedSink{c, es}
-	}
-	return c
 }
 
 // countingEncodedSink is a countingSink of an EncodedSink.

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
+	"streamd/items"
 )
 
 // A Target opens connections to a receiver of values.
@@ -38,6 +40,21 @@ type Conn interface {
 	Close() (Ack, error)
 }
 
+// ItemConn is a Conn that also carries items, for item streams. Every
+// Conn of this package is one.
+type ItemConn interface {
+	Conn
+	// SendItems sends the items of b for stream, in order. The caller may
+	// reuse b once SendItems returns.
+	SendItems(stream string, b *items.Batch) error
+}
+
+var (
+	_ ItemConn = (*tcpConn)(nil)
+	_ ItemConn = (*grpcConn)(nil)
+	_ ItemConn = (*kafkaConn)(nil)
+)
+
 // Ack is what a receiver reported about the values of a connection.
 type Ack struct {
 	Known    bool   // the receiver reports counts; the fields below are set
@@ -49,7 +66,8 @@ type Ack struct {
 // ingest): the line protocol, or the framed protocol if Binary is set. Values
 // are written as float64 (in the line protocol, in the shortest decimal
 // form that reads back to the same float64), or as float32 if Float32 is
-// set. Lines carry at most 1024 values.
+// set. Lines carry at most 1024 values. Items go in item frames, or in
+// lines as Go-quoted strings.
 type TCP struct {
 	Addr    string
 	Binary  bool
@@ -102,6 +120,31 @@ func (c *tcpConn) Send(stream string, values []float64) error {
 			return fmt.Errorf("send: %w", err)
 		}
 		values = values[n:]
+	}
+	return nil
+}
+
+func (c *tcpConn) SendItems(stream string, b *items.Batch) error {
+	for i := 0; i < b.Len(); {
+		c.buf = c.buf[:0]
+		n := min(b.Len()-i, maxLineValues)
+		if c.binary {
+			var err error
+			if c.buf, err = ingest.AppendBatchFrame(c.buf, stream, b, i, i+n); err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+		} else {
+			c.buf = append(c.buf, stream...)
+			for j := i; j < i+n; j++ {
+				c.buf = append(c.buf, ' ')
+				c.buf = strconv.AppendQuote(c.buf, string(b.Item(j)))
+			}
+			c.buf = append(c.buf, '\n')
+		}
+		if _, err := c.w.Write(c.buf); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+		i += n
 	}
 	return nil
 }
@@ -163,6 +206,23 @@ func (c *grpcConn) Send(stream string, values []float64) error {
 	if err := c.call.Send(&c.req); err != nil {
 		if err == io.EOF {
 			// The server ended the call: its status says why.
+			_, err = c.call.CloseAndRecv()
+		}
+		return fmt.Errorf("push: %w", err)
+	}
+	return nil
+}
+
+func (c *grpcConn) SendItems(stream string, b *items.Batch) error {
+	list := make([]string, b.Len())
+	for i := range list {
+		list[i] = string(b.Item(i))
+	}
+	c.req.Stream, c.req.Values, c.req.Items, c.req.Durable = stream, nil, list, c.durable
+	err := c.call.Send(&c.req)
+	c.req.Items = nil
+	if err != nil {
+		if err == io.EOF {
 			_, err = c.call.CloseAndRecv()
 		}
 		return fmt.Errorf("push: %w", err)
@@ -316,6 +376,31 @@ func (c *kafkaConn) Send(stream string, values []float64) error {
 			Headers: header,
 		})
 		values = values[n:]
+	}
+	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
+		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
+	}
+	return nil
+}
+
+// SendItems sends items in messages of the items format, one item a line,
+// up to ValuesPerMessage items each. An item holding a newline cannot be
+// sent so and fails the send.
+func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
+	c.msgs = c.msgs[:0]
+	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(ingest.ContentTypeItems)}}
+	for i := 0; i < b.Len(); {
+		n := min(b.Len()-i, c.per)
+		var value []byte
+		for j := i; j < i+n; j++ {
+			x := b.Item(j)
+			if bytes.IndexByte(x, '\n') >= 0 {
+				return fmt.Errorf("kafka: item %q holds a newline", x)
+			}
+			value = append(append(value, x...), '\n')
+		}
+		c.msgs = append(c.msgs, kafka.Message{Key: []byte(stream), Value: value, Headers: header})
+		i += n
 	}
 	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
 		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)

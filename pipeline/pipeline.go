@@ -9,6 +9,13 @@
 // instead of letting memory grow. A query sees every value accepted before
 // it started: the partial window and the windows still being sorted are
 // counted exactly from the windows themselves, which the sorter only reads.
+//
+// Item streams (AcceptItems) take strings: each is hashed to its
+// fingerprint (package items) under the pipeline's key, which snapshots
+// keep, and the fingerprints travel through the same windows, sorters and
+// summaries as float64 values; the stream keeps the strings answers name.
+// Every value's arrival time is the pipeline's clock at Accept (Config.Now)
+// or the time AcceptAt is given; Stream.Since answers time windows.
 package pipeline
 
 import (
@@ -26,6 +33,7 @@ import (
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/internal/radix"
+	"streamd/items"
 	"streamd/slidingwindow"
 	"streamd/summary"
 	"streamd/window"
@@ -45,6 +53,10 @@ var (
 	// limit on streams. It is ingest.ErrStreamLimit, so that ingest counts
 	// it.
 	ErrStreamLimit = ingest.ErrStreamLimit
+	// ErrWrongKind is returned for values sent to an item stream, items
+	// sent to a value stream, and questions a stream of that kind cannot
+	// answer. It is ingest.ErrWrongKind, so that ingest counts it.
+	ErrWrongKind = ingest.ErrWrongKind
 )
 
 // Config configures a Pipeline.
@@ -69,6 +81,13 @@ type Config struct {
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Now is the clock that stamps each value's arrival time at Accept
+	// and that time-window queries count back from (default time.Now).
+	Now func() time.Time
+	// ItemKey is the key of the item streams' fingerprints (package
+	// items). Zero draws a random key; Restore replaces it with the key of
+	// the snapshot, so that fingerprints stay the same across restarts.
+	ItemKey items.Key
 }
 
 // Pipeline is the set of streams and the goroutines that sort and
@@ -93,6 +112,10 @@ type Pipeline struct {
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	itemKey  items.Key
+	itemHash items.Hash // SipHash under itemKey
+	itemBufs sync.Pool  // of *itemBuf
 
 	// Counters for metrics.
 	windowsSorted atomic.Int64
@@ -125,6 +148,16 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ItemKey == (items.Key{}) {
+		k, err := items.NewKey()
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		cfg.ItemKey = k
+	}
 	p := &Pipeline{
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
@@ -132,6 +165,8 @@ func New(cfg Config) (*Pipeline, error) {
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
+		itemKey:  cfg.ItemKey,
+		itemHash: items.SipHash(cfg.ItemKey),
 	}
 	// Windows are filled in place in the sorter's upload memory when it
 	// lends some (the GPU back-ends: no host copy before the upload).
@@ -140,6 +175,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	return p, nil
 }
+
+// Now returns the time of the pipeline's clock (Config.Now).
+func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
 
 // calibrator is a sorter that measures something per window size (the
 // compute back-end: which of its sorts is faster) and can do it ahead.
@@ -306,6 +344,9 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
 	s = newStream(name, sum, &p.buffers)
+	if cfg.Items {
+		s.items = p.newItems(sum, cfg.ItemHash, nil)
+	}
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -368,6 +409,9 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	if err != nil {
 		return 0, err
 	}
+	if s.items != nil {
+		return 0, fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	}
 	// Decode and measure the values before taking the stream's lock, so
 	// that connections feeding one stream share only the copies.
 	if s.float64 {
@@ -388,7 +432,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	}
 	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
 	s.countRejects(nan, inf)
-	full := s.appendFloat32(vals, summary.Measure(vals), time.Now().UnixNano())
+	full := s.appendFloat32(vals, summary.Measure(vals), p.cfg.Now().UnixNano())
 	*buf = vals
 	p.decoded32.Put(buf)
 	return len(vals), p.send(ctx, s, full)
@@ -396,9 +440,30 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 
 var _ ingest.EncodedSink = (*Pipeline)(nil)
 
-// AcceptTo adds values to s; see Accept.
+// AcceptTo adds values to s; see Accept. It fails with ErrWrongKind if s is
+// an item stream.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	return p.send(ctx, s, s.append(values, time.Now().UnixNano()))
+	return p.acceptAt(ctx, s, values, p.cfg.Now().UnixNano())
+}
+
+// AcceptAt is Accept with the values' arrival time given (a Kafka message's
+// timestamp, say) instead of the pipeline's clock: the stream's time windows
+// count it as the time they arrived. A time older than the stream's newest
+// arrival is taken as that (arrival times never go back; see
+// slidingwindow).
+func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, at time.Time) error {
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	return p.acceptAt(ctx, s, values, at.UnixNano())
+}
+
+func (p *Pipeline) acceptAt(ctx context.Context, s *Stream, values []float64, now int64) error {
+	if s.items != nil && len(values) > 0 {
+		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	}
+	return p.send(ctx, s, s.append(values, now))
 }
 
 // send queues s's full windows for the sorter.
@@ -492,6 +557,7 @@ type Stream struct {
 	inflight []*window.Window // full windows not yet summarised, oldest first
 	pendingQ []*window.Window
 	rejected map[ingest.Reason]uint64
+	items    *itemStream // nil for a value stream
 }
 
 func newStream(name string, sum *summary.Stream, pool *window.Pool) *Stream {
@@ -520,13 +586,22 @@ func (s *Stream) Config() summary.Config {
 func (s *Stream) append(values []float64, now int64) []*window.Window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendLocked(values, now)
+}
+
+func (s *Stream) appendLocked(values []float64, now int64) []*window.Window {
 	full := s.pendingQ
 	s.pendingQ = nil
 	if len(values) == 0 {
 		return full
 	}
+	start := s.sum.Count() - int64(s.filler.Len())
 	s.filler.Append(values, func(w *window.Window) {
 		s.addInflight(w)
+		if s.items != nil {
+			s.items.addWindow(w, start)
+		}
+		start += int64(w.Len())
 		full = append(full, w)
 	})
 	s.sum.Observe(now, values)
@@ -610,6 +685,9 @@ func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.Win
 	if err := s.sum.AddDigest(d, spec); err != nil {
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
+	if s.items != nil {
+		s.items.sync(w, s.sum.Counts())
+	}
 	s.inflight = slices.DeleteFunc(s.inflight, func(f *window.Window) bool { return f == w })
 }
 
@@ -637,6 +715,9 @@ func (s *Stream) Stats() Stats {
 		st.Rejected[r] = n
 	}
 	st.Pending = st.Count - st.Summarised
+	if s.items != nil {
+		st.Bytes += s.items.names.Bytes()
+	}
 	return st
 }
 
@@ -665,4 +746,12 @@ func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sum.Last(n)
+}
+
+// Since returns a snapshot of the values that arrived at or after cutoff,
+// and what it covers (see slidingwindow.Window.Since).
+func (s *Stream) Since(cutoff time.Time) (*slidingwindow.Snapshot, slidingwindow.Span) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sum.Recent().Since(cutoff.UnixNano())
 }

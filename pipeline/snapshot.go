@@ -7,21 +7,27 @@ import (
 
 	"streamd/ingest"
 	"streamd/internal/codec"
+	"streamd/items"
 	"streamd/summary"
 	"streamd/window"
 )
 
 // Snapshot encoding (see streamd/internal/codec for the envelope), magic
-// "PIPE", version 1:
+// "PIPE", version 2:
 //
+//	item key [16]byte (version 2)
 //	rejects  uvarint count, then reason (length-prefixed) and uvarint n
 //	streams  uvarint count, then per stream:
 //	         name (length-prefixed), summary.Stream (length-prefixed),
 //	         pending: uvarint count, float64 LE values (the partial window
-//	         and the windows in flight, oldest first), rejects as above
+//	         and the windows in flight, oldest first), rejects as above,
+//	         and for an item stream (version 2) its items.Names
+//	         (length-prefixed)
+//
+// Version 1, without item streams, is read too.
 const (
 	snapshotMagic   = "PIPE"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // Snapshot encodes every stream's state: its summaries, the values
@@ -30,6 +36,7 @@ const (
 // consistent cut across streams (Kafka offsets) stops delivery around it.
 func (p *Pipeline) Snapshot() ([]byte, error) {
 	dst := codec.Begin(nil, snapshotMagic, snapshotVersion)
+	dst = append(dst, p.itemKey[:]...)
 	dst = appendRejects(dst, p.Rejected())
 	p.mu.RLock()
 	streams := make([]*Stream, 0, len(p.streams))
@@ -80,7 +87,15 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 	for _, v := range pending {
 		dst = codec.AppendFloat64(dst, v)
 	}
-	return appendRejects(dst, s.rejected), nil
+	dst = appendRejects(dst, s.rejected)
+	if s.items != nil {
+		names, err := s.items.names.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		dst = codec.AppendBytes(dst, names)
+	}
+	return dst, nil
 }
 
 // pendingLocked returns the values accepted but not yet summarised: the
@@ -102,11 +117,18 @@ func (s *Stream) pendingLocked() []float64 {
 // sorted once the pipeline opens. Bad input gives an error wrapping
 // codec.ErrCorrupt and changes nothing.
 func (p *Pipeline) Restore(data []byte) error {
-	payload, err := codec.Open(data, snapshotMagic, snapshotVersion)
+	payload, version, err := codec.OpenVersions(data, snapshotMagic, 1, snapshotVersion)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	r := codec.NewReader(payload)
+	key := p.itemKey
+	if version >= 2 {
+		for i := range key {
+			key[i] = r.Byte()
+		}
+	}
+	hash := items.SipHash(key)
 	rejected := readRejects(r)
 	n := r.Int("streams", int64(r.Remaining()))
 	streams := make(map[string]*Stream, min(n, 1<<16))
@@ -133,13 +155,27 @@ func (p *Pipeline) Restore(data []byte) error {
 		if err := r.Err(); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
+		if sum.Config().Items {
+			names := new(items.Names)
+			if err := names.UnmarshalBinary(r.Bytes("names", r.Remaining())); err != nil {
+				return fmt.Errorf("restore %q: %w", name, err)
+			}
+			s.items = &itemStream{hash: hash, names: names}
+		}
 		st := sum.Stats()
 		if int64(len(pending)) != st.Count-st.Summarised {
 			return fmt.Errorf("restore %q: %w: %d pending values for %d unsummarised", name, codec.ErrCorrupt, len(pending), st.Count-st.Summarised)
 		}
 		// The pending values were observed before the snapshot: refill the
 		// windows without observing them again.
-		s.filler.Append(pending, func(w *window.Window) { s.addInflight(w) })
+		start := st.Summarised
+		s.filler.Append(pending, func(w *window.Window) {
+			s.addInflight(w)
+			if s.items != nil {
+				s.items.addWindow(w, start)
+			}
+			start += int64(w.Len())
+		})
 		s.pendingQ = nil
 		s.pendingQ = append(s.pendingQ, s.inflight...)
 		streams[name] = s
@@ -150,6 +186,7 @@ func (p *Pipeline) Restore(data []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.streams = streams
+	p.itemKey, p.itemHash = key, hash
 	p.rejectMu.Lock()
 	p.rejected = rejected
 	p.rejectMu.Unlock()

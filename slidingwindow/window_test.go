@@ -17,22 +17,32 @@ func checkLast(t *testing.T, w *Window, x []float64, n int64) {
 	if n > int64(len(x)) {
 		n = int64(len(x))
 	}
-	eps := w.Epsilon()
-	key := exact.New(x[int64(len(x))-n:])
 	s, err := w.Last(n)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSnapshot(t, s, x[int64(len(x))-n:], w.Epsilon(), fmt.Sprintf("last %d (%d blocks)", n, w.Blocks()))
+}
+
+// checkSnapshot asserts every guarantee of s, a snapshot of the values
+// covered.
+func checkSnapshot(t *testing.T, s *Snapshot, covered []float64, eps float64, what string) {
+	t.Helper()
+	n := int64(len(covered))
+	key := exact.New(covered)
 	if s.Count() != n {
-		t.Fatalf("last %d: count %d", n, s.Count())
+		t.Fatalf("%s: count %d, want %d", what, s.Count(), n)
+	}
+	if n == 0 {
+		return
 	}
 	if float64(s.MaxRankError()) > eps*float64(n)+1 {
-		t.Fatalf("last %d: MaxRankError %d > εn", n, s.MaxRankError())
+		t.Fatalf("%s: MaxRankError %d > εn", what, s.MaxRankError())
 	}
 	for _, phi := range testPhis {
 		v, lo, hi := s.Quantile(phi)
 		if err := key.CheckQuantile(phi, v, eps, lo, hi); err != nil {
-			t.Fatalf("last %d (exact %v, %d blocks): %v", n, s.Exact(), w.Blocks(), err)
+			t.Fatalf("%s (exact %v): %v", what, s.Exact(), err)
 		}
 	}
 	sorted := key.Sorted()
@@ -40,11 +50,11 @@ func checkLast(t *testing.T, w *Window, x []float64, n int64) {
 		v := sorted[i*(len(sorted)-1)/19]
 		lo, hi := s.Rank(v)
 		if err := key.CheckRank(v, lo, hi, eps); err != nil {
-			t.Fatalf("last %d: %v", n, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		lo, hi = s.Frequency(v)
 		if err := key.CheckFrequency(v, lo, hi, eps); err != nil {
-			t.Fatalf("last %d: %v", n, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 	}
 	for _, support := range []float64{2 * eps, 0.05, 0.2} {
@@ -53,12 +63,11 @@ func checkLast(t *testing.T, w *Window, x []float64, n int64) {
 			got = append(got, e.Value)
 		}
 		if err := key.CheckHeavyHitters(support, eps, got); err != nil {
-			t.Fatalf("last %d, support %v: %v", n, support, err)
+			t.Fatalf("%s, support %v: %v", what, support, err)
 		}
 	}
 }
 
-// lastNs returns the query lengths to try for a window of capacity c.
 func lastNs(c int64) []int64 {
 	ns := []int64{1, 2, 3, 10, 100, 1000, 10000, c / 3, c/2 + 7, c - 1, c}
 	var out []int64

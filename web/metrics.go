@@ -48,7 +48,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e := exportedStream{name: name, stats: st}
-		if st.Count > 0 && len(s.Quantiles) > 0 {
+		// An item stream has no quantiles: its series are counts only.
+		if st.Count > 0 && len(s.Quantiles) > 0 && st.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
 			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: s.Quantiles, LastN: min(s.LastN, st.SlidingWindow)})
 			if status.Code(err) == codes.NotFound {
 				continue

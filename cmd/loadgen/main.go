@@ -45,6 +45,9 @@
 // Missing or malformed values (such as "?" in CSV) are counted per stream
 // and skipped, as are NaN and ±Inf, and the final summary lists them.
 //
+// --csv-item-columns chooses columns of strings instead, sent as items to
+// item streams (created as such on first items).
+//
 // synth draws --count values (over all streams) from --dist (uniform,
 // normal, lognormal, pareto, exponential, zipf, constant, twovalued) with
 // --seed, --zipf-s, --zipf-distinct and --pareto-alpha, and puts them in
@@ -53,7 +56,10 @@
 // --stream followed by ".0", ".1"...; stream i is seeded with seed+i.
 // --stream-per-conn sets K to --conns. The random order may run for a
 // --duration without a count; the others arrange all values in memory
-// first.
+// first. --items sends items instead, through the per-batch sender for
+// every target: the string "item-" and the base-36 integer part of each
+// value drawn, so that --dist zipf gives Zipf-distributed strings over
+// --zipf-distinct items.
 //
 // To --target tcp-binary, synth draws each stream's values on all cores
 // before sending and renders them once as frames of --batch values
@@ -119,7 +125,8 @@
 // --target tcp-binary, --count 20,000,000) into a local listener that
 // discards what it reads, and prints loadgen's own rate in values/s and
 // MB/s: what one loadgen process can send with those settings, for
-// comparison with what a daemon takes.
+// comparison with what a daemon takes. With --items it sends items; with
+// --file it replays a recording (of values or items) in a loop instead.
 //
 // sink listens on --listen (default 127.0.0.1:7071), reads and discards
 // what any connection sends until an interrupt or --duration, and prints

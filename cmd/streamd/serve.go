@@ -61,6 +61,7 @@ type Config struct {
 	KafkaGroup           string
 	KafkaFormats         map[string]ingest.Format // per topic; text by default
 	KafkaStreamFromTopic bool
+	KafkaMessageTime     bool          // messages' timestamps are their values' arrival times
 	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
 
 	Stream     summary.Config // defaults of streams created on first data
@@ -189,7 +190,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 		c.KafkaBrokers = splitList(v)
 		return nil
 	})
-	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32 or =text to set its message format", func(v string) error {
+	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32, =text or =items to set its message format", func(v string) error {
 		for _, t := range splitList(v) {
 			name, format, _ := strings.Cut(t, "=")
 			c.KafkaTopics = append(c.KafkaTopics, name)
@@ -210,6 +211,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KafkaGroup, "kafka-group", c.KafkaGroup, "Kafka consumer group; daemons in one group share the partitions")
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", ingest.DefaultKafkaSessionTimeout, "Kafka group session timeout: how long a crashed member keeps its partitions")
 	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
+	fs.BoolVar(&c.KafkaMessageTime, "kafka-message-time", c.KafkaMessageTime, "use messages' timestamps as their values' arrival times (time windows) instead of the daemon's clock")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
@@ -226,12 +228,12 @@ func splitList(v string) []string {
 }
 
 func parseFormat(s string) (ingest.Format, error) {
-	for _, f := range []ingest.Format{ingest.FormatText, ingest.FormatBinary64, ingest.FormatBinary32} {
+	for _, f := range ingest.Formats() {
 		if f.String() == s {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown kafka format %q (text, f64 or f32)", s)
+	return 0, fmt.Errorf("unknown kafka format %q (text, f64, f32 or items)", s)
 }
 
 // newServeFlags returns serve's flag set bound to cfg.
@@ -408,7 +410,7 @@ func (d *Daemon) openKafka(ctx context.Context) {
 	}
 	d.kafka = &ingest.KafkaConsumer{
 		Brokers: cfg.KafkaBrokers, Topics: cfg.KafkaTopics, Group: cfg.KafkaGroup,
-		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic,
+		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic, MessageTime: cfg.KafkaMessageTime,
 		Sink: d.pipe, Logger: d.Logger, SessionTimeout: cfg.KafkaSessionTimeout,
 		Resume: func(topic string, partition int) (int64, bool) {
 			o, ok := resume[ingest.TopicPartition{Topic: topic, Partition: partition}]
