@@ -6,7 +6,8 @@
 // Errors carry gRPC status codes: NotFound for an unknown stream,
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
 // (ε, 1], NaN or ±Inf, last_n above the sliding window), AlreadyExists,
-// ResourceExhausted for the stream limit, Unavailable after shutdown.
+// ResourceExhausted for the stream limit and when the memory budget cannot
+// hold a new stream's worst case, Unavailable after shutdown.
 package api
 
 import (
@@ -45,8 +46,9 @@ var _ pb.StreamdServer = (*Server)(nil)
 
 // Push accepts the values of every message of the call. NaN and ±Inf are
 // rejected and counted, like bad input on other sources; the call fails
-// only for a bad stream name or the stream limit, and then the values of
-// earlier messages stay accepted.
+// only for a bad stream name, or when a new stream is refused (the stream
+// limit, the memory budget), and then the values of earlier messages stay
+// accepted.
 func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushResponse]) error {
 	ctx := stream.Context()
 	var resp pb.PushResponse
@@ -66,8 +68,8 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 		clean := ingest.CleanValues(req.Stream, req.Values, s.Pipeline)
 		resp.Rejected += uint64(len(req.Values) - len(clean))
 		if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
-			if errors.Is(err, ingest.ErrStreamLimit) {
-				s.Pipeline.Reject(req.Stream, ingest.ReasonStreamLimit, len(clean))
+			if reason, ok := ingest.RefusalReason(err); ok {
+				s.Pipeline.Reject(req.Stream, reason, len(clean))
 			}
 			return statusError("push", err)
 		}
@@ -89,7 +91,7 @@ func statusError(op string, err error) error {
 		code = codes.NotFound
 	case errors.Is(err, pipeline.ErrExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, ingest.ErrStreamLimit):
+	case errors.Is(err, ingest.ErrStreamLimit), errors.Is(err, ingest.ErrMemoryBudget):
 		code = codes.ResourceExhausted
 	case errors.Is(err, pipeline.ErrClosed):
 		code = codes.Unavailable

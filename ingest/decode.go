@@ -159,8 +159,8 @@ func (b *batch) setStream(name []byte) error {
 }
 
 // flush hands the values of b to the sink, after CleanValues, and empties
-// b. Values refused with ErrStreamLimit are counted; any other error of
-// Accept is returned, now and by every later call.
+// b. Values refused with ErrStreamLimit or ErrMemoryBudget are counted; any
+// other error of Accept is returned, now and by every later call.
 func (b *batch) flush() error {
 	if b.err != nil {
 		return b.err
@@ -174,11 +174,11 @@ func (b *batch) flush() error {
 		return nil
 	}
 	err := b.sink.Accept(b.ctx, b.stream, vals)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, ErrStreamLimit):
-		b.sink.Reject(b.stream, ReasonStreamLimit, len(vals))
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, len(vals))
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)

@@ -96,8 +96,8 @@
 // frame cut short by the end of the connection or by a read error is counted
 // as one "malformed", under its stream name if its header arrived whole; the
 // whole values that arrived before the cut are accepted. Frame-level rejects
-// count frames, not values; the rejects of single values ("nan", "inf") and
-// "stream_limit" count values.
+// count frames, not values; the rejects of single values ("nan", "inf"),
+// "stream_limit" and "memory_budget" count values.
 //
 // # Other input
 //
@@ -111,6 +111,8 @@
 // Each connection is served by one goroutine that reads, decodes and calls
 // [Sink.Accept]. Accept may block while the pipeline catches up; the
 // connection is not read meanwhile, so TCP flow control slows the producer
-// down. If Accept reports [ErrStreamLimit], the values are counted as
-// "stream_limit" and the connection goes on.
+// down; the pipeline also waits there while its memory budget is full. If
+// Accept reports [ErrStreamLimit] or [ErrMemoryBudget] (the values would
+// create a stream that the daemon cannot hold), the values are counted as
+// "stream_limit" or "memory_budget" and the connection goes on.
 package ingest

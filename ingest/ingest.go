@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"streamd/internal/membudget"
 )
 
 // Sink receives decoded values. Accept may block: that is the back-pressure that stops TCP reads when sorting falls behind.
@@ -20,15 +22,17 @@ type Reason string
 // The reasons input is rejected for. The package documentation says which
 // input each one counts, and whether it counts values, lines or frames.
 const (
-	ReasonMalformed     Reason = "malformed"       // a token that is not a number, a malformed frame
-	ReasonNaN           Reason = "nan"             // a NaN value
-	ReasonInf           Reason = "inf"             // a +Inf or -Inf value
-	ReasonBadStreamName Reason = "bad_stream_name" // a stream name that ValidStreamName rejects
-	ReasonLineTooLong   Reason = "line_too_long"   // a line longer than the limit
-	ReasonUnknownFormat Reason = "unknown_format"  // a connection in neither protocol
-	ReasonFrameTooLarge Reason = "frame_too_large" // a frame longer than the limit
-	ReasonStreamLimit   Reason = "stream_limit"    // Accept returned ErrStreamLimit
-	ReasonBadValueType  Reason = "bad_value_type"  // a frame whose value type is unknown
+	ReasonMalformed       Reason = "malformed"       // a token that is not a number, a malformed frame
+	ReasonNaN             Reason = "nan"             // a NaN value
+	ReasonInf             Reason = "inf"             // a +Inf or -Inf value
+	ReasonBadStreamName   Reason = "bad_stream_name" // a stream name that ValidStreamName rejects
+	ReasonLineTooLong     Reason = "line_too_long"   // a line longer than the limit
+	ReasonUnknownFormat   Reason = "unknown_format"  // a connection in neither protocol
+	ReasonFrameTooLarge   Reason = "frame_too_large" // a frame longer than the limit
+	ReasonStreamLimit     Reason = "stream_limit"    // Accept returned ErrStreamLimit
+	ReasonBadValueType    Reason = "bad_value_type"  // a frame whose value type is unknown
+	ReasonMemoryBudget    Reason = "memory_budget"   // Accept returned ErrMemoryBudget
+	ReasonUnauthenticated Reason = "unauthenticated" // a connection without the right token
 )
 
 // Reasons returns every Reason, for example to create metrics up front.
@@ -36,8 +40,22 @@ func Reasons() []Reason {
 	return []Reason{
 		ReasonMalformed, ReasonNaN, ReasonInf, ReasonBadStreamName,
 		ReasonLineTooLong, ReasonUnknownFormat, ReasonFrameTooLarge,
-		ReasonStreamLimit, ReasonBadValueType,
+		ReasonStreamLimit, ReasonBadValueType, ReasonMemoryBudget, ReasonUnauthenticated,
 	}
+}
+
+// RefusalReason returns the Reason that counts values Accept refused with
+// err because their stream could not be created — ReasonStreamLimit for
+// ErrStreamLimit, ReasonMemoryBudget for ErrMemoryBudget — and false for
+// any other error. Such values are counted and the input goes on.
+func RefusalReason(err error) (Reason, bool) {
+	switch {
+	case errors.Is(err, ErrMemoryBudget):
+		return ReasonMemoryBudget, true
+	case errors.Is(err, ErrStreamLimit):
+		return ReasonStreamLimit, true
+	}
+	return "", false
 }
 
 // Errors of this package, to be checked with errors.Is.
@@ -46,6 +64,12 @@ var (
 	// the values would create a stream and no more streams may be created.
 	// The decoders count such values as ReasonStreamLimit and go on.
 	ErrStreamLimit = errors.New("stream limit reached")
+
+	// ErrMemoryBudget is returned, possibly wrapped, by a Sink's Accept
+	// when the values would create a stream whose worst case the daemon's
+	// memory budget cannot hold. The decoders count such values as
+	// ReasonMemoryBudget and go on.
+	ErrMemoryBudget = membudget.ErrExhausted
 
 	// ErrUnknownFormat is returned by Decode when the input speaks neither
 	// the line protocol nor the framed protocol.

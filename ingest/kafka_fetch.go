@@ -300,11 +300,12 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		return i, nil
 	}
 	err := c.Sink.Accept(ctx, stream, vals)
+	reason, refused := RefusalReason(err)
 	switch {
 	case err == nil:
 		c.stats.values.Add(uint64(len(vals)))
-	case errors.Is(err, ErrStreamLimit):
-		c.reject(stream, ReasonStreamLimit, len(vals))
+	case refused:
+		c.reject(stream, reason, len(vals))
 	default:
 		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/membudget"
 	"streamd/internal/radix"
 	"streamd/slidingwindow"
 	"streamd/summary"
@@ -44,6 +45,10 @@ var (
 	// limit on streams. It is ingest.ErrStreamLimit, so that ingest counts
 	// it.
 	ErrStreamLimit = ingest.ErrStreamLimit
+	// ErrMemoryBudget is returned when the memory budget cannot hold a new
+	// stream's worst case (StreamFootprint). It is ingest.ErrMemoryBudget,
+	// so that ingest counts it.
+	ErrMemoryBudget = ingest.ErrMemoryBudget
 )
 
 // Config configures a Pipeline.
@@ -66,6 +71,11 @@ type Config struct {
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
+	// MaxMemory is the memory budget in bytes (0: none): new streams are
+	// refused with ErrMemoryBudget when it cannot hold their worst case,
+	// and Accept waits while more windows in flight would pass it (see
+	// StreamFootprint and streamd/internal/membudget).
+	MaxMemory int64
 }
 
 // Pipeline is the set of streams and the goroutines that sort and
@@ -79,6 +89,8 @@ type Pipeline struct {
 
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
+
+	mem *membudget.Budget
 
 	sendMu   sync.RWMutex // guards sending on full against its closing
 	full     chan *window.Window
@@ -122,6 +134,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
 		rejected: make(map[ingest.Reason]uint64),
+		mem:      membudget.New(cfg.MaxMemory),
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
@@ -156,6 +169,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	p.mu.Unlock()
+	p.mem.Close()
 	// Accepts hold sendMu's read lock while they check closed and send, so
 	// none sends after this.
 	p.sendMu.Lock()
@@ -277,7 +291,12 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
+	mem, err := p.mem.Open(StreamFootprint(cfg))
+	if err != nil {
+		return nil, false, fmt.Errorf("stream %q: %w", name, err)
+	}
 	s = newStream(name, sum)
+	s.mem = mem
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -287,9 +306,11 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 func (p *Pipeline) Delete(name string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.streams[name] == nil {
+	s := p.streams[name]
+	if s == nil {
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
+	s.mem.Close()
 	delete(p.streams, name)
 	return nil
 }
@@ -326,8 +347,11 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 	return p.AcceptTo(ctx, s, values)
 }
 
-// AcceptTo adds values to s; see Accept.
+// AcceptTo adds values to s; see Accept. Once its windows are sent to the
+// sorter, it waits while the stream has windows in flight and one more
+// would pass the memory budget.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
+	defer s.mem.Wait(ctx)
 	full := s.append(values, time.Now().UnixNano())
 	if len(full) == 0 {
 		return nil
@@ -417,6 +441,7 @@ type Stream struct {
 	inflight []inflight // full windows not yet summarised, oldest first
 	pendingQ []*window.Window
 	rejected map[ingest.Reason]uint64
+	mem      *membudget.Account // its share of the memory budget
 }
 
 // inflight is a full window on its way through the sorter, with a copy of
@@ -468,6 +493,7 @@ func (s *Stream) append(values []float64, now int64) []*window.Window {
 // addInflight records a full window and the copy queries read.
 func (s *Stream) addInflight(w *window.Window) {
 	w.Owner = s
+	s.mem.WindowFull()
 	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone()})
 }
 
@@ -494,6 +520,8 @@ func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.Win
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
 	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
+	s.mem.WindowDone()
+	s.mem.Summaries(s.summaryBytes())
 }
 
 // reject counts n rejected values.
@@ -509,6 +537,9 @@ type Stats struct {
 	Config   summary.Config
 	Pending  int64 // values accepted but not yet in the all-history summaries
 	Rejected map[ingest.Reason]uint64
+	// Memory is what the memory budget charges the stream now, and
+	// Reserved the part reserved for its worst case (StreamFootprint).
+	Memory, Reserved int64
 }
 
 // Stats returns the stream's statistics.
@@ -520,6 +551,7 @@ func (s *Stream) Stats() Stats {
 		st.Rejected[r] = n
 	}
 	st.Pending = st.Count - st.Summarised
+	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve
 	return st
 }
 
