@@ -99,12 +99,41 @@
 // count frames, not values; the rejects of single values ("nan", "inf"),
 // "stream_limit" and "memory_budget" count values.
 //
+// # Token preamble
+//
+// A server with a token ([TCPServer.Token]) requires every connection to
+// start with it, within the handshake timeout (10 s by default):
+//
+//   - in the line protocol, as the first line: "@auth <token>\n" (blanks
+//     as in other lines; "\r\n" too). No stream line can start with "@".
+//   - in the framed protocol, with the magic [MagicToken] "\x00SDT" instead
+//     of [Magic] "\x00SDB", followed by tokenLen:uint16 and the token, then
+//     frames as after Magic. The magic's fourth byte is the preamble's
+//     version: 'B' has no token, 'T' one.
+//
+// A token is 1 to 1024 bytes ([MaxTokenLen]) of printable ASCII without
+// blanks ([ValidToken]); [AppendPreamble] writes either preamble. A
+// connection without the token, with a wrong one, or with a malformed
+// preamble is sent one line "error: unauthenticated: <why>\n", counted as
+// one "unauthenticated" under the stream "", and closed. A server without
+// a token accepts both preambles and ignores their token, so a client may
+// always send one.
+//
 // # Other input
 //
 // A connection whose first byte is NUL but whose first four bytes are not the
 // magic, or whose first byte cannot start a line (it is neither a stream name
 // byte, a blank, "\r", "\n" nor "#"; for example the first byte of a TLS
 // handshake), is counted as one "unknown_format" under "" and closed.
+//
+// # TLS and connection limits
+//
+// A server with [TCPServer.TLSConfig] speaks TLS: the handshake comes
+// first, within the handshake timeout, and both protocols run inside it. A
+// connection over [TCPServer.MaxConnections] is sent
+// "error: too many connections (the limit is N)\n" (in plaintext) and
+// closed; one that sends nothing for [TCPServer.IdleTimeout] while the
+// server waits for input is closed. [TCPServer.Stats] counts each.
 //
 // # Back-pressure
 //
