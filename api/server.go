@@ -292,8 +292,11 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		Count: uint64(x.Count), Min: x.Min, Max: x.Max, Sum: x.Sum,
 		Epsilon: x.Config.Epsilon, WindowSize: uint64(x.Config.WindowSize), SlidingWindow: uint64(x.Config.SlidingWindow),
 		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes),
-		Rejected: make(map[string]uint64, len(x.Rejected)),
+		Rejected:    make(map[string]uint64, len(x.Rejected)),
+		MemoryBytes: uint64(x.Memory), MemoryReservedBytes: uint64(x.Reserved),
 	}
+	m := s.Pipeline.Memory()
+	resp.DaemonMemoryLimitBytes, resp.DaemonMemoryUsedBytes = uint64(m.Limit), uint64(max(m.Used, 0))
 	for r, n := range x.Rejected {
 		resp.Rejected[string(r)] = n
 		resp.RejectedTotal += n

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -49,26 +51,37 @@ type Ack struct {
 // ingest): the line protocol, or the framed protocol if Binary is set. Values
 // are written as float64 (in the line protocol, in the shortest decimal
 // form that reads back to the same float64), or as float32 if Float32 is
-// set. Lines carry at most 1024 values.
+// set. Lines carry at most 1024 values. Each connection starts with the
+// token preamble when Token is set, and speaks TLS when TLS is set.
 type TCP struct {
 	Addr    string
 	Binary  bool
 	Float32 bool
+	Token   string
+	TLS     *tls.Config
 }
 
 // Dial implements Target.
 func (t *TCP) Dial(ctx context.Context) (Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", t.Addr)
+	pre, err := ingest.AppendPreamble(nil, t.Binary, t.Token)
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	var nc net.Conn
+	if t.TLS != nil {
+		d := tls.Dialer{Config: t.TLS}
+		nc, err = d.DialContext(ctx, "tcp", t.Addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", t.Addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp: %w", err)
 	}
 	c := &tcpConn{conn: nc, w: bufio.NewWriterSize(nc, 256<<10), binary: t.Binary, f32: t.Float32}
 	// A send blocked by back-pressure ends with ctx.
 	c.stop = context.AfterFunc(ctx, func() { nc.SetWriteDeadline(time.Unix(1, 0)) })
-	if t.Binary {
-		c.w.WriteString(ingest.Magic)
-	}
+	c.w.Write(pre)
 	return c, nil
 }
 
@@ -99,11 +112,22 @@ func (c *tcpConn) Send(stream string, values []float64) error {
 			c.buf = appendLine(c.buf, stream, values[:n], c.f32)
 		}
 		if _, err := c.w.Write(c.buf); err != nil {
-			return fmt.Errorf("send: %w", err)
+			return fmt.Errorf("send: %w", c.refusal(err))
 		}
 		values = values[n:]
 	}
 	return nil
+}
+
+// refusal returns the daemon's error line, if it sent one before closing
+// the connection (a missing or wrong token), as an error; else err.
+func (c *tcpConn) refusal(err error) error {
+	c.conn.SetReadDeadline(time.Now().Add(time.Second))
+	line, _ := bufio.NewReader(io.LimitReader(c.conn, 4096)).ReadString('\n')
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error: "); ok {
+		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	return err
 }
 
 // appendLine appends a line of the line protocol to dst.
@@ -120,9 +144,25 @@ func appendLine(dst []byte, stream string, values []float64, f32 bool) []byte {
 	return append(dst, '\n')
 }
 
+// Close flushes what is buffered, ends the connection's sending side and
+// waits, for up to a minute, until the daemon closes it: the daemon then
+// has accepted every value, or sent an error line, which Close returns.
 func (c *tcpConn) Close() (Ack, error) {
 	c.stop()
 	err := c.w.Flush()
+	if err == nil {
+		err = closeWrite(c.conn)
+	}
+	if err == nil {
+		c.conn.SetReadDeadline(time.Now().Add(time.Minute))
+		var reply []byte
+		reply, err = io.ReadAll(io.LimitReader(c.conn, 4096))
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(string(reply)), "error: "); ok {
+			err = fmt.Errorf("the daemon refused the connection: %s", msg)
+		}
+	} else {
+		err = c.refusal(err)
+	}
 	if cerr := c.conn.Close(); err == nil {
 		err = cerr
 	}
@@ -130,6 +170,14 @@ func (c *tcpConn) Close() (Ack, error) {
 		return Ack{}, fmt.Errorf("close tcp: %w", err)
 	}
 	return Ack{}, nil
+}
+
+// closeWrite ends the sending side of conn, a TCP or TLS connection.
+func closeWrite(conn net.Conn) error {
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 // GRPC is a Target that sends values with streamd's Push call, one call per

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/membudget"
 )
 
 const queryUsage = `Usage: streamd query <command> [flags] [args]
@@ -252,6 +253,15 @@ func printJSON(w io.Writer, msg proto.Message) error {
 }
 
 // num prints a value with float32 precision, as streams store them.
+// daemonMemory describes the daemon's memory budget in a Stats answer.
+func daemonMemory(r *pb.StatsResponse) string {
+	used := membudget.Size(int64(r.DaemonMemoryUsedBytes))
+	if r.DaemonMemoryLimitBytes == 0 {
+		return used + " (no limit)"
+	}
+	return used + " of " + membudget.Size(int64(r.DaemonMemoryLimitBytes))
+}
+
 func num(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32) }
 
 func printTable(out io.Writer, msg proto.Message) error {
@@ -286,7 +296,9 @@ func printTable(out io.Writer, msg proto.Message) error {
 			{"count", fmt.Sprint(r.Count)}, {"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)},
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
-			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
+			{"summary bytes", fmt.Sprint(r.SummaryBytes)},
+			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
+			{"daemon memory", daemonMemory(r)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
 		}
 		reasons := make([]string, 0, len(r.Rejected))
 		for k := range r.Rejected {

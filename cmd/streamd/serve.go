@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/subtle"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -30,6 +31,8 @@ import (
 	"streamd/checkpoint"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/membudget"
+	"streamd/internal/tlsconf"
 	"streamd/pipeline"
 	"streamd/summary"
 )
@@ -41,9 +44,15 @@ type Config struct {
 	MetricsAddr string // Prometheus /metrics and /healthz; "" disables it
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
-	TLSCert     string // PEM certificate for gRPC; with TLSKey enables TLS
+	TLSCert     string // PEM certificate for gRPC and TCP ingest; with TLSKey enables TLS
 	TLSKey      string
-	Token       string // bearer token every RPC must carry; "" for none
+	Token       string // bearer token every RPC and TCP ingest connection must carry; "" for none
+
+	MaxMemory      MemoryLimit   // memory budget of the streams
+	MaxConnections int           // TCP ingest connections served at once; 0 for no limit
+	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
+	MaxLineBytes   int           // longest line of the TCP line protocol
+	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
 
 	CheckpointInterval time.Duration // how often state is written to DataDir; 0 disables
 
@@ -53,6 +62,13 @@ type Config struct {
 	KafkaFormats         map[string]ingest.Format // per topic; text by default
 	KafkaStreamFromTopic bool
 	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
+	KafkaSASL            string        // SASL mechanism: plain, scram-sha-256, scram-sha-512; "" for none
+	KafkaUser            string
+	KafkaPassword        string
+	KafkaTLS             bool   // connect to the brokers over TLS
+	KafkaTLSCA           string // PEM CA certificates to trust; "" for the system's
+	KafkaTLSCert         string // PEM client certificate, with KafkaTLSKey
+	KafkaTLSKey          string
 
 	Stream     summary.Config // defaults of streams created on first data
 	MaxStreams int
@@ -75,6 +91,11 @@ func DefaultConfig() Config {
 		KafkaGroup:         "streamd",
 		CheckpointInterval: 10 * time.Second,
 		Stream:             summary.Config{}.WithDefaults(),
+		MaxMemory:          DefaultMaxMemory,
+		MaxConnections:     ingest.DefaultMaxConnections,
+		IdleTimeout:        ingest.DefaultIdleTimeout,
+		MaxLineBytes:       ingest.DefaultMaxLineBytes,
+		MaxFrameBytes:      ingest.MaxFrameLen,
 		MaxStreams:         100000,
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
@@ -116,7 +137,72 @@ func (c *Config) Validate() error {
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
 	}
+	if c.Token != "" {
+		if err := ingest.ValidToken(c.Token); err != nil {
+			return &ConfigError{"token", "(hidden)", err}
+		}
+	}
+	if c.MaxConnections < 0 {
+		return &ConfigError{"max-connections", c.MaxConnections, errors.New("must not be negative")}
+	}
+	if c.IdleTimeout < 0 {
+		return &ConfigError{"idle-timeout", c.IdleTimeout, errors.New("must not be negative")}
+	}
+	if c.MaxLineBytes < 1 {
+		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
+	}
+	if c.MaxFrameBytes < 1 || c.MaxFrameBytes > ingest.MaxFrameLen {
+		return &ConfigError{"max-frame-bytes", c.MaxFrameBytes, fmt.Errorf("want 1 to %d", ingest.MaxFrameLen)}
+	}
+	if c.KafkaSASL != "" {
+		if _, err := ingest.KafkaSASL(c.KafkaSASL, c.KafkaUser, c.KafkaPassword); err != nil {
+			return &ConfigError{"kafka-sasl", c.KafkaSASL, err}
+		}
+	} else if c.KafkaUser != "" {
+		return &ConfigError{"kafka-user", c.KafkaUser, errors.New("needs kafka-sasl")}
+	}
+	if (c.KafkaTLSCert == "") != (c.KafkaTLSKey == "") {
+		return &ConfigError{"kafka-tls-cert", c.KafkaTLSCert, errors.New("kafka-tls-cert and kafka-tls-key go together")}
+	}
 	return nil
+}
+
+// memoryBudget resolves --max-memory and checks that it holds at least one
+// stream of the default configuration.
+func (c *Config) memoryBudget() (int64, error) {
+	limit, err := c.MaxMemory.Resolve()
+	if err != nil {
+		return 0, &ConfigError{"max-memory", c.MaxMemory, err}
+	}
+	if need := pipeline.StreamFootprint(c.Stream).Reserve; limit > 0 && need > limit {
+		return 0, &ConfigError{"max-memory", c.MaxMemory, fmt.Errorf("%s cannot hold one stream of the defaults, which needs %s", membudget.Size(limit), membudget.Size(need))}
+	}
+	return limit, nil
+}
+
+// kafkaDialer returns the dialer of the Kafka consumer: nil for kafka-go's
+// default, or one with SASL and TLS as configured.
+func (c *Config) kafkaDialer() (*kafka.Dialer, error) {
+	useTLS := c.KafkaTLS || c.KafkaTLSCA != "" || c.KafkaTLSCert != ""
+	if c.KafkaSASL == "" && !useTLS {
+		return nil, nil
+	}
+	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
+	if c.KafkaSASL != "" {
+		m, err := ingest.KafkaSASL(c.KafkaSASL, c.KafkaUser, c.KafkaPassword)
+		if err != nil {
+			return nil, err
+		}
+		d.SASLMechanism = m
+	}
+	if useTLS {
+		cfg, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: c.KafkaTLSCA, CertFile: c.KafkaTLSCert, KeyFile: c.KafkaTLSKey})
+		if err != nil {
+			return nil, err
+		}
+		d.TLS = cfg
+	}
+	return d, nil
 }
 
 // flags binds c to a flag set; environment variables STREAMD_<NAME> set
@@ -127,9 +213,14 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "Prometheus /metrics and /healthz address; empty disables")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file for gRPC TLS")
-	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for gRPC TLS")
-	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC must carry (also STREAMD_TOKEN)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC and TCP ingest over TLS")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file of --tls-cert")
+	fs.StringVar(&c.Token, "token", c.Token, "token that every RPC (authorization: Bearer) and TCP ingest connection (@auth line or framed preamble) must carry (also STREAMD_TOKEN)")
+	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
+	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
+	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
 	fs.IntVar(&c.Stream.WindowSize, "window-size", c.Stream.WindowSize, "default window size W of new streams")
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
@@ -161,6 +252,13 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KafkaGroup, "kafka-group", c.KafkaGroup, "Kafka consumer group; daemons in one group share the partitions")
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", ingest.DefaultKafkaSessionTimeout, "Kafka group session timeout: how long a crashed member keeps its partitions")
 	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
+	fs.StringVar(&c.KafkaSASL, "kafka-sasl", c.KafkaSASL, "Kafka SASL mechanism: plain, scram-sha-256 or scram-sha-512")
+	fs.StringVar(&c.KafkaUser, "kafka-user", c.KafkaUser, "Kafka SASL user")
+	fs.StringVar(&c.KafkaPassword, "kafka-password", c.KafkaPassword, "Kafka SASL password (better: STREAMD_KAFKA_PASSWORD)")
+	fs.BoolVar(&c.KafkaTLS, "kafka-tls", c.KafkaTLS, "connect to the Kafka brokers over TLS")
+	fs.StringVar(&c.KafkaTLSCA, "kafka-tls-ca", c.KafkaTLSCA, "PEM CA certificates that sign the brokers' (default: the system's); implies --kafka-tls")
+	fs.StringVar(&c.KafkaTLSCert, "kafka-tls-cert", c.KafkaTLSCert, "PEM client certificate for brokers that check clients; implies --kafka-tls")
+	fs.StringVar(&c.KafkaTLSKey, "kafka-tls-key", c.KafkaTLSKey, "PEM key of --kafka-tls-cert")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
@@ -224,6 +322,13 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	d := NewDaemon(cfg, logger)
 	if err := d.Open(ctx); err != nil {
 		return err
+	}
+	if limit := d.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage collector keeps the heap near the budget instead
+		// of letting it grow to twice what is live.
+		soft := limit + memoryHeadroom(limit)
+		debug.SetMemoryLimit(soft)
+		logger.Info("go memory limit set", "limit", membudget.Size(soft))
 	}
 	<-ctx.Done()
 	// A second signal aborts the graceful shutdown: listen for it before
@@ -289,12 +394,16 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("create data dir: %w", err)
 		}
 	}
+	budget, err := cfg.memoryBudget()
+	if err != nil {
+		return err
+	}
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
 	}
 	d.pipe, err = pipeline.New(pipeline.Config{
 		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue,
-		Sorter: d.sorter, Logger: d.Logger,
+		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget,
 	})
 	if err != nil {
 		return err
@@ -316,7 +425,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		d.wg.Go(func() { d.checkpointLoop(bg) })
 	}
 	if len(cfg.KafkaTopics) > 0 {
-		d.openKafka(bg)
+		if err := d.openKafka(bg); err != nil {
+			return err
+		}
 	}
 
 	if err := d.openGRPC(); err != nil {
@@ -325,6 +436,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if cfg.TCPAddr != "" {
 		d.tcp = ingest.NewTCPServer(cfg.TCPAddr, d.pipe)
 		d.tcp.Logger = d.Logger
+		d.tcp.Token = cfg.Token
+		d.tcp.MaxConnections, d.tcp.IdleTimeout = cfg.MaxConnections, cfg.IdleTimeout
+		d.tcp.MaxLineBytes, d.tcp.MaxFrameBytes = cfg.MaxLineBytes, cfg.MaxFrameBytes
+		if cfg.TLSCert != "" {
+			if d.tcp.TLSConfig, err = tlsconf.Server(cfg.TLSCert, cfg.TLSKey); err != nil {
+				return err
+			}
+		}
 		if err := d.tcp.Open(ctx); err != nil {
 			return fmt.Errorf("open tcp ingest: %w", err)
 		}
@@ -339,13 +458,41 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	d.Logger.Info("streamd serving",
 		"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
 		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir)
+	d.logBudget(budget)
 	return nil
+}
+
+// logBudget says what the memory budget holds.
+func (d *Daemon) logBudget(limit int64) {
+	per := pipeline.StreamFootprint(d.Config.Stream).Reserve
+	m := d.pipe.Memory()
+	if limit == 0 {
+		d.Logger.Info("no memory budget", "stream_reserve", membudget.Size(per))
+		return
+	}
+	d.Logger.Info("memory budget", "max_memory", membudget.Size(limit), "used", membudget.Size(m.Used),
+		"stream_reserve", membudget.Size(per), "default_streams_that_fit", max(limit-m.Used, 0)/per)
+	if m.Used > limit {
+		d.Logger.Warn("the restored streams take more than the memory budget: new streams are refused", "used", membudget.Size(m.Used), "max_memory", membudget.Size(limit))
+	}
+}
+
+// MemoryLimit returns the memory budget in bytes, 0 for none.
+func (d *Daemon) MemoryLimit() int64 {
+	if d.pipe == nil {
+		return 0
+	}
+	return d.pipe.Memory().Limit
 }
 
 // openKafka starts consuming the configured topics, resuming each
 // partition after the values of the restored checkpoint.
-func (d *Daemon) openKafka(ctx context.Context) {
+func (d *Daemon) openKafka(ctx context.Context) error {
 	cfg := &d.Config
+	dialer, err := cfg.kafkaDialer()
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
 	resume := make(offsets, len(d.offsets))
 	for tp, o := range d.offsets {
 		resume[tp] = o
@@ -359,6 +506,7 @@ func (d *Daemon) openKafka(ctx context.Context) {
 			return o, ok
 		},
 		Revoked: d.revoked,
+		Dialer:  dialer,
 	}
 	d.kafkaDone = make(chan struct{})
 	go func() {
@@ -367,6 +515,7 @@ func (d *Daemon) openKafka(ctx context.Context) {
 			d.Logger.Error("kafka consumer stopped", "err", err)
 		}
 	}()
+	return nil
 }
 
 // openSorter opens the named back-end. "auto" falls back to the CPU when
@@ -399,11 +548,11 @@ func (d *Daemon) openGRPC() error {
 	cfg := &d.Config
 	var opts []grpc.ServerOption
 	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		tc, err := tlsconf.Server(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
-			return fmt.Errorf("load tls key pair: %w", err)
+			return err
 		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
 	}
 	if cfg.Token != "" {
 		auth := tokenAuth(cfg.Token)

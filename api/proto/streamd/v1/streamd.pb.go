@@ -812,8 +812,20 @@ type StatsResponse struct {
 	Rejected map[string]uint64 `protobuf:"bytes,10,rep,name=rejected,proto3" json:"rejected,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// rejected_total is the sum of rejected over all reasons.
 	RejectedTotal uint64 `protobuf:"varint,11,opt,name=rejected_total,json=rejectedTotal,proto3" json:"rejected_total,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// memory_bytes is what the daemon's memory budget charges the stream
+	// now: its reservation, its windows in flight beyond the first, and the
+	// growth of its summaries past their share of the reservation.
+	MemoryBytes uint64 `protobuf:"varint,40,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	// memory_reserved_bytes is the stream's reservation: its worst case with
+	// one window in flight and its summaries after sliding_window values.
+	MemoryReservedBytes uint64 `protobuf:"varint,41,opt,name=memory_reserved_bytes,json=memoryReservedBytes,proto3" json:"memory_reserved_bytes,omitempty"`
+	// daemon_memory_limit_bytes is the daemon's memory budget (--max-memory);
+	// 0 when there is none.
+	DaemonMemoryLimitBytes uint64 `protobuf:"varint,42,opt,name=daemon_memory_limit_bytes,json=daemonMemoryLimitBytes,proto3" json:"daemon_memory_limit_bytes,omitempty"`
+	// daemon_memory_used_bytes is what the budget charges all streams now.
+	DaemonMemoryUsedBytes uint64 `protobuf:"varint,43,opt,name=daemon_memory_used_bytes,json=daemonMemoryUsedBytes,proto3" json:"daemon_memory_used_bytes,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -919,6 +931,34 @@ func (x *StatsResponse) GetRejected() map[string]uint64 {
 func (x *StatsResponse) GetRejectedTotal() uint64 {
 	if x != nil {
 		return x.RejectedTotal
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetMemoryBytes() uint64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetMemoryReservedBytes() uint64 {
+	if x != nil {
+		return x.MemoryReservedBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetDaemonMemoryLimitBytes() uint64 {
+	if x != nil {
+		return x.DaemonMemoryLimitBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetDaemonMemoryUsedBytes() uint64 {
+	if x != nil {
+		return x.DaemonMemoryUsedBytes
 	}
 	return 0
 }
@@ -1550,7 +1590,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\tcount_min\x18\x02 \x01(\x04R\bcountMin\x12\x1b\n" +
 	"\tcount_max\x18\x03 \x01(\x04R\bcountMax\"&\n" +
 	"\fStatsRequest\x12\x16\n" +
-	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xb4\x03\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xff\x04\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -1564,7 +1604,11 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\rsummary_bytes\x18\t \x01(\x04R\fsummaryBytes\x12C\n" +
 	"\brejected\x18\n" +
 	" \x03(\v2'.streamd.v1.StatsResponse.RejectedEntryR\brejected\x12%\n" +
-	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x1a;\n" +
+	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x12!\n" +
+	"\fmemory_bytes\x18( \x01(\x04R\vmemoryBytes\x122\n" +
+	"\x15memory_reserved_bytes\x18) \x01(\x04R\x13memoryReservedBytes\x129\n" +
+	"\x19daemon_memory_limit_bytes\x18* \x01(\x04R\x16daemonMemoryLimitBytes\x127\n" +
+	"\x18daemon_memory_used_bytes\x18+ \x01(\x04R\x15daemonMemoryUsedBytes\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa9\x01\n" +
