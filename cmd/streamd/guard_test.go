@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -28,6 +30,7 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
 	"streamd/internal/membudget"
+	"streamd/internal/tlsconf"
 	"streamd/loadgen/synth"
 	"streamd/pipeline"
 	"streamd/summary"
@@ -350,4 +353,107 @@ func pushValues(ctx context.Context, c pb.StreamdClient, stream string, vals []f
 	}
 	_, err = p.CloseAndRecv()
 	return err
+}
+
+// TestKafkaSASLTLS consumes from a kfake broker that requires SCRAM and
+// TLS, configured as a user would: --kafka-sasl, --kafka-user,
+// --kafka-password and --kafka-tls-ca.
+func TestKafkaSASLTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("consumer-group joins take seconds")
+	}
+	certFile, keyFile, _ := selfSigned(t)
+	srv, err := tlsconf.Server(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kfake.NewCluster(kfake.Ports(0), kfake.SeedTopics(2, "secure"), kfake.EnableSASL(),
+		kfake.Superuser("SCRAM-SHA-256", "streamd", "pw"), kfake.TLS(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	brokers := kc.ListenAddrs()
+	d, c := openOn(t, t.TempDir(), io.Discard, func(cfg *Config) {
+		kafkaConfig(brokers, "secure", "sec")(cfg)
+		cfg.KafkaSASL, cfg.KafkaUser, cfg.KafkaPassword, cfg.KafkaTLSCA = "scram-sha-256", "streamd", "pw", certFile
+	})
+	defer closeDaemon(t, d)
+	mech, _ := ingest.KafkaSASL("scram-sha-256", "streamd", "pw")
+	cli, _ := tlsconf.Client(tlsconf.ClientOptions{CAFile: certFile})
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: "secure", BatchTimeout: time.Millisecond,
+		Transport: &kafka.Transport{SASL: mech, TLS: cli}}
+	defer w.Close()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 3}, 20000)
+	var msgs []kafka.Message
+	for i := 0; i < len(x); i += 500 {
+		msgs = append(msgs, kafka.Message{Key: []byte("k"), Value: loadgenText(x[i : i+500])})
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, c, "k", uint64(len(x)))
+	checkAnswers(t, c, "k", round32(x), 0.001, 0)
+}
+
+// loadgenText encodes values as a text Kafka message.
+func loadgenText(vals []float64) []byte {
+	var b []byte
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return b
+}
+
+func TestGuardConfig(t *testing.T) {
+	for _, tc := range []struct {
+		mod   func(*Config)
+		field string
+	}{
+		{func(c *Config) { c.Token = "has space" }, "token"},
+		{func(c *Config) { c.MaxConnections = -1 }, "max-connections"},
+		{func(c *Config) { c.IdleTimeout = -time.Second }, "idle-timeout"},
+		{func(c *Config) { c.MaxFrameBytes = ingest.MaxFrameLen + 1 }, "max-frame-bytes"},
+		{func(c *Config) { c.MaxLineBytes = 0 }, "max-line-bytes"},
+		{func(c *Config) { c.KafkaSASL = "gssapi"; c.KafkaUser = "u" }, "kafka-sasl"},
+		{func(c *Config) { c.KafkaSASL = "plain" }, "kafka-sasl"},
+		{func(c *Config) { c.KafkaUser = "u" }, "kafka-user"},
+		{func(c *Config) { c.KafkaTLSCert = "c.pem" }, "kafka-tls-cert"},
+	} {
+		cfg := DefaultConfig()
+		tc.mod(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: %v", tc.field, err)
+		}
+	}
+	// A budget that cannot hold one default stream is refused at start.
+	cfg := DefaultConfig()
+	cfg.MaxMemory = MemoryLimit{Bytes: 1 << 20}
+	if _, err := cfg.memoryBudget(); err == nil || !strings.Contains(err.Error(), "cannot hold one stream") {
+		t.Errorf("a 1 MiB budget: %v", err)
+	}
+	var m MemoryLimit
+	for in, want := range map[string]MemoryLimit{"50%": {Percent: 50}, "512MiB": {Bytes: 512 << 20}, "0": {}, "2G": {Bytes: 2 << 30}} {
+		if err := m.Set(in); err != nil || m != want {
+			t.Errorf("Set(%q) = %+v, %v", in, m, err)
+		}
+	}
+	for _, bad := range []string{"150%", "0%", "-1", "lots"} {
+		if err := m.Set(bad); err == nil {
+			t.Errorf("Set(%q) succeeded", bad)
+		}
+	}
+	total, err := machineMemory()
+	if err != nil {
+		t.Skip(err)
+	}
+	if half, _ := (MemoryLimit{Percent: 50}).Resolve(); half != total/2 {
+		t.Errorf("50%% of %d is %d", total, half)
+	}
+	if n, err := memTotal([]byte("MemFree: 1 kB\nMemTotal:       16314948 kB\n")); err != nil || n != 16314948<<10 {
+		t.Errorf("memTotal: %d, %v", n, err)
+	}
 }
