@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -105,16 +104,8 @@ func TestTCPPreambleWithoutToken(t *testing.T) {
 // writeSelfSigned writes a certificate for 127.0.0.1 and its key.
 func writeSelfSigned(t *testing.T) (certFile, keyFile string) {
 	t.Helper()
-	cert, key, err := tlsconf.SelfSigned("127.0.0.1")
+	certFile, keyFile, err := tlsconf.WriteSelfSigned(t.TempDir(), "127.0.0.1")
 	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, cert, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return certFile, keyFile

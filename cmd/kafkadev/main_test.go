@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,14 +17,10 @@ import (
 // TestSASLTLS runs kafkadev with SCRAM and TLS: a producer with the
 // credentials and the CA writes, one with a wrong password cannot.
 func TestSASLTLS(t *testing.T) {
-	cert, key, err := tlsconf.SelfSigned("127.0.0.1")
+	certFile, keyFile, err := tlsconf.WriteSelfSigned(t.TempDir(), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, cert, 0o600)
-	os.WriteFile(keyFile, key, 0o600)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out, w := io.Pipe()

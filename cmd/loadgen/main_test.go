@@ -223,19 +223,11 @@ func TestUsage(t *testing.T) {
 }
 
 // writeCert writes a self-signed certificate for 127.0.0.1 and its key,
-// and returns their files and the server configuration.
+// and returns the certificate's file and the server configuration.
 func writeCert(t *testing.T) (certFile string, server *tls.Config) {
 	t.Helper()
-	cert, key, err := tlsconf.SelfSigned("127.0.0.1")
+	certFile, keyFile, err := tlsconf.WriteSelfSigned(t.TempDir(), "127.0.0.1")
 	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, cert, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	server, err = tlsconf.Server(certFile, keyFile)

@@ -32,7 +32,7 @@ Commands:
   ranks <stream> <value> ...        bounds on the number of values ≤ each value
   heavy-hitters <stream>            values with count ≥ --support of the stream
   frequencies <stream> <value> ...  bounds on the count of each value
-  stats <stream>                    count, min, max, sum, configuration, space, rejects
+  stats <stream>                    count, min, max, sum, configuration, space, memory, rejects
   streams                           list the streams
   create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64)
   delete <stream>                   delete a stream

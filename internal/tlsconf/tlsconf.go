@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -106,4 +107,21 @@ func SelfSigned(hosts ...string) (certPEM, keyPEM []byte, err error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// WriteSelfSigned writes SelfSigned's certificate and key to cert.pem and
+// key.pem in dir, readable by the owner only, and returns their paths.
+func WriteSelfSigned(dir string, hosts ...string) (certFile, keyFile string, err error) {
+	cert, key, err := SelfSigned(hosts...)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, cert, 0o600); err != nil {
+		return "", "", fmt.Errorf("write certificate: %w", err)
+	}
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		return "", "", fmt.Errorf("write key: %w", err)
+	}
+	return certFile, keyFile, nil
 }

@@ -3,24 +3,14 @@ package tlsconf
 import (
 	"crypto/tls"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
 // TestSelfSigned serves TLS with a self-signed certificate: a client that
 // trusts it connects, one that does not is refused.
 func TestSelfSigned(t *testing.T) {
-	certPEM, keyPEM, err := SelfSigned("127.0.0.1", "localhost")
+	certFile, keyFile, err := WriteSelfSigned(t.TempDir(), "127.0.0.1", "localhost")
 	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := Server(certFile, keyFile)
