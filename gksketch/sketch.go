@@ -39,9 +39,14 @@ import (
 type Sketch struct {
 	eps     float64
 	n       int64
-	buckets []bucket // ascending id
-	merged  *Summary // cache of the merged buckets; nil when stale
+	buckets []bucket  // ascending id
+	merged  *Summary  // cache of the merged buckets; nil when stale
+	spare   [][]Tuple // tuple buffers of merged-away buckets, for reuse
 }
+
+// maxSpare is the most spare tuple buffers a Sketch keeps: a carry in the
+// exponential histogram frees two buffers and takes one.
+const maxSpare = 4
 
 type bucket struct {
 	id int
@@ -77,11 +82,15 @@ func (k *Sketch) Entries() int {
 	return e
 }
 
-// Bytes reports the memory held by the buckets' tuples.
+// Bytes reports the memory held by the buckets' tuples and the spare
+// tuple buffers kept for reuse.
 func (k *Sketch) Bytes() int {
 	e := 0
 	for _, b := range k.buckets {
 		e += b.s.Bytes()
+	}
+	for _, b := range k.spare {
+		e += 24 * cap(b)
 	}
 	return e
 }
@@ -130,6 +139,18 @@ func (k *Sketch) AddWindow(s Summary) error {
 	return nil
 }
 
+// AddSample adds the summary of one window of n values given by its
+// tuples, as AddWindow does, copying the tuples (into a buffer the sketch
+// recycles) so that the caller may reuse them.
+func (k *Sketch) AddSample(n int64, tuples []Tuple) error {
+	s := Summary{n: n, tuples: append(k.takeSpare(len(tuples)), tuples...)}
+	if err := k.AddWindow(s); err != nil {
+		k.putSpare(s.tuples)
+		return err
+	}
+	return nil
+}
+
 // insert adds b and restores the invariant of one bucket per id.
 func (k *Sketch) insert(b bucket) {
 	k.n += b.s.n
@@ -142,16 +163,53 @@ func (k *Sketch) insert(b bucket) {
 		}
 		other := k.buckets[i]
 		k.buckets = slices.Delete(k.buckets, i, i+1)
-		b = combine(k.eps, other, b)
+		b = k.combine(other, b)
 	}
 }
 
-// combine merges two buckets of id b into one of id b+1 within ε_{b+1}.
-func combine(eps float64, x, y bucket) bucket {
-	s := Merge(&x.s, &y.s)
+// combine merges two buckets of id b into one of id b+1 within ε_{b+1},
+// keeping their tuple buffers for reuse.
+func (k *Sketch) combine(x, y bucket) bucket {
+	dst := k.takeSpare(x.s.Len() + y.s.Len())
+	s := Summary{n: x.s.n + y.s.n, tuples: AppendMerge(dst, &x.s, &y.s)}
 	id := max(x.id, y.id) + 1
-	s.Compress(int64(BucketError(eps, id) * float64(s.n)))
+	s.Compress(int64(BucketError(k.eps, id) * float64(s.n)))
+	k.putSpare(x.s.tuples)
+	k.putSpare(y.s.tuples)
 	return bucket{id: id, s: s}
+}
+
+// takeSpare returns an empty tuple buffer with room for n tuples: a spare
+// one if one is large enough.
+func (k *Sketch) takeSpare(n int) []Tuple {
+	for i, b := range k.spare {
+		if cap(b) >= n {
+			k.spare = slices.Delete(k.spare, i, i+1)
+			return b[:0]
+		}
+	}
+	return make([]Tuple, 0, n)
+}
+
+// putSpare keeps b for reuse, in place of the smallest spare buffer when
+// there are maxSpare already.
+func (k *Sketch) putSpare(b []Tuple) {
+	if cap(b) == 0 {
+		return
+	}
+	if len(k.spare) < maxSpare {
+		k.spare = append(k.spare, b)
+		return
+	}
+	small := 0
+	for i, s := range k.spare {
+		if cap(s) < cap(k.spare[small]) {
+			small = i
+		}
+	}
+	if cap(b) > cap(k.spare[small]) {
+		k.spare[small] = b
+	}
 }
 
 // Merge adds o's buckets to k, combining buckets of equal id as AddWindow

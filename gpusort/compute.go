@@ -217,9 +217,9 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 	return nil
 }
 
-// Digest sorts each window of b in place on the GPU, computes there each
-// window's quantile sample and lossy-counting runs as specs asks, and reads
-// back only those into out: the windows are left in an unspecified order.
+// Digest sorts each window of b on the GPU, computes there each window's
+// quantile sample and lossy-counting runs as specs asks, and reads back
+// only those into out: b is left as it was.
 // The result is identical to summary.DigestSorted on the sorted window.
 // Samples take one gather; runs longer than the threshold are found by
 // marking run starts (key i ≠ key i−1 and key i = key i+T), a prefix sum
@@ -238,23 +238,17 @@ func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary
 			continue
 		}
 		if !c.fits(v) {
-			if err := c.cpu.Sort(ctx, b); err != nil {
+			key64 := w == 1
+			if err := c.cpu.digest(ctx, b, specs, out, func(i int) bool { return (len(b.F64[i]) > 0) == key64 }); err != nil {
 				return err
 			}
-			digestChannels(b, specs, out, w == 1)
 			continue
 		}
 		if err := c.t.do(func() error { return c.run(ctx, v, specs, out) }); err != nil {
 			return fmt.Errorf("compute digest: %w", err)
 		}
 	}
-	for i := range Channels {
-		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
-			out[i].N = 0
-			out[i].Sample = out[i].Sample[:0]
-			out[i].Runs = out[i].Runs[:0]
-		}
-	}
+	emptyDigests(b, out)
 	return nil
 }
 

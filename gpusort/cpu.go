@@ -5,17 +5,21 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"streamd/summary"
 )
 
 // CPU is the CPU back-end: each window is sorted by an LSD radix sort
 // (SortFloat32, SortFloat64). The windows of a batch are sorted in parallel
 // on up to Workers goroutines. A CPU is safe for concurrent use.
 type CPU struct {
-	workers int
-	pool32  sync.Pool // of *[]uint32 scratch buffers
-	pool64  sync.Pool // of *[]uint64 scratch buffers
-	mu      sync.Mutex
-	closed  bool
+	workers  int
+	pool32   sync.Pool // of *[]uint32 scratch buffers
+	pool64   sync.Pool // of *[]uint64 scratch buffers
+	copies32 sync.Pool // of *[]float32: the copies Digest sorts
+	copies64 sync.Pool // of *[]float64
+	mu       sync.Mutex
+	closed   bool
 }
 
 // NewCPU returns a CPU sorter that uses up to workers goroutines per batch;
@@ -46,6 +50,47 @@ func (c *CPU) Close() error {
 // passes over the keys and allocates nothing once its scratch buffer has
 // been pooled.
 func (c *CPU) Sort(ctx context.Context, b *Batch) error {
+	return c.each(ctx, "cpu sort", b, func(int) bool { return true }, func(i int) {
+		if w := b.F32[i]; len(w) > 1 {
+			c.sort32(w)
+		}
+		if w := b.F64[i]; len(w) > 1 {
+			c.sort64(w)
+		}
+	})
+}
+
+// digest digests the non-empty windows i of b for which want(i) holds into
+// out[i], each from a sorted copy, leaving b unchanged.
+func (c *CPU) digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, want func(int) bool) error {
+	return c.each(ctx, "cpu digest", b, want, func(i int) {
+		if w := b.F64[i]; len(w) > 0 {
+			p, _ := c.copies64.Get().(*[]float64)
+			if p == nil {
+				p = new([]float64)
+			}
+			x := append((*p)[:0], w...)
+			c.sort64(x)
+			summary.DigestSorted(x, specs[i], &out[i])
+			*p = x
+			c.copies64.Put(p)
+			return
+		}
+		p, _ := c.copies32.Get().(*[]float32)
+		if p == nil {
+			p = new([]float32)
+		}
+		x := append((*p)[:0], b.F32[i]...)
+		c.sort32(x)
+		summary.DigestSorted(x, specs[i], &out[i])
+		*p = x
+		c.copies32.Put(p)
+	})
+}
+
+// each runs job(i) for every non-empty window i of b with want(i), on up
+// to c's workers at once.
+func (c *CPU) each(ctx context.Context, op string, b *Batch, want func(int) bool, job func(i int)) error {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -53,29 +98,26 @@ func (c *CPU) Sort(ctx context.Context, b *Batch) error {
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cpu sort: %w", err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	var jobs []func()
+	var todo []int
 	for i := range Channels {
-		if w := b.F32[i]; len(w) > 1 {
-			jobs = append(jobs, func() { c.sort32(w) })
-		}
-		if w := b.F64[i]; len(w) > 1 {
-			jobs = append(jobs, func() { c.sort64(w) })
+		if len(b.F32[i])+len(b.F64[i]) > 0 && want(i) {
+			todo = append(todo, i)
 		}
 	}
-	if c.workers <= 1 || len(jobs) <= 1 {
-		for _, j := range jobs {
-			j()
+	if c.workers <= 1 || len(todo) <= 1 {
+		for _, i := range todo {
+			job(i)
 		}
 		return nil
 	}
 	sem := make(chan struct{}, c.workers)
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for _, i := range todo {
 		sem <- struct{}{}
 		wg.Go(func() {
-			j()
+			job(i)
 			<-sem
 		})
 	}

@@ -17,9 +17,10 @@ type Digester interface {
 	// Digest sorts b's windows and fills out[i] with the digest of window
 	// i under specs[i], exactly as summary.DigestSorted would from the
 	// sorted window, reusing out's slices. Window i is b.F64[i] if that is
-	// not empty, else b.F32[i]; an empty window gets an empty digest. The
-	// windows are left sorted or, on a GPU back-end that reads back only
-	// the digests, in an unspecified order: a batch is consumed by Digest.
+	// not empty, else b.F32[i]; an empty window gets an empty digest.
+	// Digest only reads the windows: they keep their values and order, so
+	// that others may read them while it runs (the pipeline's queries
+	// count the windows in flight from them).
 	Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error
 }
 
@@ -39,17 +40,29 @@ type Profiler interface {
 	LastPhases() Phases
 }
 
-// Digest sorts b with c, then runs summary.DigestSorted on each window.
+// Digest sorts a copy of each window of b and runs summary.DigestSorted on
+// it, the windows of a batch in parallel (up to c's workers); b is left as
+// it was.
 func (c *CPU) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
 	if err := checkSpecs(b, specs); err != nil {
 		return err
 	}
-	if err := c.Sort(ctx, b); err != nil {
+	if err := c.digest(ctx, b, specs, out, func(int) bool { return true }); err != nil {
 		return err
 	}
-	digestChannels(b, specs, out, false)
-	digestChannels(b, specs, out, true)
+	emptyDigests(b, out)
 	return nil
+}
+
+// emptyDigests empties the digests of b's empty windows.
+func emptyDigests(b *Batch, out *[Channels]summary.Digest) {
+	for i := range Channels {
+		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
+			out[i].N = 0
+			out[i].Sample = out[i].Sample[:0]
+			out[i].Runs = out[i].Runs[:0]
+		}
+	}
 }
 
 // checkSpecs rejects a spacing that summary.DigestSorted would panic on (or
@@ -64,26 +77,4 @@ func checkSpecs(b *Batch, specs *[Channels]summary.WindowSpec) error {
 		}
 	}
 	return nil
-}
-
-// digestChannels runs summary.DigestSorted on the sorted windows of one key
-// width (float64 windows when key64), and empties the digests of empty
-// windows.
-func digestChannels(b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, key64 bool) {
-	for i := range Channels {
-		switch {
-		case len(b.F64[i]) > 0:
-			if key64 {
-				summary.DigestSorted(b.F64[i], specs[i], &out[i])
-			}
-		case len(b.F32[i]) > 0:
-			if !key64 {
-				summary.DigestSorted(b.F32[i], specs[i], &out[i])
-			}
-		default:
-			out[i].N = 0
-			out[i].Sample = out[i].Sample[:0]
-			out[i].Runs = out[i].Runs[:0]
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"time"
 
@@ -236,17 +237,33 @@ func (f *Fragment) Sort(ctx context.Context, b *Batch) error {
 	return nil
 }
 
-// Digest sorts b (see Sort), reads the sorted windows back and runs
-// summary.DigestSorted on each on the CPU.
+// Digest sorts a copy of b's float32 windows (see Sort), reads them back
+// and runs summary.DigestSorted on each on the CPU; float64 windows are
+// digested by the CPU back-end. b is left as it was.
 func (f *Fragment) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
 	if err := checkSpecs(b, specs); err != nil {
 		return err
 	}
-	if err := f.Sort(ctx, b); err != nil {
+	var sorted Batch
+	n := 0
+	for i := range Channels {
+		sorted.F32[i] = slices.Clone(b.F32[i])
+		n = max(n, len(b.F32[i]))
+	}
+	if n > 1 {
+		if err := f.t.do(func() error { return f.sort(ctx, &sorted.F32, n) }); err != nil {
+			return fmt.Errorf("%s digest: %w", f.name, err)
+		}
+	}
+	for i := range Channels {
+		if len(sorted.F32[i]) > 0 {
+			summary.DigestSorted(sorted.F32[i], specs[i], &out[i])
+		}
+	}
+	if err := f.cpu.digest(ctx, b, specs, out, func(i int) bool { return len(b.F64[i]) > 0 }); err != nil {
 		return err
 	}
-	digestChannels(b, specs, out, false)
-	digestChannels(b, specs, out, true)
+	emptyDigests(b, out)
 	return nil
 }
 

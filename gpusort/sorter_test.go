@@ -383,8 +383,19 @@ func testDigester(t *testing.T, newSorter func() (Sorter, error)) {
 					}
 				}
 				specs := specsOf(k, n)
+				var orig Batch
+				for i := range Channels {
+					orig.F32[i], orig.F64[i] = slices.Clone(b.F32[i]), slices.Clone(b.F64[i])
+				}
 				if err := d.Digest(context.Background(), &b, &specs, &out); err != nil {
 					t.Fatalf("n=%d %s: %v", n, p.name, err)
+				}
+				for i := range Channels {
+					same32 := slices.EqualFunc(b.F32[i], orig.F32[i], func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+					same64 := slices.EqualFunc(b.F64[i], orig.F64[i], func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+					if !same32 || !same64 {
+						t.Fatalf("n=%d %s f64=%v: Digest changed window %d", n, p.name, key64, i)
+					}
 				}
 				for i := range Channels {
 					var want summary.Digest

@@ -71,7 +71,8 @@ func (d *Decoder) limits() (maxLine, maxFrame int, err error) {
 // protocol that the first bytes of r choose. It returns nil at the end of
 // r; an error wrapping ErrUnknownFormat or ErrFrameTooLarge when the input
 // cannot be decoded further (the reject is counted already); an error from
-// reading r; or an error from Sink.Accept other than ErrStreamLimit. In
+// reading r; or an error from Sink.Accept other than ErrStreamLimit and
+// ErrMemoryBudget. In
 // every case the values decoded before the end are handed to the sink first,
 // except when Accept itself failed.
 //
@@ -182,6 +183,26 @@ func (b *batch) flush() error {
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
+	return b.err
+}
+
+// acceptEncoded hands the encoded values in data to an EncodedSink, as
+// flush does for decoded ones: values refused with ErrStreamLimit or
+// ErrMemoryBudget are counted, and any other error of the sink is
+// returned, now and by every later call.
+func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
+	if b.err != nil {
+		return b.err
+	}
+	err := es.AcceptEncoded(b.ctx, b.stream, size, data)
+	if err == nil {
+		return nil
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, len(data)/size)
+		return nil
+	}
+	b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)
 	return b.err
 }
 

@@ -3,11 +3,13 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -428,4 +430,70 @@ func TestDecoderLimits(t *testing.T) {
 			t.Errorf("Decode with %+v: no error", d)
 		}
 	}
+}
+
+// TestDecodeValues: DecodeValues gives what decoding each value, CleanValues
+// and rounding to the destination type give, for both encodings and both
+// types, special values included, and never stores −0.
+func TestDecodeValues(t *testing.T) {
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -1e-50, 1e-50, 3.5e38, -1e300, 1, math.SmallestNonzeroFloat32}
+	r := rand.New(rand.NewPCG(1, 2))
+	var in []float64
+	for range 2000 {
+		if r.IntN(3) == 0 {
+			in = append(in, specials[r.IntN(len(specials))])
+		} else {
+			in = append(in, r.NormFloat64()*1e3)
+		}
+	}
+	for _, size := range []int{4, 8} {
+		var data []byte
+		var decoded []float64
+		for _, v := range in {
+			if size == 4 {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+				decoded = append(decoded, float64(float32(v)))
+			} else {
+				data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+				decoded = append(decoded, v)
+			}
+		}
+		sink := newRecordSink()
+		clean := CleanValues("s", slices.Clone(decoded), sink)
+		wantNaN, wantInf := sink.result().rejects[reject{"s", ReasonNaN}], sink.result().rejects[reject{"s", ReasonInf}]
+
+		got64, nan, inf := DecodeValues([]float64{7}, data, size)
+		if nan != wantNaN || inf != wantInf {
+			t.Errorf("size %d float64: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN, wantInf)
+		}
+		if !slices.Equal(got64[:1], []float64{7}) || !sameBits(got64[1:], clean) {
+			t.Errorf("size %d float64: values differ from CleanValues'", size)
+		}
+
+		got32, nan, inf := DecodeValues[float32](nil, data, size)
+		if nan != wantNaN || inf != wantInf {
+			t.Errorf("size %d float32: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN, wantInf)
+		}
+		var want32 []float64
+		for _, v := range clean {
+			want32 = append(want32, float64(float32(v))+0) // +0: a tiny value rounds to +0
+		}
+		wide := make([]float64, len(got32))
+		for i, v := range got32 {
+			wide[i] = float64(v)
+		}
+		if !sameBits(wide, want32) {
+			t.Errorf("size %d float32: values differ from CleanValues' rounded", size)
+		}
+		for _, v := range append(wide, got64...) {
+			if v == 0 && math.Signbit(v) {
+				t.Fatalf("size %d: stored −0", size)
+			}
+		}
+	}
+}
+
+// sameBits reports whether a and b hold the same values bit for bit.
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }

@@ -144,6 +144,9 @@ func (d *frameDecoder) frame(n int) error {
 	}
 	d.br.Discard(2 + nameLen + 1)
 
+	if es, ok := d.b.sink.(EncodedSink); ok {
+		return d.encoded(es, size, left)
+	}
 	// Decode the values straight from the read buffer, as many at a time
 	// as it holds and the batch takes.
 	for left > 0 {
@@ -162,6 +165,28 @@ func (d *frameDecoder) frame(n int) error {
 			d.b.vals = appendFloat32s(d.b.vals, buf)
 		} else {
 			d.b.vals = appendFloat64s(d.b.vals, buf)
+		}
+		d.br.Discard(k)
+		left -= k
+	}
+	return nil
+}
+
+// encoded hands the left bytes of values of a frame to es as they are in
+// the read buffer, as much at a time as it holds.
+func (d *frameDecoder) encoded(es EncodedSink, size, left int) error {
+	if err := d.b.flush(); err != nil {
+		return err
+	}
+	for left > 0 {
+		if _, err := d.br.Peek(size); err != nil {
+			return d.cut(d.b.stream, err)
+		}
+		k := min(d.br.Buffered(), left)
+		k -= k % size
+		buf, _ := d.br.Peek(k)
+		if err := d.b.acceptEncoded(es, size, buf); err != nil {
+			return err
 		}
 		d.br.Discard(k)
 		left -= k
@@ -188,6 +213,57 @@ func (d *frameDecoder) cut(stream string, err error) error {
 		d.b.sink.Reject(stream, ReasonMalformed, 1)
 	}
 	return err
+}
+
+// DecodeValues appends to dst the values of data, little-endian IEEE 754
+// float32 values if size is 4 or float64 values if size is 8 (len(data) a
+// multiple of size), converted to T, and applies the value rules of
+// CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
+// becomes +0 — as does a value that rounds to zero in T. It is how an
+// EncodedSink decodes frames. It allocates only when dst is too short.
+func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, nan, inf int) {
+	n := len(dst)
+	dst = slices.Grow(dst, len(data)/size)[:n+len(data)/size]
+	out := dst[n:]
+	j := 0
+	if size == 4 {
+		for i := 0; i+4 <= len(data); i += 4 {
+			b := binary.LittleEndian.Uint32(data[i:])
+			if b&0x7f800000 == 0x7f800000 { // NaN or ±Inf
+				if b&0x007fffff != 0 {
+					nan++
+				} else {
+					inf++
+				}
+				continue
+			}
+			v := T(math.Float32frombits(b))
+			if v == 0 {
+				v = 0 // −0 becomes +0
+			}
+			out[j] = v
+			j++
+		}
+	} else {
+		for i := 0; i+8 <= len(data); i += 8 {
+			x := math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))
+			if x-x != 0 { // NaN or ±Inf
+				if x != x {
+					nan++
+				} else {
+					inf++
+				}
+				continue
+			}
+			v := T(x) // rounds to T
+			if v == 0 {
+				v = 0 // −0, or a value too small for T, becomes +0
+			}
+			out[j] = v
+			j++
+		}
+	}
+	return dst[:n+j], nan, inf
 }
 
 // appendFloat32s appends the little-endian float32 values of src, whose

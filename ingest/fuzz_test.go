@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -66,5 +67,34 @@ func FuzzFrameProtocol(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, chunk uint8, smallBuffer bool) {
 		in := append([]byte(Magic), body...)
 		fuzzDecode(t, in, chunk, smallBuffer)
+	})
+}
+
+// FuzzDecodeValues checks DecodeValues against decoding each value with
+// encoding/binary and CleanValues.
+func FuzzDecodeValues(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0x80, 1, 2, 3, 4, 0, 0, 0xc0, 0xff, 9, 9, 9, 9}, true)
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0x80}, false)
+	f.Fuzz(func(t *testing.T, data []byte, f32 bool) {
+		size := 8
+		if f32 {
+			size = 4
+		}
+		data = data[:len(data)-len(data)%size]
+		var want []float64
+		for i := 0; i < len(data); i += size {
+			if f32 {
+				want = append(want, float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:]))))
+			} else {
+				want = append(want, math.Float64frombits(binary.LittleEndian.Uint64(data[i:])))
+			}
+		}
+		sink := newRecordSink()
+		want = CleanValues("s", want, sink)
+		got, nan, inf := DecodeValues[float64](nil, data, size)
+		r := sink.result()
+		if nan != r.rejects[reject{"s", ReasonNaN}] || inf != r.rejects[reject{"s", ReasonInf}] || !sameBits(got, want) {
+			t.Fatalf("DecodeValues(%x) = %v, %d NaN, %d Inf; want %v, %v", data, got, nan, inf, want, r.rejects)
+		}
 	})
 }

@@ -255,13 +255,56 @@ func (r *errAfterReader) Read(p []byte) (int, error) {
 }
 
 // decodeAll decodes data, read in reads of the given sizes, with a read
-// buffer of bufSize bytes (0 for the default) into a new recordSink.
+// buffer of bufSize bytes (0 for the default) into a new recordSink. It
+// decodes data a second time into an encodedSink, and fails if the two
+// differ: the framed decoder must give the same with either kind of sink.
 func decodeAll(data []byte, sizes []int, bufSize, maxLine, maxFrame int, full func(string) bool) (result, error) {
+	decode := func(sink Sink) error {
+		d := Decoder{Sink: sink, MaxLineBytes: maxLine, MaxFrameBytes: maxFrame, bufSize: bufSize}
+		return d.Decode(context.Background(), &chunkReader{data: data, sizes: sizes})
+	}
 	s := newRecordSink()
 	s.full = full
-	d := Decoder{Sink: s, MaxLineBytes: maxLine, MaxFrameBytes: maxFrame, bufSize: bufSize}
-	err := d.Decode(context.Background(), &chunkReader{data: data, sizes: sizes})
+	err := decode(s)
+	es := encodedSink{newRecordSink()}
+	es.full = full
+	errEncoded := decode(es)
+	if d := diff(es.result(), s.result()); d != "" || fmt.Sprint(err) != fmt.Sprint(errEncoded) {
+		return s.result(), fmt.Errorf("an EncodedSink got other values or errors (%v, want %v):\n%s", errEncoded, err, d)
+	}
 	return s.result(), err
+}
+
+// encodedSink is a recordSink that takes encoded values too, decoding them
+// with plain code that follows the EncodedSink contract.
+type encodedSink struct{ *recordSink }
+
+func (s encodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) error {
+	if size != 4 && size != 8 || len(data)%size != 0 || len(data) == 0 {
+		panic(fmt.Sprintf("AcceptEncoded of %d bytes of %d-byte values", len(data), size))
+	}
+	if s.full != nil && s.full(stream) {
+		return fmt.Errorf("stream %q: %w", stream, ErrStreamLimit)
+	}
+	var vals []float64
+	for i := 0; i < len(data); i += size {
+		v := math.Float64frombits(binary.LittleEndian.Uint64(append(data[i:i+size:i+size], make([]byte, 8-size)...)))
+		if size == 4 {
+			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+		}
+		vals = append(vals, v)
+	}
+	vals = CleanValues(stream, vals, s)
+	if len(vals) == 0 {
+		return nil
+	}
+	for len(vals) > batchLen {
+		if err := s.Accept(ctx, stream, vals[:batchLen]); err != nil {
+			return err
+		}
+		vals = vals[batchLen:]
+	}
+	return s.Accept(ctx, stream, vals)
 }
 
 // model returns what decoding in should give, following the package

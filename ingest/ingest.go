@@ -16,6 +16,23 @@ type Sink interface {
 	Reject(stream string, reason Reason, n int)
 }
 
+// An EncodedSink is a Sink that also takes values still in the framed
+// protocol's encoding, so that it can decode them straight into where it
+// keeps them, without a []float64 in between. The framed decoder uses
+// AcceptEncoded when its sink has it.
+type EncodedSink interface {
+	Sink
+	// AcceptEncoded is Accept for the values in data: little-endian IEEE
+	// 754 float32 values if size is 4, float64 values if size is 8;
+	// len(data) is a multiple of size. It applies the value rules of
+	// CleanValues itself: NaN and ±Inf are rejected and counted (with the
+	// reasons ReasonNaN and ReasonInf), −0 becomes +0. When it fails with
+	// ErrStreamLimit or ErrMemoryBudget it has accepted and counted none of
+	// the values: the caller counts them all (RefusalReason). data may be
+	// reused by the caller after AcceptEncoded returns.
+	AcceptEncoded(ctx context.Context, stream string, size int, data []byte) error
+}
+
 // Reason says why input was rejected. It is meant as a metric label.
 type Reason string
 

@@ -22,10 +22,10 @@ const streamOverhead = 4 << 10
 //	digest     d = 24·min(W, ⌈2/ε⌉+2) + 16·min(W, ⌈1/ε⌉+1)
 //	             (a window's ε/2 sample and the runs lossy counting keeps)
 //	in flight  f = 4w + d
-//	             (the window the sorter sorts, with room for the growth of
-//	             the buffer it was filled in: 2w; the copy that queries read
-//	             while it is sorted: w; the sort's scratch keys: w; its
-//	             digest: d)
+//	             (the window, which queries read until it is summarised,
+//	             with room for the growth of a stream's first buffer: 2w;
+//	             the copy the sorter sorts: w; the sort's scratch keys: w;
+//	             its digest: d)
 //	summaries  s = 24·(2·G + L) + R
 //	             (G = gksketch.SpaceBound(ε, W, N) GK tuples, twice for the
 //	             merged copy queries share; L = lossy.SpaceBound(ε, N) lossy

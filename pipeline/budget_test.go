@@ -81,7 +81,7 @@ func TestFootprintCoversStreams(t *testing.T) {
 					t.Fatal(err)
 				}
 				s, _ := p.Stream(name)
-				waitSummarised(t, s, int64(len(x)/cfg.WindowSize*cfg.WindowSize))
+				waitStreamSummarised(t, s, int64(len(x)/cfg.WindowSize*cfg.WindowSize))
 				s.mu.Lock()
 				got := s.summaryBytes()
 				s.mu.Unlock()
@@ -96,7 +96,7 @@ func TestFootprintCoversStreams(t *testing.T) {
 	}
 }
 
-func waitSummarised(t *testing.T, s *Stream, n int64) {
+func waitStreamSummarised(t *testing.T, s *Stream, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for s.Stats().Summarised < n {
@@ -170,7 +170,7 @@ func TestBudgetBackPressure(t *testing.T) {
 		s, _ := p.Stream(name)
 		checkStream(t, s, x, cfg.Epsilon)
 	}
-	waitSummarised(t, mustStream(t, p, "p"), int64(len(x)))
+	waitStreamSummarised(t, mustStream(t, p, "p"), int64(len(x)))
 	if m := p.Memory(); m.Windows != 0 || m.Reserved != 2*fp.Reserve {
 		t.Errorf("after: %+v", m)
 	}

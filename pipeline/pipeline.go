@@ -8,7 +8,7 @@
 // blocks: that is the back-pressure that stops TCP reads and Kafka fetches
 // instead of letting memory grow. A query sees every value accepted before
 // it started: the partial window and the windows still being sorted are
-// counted exactly from copies kept for that purpose.
+// counted exactly from the windows themselves, which the sorter only reads.
 package pipeline
 
 import (
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -66,8 +67,10 @@ type Config struct {
 	// Sorter sorts the batches and digests their windows (on a GPU: reading
 	// back only the digests); required. Every gpusort back-end is one.
 	Sorter gpusort.Digester
-	// Workers is the number of batches sorted at once (default 2): with
-	// the auto sorter, one can be on the GPU while another is on the CPU.
+	// Workers is the number of batches sorted and summarised at once
+	// (default runtime.GOMAXPROCS(0)). Batches of one stream are sorted in
+	// parallel too; only adding their digests to the stream's summaries
+	// takes the stream's lock.
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -92,8 +95,12 @@ type Pipeline struct {
 
 	mem *membudget.Budget
 
-	sendMu   sync.RWMutex // guards sending on full against its closing
-	full     chan *window.Window
+	sendMu  sync.RWMutex // guards sending on full against its closing
+	full    chan *window.Window
+	buffers window.Pool // window buffers, recycled once digested
+
+	decoded32, decoded64 sync.Pool // of *[]float32, *[]float64: AcceptEncoded's values
+
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
@@ -122,7 +129,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Queue = 16
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 2
+		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = 2 * time.Millisecond
@@ -221,9 +228,11 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 			}
 		}
 		for i, w := range b.Windows {
+			n := w.Len()
 			w.Owner.(*Stream).addDigest(w, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
-			p.valuesSorted.Add(int64(w.Len()))
+			p.valuesSorted.Add(int64(n))
+			p.buffers.Recycle(w)
 		}
 	}
 }
@@ -295,7 +304,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if err != nil {
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
-	s = newStream(name, sum)
+	s = newStream(name, sum, &p.buffers)
 	s.mem = mem
 	p.streams[name] = s
 	return s, true, nil
@@ -347,12 +356,54 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 	return p.AcceptTo(ctx, s, values)
 }
 
-// AcceptTo adds values to s; see Accept. Once its windows are sent to the
-// sorter, it waits while the stream has windows in flight and one more
-// would pass the memory budget.
+// AcceptEncoded adds values in the framed protocol's encoding to a stream,
+// decoding them straight into its window; see Accept and
+// ingest.EncodedSink. NaN and ±Inf are counted as rejects of the stream.
+func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) error {
+	if size != 4 && size != 8 || len(data)%size != 0 {
+		return fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
+	}
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	// Decode and measure the values before taking the stream's lock, so
+	// that connections feeding one stream share only the copies.
+	if s.float64 {
+		buf, _ := p.decoded64.Get().(*[]float64)
+		if buf == nil {
+			buf = new([]float64)
+		}
+		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+		s.countRejects(nan, inf)
+		err = p.AcceptTo(ctx, s, vals)
+		*buf = vals
+		p.decoded64.Put(buf)
+		return err
+	}
+	buf, _ := p.decoded32.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+	s.countRejects(nan, inf)
+	full := s.appendFloat32(vals, summary.Measure(vals), time.Now().UnixNano())
+	*buf = vals
+	p.decoded32.Put(buf)
+	return p.send(ctx, s, full)
+}
+
+var _ ingest.EncodedSink = (*Pipeline)(nil)
+
+// AcceptTo adds values to s; see Accept.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
+	return p.send(ctx, s, s.append(values, time.Now().UnixNano()))
+}
+
+// send queues s's full windows for the sorter. Then it waits while the
+// stream has windows in flight and one more would pass the memory budget.
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
 	defer s.mem.Wait(ctx)
-	full := s.append(values, time.Now().UnixNano())
 	if len(full) == 0 {
 		return nil
 	}
@@ -433,31 +484,25 @@ func (p *Pipeline) Counters() Counters {
 // window and its windows in flight. Its methods are safe for concurrent
 // use.
 type Stream struct {
-	name string
+	name    string
+	float64 bool // the stream keeps float64 values
 
 	mu       sync.Mutex
 	sum      *summary.Stream
 	filler   *window.Filler
-	inflight []inflight // full windows not yet summarised, oldest first
+	inflight []*window.Window // full windows not yet summarised, oldest first
 	pendingQ []*window.Window
 	rejected map[ingest.Reason]uint64
 	mem      *membudget.Account // its share of the memory budget
 }
 
-// inflight is a full window on its way through the sorter, with a copy of
-// its values, in the window's precision, that queries read (the sorter
-// permutes the original).
-type inflight struct {
-	w    *window.Window
-	copy *window.Window
-}
-
-func newStream(name string, sum *summary.Stream) *Stream {
+func newStream(name string, sum *summary.Stream, pool *window.Pool) *Stream {
 	cfg := sum.Config()
 	return &Stream{
 		name:     name,
+		float64:  cfg.Float64,
 		sum:      sum,
-		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64),
+		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, pool),
 		rejected: make(map[ingest.Reason]uint64),
 	}
 }
@@ -490,11 +535,45 @@ func (s *Stream) append(values []float64, now int64) []*window.Window {
 	return full
 }
 
-// addInflight records a full window and the copy queries read.
+// appendFloat32 is append for clean values of a float32 stream, with
+// their moments m.
+func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	if len(values) == 0 {
+		return full
+	}
+	s.filler.AppendFloat32(values, func(w *window.Window) {
+		s.addInflight(w)
+		full = append(full, w)
+	})
+	s.sum.ObserveMeasured(now, values, m)
+	return full
+}
+
+// countRejects counts NaN and ±Inf values rejected by the decoder.
+func (s *Stream) countRejects(nan, inf int) {
+	if nan == 0 && inf == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if nan > 0 {
+		s.rejected[ingest.ReasonNaN] += uint64(nan)
+	}
+	if inf > 0 {
+		s.rejected[ingest.ReasonInf] += uint64(inf)
+	}
+}
+
+// addInflight records a full window. Queries read its values until it is
+// summarised: the sorter leaves them unchanged (gpusort.Digester).
 func (s *Stream) addInflight(w *window.Window) {
 	w.Owner = s
 	s.mem.WindowFull()
-	s.inflight = append(s.inflight, inflight{w: w, copy: w.Clone()})
+	s.inflight = append(s.inflight, w)
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -519,7 +598,7 @@ func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.Win
 	if err := s.sum.AddDigest(d, spec); err != nil {
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
-	s.inflight = slices.DeleteFunc(s.inflight, func(f inflight) bool { return f.w == w })
+	s.inflight = slices.DeleteFunc(s.inflight, func(f *window.Window) bool { return f == w })
 	s.mem.WindowDone()
 	s.mem.Summaries(s.summaryBytes())
 }

@@ -87,8 +87,8 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 // windows in flight, oldest first, then the partial window.
 func (s *Stream) pendingLocked() []float64 {
 	var out []float64
-	for _, f := range s.inflight {
-		out = f.copy.AppendValues(out)
+	for _, w := range s.inflight {
+		out = w.AppendValues(out)
 	}
 	return s.filler.AppendPartial(out)
 }
@@ -119,7 +119,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		if err := sum.UnmarshalBinary(sumBytes); err != nil {
 			return fmt.Errorf("restore %q: %w", name, err)
 		}
-		s := newStream(name, sum)
+		s := newStream(name, sum, &p.buffers)
 		np := r.Int("pending", int64(r.Remaining()/8))
 		pending := make([]float64, 0, np)
 		for range np {
@@ -137,9 +137,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		// windows without observing them again.
 		s.filler.Append(pending, func(w *window.Window) { s.addInflight(w) })
 		s.pendingQ = nil
-		for _, f := range s.inflight {
-			s.pendingQ = append(s.pendingQ, f.w)
-		}
+		s.pendingQ = append(s.pendingQ, s.inflight...)
 		streams[name] = s
 	}
 	if err := r.Done(); err != nil {

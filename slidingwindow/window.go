@@ -205,7 +205,12 @@ func (w *Window) levelError(j int) float64 {
 
 // Add appends values, all arriving at time t (Unix nanoseconds; 0 if
 // unknown). Values must not be NaN.
-func (w *Window) Add(t int64, values ...float64) {
+func (w *Window) Add(t int64, values ...float64) { add(w, t, values) }
+
+// AddFloat32 is Add for float32 values.
+func (w *Window) AddFloat32(t int64, values []float32) { add(w, t, values) }
+
+func add[T float32 | float64](w *Window, t int64, values []T) {
 	for len(values) > 0 {
 		k := int64(len(values))
 		if w.mode == Blocks {
@@ -215,7 +220,7 @@ func (w *Window) Add(t int64, values ...float64) {
 		if w.pos%w.s0 == 0 || w.firstT == 0 {
 			w.firstT = t
 		}
-		w.push(values[:k])
+		push(w, values[:k])
 		values = values[k:]
 		w.lastT = t
 		if w.mode == Blocks && w.pos%w.s0 == 0 {
@@ -225,7 +230,7 @@ func (w *Window) Add(t int64, values ...float64) {
 }
 
 // push appends vals to the ring.
-func (w *Window) push(vals []float64) {
+func push[T float32 | float64](w *Window, vals []T) {
 	for len(vals) > 0 {
 		if int64(len(w.ring)) < w.ringCap {
 			k := min(int64(len(vals)), w.ringCap-int64(len(w.ring)))
@@ -236,16 +241,29 @@ func (w *Window) push(vals []float64) {
 				copy(grown, w.ring)
 				w.ring = grown
 			}
-			w.ring = append(w.ring, vals[:k]...)
+			n := int64(len(w.ring))
+			w.ring = w.ring[:n+k]
+			widen(w.ring[n:], vals[:k])
 			vals = vals[k:]
 			w.pos += k
 			continue
 		}
 		i := w.pos % w.ringCap
 		k := min(int64(len(vals)), w.ringCap-i)
-		copy(w.ring[i:], vals[:k])
+		widen(w.ring[i:i+k], vals[:k])
 		vals = vals[k:]
 		w.pos += k
+	}
+}
+
+// widen copies src into dst, which is as long.
+func widen[T float32 | float64](dst []float64, src []T) {
+	if src, ok := any(src).([]float64); ok {
+		copy(dst, src)
+		return
+	}
+	for i, v := range src {
+		dst[i] = float64(v)
 	}
 }
 

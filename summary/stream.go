@@ -142,24 +142,41 @@ func (s *Stream) Config() Config { return s.cfg }
 // arrival time in Unix nanoseconds. The same values must later reach
 // AddWindow, in windows, for the all-history summaries.
 func (s *Stream) Observe(t int64, values []float64) {
+	s.observe(Measure(values))
+	s.recent.Add(t, values...)
+}
+
+// ObserveMeasured is Observe for the values of a float32 stream, with
+// m = Measure(values) computed beforehand — for example before taking the
+// lock that guards s, to keep the time under it short.
+func (s *Stream) ObserveMeasured(t int64, values []float32, m Moments) {
+	s.observe(m)
+	s.recent.AddFloat32(t, values)
+}
+
+// Moments are the count, sum, min and max of some values.
+type Moments struct {
+	Count         int64
+	Sum, Min, Max float64
+}
+
+// Measure returns the moments of values; Min and Max are 0 when there are
+// none. Values must not be NaN.
+func Measure[T float32 | float64](values []T) Moments {
 	if len(values) == 0 {
-		return
-	}
-	if s.count == 0 {
-		s.min, s.max = values[0], values[0]
+		return Moments{}
 	}
 	// Four partial sums break the chain of dependent additions, and plain
-	// comparisons avoid the NaN handling of the min and max builtins (NaN
-	// never gets here).
+	// comparisons avoid the NaN handling of the min and max builtins.
 	var sum [4]float64
-	lo, hi := s.min, s.max
+	lo, hi := values[0], values[0]
 	i := 0
 	for ; i+4 <= len(values); i += 4 {
 		v := values[i : i+4 : i+4]
-		sum[0] += v[0]
-		sum[1] += v[1]
-		sum[2] += v[2]
-		sum[3] += v[3]
+		sum[0] += float64(v[0])
+		sum[1] += float64(v[1])
+		sum[2] += float64(v[2])
+		sum[3] += float64(v[3])
 		for _, x := range v {
 			if x < lo {
 				lo = x
@@ -170,7 +187,7 @@ func (s *Stream) Observe(t int64, values []float64) {
 		}
 	}
 	for _, x := range values[i:] {
-		sum[0] += x
+		sum[0] += float64(x)
 		if x < lo {
 			lo = x
 		}
@@ -178,10 +195,26 @@ func (s *Stream) Observe(t int64, values []float64) {
 			hi = x
 		}
 	}
-	s.sum += (sum[0] + sum[1]) + (sum[2] + sum[3])
-	s.min, s.max = lo, hi
-	s.count += int64(len(values))
-	s.recent.Add(t, values...)
+	return Moments{
+		Count: int64(len(values)),
+		Sum:   (sum[0] + sum[1]) + (sum[2] + sum[3]),
+		Min:   float64(lo), Max: float64(hi),
+	}
+}
+
+// observe adds m to the stream's count, sum, min and max.
+func (s *Stream) observe(m Moments) {
+	if m.Count == 0 {
+		return
+	}
+	if s.count == 0 || m.Min < s.min {
+		s.min = m.Min
+	}
+	if s.count == 0 || m.Max > s.max {
+		s.max = m.Max
+	}
+	s.sum += m.Sum
+	s.count += m.Count
 }
 
 // Spec returns what the summaries need from a window of w values: its
@@ -215,11 +248,7 @@ func (s *Stream) addDigest(d *Digest, known []float64, allKnown bool) error {
 	if d.N == 0 {
 		return nil
 	}
-	q, err := gksketch.New(d.N, slices.Clone(d.Sample))
-	if err != nil {
-		return fmt.Errorf("add window: %w", err)
-	}
-	if err := s.history.AddWindow(q); err != nil {
+	if err := s.history.AddSample(d.N, d.Sample); err != nil {
 		return fmt.Errorf("add window: %w", err)
 	}
 	add := s.counts.AddWindow

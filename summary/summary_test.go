@@ -1,13 +1,17 @@
 package summary
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"streamd/internal/exact"
 	"streamd/internal/radix"
 	"streamd/loadgen/synth"
+	"streamd/lossy"
 )
 
 // feed runs x through the pipeline path: rounded as the stream stores it,
@@ -149,6 +153,50 @@ func TestDigestSorted(t *testing.T) {
 	DigestSorted(one, WindowSpec{Spacing: 50}, &d)
 	if len(d.Runs) != 1 || d.Runs[0].Count != 100000 {
 		t.Errorf("runs %v", d.Runs)
+	}
+}
+
+// TestDigestRuns checks the runs DigestSorted keeps against counting every
+// value, over thresholds on both sides of minProbeGap, windows of few and
+// many distinct values, long runs at the ends, and Known lists with values
+// present, absent, in long runs and beyond the window.
+func TestDigestRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var d Digest
+	for k := range 3000 {
+		n := 1 + r.IntN(3000)
+		distinct := 1 + r.IntN(n)
+		if k%5 == 0 {
+			distinct = 1 + r.IntN(8)
+		}
+		x := make([]float32, n)
+		for i := range x {
+			// Skewed: low values repeat far more often.
+			x[i] = float32(int(float64(distinct) * math.Pow(r.Float64(), 3)))
+		}
+		slices.Sort(x)
+		counts := map[float64]int64{}
+		for _, v := range x {
+			counts[float64(v)]++
+		}
+		var known []float64
+		for range r.IntN(20) {
+			known = append(known, float64(r.IntN(distinct+3)-1))
+		}
+		slices.Sort(known)
+		known = slices.Compact(known)
+		threshold := int64(r.IntN(80))
+		DigestSorted(x, WindowSpec{Spacing: 1, Threshold: threshold, Known: known}, &d)
+		var want []lossy.Run
+		for v, c := range counts {
+			if c > threshold || slices.Contains(known, v) {
+				want = append(want, lossy.Run{Value: v, Count: c})
+			}
+		}
+		slices.SortFunc(want, func(a, b lossy.Run) int { return cmp.Compare(a.Value, b.Value) })
+		if !slices.Equal(d.Runs, want) {
+			t.Fatalf("n=%d distinct=%d threshold=%d known=%v:\nruns %v\nwant %v", n, distinct, threshold, known, d.Runs, want)
+		}
 	}
 }
 

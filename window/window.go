@@ -7,6 +7,7 @@ package window
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"streamd/gpusort"
@@ -32,23 +33,21 @@ func (w *Window) AppendValues(dst []float64) []float64 {
 	return append(dst, w.F64...)
 }
 
-// Clone returns a copy of w's values (not its Owner).
-func (w *Window) Clone() *Window {
-	return &Window{F32: slices.Clone(w.F32), F64: slices.Clone(w.F64)}
-}
-
 // Filler fills one stream's windows. Values are rounded to float32 unless
 // the stream keeps float64. The zero Filler is not usable; use NewFiller.
 type Filler struct {
 	size    int
 	float64 bool
+	pool    *Pool
+	filled  bool // a window was full once: take whole buffers from now on
 	f32     []float32
 	f64     []float64
 }
 
-// NewFiller returns a Filler of windows of size values, float64 or not.
-func NewFiller(size int, float64 bool) *Filler {
-	return &Filler{size: size, float64: float64}
+// NewFiller returns a Filler of windows of size values, float64 or not,
+// taking window buffers from pool (nil: from the heap).
+func NewFiller(size int, float64 bool, pool *Pool) *Filler {
+	return &Filler{size: size, float64: float64, pool: pool}
 }
 
 // Size reports W.
@@ -69,30 +68,77 @@ func (f *Filler) Append(values []float64, full func(*Window)) {
 		chunk := values[:k]
 		if f.float64 {
 			if f.f64 == nil {
-				f.f64 = make([]float64, 0, f.initialCap(k))
+				f.f64 = f.pool.getF64(f.initialCap(k))
 			}
 			f.f64 = append(f.f64, chunk...)
 		} else {
 			if f.f32 == nil {
-				f.f32 = make([]float32, 0, f.initialCap(k))
+				f.f32 = f.pool.getF32(f.initialCap(k))
 			}
-			for i, v := range chunk {
-				r := float32(v)
-				f.f32 = append(f.f32, r)
-				chunk[i] = float64(r)
-			}
+			f.f32 = appendRounded(f.f32, chunk)
 		}
 		values = values[k:]
 		if f.Len() == f.size {
 			full(&Window{F32: f.f32, F64: f.f64})
 			f.f32, f.f64 = nil, nil
+			f.filled = true
+		}
+	}
+}
+
+// appendRounded appends chunk rounded to float32 to dst, which has room
+// for it, and writes the rounded values back into chunk. A value too small
+// for float32 rounds to +0, never to −0.
+func appendRounded(dst []float32, chunk []float64) []float32 {
+	n := len(dst)
+	dst = slices.Grow(dst, len(chunk))[:n+len(chunk)]
+	out := dst[n:]
+	for i, v := range chunk {
+		r := float32(v)
+		if r == 0 {
+			r = 0
+		}
+		out[i] = r
+		chunk[i] = float64(r)
+	}
+	return dst
+}
+
+// AppendFloat32 is Append for values already rounded to float32 and
+// clean (finite, no −0), as ingest.DecodeValues gives them: it copies them
+// into the windows.
+func (f *Filler) AppendFloat32(values []float32, full func(*Window)) {
+	for len(values) > 0 {
+		k := min(f.size-f.Len(), len(values))
+		if f.float64 {
+			if f.f64 == nil {
+				f.f64 = f.pool.getF64(f.initialCap(k))
+			}
+			for _, v := range values[:k] {
+				f.f64 = append(f.f64, float64(v))
+			}
+		} else {
+			if f.f32 == nil {
+				f.f32 = f.pool.getF32(f.initialCap(k))
+			}
+			f.f32 = append(f.f32, values[:k]...)
+		}
+		values = values[k:]
+		if f.Len() == f.size {
+			full(&Window{F32: f.f32, F64: f.f64})
+			f.f32, f.f64 = nil, nil
+			f.filled = true
 		}
 	}
 }
 
 // initialCap sizes a new window's buffer: small for a stream's first few
-// values, so that many small streams stay small; whole after that.
+// values, so that many small streams stay small; whole once the stream has
+// filled a window.
 func (f *Filler) initialCap(first int) int {
+	if f.filled {
+		return f.size
+	}
 	return min(f.size, max(first, 64))
 }
 
@@ -100,6 +146,70 @@ func (f *Filler) initialCap(first int) int {
 func (f *Filler) AppendPartial(dst []float64) []float64 {
 	partial := Window{F32: f.f32, F64: f.f64}
 	return partial.AppendValues(dst)
+}
+
+// A Pool recycles window buffers, so that a busy stream does not allocate
+// (and the collector does not clear) a new buffer for every window. A nil
+// *Pool allocates every buffer. A Pool is safe for concurrent use.
+type Pool struct {
+	mu    sync.Mutex
+	pools map[poolKey]*sync.Pool
+}
+
+type poolKey struct {
+	cap     int
+	float64 bool
+}
+
+// of returns the pool of buffers of capacity c.
+func (p *Pool) of(c int, float64 bool) *sync.Pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := poolKey{c, float64}
+	sp := p.pools[k]
+	if sp == nil {
+		if p.pools == nil {
+			p.pools = make(map[poolKey]*sync.Pool)
+		}
+		sp = new(sync.Pool)
+		p.pools[k] = sp
+	}
+	return sp
+}
+
+// getF32 returns an empty buffer of capacity c.
+func (p *Pool) getF32(c int) []float32 {
+	if p != nil {
+		if b, ok := p.of(c, false).Get().(*[]float32); ok {
+			return (*b)[:0]
+		}
+	}
+	return make([]float32, 0, c)
+}
+
+// getF64 returns an empty buffer of capacity c.
+func (p *Pool) getF64(c int) []float64 {
+	if p != nil {
+		if b, ok := p.of(c, true).Get().(*[]float64); ok {
+			return (*b)[:0]
+		}
+	}
+	return make([]float64, 0, c)
+}
+
+// Recycle gives w's buffer back for later windows of any stream of the
+// same size and precision. The caller must not use w afterwards.
+func (p *Pool) Recycle(w *Window) {
+	if p == nil {
+		return
+	}
+	if b := w.F32; cap(b) > 0 {
+		p.of(cap(b), false).Put(&b)
+	}
+	if b := w.F64; cap(b) > 0 {
+		p.of(cap(b), true).Put(&b)
+	}
+	w.F32, w.F64 = nil, nil
 }
 
 // Batch is up to four windows sorted together, each in one channel.

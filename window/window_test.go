@@ -2,7 +2,9 @@ package window
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -10,7 +12,7 @@ import (
 
 func TestFiller(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
-		f := NewFiller(4, f64)
+		f := NewFiller(4, f64, nil)
 		var full []*Window
 		vals := []float64{0.1, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 		f.Append(vals, func(w *Window) { full = append(full, w) })
@@ -65,11 +67,86 @@ func TestPacker(t *testing.T) {
 	}
 }
 
-func TestClone(t *testing.T) {
-	w := &Window{F32: []float32{3, 1, 2}, Owner: "s"}
-	c := w.Clone()
-	w.F32[0] = float32(math.Inf(1))
-	if c.F32[0] != 3 || c.Owner != nil {
-		t.Errorf("clone %+v", c)
+// TestPool: a stream's first window starts small, the later ones come
+// whole from the pool (sync.Pool may drop a recycled buffer at any time, so
+// reuse itself is not checked), and a nil pool allocates.
+func TestPool(t *testing.T) {
+	for _, f64 := range []bool{false, true} {
+		var pool Pool
+		f := NewFiller(1000, f64, &pool)
+		var full []*Window
+		collect := func(w *Window) { full = append(full, w) }
+		f.Append(make([]float64, 10), collect)
+		if c := cap(f.f32) + cap(f.f64); c != 64 {
+			t.Errorf("float64=%v: first buffer of a stream holds %d values, want 64", f64, c)
+		}
+		f.Append(make([]float64, 1990), collect)
+		if len(full) != 2 {
+			t.Fatalf("float64=%v: %d windows", f64, len(full))
+		}
+		if c := cap(full[1].F32) + cap(full[1].F64); c != 1000 {
+			t.Errorf("float64=%v: second window's buffer holds %d values, want 1000", f64, c)
+		}
+		old := full[1]
+		pool.Recycle(old)
+		if old.F32 != nil || old.F64 != nil {
+			t.Errorf("float64=%v: Recycle left the window's buffers", f64)
+		}
+		f.Append(make([]float64, 1), collect)
+		if c := cap(f.f32) + cap(f.f64); c != 1000 {
+			t.Errorf("float64=%v: third buffer holds %d values, want 1000", f64, c)
+		}
 	}
+	var none *Pool
+	if b := none.getF32(8); cap(b) != 8 || len(b) != 0 {
+		t.Errorf("nil pool: buffer len %d cap %d", len(b), cap(b))
+	}
+	none.Recycle(&Window{F32: make([]float32, 8)})
+}
+
+// TestAppendFloat32: copying float32 values into the windows gives the
+// same windows and partial window as Append of the same values, for both
+// precisions, every window size and uneven pieces.
+func TestAppendFloat32(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	in := make([]float32, 700)
+	for i := range in {
+		in[i] = float32(r.NormFloat64() * 1e3)
+	}
+	wide := make([]float64, len(in))
+	for i, v := range in {
+		wide[i] = float64(v)
+	}
+	for _, f64 := range []bool{false, true} {
+		for _, w := range []int{1, 7, 64, 100, 1000} {
+			name := fmt.Sprintf("float64=%v W=%d", f64, w)
+			ref := NewFiller(w, f64, nil)
+			var want []*Window
+			ref.Append(slices.Clone(wide), func(x *Window) { want = append(want, x) })
+			f := NewFiller(w, f64, &Pool{})
+			var got []*Window
+			for rest := in; len(rest) > 0; {
+				k := min(len(rest), 1+r.IntN(70))
+				f.AppendFloat32(rest[:k], func(x *Window) { got = append(got, x) })
+				rest = rest[k:]
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d full windows, want %d", name, len(got), len(want))
+			}
+			for i := range got {
+				if (got[i].F64 != nil) != f64 || !sameBits(got[i].AppendValues(nil), want[i].AppendValues(nil)) {
+					t.Fatalf("%s: window %d differs", name, i)
+				}
+			}
+			if !sameBits(f.AppendPartial(nil), ref.AppendPartial(nil)) {
+				t.Fatalf("%s: partial windows differ", name)
+			}
+		}
+	}
+}
+
+// sameBits reports whether a and b hold the same values bit for bit, so
+// that −0 and +0 differ.
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }

@@ -160,15 +160,24 @@ func TestMemoryBudgetRefusesStreams(t *testing.T) {
 		t.Errorf("push to a fifth stream: %v", err)
 	}
 	conn, _ := net.Dial("tcp", d.TCPAddr())
-	fmt.Fprint(conn, "f 1 2 3\n")
+	fmt.Fprint(conn, "f 1 2 3\na 1\n")
+	conn.Close()
+	// The framed protocol's refusal is counted too, and the connection
+	// goes on.
+	frames, _ := ingest.AppendPreamble(nil, true, "")
+	frames, _ = ingest.AppendFrame(frames, "g", []float64{1, 2}, true)
+	frames, _ = ingest.AppendFrame(frames, "a", []float64{2, 3}, true)
+	conn, _ = net.Dial("tcp", d.TCPAddr())
+	conn.Write(frames)
 	conn.Close()
 	deadline := time.Now().Add(10 * time.Second)
-	for metricValue(t, d, `streamd_rejected_total{stream="",reason="memory_budget"}`) != 5 {
+	for metricValue(t, d, `streamd_rejected_total{stream="",reason="memory_budget"}`) != 7 {
 		if time.Now().After(deadline) {
-			t.Fatalf("memory_budget rejects: %v, want 5", metricValue(t, d, `streamd_rejected_total{stream="",reason="memory_budget"}`))
+			t.Fatalf("memory_budget rejects: %v, want 7", metricValue(t, d, `streamd_rejected_total{stream="",reason="memory_budget"}`))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	waitCount(t, c, "a", 3)
 	st, err := c.Stats(ctx, &pb.StatsRequest{Stream: "a"})
 	if err != nil {
 		t.Fatal(err)

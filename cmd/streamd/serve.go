@@ -73,6 +73,7 @@ type Config struct {
 	Stream     summary.Config // defaults of streams created on first data
 	MaxStreams int
 	Queue      int // full windows waiting for the sorter before ingest blocks
+	Workers    int // batches sorted and summarised at once; 0: one per core
 
 	ShutdownTimeout time.Duration
 	LogLevel        slog.Level
@@ -133,6 +134,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.KafkaTopics) > 0 && c.DataDir == "" {
 		return &ConfigError{"data-dir", "", errors.New("required with kafka: offsets live in checkpoints")}
+	}
+	if c.Workers < 0 {
+		return &ConfigError{"sort-workers", c.Workers, errors.New("must not be negative")}
 	}
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
@@ -226,6 +230,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
 	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
 	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
+	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, one per core)")
 	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "how often state is checkpointed to the data dir (0: only at shutdown)")
 	fs.Func("kafka-brokers", "comma-separated Kafka brokers to consume from", func(v string) error {
 		c.KafkaBrokers = splitList(v)
@@ -402,7 +407,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		return err
 	}
 	d.pipe, err = pipeline.New(pipeline.Config{
-		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue,
+		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue, Workers: cfg.Workers,
 		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget,
 	})
 	if err != nil {

@@ -1,0 +1,116 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+// BenchmarkIngest measures the daemon's ingest path without the network:
+// producers decode pre-rendered float32 frames of the binary protocol
+// (ingest.Decoder) into one pipeline with the CPU sorter, and the clock
+// stops once every value is in a summarised window. Each producer is one
+// connection; "streams=N" spreads them over N streams (one hot stream when
+// N is 1). Run it with -cpu 1,2,4,... for a scaling table: the producers,
+// the sort workers and the sorter's goroutines all follow GOMAXPROCS.
+func BenchmarkIngest(b *testing.B) {
+	const perProducer = 1 << 22
+	vals, err := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, perProducer)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, streams := range []int{0, 1} {
+		name := "streams=per-producer"
+		if streams == 1 {
+			name = "streams=1"
+		}
+		b.Run(name, func(b *testing.B) {
+			producers := runtime.GOMAXPROCS(0)
+			inputs := make([][]byte, producers)
+			for i := range inputs {
+				stream := fmt.Sprintf("bench.%d", i)
+				if streams == 1 {
+					stream = "bench"
+				}
+				in := make([]byte, 0, len(ingest.Magic)+len(vals)/(1<<14)*(7+len(stream))+4*len(vals))
+				in = append(in, ingest.Magic...)
+				for j := 0; j < len(vals); j += 1 << 14 {
+					if in, err = ingest.AppendFrame(in, stream, vals[j:j+1<<14], true); err != nil {
+						b.Fatal(err)
+					}
+				}
+				inputs[i] = in
+			}
+			p, err := New(Config{Sorter: gpusort.NewCPU(0), Defaults: summary.Config{Epsilon: 0.001}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := p.Open(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close(ctx)
+			sent := int64(0)
+			send := func() {
+				var wg sync.WaitGroup
+				for _, in := range inputs {
+					wg.Go(func() {
+						d := ingest.Decoder{Sink: p}
+						if err := d.Decode(ctx, bytes.NewReader(in)); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+				sent += int64(producers * perProducer)
+				waitSummarised(b, p, sent)
+			}
+			// Fill the streams' sliding windows first: the benchmark
+			// measures the steady state of a long-running daemon.
+			send()
+			b.ReportAllocs()
+			b.SetBytes(int64(producers * len(inputs[0])))
+			// A plain loop over b.N, not b.Loop: GOMAXPROCS follows -cpu
+			// only in the calls that run b.N iterations.
+			b.ResetTimer()
+			for range b.N {
+				send()
+			}
+			total := float64(producers*perProducer) * float64(b.N)
+			b.ReportMetric(total/b.Elapsed().Seconds()/1e6, "Mvalues/s")
+		})
+	}
+}
+
+// waitSummarised polls until every full window of the pipeline's streams
+// is in their summaries and the streams hold want values in all (the
+// partial windows stay pending).
+func waitSummarised(b *testing.B, p *Pipeline, want int64) {
+	for {
+		var count, inFlight int64
+		for _, name := range p.List() {
+			s, err := p.Stream(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.mu.Lock()
+			st := s.sum.Stats()
+			count += st.Count
+			inFlight += st.Count - st.Summarised - int64(s.filler.Len())
+			s.mu.Unlock()
+		}
+		if count == want && inFlight == 0 {
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
