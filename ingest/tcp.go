@@ -397,7 +397,9 @@ func (s *TCPServer) handshakeTimeout() time.Duration {
 func (s *TCPServer) refuse(conn net.Conn, sink Sink, log *slog.Logger, msg string) {
 	s.stats.unauthenticated.Add(1)
 	sink.Reject("", ReasonUnauthenticated, 1)
-	log.Warn("tcp ingest connection refused", "err", msg)
+	// Debug: a flood of refused connections must not flood the log; the
+	// metrics count them.
+	log.Debug("tcp ingest connection refused", "err", msg)
 	conn.SetWriteDeadline(time.Now().Add(time.Second))
 	if _, err := io.WriteString(conn, "error: "+msg+"\n"); err != nil {
 		return
