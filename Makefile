@@ -7,7 +7,7 @@ BIN         := bin
 GLFW_PKGS   := x11 xrandr xinerama xcursor xi xxf86vm
 RUN_DIR     := $(BIN)/run
 
-.PHONY: all build run test test-short vet lint fmt proto bench clean
+.PHONY: all build run test test-short vet lint fmt proto bench screenshot clean
 
 all: build
 
@@ -24,8 +24,12 @@ run: build
 # Every check and test. The GPU back-ends are tested on Mesa's software
 # rasteriser through EGL when its libraries are installed, and the GLFW
 # context under Xvfb when the X11 libraries are too (.ci/run installs both).
+# The web page is tested in headless Chromium and /metrics with promtool
+# when they are installed; in CI (CI set) those tests fail without them.
 test: vet lint
 	$(GO) test ./...
+	@command -v chromium >/dev/null || echo "chromium not installed: skipped the web page's test in headless Chromium (apt-get install chromium)"
+	@command -v promtool >/dev/null || echo "promtool not installed: skipped promtool check metrics (apt-get install prometheus)"
 	@if pkg-config --exists egl 2>/dev/null; then \
 		echo "go test -tags gpu ./gpusort/..."; $(GO) test -tags gpu ./gpusort/...; \
 	else echo "EGL not installed: skipping the GPU back-end tests (apt-get install libegl-dev libgl1-mesa-dev libgl1-mesa-dri)"; fi
@@ -53,6 +57,10 @@ proto:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/radix/ ./summary/
+
+# Retake the web page's screenshot in docs/ (needs chromium).
+screenshot:
+	$(GO) test ./cmd/streamd/ -run '^TestWebPage$$' -count 1 -args -screenshot $(CURDIR)/docs/web-page.png
 
 clean:
 	rm -rf $(BIN)

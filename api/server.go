@@ -291,7 +291,7 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 	resp := &pb.StatsResponse{
 		Count: uint64(x.Count), Min: x.Min, Max: x.Max, Sum: x.Sum,
 		Epsilon: x.Config.Epsilon, WindowSize: uint64(x.Config.WindowSize), SlidingWindow: uint64(x.Config.SlidingWindow),
-		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes),
+		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes), Float64: x.Config.Float64,
 		Rejected:    make(map[string]uint64, len(x.Rejected)),
 		MemoryBytes: uint64(x.Memory), MemoryReservedBytes: uint64(x.Reserved),
 	}

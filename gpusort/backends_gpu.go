@@ -3,7 +3,10 @@
 package gpusort
 
 // Backends lists the back-ends compiled into this binary: in a build with
-// the "gpu" tag, the CPU radix sort, the three OpenGL back-ends and "auto".
+// the "gpu" tag, the CPU radix sort, the OpenGL back-ends and "auto".
+// "compute" chooses between the bitonic and the radix compute sort by
+// measuring both (see Compute); "compute-bitonic" and "compute-radix"
+// force one.
 // Each GPU constructor makes its own GL context (about 70 ms), the way
 // $STREAMD_GL says (see ContextFromEnv; EGL when unset), and returns an
 // error wrapping ErrNoGPU when there is none to be had.
@@ -13,6 +16,8 @@ func Backends() []Backend {
 		{Name: "pbsn", New: withEnvContext(NewPBSNWith)},
 		{Name: "bitonic", New: withEnvContext(NewBitonicWith)},
 		{Name: "compute", New: withEnvContext(NewComputeWith)},
+		{Name: "compute-bitonic", New: withEnvContext(computeWith(ComputeBitonic))},
+		{Name: "compute-radix", New: withEnvContext(computeWith(ComputeRadix))},
 		{Name: "auto", New: func() (Sorter, error) { return newAuto(), nil }},
 	}
 }
@@ -30,6 +35,13 @@ func withEnvContext[S Sorter](newWith func(GLContext) (S, error)) Constructor {
 			return nil, err
 		}
 		return s, nil
+	}
+}
+
+// computeWith returns a constructor of compute back-ends forced to alg.
+func computeWith(alg ComputeAlgorithm) func(GLContext) (*Compute, error) {
+	return func(kind GLContext) (*Compute, error) {
+		return NewComputeConfig(ComputeConfig{Context: kind, Algorithm: alg})
 	}
 }
 

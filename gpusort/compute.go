@@ -5,49 +5,137 @@ package gpusort
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/bits"
+	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
 
-	"streamd/gksketch"
-	"streamd/lossy"
 	"streamd/summary"
 )
 
-// Compute is the compute-shader back-end: a bitonic sorting network on
-// shader storage buffers, its short strides in shared memory, sorting the
-// order-preserving keys of Key32 or Key64 (a float64 key is two 32-bit
-// channels compared high word first). The key transform and its inverse
-// run on the GPU. Each window is padded to a power of two of at least 2048
-// keys (N); the four windows of a batch are sorted by the same dispatches.
+// Compute is the compute-shader back-end. It sorts the order-preserving
+// keys of Key32 or Key64 (a float64 key is two 32-bit words, compared high
+// word first) on shader storage buffers with one of two algorithms:
+//
+//   - a bitonic sorting network (compute_bitonic.go), its short strides in
+//     shared memory: O(n log² n) work, each window padded to a power of
+//     two;
+//   - an LSD radix sort (compute_radix.go) of 8-bit digits, four passes
+//     for float32 and eight for float64, each a count, a scan and a stable
+//     scatter: O(n) work.
+//
+// ComputeMeasured, the default ("compute"), times both on a batch of random
+// keys the first time it meets a size class (a key width and a window
+// length rounded up to a power of two) and then uses the faster one for
+// that class; Choices reports what it measured. ComputeBitonic
+// ("compute-bitonic") and ComputeRadix ("compute-radix") force one. The
+// key transform and its inverse run on the GPU. The four windows of a
+// batch are sorted by the same dispatches.
 //
 // Compute orders −0 before +0, like the CPU back-end: the two keys differ.
 // Its Digest computes the quantile sample and the lossy-counting runs on
 // the GPU and reads back only those (see Digest).
 //
+// # Batches in flight
+//
+// A Compute has two batch slots, each with its own GPU buffers and mapped
+// memory. The GL context belongs to one locked OS thread, which only
+// issues commands and polls fences; the rest of a batch happens on the
+// goroutine that called Sort or Digest: copying windows into mapped
+// staging memory (on all cores), and, once its fence has signalled,
+// reading the digests or the sorted windows from mapped memory. So two
+// goroutines calling Digest keep the GPU busy: while the GPU sorts one
+// batch, the other's windows are copied in, and its commands queue behind.
+// A third caller waits for a free slot.
+//
+// # Staging
+//
+// Compute is a Stager: StageF32 and StageF64 lend window buffers inside
+// persistently mapped staging memory, bounded by ComputeConfig.StagingBytes.
+// Digest and Sort upload a window that lies there with a GPU copy alone
+// (about 1.4 ms per 64 MiB on an H200) instead of a host copy first.
+//
 // A batch whose buffer would exceed the GPU's shader storage block limit
 // (128 MiB on llvmpipe, 2 GiB on NVIDIA) is sorted on the CPU instead.
-// A Compute is safe for concurrent use: its batches run one at a time on
-// the thread that owns its GL context.
+// A Compute is safe for concurrent use.
 type Compute struct {
-	t   *glThread
-	cpu *CPU
+	t     *glThread
+	cpu   *CPU
+	alg   ComputeAlgorithm
+	pool  *stagingPool
+	slots chan *slot
+
+	calMu sync.Mutex // one calibration at a time
+
+	mu      sync.Mutex
+	closed  bool
+	closing chan struct{} // closed by Close
+	choices map[sizeClass]ComputeChoice
+	profile bool
+	last    Phases
+
 	// The fields below belong to the GL thread.
 	progs      [2]*computeProgs // by key width: 32, 64 bits
-	bufs       computeBuffers
 	maxStorage int
 	persistent bool // GL 4.4 buffer storage: upload and read back through mapped memory
-	up, down   mappedBuffer
-	profile    bool
-	phases     Phases
+	warm       bool // both algorithms have run once (calibration)
 }
 
+// ComputeAlgorithm selects the sort of a Compute back-end.
+type ComputeAlgorithm int
+
+const (
+	// ComputeMeasured times both sorts per size class and uses the faster.
+	ComputeMeasured ComputeAlgorithm = iota
+	// ComputeBitonic is the bitonic sorting network.
+	ComputeBitonic
+	// ComputeRadix is the LSD radix sort.
+	ComputeRadix
+)
+
+// String returns "measured", "bitonic" or "radix".
+func (a ComputeAlgorithm) String() string {
+	switch a {
+	case ComputeMeasured:
+		return "measured"
+	case ComputeBitonic:
+		return "bitonic"
+	case ComputeRadix:
+		return "radix"
+	}
+	return fmt.Sprintf("ComputeAlgorithm(%d)", int(a))
+}
+
+// DefaultStagingBytes is the staging memory a Compute lends at most when
+// ComputeConfig.StagingBytes is 0. It is mapped in segments of up to 64
+// MiB as windows are staged, not up front.
+const DefaultStagingBytes = 512 << 20
+
+// ComputeConfig configures NewComputeConfig. The zero value is the default:
+// an EGL context, the measured choice of sort, DefaultStagingBytes.
+type ComputeConfig struct {
+	// Context is how the GL context is made (ContextEGL when empty).
+	Context GLContext
+	// Algorithm is the sort to use.
+	Algorithm ComputeAlgorithm
+	// StagingBytes bounds the staging memory that StageF32 and StageF64
+	// lend: 0 means DefaultStagingBytes, a negative value none.
+	StagingBytes int
+
+	// unmapped makes the back-end work as without GL 4.4's persistent
+	// mapping (tests of that path).
+	unmapped bool
+}
+
+// computeSlots is the number of batches a Compute has in flight at most.
+const computeSlots = 2
+
 type computeProgs struct {
-	local, step, runs, scan, search, gather uint32
-	loc                                     map[uint32]map[string]int32
+	local, step, runs, scan, search, gather, fill uint32
+	radixCount, radixScan, radixScatter           uint32
+	loc                                           map[uint32]map[string]int32
 }
 
 // uniform returns the location of a uniform of p's program prog.
@@ -63,6 +151,20 @@ func (p *computeProgs) uniform(prog uint32, name string) int32 {
 	l := gl.GetUniformLocation(prog, gl.Str(name+"\x00"))
 	m[name] = l
 	return l
+}
+
+// setCommon makes prog current and sets the uniforms that every compute
+// shader has: the channel stride n and the windows' lengths.
+func (p *computeProgs) setCommon(prog uint32, n int, lens [Channels]uint32) {
+	gl.UseProgram(prog)
+	gl.Uniform1ui(p.uniform(prog, "N"), uint32(n))
+	gl.Uniform4ui(p.uniform(prog, "lens"), lens[0], lens[1], lens[2], lens[3])
+}
+
+func (p *computeProgs) delete() {
+	for _, prog := range []uint32{p.local, p.step, p.runs, p.scan, p.search, p.gather, p.fill, p.radixCount, p.radixScan, p.radixScatter} {
+		gl.DeleteProgram(prog)
+	}
 }
 
 // glBuffer is a GL buffer object that grows on demand.
@@ -93,27 +195,61 @@ func (b *glBuffer) free() {
 	}
 }
 
-type computeBuffers struct {
-	keys, blocks, runs, totals, queries, found, index, gathered glBuffer
+// slot is the GPU side of one batch in flight: its buffers, and the
+// channel its fence reports on. A slot belongs to the goroutine that
+// acquired it until it is released; its GL objects are touched only on
+// the GL thread, in jobs that goroutine sends.
+type slot struct {
+	keys   glBuffer     // the four windows' keys, n apart
+	radix  radixBuffers // the radix sort's scratch
+	digest digestBuffers
+	up     mappedBuffer // windows copied in on the host (write)
+	down   mappedBuffer // sorted windows (Sort; read)
+	done   chan error   // the batch's fence has signalled
+}
+
+func (s *slot) free() {
+	s.keys.free()
+	s.radix.free()
+	s.digest.free()
+	s.up.free()
+	s.down.free()
 }
 
 // NewCompute starts a GL context on a thread of its own and compiles the
 // shaders. It returns an error wrapping ErrNoGPU when there is no OpenGL
 // 4.3 core context to be had. The context comes from EGL, without a
-// display; NewComputeWith chooses another way.
-func NewCompute() (*Compute, error) { return NewComputeWith(ContextEGL) }
+// display; NewComputeWith chooses another way, NewComputeConfig more.
+func NewCompute() (*Compute, error) { return NewComputeConfig(ComputeConfig{}) }
 
 // NewComputeWith is NewCompute with the context made the way kind says.
 func NewComputeWith(kind GLContext) (*Compute, error) {
-	c := &Compute{cpu: NewCPU(0)}
-	t, err := newGLThread(kind, func() error {
+	return NewComputeConfig(ComputeConfig{Context: kind})
+}
+
+// NewComputeConfig is NewCompute configured by cfg.
+func NewComputeConfig(cfg ComputeConfig) (*Compute, error) {
+	if cfg.Algorithm < ComputeMeasured || cfg.Algorithm > ComputeRadix {
+		return nil, fmt.Errorf("gpusort: unknown compute algorithm %d", int(cfg.Algorithm))
+	}
+	c := &Compute{
+		cpu:     NewCPU(0),
+		alg:     cfg.Algorithm,
+		slots:   make(chan *slot, computeSlots),
+		closing: make(chan struct{}),
+		choices: make(map[sizeClass]ComputeChoice),
+	}
+	for range computeSlots {
+		c.slots <- &slot{done: make(chan error, 1)}
+	}
+	t, err := newGLThread(cfg.Context, func() error {
 		var n int32
 		gl.GetIntegerv(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &n)
 		c.maxStorage = int(uint32(n))
 		var major, minor int32
 		gl.GetIntegerv(gl.MAJOR_VERSION, &major)
 		gl.GetIntegerv(gl.MINOR_VERSION, &minor)
-		c.persistent = major > 4 || major == 4 && minor >= 4
+		c.persistent = (major > 4 || major == 4 && minor >= 4) && !cfg.unmapped
 		for w := range 2 {
 			p, err := compileCompute(w == 1)
 			if err != nil {
@@ -127,6 +263,14 @@ func NewComputeWith(kind GLContext) (*Compute, error) {
 		return nil, err
 	}
 	c.t = t
+	limit := cfg.StagingBytes
+	if limit == 0 {
+		limit = DefaultStagingBytes
+	}
+	if !c.persistent {
+		limit = 0
+	}
+	c.pool = newStagingPool(t, max(limit, 0))
 	return c, nil
 }
 
@@ -135,16 +279,20 @@ func compileCompute(key64 bool) (*computeProgs, error) {
 	for _, s := range []struct {
 		dst  *uint32
 		name string
-		body string
+		src  string
 	}{
-		{&p.local, "local", srcLocal},
-		{&p.step, "step", srcStep},
-		{&p.runs, "runs", srcRunFlags},
-		{&p.scan, "scan", srcScan},
-		{&p.search, "search", srcSearch},
-		{&p.gather, "gather", srcGather},
+		{&p.local, "local", computeSource(srcLocal, key64)},
+		{&p.step, "step", computeSource(srcStep, key64)},
+		{&p.runs, "runs", computeSource(srcRunFlags, key64)},
+		{&p.scan, "scan", computeSource(srcScan, key64)},
+		{&p.search, "search", computeSource(srcSearch, key64)},
+		{&p.gather, "gather", computeSource(srcGather, key64)},
+		{&p.fill, "fill", computeSource(srcFill, key64)},
+		{&p.radixCount, "radix count", radixSource(srcRadixCount, key64)},
+		{&p.radixScan, "radix scan", radixSource(srcRadixScan, key64)},
+		{&p.radixScatter, "radix scatter", radixSource(srcRadixScatter, key64)},
 	} {
-		prog, err := compileProgram(s.name, shaderSource{gl.COMPUTE_SHADER, computeSource(s.body, key64)})
+		prog, err := compileProgram(s.name, shaderSource{gl.COMPUTE_SHADER, s.src})
 		if err != nil {
 			return nil, err
 		}
@@ -153,45 +301,64 @@ func compileCompute(key64 bool) (*computeProgs, error) {
 	return p, nil
 }
 
-// Name returns "compute".
-func (c *Compute) Name() string { return "compute" }
+// Name returns "compute", "compute-bitonic" or "compute-radix", after the
+// configured algorithm.
+func (c *Compute) Name() string {
+	if c.alg == ComputeMeasured {
+		return "compute"
+	}
+	return "compute-" + c.alg.String()
+}
 
 // Info describes the GL renderer and version in use.
 func (c *Compute) Info() string { return c.t.info }
 
-// Close releases the GL context. Sort fails with ErrClosed afterwards.
+// Close waits for the batches in flight, then releases the GL context and
+// the staging memory: buffers that StageF32 or StageF64 lent must not be
+// used afterwards. Sort and Digest fail with ErrClosed after Close.
 func (c *Compute) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.closing)
+	c.mu.Unlock()
+	var slots []*slot
+	for range computeSlots {
+		slots = append(slots, <-c.slots)
+	}
+	c.pool.close()
 	c.t.close(func() {
 		for _, p := range c.progs {
 			if p != nil {
-				for _, prog := range []uint32{p.local, p.step, p.runs, p.scan, p.search, p.gather} {
-					gl.DeleteProgram(prog)
-				}
+				p.delete()
 			}
 		}
-		c.up.free()
-		c.down.free()
-		b := &c.bufs
-		for _, x := range []*glBuffer{&b.keys, &b.blocks, &b.runs, &b.totals, &b.queries, &b.found, &b.index, &b.gathered} {
-			x.free()
+		for _, s := range slots {
+			s.free()
 		}
+		c.pool.release()
 	})
 	return nil
 }
 
-// SetProfile turns phase timing on or off: when on, the GL thread waits
-// for the GPU (glFinish) after each phase so that LastPhases is exact,
-// which costs a little throughput.
+// SetProfile turns phase timing on or off: when on, each batch waits for
+// the GPU (glFinish) after each phase so that LastPhases is exact, which
+// costs throughput and serializes the batches.
 func (c *Compute) SetProfile(on bool) {
-	_ = c.t.do(func() error { c.profile = on; return nil })
+	c.mu.Lock()
+	c.profile = on
+	c.mu.Unlock()
 }
 
-// LastPhases reports the phase times of the last batch (zero unless
-// profiling is on).
+// LastPhases reports the phase times of the last batch done (zero unless
+// profiling was on for it).
 func (c *Compute) LastPhases() Phases {
-	var p Phases
-	_ = c.t.do(func() error { p = c.phases; return nil })
-	return p
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
 }
 
 // Sort sorts each window of b in place on the GPU.
@@ -210,7 +377,7 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 			}
 			continue
 		}
-		if err := c.t.do(func() error { return c.run(ctx, v, nil, nil) }); err != nil {
+		if err := c.batch(ctx, v, nil, nil); err != nil {
 			return fmt.Errorf("compute sort: %w", err)
 		}
 	}
@@ -219,12 +386,13 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 
 // Digest sorts each window of b on the GPU, computes there each window's
 // quantile sample and lossy-counting runs as specs asks, and reads back
-// only those into out: b is left as it was.
-// The result is identical to summary.DigestSorted on the sorted window.
-// Samples take one gather; runs longer than the threshold are found by
-// marking run starts (key i ≠ key i−1 and key i = key i+T), a prefix sum
-// over the marks and a binary search for each run's end; the runs of the
-// Known values by one binary search each.
+// only those into out: b is left as it was (the sort happens in GPU
+// memory), so others may read its windows meanwhile. The result is
+// identical to summary.DigestSorted on the sorted window. Samples take one
+// gather; runs longer than the threshold are found by marking run starts
+// (key i ≠ key i−1 and key i = key i+T), a prefix sum over the marks and a
+// binary search for each run's end; the runs of the Known values by one
+// binary search each.
 func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("compute digest: %w", err)
@@ -244,7 +412,7 @@ func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary
 			}
 			continue
 		}
-		if err := c.t.do(func() error { return c.run(ctx, v, specs, out) }); err != nil {
+		if err := c.batch(ctx, v, specs, out); err != nil {
 			return fmt.Errorf("compute digest: %w", err)
 		}
 	}
@@ -257,12 +425,10 @@ type keyView struct {
 	key64 bool
 	lens  [Channels]int
 	data  [Channels]unsafe.Pointer
-	f32   *[Channels][]float32
-	f64   *[Channels][]float64
 }
 
 func view(b *Batch, key64 bool) keyView {
-	v := keyView{key64: key64, f32: &b.F32, f64: &b.F64}
+	v := keyView{key64: key64}
 	for i := range Channels {
 		if key64 {
 			if w := b.F64[i]; len(w) > 0 {
@@ -286,13 +452,29 @@ func (v *keyView) keySize() int {
 	return 4
 }
 
-// padded returns N, the keys per channel: a power of two ≥ localKeys.
+// bytes returns window i as bytes.
+func (v *keyView) bytes(i int) []byte {
+	return unsafe.Slice((*byte)(v.data[i]), v.lens[i]*v.keySize())
+}
+
+// padded returns the keys per channel of the bitonic sort: a power of two
+// ≥ localKeys.
 func (v *keyView) padded() int {
 	n := v.maxLen()
 	if n <= localKeys {
 		return localKeys
 	}
 	return 1 << bits.Len(uint(n-1))
+}
+
+// stride returns the keys per channel for algorithm alg: the bitonic
+// network's power of two, or for the radix sort the longest window rounded
+// up to a multiple of localKeys (the digest shaders' block).
+func (v *keyView) stride(alg ComputeAlgorithm) int {
+	if alg == ComputeBitonic {
+		return v.padded()
+	}
+	return (v.maxLen() + localKeys - 1) / localKeys * localKeys
 }
 
 // fits reports whether v's windows fit one shader storage block.
@@ -303,7 +485,7 @@ func (c *Compute) fits(v keyView) bool {
 
 // dispatch runs groups work groups per channel, folding them into a 2-D
 // grid when there are more than 32768 (llvmpipe allows 65535 in x). The
-// shaders recover the index with groupIndex.
+// shaders recover the index with groupIndex and skip the grid's excess.
 func dispatch(groups int) {
 	if groups <= 0 {
 		return
@@ -314,144 +496,6 @@ func dispatch(groups int) {
 	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 }
 
-// run sorts v's windows on the GPU. With specs nil it reads the sorted
-// windows back; otherwise it computes and reads back the digests.
-func (c *Compute) run(ctx context.Context, v keyView, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
-	w := 0
-	if v.key64 {
-		w = 1
-	}
-	p := c.progs[w]
-	ks := v.keySize()
-	n := v.padded()
-	var lens [Channels]uint32
-	for i := range Channels {
-		lens[i] = uint32(v.lens[i])
-	}
-	start := time.Now()
-	mark := func(d *time.Duration) {
-		if c.profile {
-			gl.Finish()
-			now := time.Now()
-			*d = now.Sub(start)
-			start = now
-		}
-	}
-	c.phases = Phases{}
-
-	c.bufs.keys.ensure(Channels * n * ks)
-	if c.persistent {
-		// Copy the windows into persistently mapped staging memory on all
-		// cores, then let the GPU's copy engine move them.
-		c.up.ensure(Channels*n*ks, false)
-		var jobs []copyJob
-		for i := range Channels {
-			if lens[i] > 0 {
-				jobs = append(jobs, copyJob{c.up.bytes[i*n*ks:], unsafe.Slice((*byte)(v.data[i]), int(lens[i])*ks)})
-			}
-		}
-		parallelCopy(jobs)
-		gl.BindBuffer(gl.COPY_READ_BUFFER, c.up.id)
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, c.bufs.keys.id)
-		for i := range Channels {
-			if lens[i] > 0 {
-				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*n*ks, i*n*ks, int(lens[i])*ks)
-			}
-		}
-	} else {
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, c.bufs.keys.id)
-		for i := range Channels {
-			if lens[i] > 0 {
-				gl.BufferSubData(gl.COPY_WRITE_BUFFER, i*n*ks, int(lens[i])*ks, v.data[i])
-			}
-		}
-	}
-	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, c.bufs.keys.id)
-	mark(&c.phases.Upload)
-
-	finish := specs == nil
-	setCommon := func(prog uint32) {
-		gl.UseProgram(prog)
-		gl.Uniform1ui(p.uniform(prog, "N"), uint32(n))
-		gl.Uniform4ui(p.uniform(prog, "lens"), lens[0], lens[1], lens[2], lens[3])
-	}
-	setCommon(p.local)
-	gl.Uniform1ui(p.uniform(p.local, "stage"), 0)
-	gl.Uniform1ui(p.uniform(p.local, "finish"), b2u(finish && n == localKeys))
-	dispatch(n / localKeys)
-	for size := 2 * localKeys; size <= n; size *= 2 {
-		// The global steps of this stage: the mirror step, then strides
-		// size/4 … localKeys, fused two by two.
-		setCommon(p.step)
-		gl.Uniform1ui(p.uniform(p.step, "size"), uint32(size))
-		j := size / 4
-		if j >= localKeys {
-			gl.Uniform1ui(p.uniform(p.step, "mode"), 2)
-			dispatch(n / 4 / stepSize)
-			j /= 2
-		} else {
-			gl.Uniform1ui(p.uniform(p.step, "mode"), 0)
-			dispatch(n / 2 / stepSize)
-		}
-		for ; j >= localKeys; j /= 4 {
-			gl.Uniform1ui(p.uniform(p.step, "j"), uint32(j))
-			if j/2 >= localKeys {
-				gl.Uniform1ui(p.uniform(p.step, "mode"), 3)
-				dispatch(n / 4 / stepSize)
-			} else {
-				gl.Uniform1ui(p.uniform(p.step, "mode"), 1)
-				dispatch(n / 2 / stepSize)
-			}
-		}
-		setCommon(p.local)
-		gl.Uniform1ui(p.uniform(p.local, "stage"), 1)
-		gl.Uniform1ui(p.uniform(p.local, "finish"), b2u(finish && size == n))
-		dispatch(n / localKeys)
-	}
-	if err := glError("sort"); err != nil {
-		return err
-	}
-	mark(&c.phases.Sort)
-
-	if err := ctx.Err(); err != nil {
-		// The windows still hold their input: nothing was read back.
-		return err
-	}
-	if specs == nil {
-		gl.BindBuffer(gl.COPY_READ_BUFFER, c.bufs.keys.id)
-		if !c.persistent {
-			for i := range Channels {
-				if lens[i] > 0 {
-					gl.GetBufferSubData(gl.COPY_READ_BUFFER, i*n*ks, int(lens[i])*ks, v.data[i])
-				}
-			}
-			mark(&c.phases.Readback)
-			return glError("read back")
-		}
-		c.down.ensure(Channels*n*ks, true)
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, c.down.id)
-		for i := range Channels {
-			if lens[i] > 0 {
-				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*n*ks, i*n*ks, int(lens[i])*ks)
-			}
-		}
-		gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)
-		if err := waitGPU(); err != nil {
-			return err
-		}
-		var jobs []copyJob
-		for i := range Channels {
-			if lens[i] > 0 {
-				jobs = append(jobs, copyJob{unsafe.Slice((*byte)(v.data[i]), int(lens[i])*ks), c.down.bytes[i*n*ks:]})
-			}
-		}
-		parallelCopy(jobs)
-		mark(&c.phases.Readback)
-		return glError("read back")
-	}
-	return c.digest(v, p, n, lens, specs, out, setCommon, mark)
-}
-
 func b2u(b bool) uint32 {
 	if b {
 		return 1
@@ -459,220 +503,244 @@ func b2u(b bool) uint32 {
 	return 0
 }
 
-// digest runs the digest shaders over the sorted keys and reads back the
-// digests.
-func (c *Compute) digest(v keyView, p *computeProgs, n int, lens [Channels]uint32, specs *[Channels]summary.WindowSpec,
-	out *[Channels]summary.Digest, setCommon func(uint32), mark func(*time.Duration)) error {
-	ks := v.keySize()
-	var thr, runOff, runCap, qOff, qCnt [Channels]uint32
-	var ranks [Channels][]int64
-	var index []uint32
-	var queries []uint32 // key words: one per 32-bit key, two per 64-bit key
-	total := uint32(0)
-	for i := range Channels {
-		l := int64(lens[i])
-		if l == 0 {
-			continue
-		}
-		t := max(specs[i].Threshold, 0)
-		t = min(t, l)
-		thr[i] = uint32(t)
-		runOff[i] = total
-		runCap[i] = uint32(l / (t + 1))
-		total += runCap[i]
-		ranks[i] = sampleRanks(ranks[i], l, specs[i].Spacing)
-		for _, r := range ranks[i] {
-			index = append(index, uint32(i*n)+uint32(r-1))
-		}
-		qOff[i] = uint32(len(queries) / (2 * ks / 4))
-		for _, kv := range specs[i].Known {
-			lo, hi, ok := knownKeys(kv, v.key64)
-			if !ok {
-				continue
-			}
-			if v.key64 {
-				queries = append(queries, uint32(lo), uint32(lo>>32), uint32(hi), uint32(hi>>32))
-			} else {
-				queries = append(queries, uint32(lo), uint32(hi))
-			}
-		}
-		qCnt[i] = uint32(len(queries)/(2*ks/4)) - qOff[i]
+// acquire takes a free slot, waiting for one while ctx lasts.
+func (c *Compute) acquire(ctx context.Context) (*slot, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
 	}
-	nq := len(queries) / (2 * ks / 4)
-
-	b := &c.bufs
-	nb := n / localSize
-	b.blocks.ensure(Channels * nb * 4)
-	b.runs.ensure(int(total) * 16)
-	b.totals.ensure(Channels * 4)
-	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, b.blocks.id)
-	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 2, b.runs.id)
-	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 3, b.totals.id)
-
-	setCommon(p.runs)
-	gl.Uniform4ui(p.uniform(p.runs, "thr"), thr[0], thr[1], thr[2], thr[3])
-	gl.Uniform4ui(p.uniform(p.runs, "runOff"), runOff[0], runOff[1], runOff[2], runOff[3])
-	gl.Uniform1ui(p.uniform(p.runs, "NB"), uint32(nb))
-	gl.Uniform1ui(p.uniform(p.runs, "pass"), 0)
-	dispatch(nb)
-	setCommon(p.scan)
-	gl.Uniform1ui(p.uniform(p.scan, "NB"), uint32(nb))
-	gl.DispatchCompute(1, 1, Channels)
-	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
-	gl.UseProgram(p.runs)
-	gl.Uniform1ui(p.uniform(p.runs, "pass"), 1)
-	dispatch(nb)
-
-	if nq > 0 {
-		b.queries.ensure(len(queries) * 4)
-		b.found.ensure(nq * 16)
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b.queries.id)
-		gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(queries)*4, gl.Ptr(queries))
-		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 4, b.queries.id)
-		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 5, b.found.id)
-		setCommon(p.search)
-		gl.Uniform4ui(p.uniform(p.search, "qOff"), qOff[0], qOff[1], qOff[2], qOff[3])
-		gl.Uniform4ui(p.uniform(p.search, "qCnt"), qCnt[0], qCnt[1], qCnt[2], qCnt[3])
-		dispatch((int(max(qCnt[0], qCnt[1], qCnt[2], qCnt[3])) + searchSize - 1) / searchSize)
+	select {
+	case s := <-c.slots:
+		return s, nil
+	case <-c.closing:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	if len(index) > 0 {
-		b.index.ensure(len(index) * 4)
-		b.gathered.ensure(len(index) * ks)
-		gl.BindBuffer(gl.COPY_WRITE_BUFFER, b.index.id)
-		gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(index)*4, gl.Ptr(index))
-		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 6, b.index.id)
-		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 7, b.gathered.id)
-		setCommon(p.gather)
-		gl.Uniform1ui(p.uniform(p.gather, "count"), uint32(len(index)))
-		groups := (len(index) + gatherSize - 1) / gatherSize
-		gx := min(groups, 32768)
-		gl.DispatchCompute(uint32(gx), uint32((groups+gx-1)/gx), 1)
+}
+
+// batchJob is one key width of a batch on its way through a slot.
+type batchJob struct {
+	v       keyView
+	alg     ComputeAlgorithm
+	n       int                    // keys per channel
+	lens    [Channels]uint32       // the windows' lengths
+	src     [Channels]uploadSource // where each window is uploaded from
+	plan    *digestPlan            // nil for Sort
+	profile bool                   // wait for the GPU after each phase
+	phases  Phases                 // filled when profiling
+	start   time.Time              // of the current phase
+}
+
+// uploadSource is where a window's bytes are copied to the GPU from: a
+// mapped buffer (staging memory, or the slot's up buffer) at an offset, or
+// with buf 0 the window's own memory through glBufferSubData.
+type uploadSource struct {
+	buf uint32
+	off int
+}
+
+// mark ends a phase: with profiling on, it waits for the GPU and records
+// the phase's time in d.
+func (j *batchJob) mark(d *time.Duration) {
+	if j.profile {
+		gl.Finish()
+		now := time.Now()
+		*d += now.Sub(j.start)
+		j.start = now
 	}
-	gl.MemoryBarrier(gl.BUFFER_UPDATE_BARRIER_BIT | gl.SHADER_STORAGE_BARRIER_BIT)
-	if err := glError("digest"); err != nil {
+}
+
+// batch runs one key width of a batch through a slot: on this goroutine
+// the host copy, on the GL thread the upload, the sort and the digests (or
+// the sorted windows) into mapped memory and a fence, then here again the
+// results out of mapped memory once the fence has signalled. With specs nil
+// it sorts the windows in place; otherwise it fills out's digests.
+func (c *Compute) batch(ctx context.Context, v keyView, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+	alg, err := c.algorithm(ctx, v)
+	if err != nil {
 		return err
 	}
-	mark(&c.phases.Digest)
-
-	var totals [Channels]uint32
-	gl.BindBuffer(gl.COPY_READ_BUFFER, b.totals.id)
-	gl.GetBufferSubData(gl.COPY_READ_BUFFER, 0, Channels*4, gl.Ptr(&totals[0]))
-	runs := make([]uint32, 4*total)
-	gl.BindBuffer(gl.COPY_READ_BUFFER, b.runs.id)
+	c.mu.Lock()
+	j := &batchJob{v: v, alg: alg, n: v.stride(alg), profile: c.profile, start: time.Now()}
+	c.mu.Unlock()
 	for i := range Channels {
-		if totals[i] > 0 {
-			off := int(runOff[i]) * 4
-			gl.GetBufferSubData(gl.COPY_READ_BUFFER, off*4, int(totals[i])*16, gl.Ptr(&runs[off]))
-		}
+		j.lens[i] = uint32(v.lens[i])
 	}
-	found := make([]uint32, 4*nq)
-	if nq > 0 {
-		gl.BindBuffer(gl.COPY_READ_BUFFER, b.found.id)
-		gl.GetBufferSubData(gl.COPY_READ_BUFFER, 0, nq*16, gl.Ptr(found))
+	if specs != nil {
+		j.plan = newDigestPlan(&v, j.n, specs)
 	}
-	gathered := make([]uint32, len(index)*ks/4)
-	if len(index) > 0 {
-		gl.BindBuffer(gl.COPY_READ_BUFFER, b.gathered.id)
-		gl.GetBufferSubData(gl.COPY_READ_BUFFER, 0, len(index)*ks, gl.Ptr(gathered))
-	}
-	if err := glError("read back digest"); err != nil {
+	s, err := c.acquire(ctx)
+	if err != nil {
 		return err
 	}
-	value := func(lo, hi uint32) float64 {
-		if v.key64 {
-			return Float64(uint64(hi)<<32 | uint64(lo))
-		}
-		return float64(Float32(lo))
+	defer func() { c.slots <- s }()
+
+	if err := c.stage(s, j); err != nil {
+		return err
 	}
-	g := 0
-	for i := range Channels {
-		if lens[i] == 0 {
-			continue
-		}
-		d := &out[i]
-		d.N = int64(lens[i])
-		d.Sample = d.Sample[:0]
-		for _, r := range ranks[i] {
-			var x float64
-			if v.key64 {
-				x = value(gathered[2*g], gathered[2*g+1])
-			} else {
-				x = value(gathered[g], 0)
-			}
-			g++
-			d.Sample = append(d.Sample, gksketch.Tuple{Value: x, RMin: r, RMax: r})
-		}
-		// Merge the long runs (in order of start) with the Known values'
-		// runs (in order of value, so of start), dropping duplicates.
-		d.Runs = d.Runs[:0]
-		rs := runs[4*runOff[i] : 4*(runOff[i]+totals[i])]
-		kn := found[4*qOff[i] : 4*(qOff[i]+qCnt[i])]
-		last := int64(-1)
-		emit := func(r []uint32) {
-			s := int64(r[0])
-			if r[1] == 0 || s <= last {
-				return
-			}
-			last = s
-			d.Runs = append(d.Runs, lossy.Run{Value: value(r[2], r[3]), Count: int64(r[1])})
-		}
-		for len(rs) > 0 || len(kn) > 0 {
-			if len(kn) == 0 || len(rs) > 0 && rs[0] <= kn[0] {
-				emit(rs[:4])
-				rs = rs[4:]
-			} else {
-				emit(kn[:4])
-				kn = kn[4:]
-			}
-		}
+	if err := c.t.do(func() error { return c.submit(s, j) }); err != nil {
+		return err
 	}
-	mark(&c.phases.Readback)
+	if err := <-s.done; err != nil {
+		return err
+	}
+	start := time.Now()
+	if j.plan != nil {
+		if err := c.collectDigests(s, j, out); err != nil {
+			return err
+		}
+	} else if c.persistent {
+		var jobs []copyJob
+		ks := v.keySize()
+		for i := range Channels {
+			if v.lens[i] > 0 {
+				jobs = append(jobs, copyJob{v.bytes(i), s.down.bytes[i*j.n*ks:]})
+			}
+		}
+		parallelCopy(jobs)
+	}
+	if j.profile {
+		j.phases.Readback += time.Since(start)
+		c.mu.Lock()
+		c.last = j.phases
+		c.mu.Unlock()
+	}
 	return nil
 }
 
-// sampleRanks appends to dst the 1-based ranks that gksketch.AppendSample
-// keeps from a sorted window of w values with spacing h: 1, ⌈h⌉, ⌈2h⌉, …,
-// w, each once.
-func sampleRanks(dst []int64, w int64, h float64) []int64 {
-	dst = dst[:0]
-	if w == 0 {
-		return dst
+// stage decides where each window is uploaded from, and copies the windows
+// that are not in staging memory into s's mapped up buffer on all cores.
+func (c *Compute) stage(s *slot, j *batchJob) error {
+	if !c.persistent {
+		return nil // glBufferSubData from the windows themselves
 	}
-	dst = append(dst, 1)
-	for i := 1.0; ; i++ {
-		r := int64(math.Ceil(i * h))
-		if r >= w {
-			break
+	start := time.Now()
+	ks := j.v.keySize()
+	var jobs []copyJob
+	for i := range Channels {
+		if j.lens[i] == 0 {
+			continue
 		}
-		if r > dst[len(dst)-1] {
-			dst = append(dst, r)
+		b := j.v.bytes(i)
+		if buf, off, ok := c.pool.locate(b); ok {
+			j.src[i] = uploadSource{buf, off}
+			continue
 		}
+		if need := Channels * j.n * ks; len(s.up.bytes) < need {
+			if err := c.t.do(func() error { s.up.ensure(need, false); return glError("map upload buffer") }); err != nil {
+				return err
+			}
+		}
+		j.src[i] = uploadSource{s.up.id, i * j.n * ks}
+		jobs = append(jobs, copyJob{s.up.bytes[i*j.n*ks:], b})
 	}
-	if w > 1 {
-		dst = append(dst, w)
-	}
-	return dst
+	parallelCopy(jobs)
+	j.phases.Upload = time.Since(start)
+	return nil
 }
 
-// knownKeys returns the key range of the floats equal to the Known value
-// kv in a window of the given width: one key, or −0 … +0 for zero. It
-// reports false when no such float exists (kv is NaN, or not a float32).
-func knownKeys(kv float64, key64 bool) (lo, hi uint64, ok bool) {
-	if math.IsNaN(kv) {
-		return 0, 0, false
-	}
-	if key64 {
-		if kv == 0 {
-			return Key64(math.Copysign(0, -1)), Key64(0), true
+// submit issues a batch's commands on the GL thread: the upload, the sort,
+// then the digests or the sorted windows into mapped memory, and a fence
+// that reports on s.done. Without persistent mapping it also reads the
+// results back, synchronously.
+func (c *Compute) submit(s *slot, j *batchJob) error {
+	p := c.progs[b2u(j.v.key64)]
+	ks := j.v.keySize()
+	j.start = time.Now()
+	s.keys.ensure(Channels * j.n * ks)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.keys.id)
+	for i := range Channels {
+		if j.lens[i] == 0 {
+			continue
 		}
-		return Key64(kv), Key64(kv), true
+		src := j.src[i]
+		if src.buf == 0 {
+			gl.BufferSubData(gl.COPY_WRITE_BUFFER, i*j.n*ks, int(j.lens[i])*ks, j.v.data[i])
+			continue
+		}
+		gl.BindBuffer(gl.COPY_READ_BUFFER, src.buf)
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, src.off, i*j.n*ks, int(j.lens[i])*ks)
 	}
-	f := float32(kv)
-	if float64(f) != kv {
-		return 0, 0, false
+	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, s.keys.id)
+	j.mark(&j.phases.Upload)
+
+	finish := j.plan == nil
+	if j.alg == ComputeRadix {
+		sortRadix(p, &s.keys, &s.radix, j.n, j.lens, j.v.key64, finish)
+	} else {
+		sortBitonic(p, j.n, j.lens, finish)
 	}
-	if f == 0 {
-		return uint64(Key32(float32(math.Copysign(0, -1)))), uint64(Key32(0)), true
+	if err := glError("sort"); err != nil {
+		return err
 	}
-	return uint64(Key32(f)), uint64(Key32(f)), true
+	j.mark(&j.phases.Sort)
+
+	if j.plan != nil {
+		dispatchDigest(p, &s.digest, j.n, j.lens, j.plan, c.persistent)
+		if err := glError("digest"); err != nil {
+			return err
+		}
+		j.mark(&j.phases.Digest)
+		if !c.persistent {
+			err := s.digest.read(j.plan, false)
+			j.mark(&j.phases.Readback)
+			s.done <- err
+			return nil
+		}
+	} else {
+		gl.BindBuffer(gl.COPY_READ_BUFFER, s.keys.id)
+		if !c.persistent {
+			for i := range Channels {
+				if j.lens[i] > 0 {
+					gl.GetBufferSubData(gl.COPY_READ_BUFFER, i*j.n*ks, int(j.lens[i])*ks, j.v.data[i])
+				}
+			}
+			j.mark(&j.phases.Readback)
+			s.done <- glError("read back")
+			return nil
+		}
+		s.down.ensure(Channels*j.n*ks, true)
+		gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.down.id)
+		for i := range Channels {
+			if j.lens[i] > 0 {
+				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*j.n*ks, i*j.n*ks, int(j.lens[i])*ks)
+			}
+		}
+		j.mark(&j.phases.Readback)
+	}
+	gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)
+	if err := glError("read back"); err != nil {
+		return err
+	}
+	c.t.await(func(err error) { s.done <- err })
+	return nil
 }
+
+// collectDigests reads a digest batch's results, from mapped memory or,
+// for runs that did not fit there, in a GL job, and assembles out.
+func (c *Compute) collectDigests(s *slot, j *batchJob, out *[Channels]summary.Digest) error {
+	read := func() error { return s.digest.read(j.plan, true) }
+	var err error
+	switch {
+	case !c.persistent:
+		// submit read them already.
+	case j.plan.runsMapped:
+		err = read()
+	default:
+		err = c.t.do(read)
+	}
+	if err != nil {
+		return err
+	}
+	j.plan.assemble(j.v.key64, out)
+	return nil
+}
+
+var (
+	_ Digester = (*Compute)(nil)
+	_ Stager   = (*Compute)(nil)
+	_ Profiler = (*Compute)(nil)
+)

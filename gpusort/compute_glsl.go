@@ -321,6 +321,33 @@ void main() {
 }
 `
 
+// srcFill writes pseudo-random float bits (a hash of the position) into
+// each window: the calibration batch, made on the GPU. Some are NaN bits;
+// the sorts order bits, so that does not matter.
+const srcFill = `
+layout(local_size_x = GATHER) in;
+uniform uint seed;
+
+uint hash(uint x) {
+	x ^= x >> 16; x *= 0x7feb352du;
+	x ^= x >> 15; x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+void main() {
+	uint ch = gl_WorkGroupID.z;
+	uint i = groupIndex() * GATHER + gl_LocalInvocationID.x;
+	if (i >= lens[ch]) return;
+	uint h = hash(i ^ (ch << 28) ^ seed);
+#if KEY64
+	k[ch * N + i] = uvec2(hash(h), h);
+#else
+	k[ch * N + i] = h;
+#endif
+}
+`
+
 // computeSource assembles one compute shader.
 func computeSource(body string, key64 bool) string {
 	var b strings.Builder

@@ -2,12 +2,29 @@
 
 package gpusort
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"unsafe"
 
-func newComputeSorter() (Sorter, error) { return NewCompute() }
+	"streamd/summary"
+)
 
-func TestCompute(t *testing.T)       { testSorter(t, newComputeSorter) }
-func TestComputeDigest(t *testing.T) { testDigester(t, newComputeSorter) }
+func newComputeAlg(alg ComputeAlgorithm) func() (Sorter, error) {
+	return func() (Sorter, error) { return NewComputeConfig(ComputeConfig{Algorithm: alg}) }
+}
+
+// The shared tables run on each algorithm forced; the measured choice
+// between them (the default, "compute") is tested by TestComputeMeasured.
+func TestComputeBitonic(t *testing.T)       { testSorter(t, newComputeAlg(ComputeBitonic)) }
+func TestComputeBitonicDigest(t *testing.T) { testDigester(t, newComputeAlg(ComputeBitonic)) }
+func TestComputeRadix(t *testing.T)         { testSorter(t, newComputeAlg(ComputeRadix)) }
+func TestComputeRadixDigest(t *testing.T)   { testDigester(t, newComputeAlg(ComputeRadix)) }
 
 func TestComputeInfo(t *testing.T) {
 	c, err := NewCompute()
@@ -16,6 +33,23 @@ func TestComputeInfo(t *testing.T) {
 	}
 	defer c.Close()
 	t.Log(c.Info())
+	for alg, name := range map[ComputeAlgorithm]string{ComputeMeasured: "compute", ComputeBitonic: "compute-bitonic", ComputeRadix: "compute-radix"} {
+		newSorter, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newSorter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Name() != name || s.(*Compute).alg != alg {
+			t.Errorf("Lookup(%q) made %q (%v)", name, s.Name(), s.(*Compute).alg)
+		}
+		s.Close()
+	}
+	if _, err := NewComputeConfig(ComputeConfig{Algorithm: 7}); err == nil {
+		t.Error("NewComputeConfig accepted an unknown algorithm")
+	}
 }
 
 func TestAutoGPU(t *testing.T) {
@@ -29,4 +63,417 @@ func TestAutoConcurrentGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	testAutoConcurrent(t, a)
+}
+
+// digestCase is a batch and the specs to digest it under, with the
+// expected digests computed on the CPU from a copy of its windows.
+type digestCase struct {
+	b     Batch
+	specs [Channels]summary.WindowSpec
+	want  [Channels]summary.Digest
+}
+
+// newDigestCase makes a batch of windows of the given lengths (float64
+// when key64), each filled by a pattern, through alloc32 or alloc64 (nil:
+// ordinary memory), and its expected digests.
+func newDigestCase(r *rand.Rand, lens [Channels]int, key64 bool, thr int64,
+	alloc32 func(int) []float32, alloc64 func(int) []float64) *digestCase {
+	dc := new(digestCase)
+	for i, n := range lens {
+		x := make([]float32, n)
+		patterns[r.IntN(len(patterns))].fill(r, x)
+		dc.specs[i] = summary.WindowSpec{
+			Spacing:   summary.SampleSpacing(0.01, max(n, 1)),
+			Threshold: thr,
+			Known:     []float64{-8, 0, 3, 42.5},
+		}
+		if key64 {
+			w := make([]float64, n)
+			if alloc64 != nil {
+				if s := alloc64(n); s != nil {
+					w = s
+				}
+			}
+			for j, v := range x {
+				w[j] = float64(v) * (1 + 1e-12*float64(j%3))
+			}
+			dc.b.F64[i] = w
+			ref := slices.Clone(w)
+			keyOrder64(ref)
+			summary.DigestSorted(ref, dc.specs[i], &dc.want[i])
+		} else {
+			w := make([]float32, n)
+			if alloc32 != nil {
+				if s := alloc32(n); s != nil {
+					w = s
+				}
+			}
+			copy(w, x)
+			dc.b.F32[i] = w
+			ref := slices.Clone(w)
+			keyOrder(ref)
+			summary.DigestSorted(ref, dc.specs[i], &dc.want[i])
+		}
+	}
+	return dc
+}
+
+// check digests dc with d and compares every window with the CPU's.
+func (dc *digestCase) check(t *testing.T, d Digester, name string) {
+	t.Helper()
+	var out [Channels]summary.Digest
+	if err := d.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for i := range Channels {
+		checkDigest(t, fmt.Sprintf("%s ch%d", name, i), &out[i], &dc.want[i])
+	}
+}
+
+// TestComputeMeasured checks the measured choice: each size class is
+// calibrated once, on random keys, and its digests are right whichever
+// sort won.
+func TestComputeMeasured(t *testing.T) {
+	c, err := NewCompute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, key64 := range []bool{false, true} {
+		for _, n := range []int{1000, 1 << 15} {
+			for rep := range 2 {
+				dc := newDigestCase(r, [Channels]int{n, n - 1, n / 2, 3}, key64, 3, nil, nil)
+				dc.check(t, c, fmt.Sprintf("f64=%v n=%d rep %d", key64, n, rep))
+			}
+		}
+	}
+	choices := c.Choices()
+	if len(choices) != 4 {
+		t.Fatalf("%d size classes calibrated, want 4: %+v", len(choices), choices)
+	}
+	for _, ch := range choices {
+		t.Logf("f64=%v N=%d: %v (bitonic %.3g keys/s, radix %.3g keys/s)", ch.Key64, ch.N, ch.Algorithm, ch.BitonicRate, ch.RadixRate)
+		if ch.Err != nil || ch.BitonicRate <= 0 || ch.RadixRate <= 0 {
+			t.Errorf("calibration of f64=%v N=%d: %+v", ch.Key64, ch.N, ch)
+		}
+		want := ComputeBitonic
+		if ch.RadixRate > ch.BitonicRate {
+			want = ComputeRadix
+		}
+		if ch.Algorithm != want {
+			t.Errorf("f64=%v N=%d: chose %v at bitonic %.3g, radix %.3g keys/s", ch.Key64, ch.N, ch.Algorithm, ch.BitonicRate, ch.RadixRate)
+		}
+	}
+}
+
+// TestComputeStaged fills windows in place in staging memory and digests
+// and sorts them, mixed with windows in ordinary memory, float32 and
+// float64; the staging memory is bounded, handed back and lent again.
+func TestComputeStaged(t *testing.T) {
+	const limit = 1 << 20
+	for _, alg := range []ComputeAlgorithm{ComputeBitonic, ComputeRadix} {
+		t.Run(alg.String(), func(t *testing.T) {
+			c, err := NewComputeConfig(ComputeConfig{Algorithm: alg, StagingBytes: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			r := rand.New(rand.NewPCG(9, 10))
+			staged := 0
+			alloc32 := func(n int) []float32 {
+				if staged%3 == 2 {
+					staged++
+					return nil // every third window in ordinary memory
+				}
+				staged++
+				return c.StageF32(n)
+			}
+			alloc64 := func(n int) []float64 { return c.StageF64(n) }
+			for _, key64 := range []bool{false, true} {
+				for _, lens := range [][Channels]int{{5000, 4096, 1, 0}, {20000, 19999, 3000, 2048}} {
+					dc := newDigestCase(r, lens, key64, 0, alloc32, alloc64)
+					for i := range Channels {
+						if lens[i] > 0 && key64 {
+							if _, _, ok := c.pool.locate(unsafe.Slice((*byte)(unsafe.Pointer(&dc.b.F64[i][0])), 8)); !ok {
+								t.Fatalf("float64 window %d is not in staging memory", i)
+							}
+						}
+					}
+					dc.check(t, c, fmt.Sprintf("f64=%v lens=%v", key64, lens))
+					// Digest leaves the windows as they were: digest
+					// them again, then sort them in place.
+					dc.check(t, c, fmt.Sprintf("f64=%v lens=%v again", key64, lens))
+					sortBatch(t, c, fmt.Sprintf("sort f64=%v lens=%v", key64, lens), &dc.b)
+					for i := range Channels {
+						c.UnstageF32(dc.b.F32[i])
+						c.UnstageF64(dc.b.F64[i])
+					}
+					if lent, _ := c.Staged(); lent != 0 {
+						t.Fatalf("%d bytes still lent after every window was handed back", lent)
+					}
+				}
+			}
+			// The bound: lend until the pool says no, then hand one back
+			// and get it again.
+			var lent [][]float32
+			for {
+				w := c.StageF32(10000)
+				if w == nil {
+					break
+				}
+				lent = append(lent, w)
+				if len(lent) > limit/40000+1 {
+					t.Fatalf("lent %d windows of 40000 bytes from %d bytes", len(lent), limit)
+				}
+			}
+			if len(lent) == 0 {
+				t.Fatal("no staging memory lent")
+			}
+			if got, mapped := c.Staged(); got > limit || mapped > limit {
+				t.Fatalf("%d bytes lent, %d mapped, over the bound %d", got, mapped, limit)
+			}
+			c.UnstageF32(lent[0][:0])
+			c.UnstageF32(make([]float32, 10)) // not staged: ignored
+			c.UnstageF32(nil)
+			if w := c.StageF32(10000); w == nil || &w[0] != &lent[0][0] {
+				t.Fatal("a handed-back buffer was not lent again")
+			}
+			if c.StageF32(0) != nil || c.StageF64(-1) != nil {
+				t.Fatal("lent an empty buffer")
+			}
+		})
+	}
+	c, err := NewComputeConfig(ComputeConfig{StagingBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StageF32(10) != nil {
+		t.Error("lent staging memory with StagingBytes < 0")
+	}
+	c.Close()
+	c, err = NewCompute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if c.StageF32(10) != nil {
+		t.Error("lent staging memory after Close")
+	}
+}
+
+// TestComputeConcurrent digests batches from several goroutines at once,
+// half of them staged, so that batches overlap in the two slots; every
+// digest must be the CPU's.
+func TestComputeConcurrent(t *testing.T) {
+	c, err := NewCompute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const workers, batches = 4, 6
+	var wg sync.WaitGroup
+	errc := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 11))
+			for k := range batches {
+				var a32 func(int) []float32
+				var a64 func(int) []float64
+				if k%2 == 1 {
+					a32, a64 = c.StageF32, c.StageF64
+				}
+				n := 1000 + r.IntN(1<<14)
+				dc := newDigestCase(r, [Channels]int{n, n / 3, r.IntN(n), n}, w%2 == 1, int64(r.IntN(3)), a32, a64)
+				var out [Channels]summary.Digest
+				if err := c.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
+					errc <- err
+					return
+				}
+				for i := range Channels {
+					if !sameDigest(&out[i], &dc.want[i]) {
+						errc <- fmt.Errorf("worker %d batch %d window %d: digest differs from the CPU's", w, k, i)
+						return
+					}
+					c.UnstageF32(dc.b.F32[i])
+					c.UnstageF64(dc.b.F64[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+}
+
+// sameDigest reports whether two digests are identical, bit for bit.
+func sameDigest(a, b *summary.Digest) bool {
+	if a.N != b.N || len(a.Sample) != len(b.Sample) || len(a.Runs) != len(b.Runs) {
+		return false
+	}
+	for i := range a.Sample {
+		x, y := a.Sample[i], b.Sample[i]
+		if math.Float64bits(x.Value) != math.Float64bits(y.Value) || x.RMin != y.RMin || x.RMax != y.RMax {
+			return false
+		}
+	}
+	for i := range a.Runs {
+		x, y := a.Runs[i], b.Runs[i]
+		if math.Float64bits(x.Value) != math.Float64bits(y.Value) || x.Count != y.Count {
+			return false
+		}
+	}
+	return true
+}
+
+// TestComputeUnmapped runs both algorithms as without persistent mapping
+// (GL < 4.4): uploads and readbacks through glBufferSubData and
+// glGetBufferSubData, no staging memory.
+func TestComputeUnmapped(t *testing.T) {
+	for _, alg := range []ComputeAlgorithm{ComputeBitonic, ComputeRadix} {
+		c, err := NewComputeConfig(ComputeConfig{Algorithm: alg, unmapped: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.StageF32(10) != nil {
+			t.Error("lent staging memory without persistent mapping")
+		}
+		r := rand.New(rand.NewPCG(12, 13))
+		for _, key64 := range []bool{false, true} {
+			dc := newDigestCase(r, [Channels]int{3000, 1 << 15, 7, 0}, key64, 0, nil, nil)
+			dc.check(t, c, fmt.Sprintf("%v f64=%v", alg, key64))
+			sortBatch(t, c, fmt.Sprintf("%v sort f64=%v", alg, key64), &dc.b)
+		}
+		c.Close()
+	}
+}
+
+// TestComputeManyRuns digests windows with more runs than fit in mapped
+// memory (threshold 0: a run slot per key), which are read back from GPU
+// memory instead.
+func TestComputeManyRuns(t *testing.T) {
+	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(14, 15))
+	n := runsMappedMax/2 + 1
+	dc := newDigestCase(r, [Channels]int{n, n, 5, n}, false, 0, nil, nil)
+	dc.check(t, c, "threshold 0")
+	dc = newDigestCase(r, [Channels]int{n, n, 5, n}, true, -1, nil, nil)
+	dc.check(t, c, "threshold -1, float64")
+}
+
+// TestAutoStaged digests staged windows through Auto from two goroutines,
+// so that both its GPU and its CPU side may see them.
+func TestAutoStaged(t *testing.T) {
+	a := newAuto()
+	defer a.Close()
+	if err := a.GPUErr(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	for w := range 2 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 16))
+			for k := range 4 {
+				n := 5000 + k
+				dc := newDigestCase(r, [Channels]int{n, n, n, n}, false, 2, a.StageF32, a.StageF64)
+				var out [Channels]summary.Digest
+				if err := a.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
+					errc <- err
+					return
+				}
+				for i := range Channels {
+					if !sameDigest(&out[i], &dc.want[i]) {
+						errc <- fmt.Errorf("worker %d batch %d window %d: digest differs from the CPU's", w, k, i)
+						return
+					}
+					a.UnstageF32(dc.b.F32[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	g, c, gn, cn := a.Rates()
+	t.Logf("gpu %.3g keys/s over %d batches, cpu %.3g keys/s over %d batches", g, gn, c, cn)
+}
+
+// TestStagingSizes lends windows of growing sizes from a pool that holds
+// few of the largest, handing each size back before the next in a
+// scrambled order: returned ranges must merge so that the larger windows
+// fit, and at the end every segment is one free range again.
+func TestStagingSizes(t *testing.T) {
+	const limit = 3 * 16 << 14
+	c, err := NewComputeConfig(ComputeConfig{StagingBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(17, 18))
+	for lg := 10; lg <= 14; lg++ {
+		var ws [][]float32
+		for k := range 8 {
+			w := c.StageF32(1<<lg - k) // sizes not multiples of the alignment too
+			if w == nil {
+				lent, mapped := c.Staged()
+				t.Fatalf("2^%d, window %d: no room (%d bytes lent, %d mapped of %d)", lg, k, lent, mapped, limit)
+			}
+			for i := range w {
+				w[i] = float32(k)
+			}
+			ws = append(ws, w)
+		}
+		for k, w := range ws {
+			for i := range w {
+				if w[i] != float32(k) {
+					t.Fatalf("2^%d: window %d overlaps another", lg, k)
+				}
+			}
+		}
+		r.Shuffle(len(ws), func(i, j int) { ws[i], ws[j] = ws[j], ws[i] })
+		for _, w := range ws {
+			c.UnstageF32(w)
+			c.UnstageF32(w) // a second hand-back is ignored
+		}
+	}
+	c.pool.mu.Lock()
+	defer c.pool.mu.Unlock()
+	for i, seg := range c.pool.segs {
+		if len(seg.free) != 1 || seg.free[0] != (stagingRange{0, len(seg.buf.bytes)}) {
+			t.Errorf("segment %d: free ranges %v after every window came back", i, seg.free)
+		}
+	}
+}
+
+// TestComputeRadixTiles sorts and digests windows at the radix sort's tile
+// boundaries, and long enough (more than radixRowsMax tiles) for its scan
+// to run one work group per digit instead of one per channel.
+func TestComputeRadixTiles(t *testing.T) {
+	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, key64 := range []bool{false, true} {
+		tile := radixTile(key64)
+		for _, lens := range [][Channels]int{
+			{tile - 1, tile, tile + 1, 2*tile + 1},
+			{radixRowsMax*tile + 1, 5, 0, tile + 3},
+		} {
+			name := fmt.Sprintf("f64=%v lens=%v", key64, lens)
+			dc := newDigestCase(r, lens, key64, 1, nil, nil)
+			dc.check(t, c, name)
+			sortBatch(t, c, name, &dc.b)
+		}
+	}
 }

@@ -3,7 +3,7 @@
 package gpusort
 
 /*
-#cgo LDFLAGS: -lEGL
+#cgo LDFLAGS: -Wl,--as-needed -lEGL
 #include <stdlib.h>
 #include <string.h>
 #include <EGL/egl.h>
@@ -137,6 +137,17 @@ static void streamd_egl_close(streamd_egl *e) {
 
 static void *streamd_egl_proc(const char *name) {
 	return (void *)eglGetProcAddress(name);
+}
+
+// glXGetProcAddress stands in for libGL's: go-gl/gl links -lGL only for
+// its own GLX loader (gl.Init), which gpusort never calls, loading GL
+// through EGL instead (gl.InitWithProcAddrFunc). Defined here, and with
+// --as-needed above (the linker sees gpusort's flags before go-gl's
+// -lGL), the binary does not depend on libGL.so.1 and its X libraries:
+// libEGL and libglvnd's libGLdispatch are all it needs. Should anything
+// call it, it answers as libglvnd's does: the same dispatch stubs.
+void (*glXGetProcAddress(const unsigned char *name))(void) {
+	return (void (*)(void))eglGetProcAddress((const char *)name);
 }
 */
 import "C"

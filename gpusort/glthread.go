@@ -3,10 +3,12 @@
 package gpusort
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
 )
@@ -25,7 +27,10 @@ var glInit struct {
 
 // glThread owns one OpenGL context. Its goroutine is locked to its OS
 // thread for its whole life and runs the jobs sent to it, one at a time:
-// every GL call of a back-end happens inside such a job.
+// every GL call of a back-end happens inside such a job. A job may leave
+// a fence behind (await) instead of waiting for the GPU: between jobs, the
+// thread polls the oldest fence and reports it when it signals, so that it
+// stays free to issue the next batch's commands while the GPU works.
 type glThread struct {
 	jobs chan func()
 	quit chan struct{}
@@ -34,7 +39,19 @@ type glThread struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	fences []fenceWait // in order of issue; the thread's own
 }
+
+// fenceWait is a fence and what to do once it has signalled.
+type fenceWait struct {
+	sync uintptr
+	done func(error)
+}
+
+// fencePoll is how long the GL thread waits on a fence before it looks for
+// new jobs again: the most a job submitted meanwhile waits to start.
+const fencePoll = 100 * time.Microsecond
 
 // newGLThread starts the goroutine, makes the context of the given kind on
 // it and loads GL. setup, when not nil, runs next on that thread (compiling
@@ -81,13 +98,56 @@ func (t *glThread) loop(kind GLContext, setup func() error, ready chan<- error) 
 	}
 	ready <- nil
 	for {
+		if len(t.fences) == 0 {
+			select {
+			case job := <-t.jobs:
+				job()
+			case <-t.quit:
+				return
+			}
+			continue
+		}
 		select {
 		case job := <-t.jobs:
 			job()
 		case <-t.quit:
+			for len(t.fences) > 0 {
+				t.poll(time.Second)
+			}
 			return
+		default:
+			t.poll(fencePoll)
 		}
 	}
+}
+
+// await issues a fence after the commands so far, and arranges for done to
+// be called on the GL thread once it has signalled (or failed). It must be
+// called on the GL thread, in a job; done must not block.
+func (t *glThread) await(done func(error)) {
+	s := gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
+	gl.Flush()
+	t.fences = append(t.fences, fenceWait{s, done})
+}
+
+// poll waits up to timeout for the oldest fence, and reports it if it has
+// signalled. Fences signal in the order they were issued.
+func (t *glThread) poll(timeout time.Duration) {
+	f := t.fences[0]
+	var err error
+	switch gl.ClientWaitSync(f.sync, gl.SYNC_FLUSH_COMMANDS_BIT, uint64(timeout)) {
+	case gl.ALREADY_SIGNALED, gl.CONDITION_SATISFIED:
+	case gl.WAIT_FAILED:
+		err = glError("wait for GPU")
+		if err == nil {
+			err = errors.New("wait for GPU: glClientWaitSync failed")
+		}
+	default:
+		return // timed out
+	}
+	gl.DeleteSync(f.sync)
+	t.fences = t.fences[1:]
+	f.done(err)
 }
 
 // do runs f on the GL thread and waits for it.

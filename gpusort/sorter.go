@@ -6,7 +6,10 @@
 // One interface, Sorter, has several back-ends. The CPU back-end (NewCPU) is
 // an LSD radix sort through the order-preserving float-to-integer key
 // transform; it is the default and the baseline. The GPU back-ends live
-// behind the "gpu" build tag so that the default build is pure Go.
+// behind the "gpu" build tag so that the default build is pure Go. The
+// pipeline uses Digester (sort, then only each window's summary digest
+// back) and, where a back-end offers it, Stager (window buffers in the
+// memory the GPU uploads from, filled in place).
 //
 // # Keys
 //
@@ -55,7 +58,8 @@ type Sorter interface {
 	// ctx.Err() if ctx ends first, in which case the windows' order is
 	// unspecified but their contents are a permutation of the input.
 	Sort(ctx context.Context, b *Batch) error
-	// Name identifies the back-end ("cpu", "pbsn", "bitonic", "compute").
+	// Name identifies the back-end ("cpu", "auto", "pbsn", "bitonic",
+	// "compute", "compute-radix", "compute-bitonic").
 	Name() string
 	// Close releases the back-end's resources. Sort fails with ErrClosed
 	// afterwards.

@@ -86,7 +86,11 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 // pendingLocked returns the values accepted but not yet summarised: the
 // windows in flight, oldest first, then the partial window.
 func (s *Stream) pendingLocked() []float64 {
-	var out []float64
+	n := s.filler.Len()
+	for _, w := range s.inflight {
+		n += w.Len()
+	}
+	out := make([]float64, 0, n)
 	for _, w := range s.inflight {
 		out = w.AppendValues(out)
 	}

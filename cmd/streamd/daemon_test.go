@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -403,6 +404,40 @@ func TestConfigEnvAndValidate(t *testing.T) {
 	bad.Sorter = "quantum"
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "sorter") {
 		t.Errorf("bad sorter: %v", err)
+	}
+
+	// The HTTP port's flags, from the environment and the command line.
+	cfg = DefaultConfig()
+	fs = newServeFlags(&cfg)
+	env = map[string]string{"STREAMD_METRICS_QUANTILES": "0.25, 0.75", "STREAMD_METRICS_OPEN": "true"}
+	if err := applyEnv(fs, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Parse([]string{"--metrics-max-streams", "7", "--metrics-last-n", "1000", "--web-history", "1m", "--web-interval", "2s"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.MetricsQuantiles, []float64{0.25, 0.75}) || !cfg.MetricsOpen || cfg.MetricsMaxStreams != 7 ||
+		cfg.MetricsLastN != 1000 || cfg.WebHistory != time.Minute || cfg.WebInterval != 2*time.Second {
+		t.Errorf("HTTP config %+v", cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := fs.Parse([]string{"--metrics-quantiles", "0.5,x"}); err == nil {
+		t.Error("--metrics-quantiles 0.5,x accepted")
+	}
+	for field, mod := range map[string]func(*Config){
+		"metrics-quantiles":   func(c *Config) { c.MetricsQuantiles = []float64{0.5, 1.5} },
+		"metrics-quantiles=":  func(c *Config) { c.MetricsQuantiles = []float64{0.5, 0.5} },
+		"metrics-max-streams": func(c *Config) { c.MetricsMaxStreams = -1 },
+		"web-history":         func(c *Config) { c.WebHistory = -time.Second },
+		"web-interval":        func(c *Config) { c.WebInterval = 0 },
+	} {
+		bad := DefaultConfig()
+		mod(&bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), strings.TrimSuffix(field, "=")) {
+			t.Errorf("%s: %v", field, err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -37,14 +38,33 @@ import (
 )
 
 // metricValue returns the value of the metric line that starts with
-// series (name and labels) in the daemon's /metrics, or -1.
+// series (name and labels) in the daemon's /metrics, or -1; it asks with
+// the daemon's token, over TLS trusting its certificate if it has one.
 func metricValue(t *testing.T, d *Daemon, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + d.MetricsAddr() + "/metrics")
+	client, url := http.DefaultClient, "http://"+d.MetricsAddr()+"/metrics"
+	if d.tls != nil {
+		leaf, err := x509.ParseCertificate(d.tls.Certificates[0].Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AddCert(leaf)
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		url = "https://" + d.MetricsAddr() + "/metrics"
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	if tok := d.Config.Token; tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {

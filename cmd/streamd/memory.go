@@ -112,23 +112,3 @@ func memTotal(meminfo []byte) (int64, error) {
 func memoryHeadroom(limit int64) int64 {
 	return 64<<20 + limit/4
 }
-
-// residentBytes returns the process's resident memory (VmRSS), or 0 where
-// it cannot be read.
-func residentBytes() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return kb << 10
-				}
-			}
-		}
-	}
-	return 0
-}

@@ -252,7 +252,13 @@ func printJSON(w io.Writer, msg proto.Message) error {
 	return err
 }
 
-// num prints a value with float32 precision, as streams store them.
+func precision(f64 bool) string {
+	if f64 {
+		return "float64"
+	}
+	return "float32"
+}
+
 // daemonMemory describes the daemon's memory budget in a Stats answer.
 func daemonMemory(r *pb.StatsResponse) string {
 	used := membudget.Size(int64(r.DaemonMemoryUsedBytes))
@@ -262,6 +268,7 @@ func daemonMemory(r *pb.StatsResponse) string {
 	return used + " of " + membudget.Size(int64(r.DaemonMemoryLimitBytes))
 }
 
+// num prints a value with float32 precision, as streams store them.
 func num(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32) }
 
 func printTable(out io.Writer, msg proto.Message) error {
@@ -296,7 +303,7 @@ func printTable(out io.Writer, msg proto.Message) error {
 			{"count", fmt.Sprint(r.Count)}, {"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)},
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
-			{"summary bytes", fmt.Sprint(r.SummaryBytes)},
+			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"precision", precision(r.Float64)},
 			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
 			{"daemon memory", daemonMemory(r)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
 		}

@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,24 +36,32 @@ import (
 	"streamd/internal/tlsconf"
 	"streamd/pipeline"
 	"streamd/summary"
+	"streamd/web"
 )
 
 // Config is the daemon's configuration.
 type Config struct {
 	GRPCAddr    string // gRPC listen address
 	TCPAddr     string // TCP ingest listen address; "" disables it
-	MetricsAddr string // Prometheus /metrics and /healthz; "" disables it
+	MetricsAddr string // the HTTP port: the web page, /api/, /metrics, /healthz; "" disables it
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
-	TLSCert     string // PEM certificate for gRPC and TCP ingest; with TLSKey enables TLS
+	TLSCert     string // PEM certificate for gRPC, HTTP and TCP ingest; with TLSKey enables TLS
 	TLSKey      string
-	Token       string // bearer token every RPC and TCP ingest connection must carry; "" for none
+	Token       string // bearer token every RPC, HTTP request and TCP ingest connection must carry; "" for none
 
 	MaxMemory      MemoryLimit   // memory budget of the streams
 	MaxConnections int           // TCP ingest connections served at once; 0 for no limit
 	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
 	MaxLineBytes   int           // longest line of the TCP line protocol
 	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
+
+	MetricsOpen       bool          // serve /metrics without the token
+	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
+	MetricsLastN      uint64        // the summary's quantiles are of the last n values; 0: all history
+	MetricsMaxStreams int           // streams with per-stream series and page history
+	WebHistory        time.Duration // how long the page's samples are kept; 0 keeps none
+	WebInterval       time.Duration // time between the page's samples
 
 	CheckpointInterval time.Duration // how often state is written to DataDir; 0 disables
 
@@ -87,6 +96,10 @@ func DefaultConfig() Config {
 		GRPCAddr:           "127.0.0.1:7070",
 		TCPAddr:            "127.0.0.1:7071",
 		MetricsAddr:        "127.0.0.1:7072",
+		MetricsQuantiles:   []float64{0.5, 0.9, 0.99},
+		MetricsMaxStreams:  1000,
+		WebHistory:         5 * time.Minute,
+		WebInterval:        time.Second,
 		DataDir:            "streamd-data",
 		Sorter:             "auto",
 		KafkaGroup:         "streamd",
@@ -168,6 +181,23 @@ func (c *Config) Validate() error {
 	if (c.KafkaTLSCert == "") != (c.KafkaTLSKey == "") {
 		return &ConfigError{"kafka-tls-cert", c.KafkaTLSCert, errors.New("kafka-tls-cert and kafka-tls-key go together")}
 	}
+	for i, phi := range c.MetricsQuantiles {
+		if !(phi >= 0 && phi <= 1) {
+			return &ConfigError{"metrics-quantiles", phi, errors.New("outside [0, 1]")}
+		}
+		if slices.Contains(c.MetricsQuantiles[:i], phi) {
+			return &ConfigError{"metrics-quantiles", phi, errors.New("given twice")}
+		}
+	}
+	if c.MetricsMaxStreams < 0 {
+		return &ConfigError{"metrics-max-streams", c.MetricsMaxStreams, errors.New("must not be negative")}
+	}
+	if c.WebHistory < 0 {
+		return &ConfigError{"web-history", c.WebHistory, errors.New("must not be negative")}
+	}
+	if c.WebHistory > 0 && c.WebInterval <= 0 {
+		return &ConfigError{"web-interval", c.WebInterval, errors.New("must be positive")}
+	}
 	return nil
 }
 
@@ -214,12 +244,22 @@ func (c *Config) kafkaDialer() (*kafka.Dialer, error) {
 func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "gRPC listen address")
 	fs.StringVar(&c.TCPAddr, "tcp-addr", c.TCPAddr, "TCP ingest listen address (line and binary protocols); empty disables")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "Prometheus /metrics and /healthz address; empty disables")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "HTTP address of the web page, its JSON API (/api/), Prometheus /metrics and /healthz; empty disables")
+	fs.BoolVar(&c.MetricsOpen, "metrics-open", c.MetricsOpen, "serve /metrics without the token")
+	fs.Func("metrics-quantiles", "comma-separated φs of the per-stream summary streamd_stream_value in /metrics (default 0.5,0.9,0.99)", func(v string) error {
+		phis, err := floats(splitList(v))
+		c.MetricsQuantiles = phis
+		return err
+	})
+	fs.Uint64Var(&c.MetricsLastN, "metrics-last-n", c.MetricsLastN, "export the quantiles of each stream's last n values (at most its sliding window) instead of all history")
+	fs.IntVar(&c.MetricsMaxStreams, "metrics-max-streams", c.MetricsMaxStreams, "most streams, the first by name, with per-stream series in /metrics and history on the web page")
+	fs.DurationVar(&c.WebHistory, "web-history", c.WebHistory, "how long the web page's samples of each stream are kept (0: none)")
+	fs.DurationVar(&c.WebInterval, "web-interval", c.WebInterval, "time between the web page's samples of each stream")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC and TCP ingest over TLS")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC, HTTP and TCP ingest over TLS")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file of --tls-cert")
-	fs.StringVar(&c.Token, "token", c.Token, "token that every RPC (authorization: Bearer) and TCP ingest connection (@auth line or framed preamble) must carry (also STREAMD_TOKEN)")
+	fs.StringVar(&c.Token, "token", c.Token, "token that every RPC and HTTP request (authorization: Bearer) and TCP ingest connection (@auth line or framed preamble) must carry (also STREAMD_TOKEN)")
 	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
@@ -351,15 +391,15 @@ type Daemon struct {
 	Config Config
 	Logger *slog.Logger
 
-	sorter   gpusort.Digester
-	pipe     *pipeline.Pipeline
-	tcp      *ingest.TCPServer
-	grpc     *grpc.Server
-	grpcLn   net.Listener
-	health   *health.Server
-	metrics  *http.Server
-	metricLn net.Listener
-	wg       sync.WaitGroup
+	sorter gpusort.Digester
+	pipe   *pipeline.Pipeline
+	tcp    *ingest.TCPServer
+	grpc   *grpc.Server
+	grpcLn net.Listener
+	health *health.Server
+	web    *web.Server
+	tls    *tls.Config // nil without TLS
+	wg     sync.WaitGroup
 
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
@@ -403,6 +443,11 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if cfg.TLSCert != "" {
+		if d.tls, err = tlsconf.Server(cfg.TLSCert, cfg.TLSKey); err != nil {
+			return err
+		}
+	}
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
 	}
@@ -444,17 +489,15 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		d.tcp.Token = cfg.Token
 		d.tcp.MaxConnections, d.tcp.IdleTimeout = cfg.MaxConnections, cfg.IdleTimeout
 		d.tcp.MaxLineBytes, d.tcp.MaxFrameBytes = cfg.MaxLineBytes, cfg.MaxFrameBytes
-		if cfg.TLSCert != "" {
-			if d.tcp.TLSConfig, err = tlsconf.Server(cfg.TLSCert, cfg.TLSKey); err != nil {
-				return err
-			}
+		if d.tls != nil {
+			d.tcp.TLSConfig = d.tls.Clone()
 		}
 		if err := d.tcp.Open(ctx); err != nil {
 			return fmt.Errorf("open tcp ingest: %w", err)
 		}
 	}
 	if cfg.MetricsAddr != "" {
-		if err := d.openMetrics(); err != nil {
+		if err := d.openWeb(ctx); err != nil {
 			return err
 		}
 	}
@@ -552,12 +595,8 @@ func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
 func (d *Daemon) openGRPC() error {
 	cfg := &d.Config
 	var opts []grpc.ServerOption
-	if cfg.TLSCert != "" {
-		tc, err := tlsconf.Server(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
+	if d.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(d.tls)))
 	}
 	if cfg.Token != "" {
 		auth := tokenAuth(cfg.Token)
@@ -615,23 +654,26 @@ func (t tokenAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServer
 	return h(srv, ss)
 }
 
-func (d *Daemon) openMetrics() error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", d.serveMetrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	ln, err := net.Listen("tcp", d.Config.MetricsAddr)
-	if err != nil {
-		return fmt.Errorf("listen metrics: %w", err)
+// openWeb serves the HTTP port: the web page, /api/, /metrics, /healthz.
+func (d *Daemon) openWeb(ctx context.Context) error {
+	cfg := &d.Config
+	w := web.New(cfg.MetricsAddr, d.pipe)
+	w.TLSConfig = d.tls
+	w.Token = cfg.Token
+	w.MetricsOpen = cfg.MetricsOpen
+	w.Quantiles = cfg.MetricsQuantiles
+	w.LastN = cfg.MetricsLastN
+	w.MaxStreams = cfg.MetricsMaxStreams
+	w.History = cfg.WebHistory
+	w.Interval = cfg.WebInterval
+	w.Logger = d.Logger
+	if d.tcp != nil {
+		w.TCPStats = d.tcp.Stats
 	}
-	d.metricLn = ln
-	d.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	d.wg.Go(func() {
-		if err := d.metrics.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			d.Logger.Error("metrics server stopped", "err", err)
-		}
-	})
+	if err := w.Open(ctx); err != nil {
+		return fmt.Errorf("open http: %w", err)
+	}
+	d.web = w
 	return nil
 }
 
@@ -646,8 +688,13 @@ func (d *Daemon) TCPAddr() string {
 	return d.tcp.ListenAddr().String()
 }
 
-// MetricsAddr returns the metrics listener's address.
-func (d *Daemon) MetricsAddr() string { return addrString(d.metricLn) }
+// MetricsAddr returns the HTTP listener's address.
+func (d *Daemon) MetricsAddr() string {
+	if d.web == nil {
+		return ""
+	}
+	return d.web.ListenAddr()
+}
 
 func addrString(ln net.Listener) string {
 	if ln == nil {
@@ -710,9 +757,9 @@ func (d *Daemon) Close(ctx context.Context) error {
 			<-stopped
 		}
 	}
-	if d.metrics != nil {
-		if err := d.metrics.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("close metrics: %w", err))
+	if d.web != nil {
+		if err := d.web.Close(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	d.wg.Wait()

@@ -824,8 +824,11 @@ type StatsResponse struct {
 	DaemonMemoryLimitBytes uint64 `protobuf:"varint,42,opt,name=daemon_memory_limit_bytes,json=daemonMemoryLimitBytes,proto3" json:"daemon_memory_limit_bytes,omitempty"`
 	// daemon_memory_used_bytes is what the budget charges all streams now.
 	DaemonMemoryUsedBytes uint64 `protobuf:"varint,43,opt,name=daemon_memory_used_bytes,json=daemonMemoryUsedBytes,proto3" json:"daemon_memory_used_bytes,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// float64 is set when the stream stores values with float64 precision
+	// instead of float32: answers are then printed with all their digits.
+	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -961,6 +964,13 @@ func (x *StatsResponse) GetDaemonMemoryUsedBytes() uint64 {
 		return x.DaemonMemoryUsedBytes
 	}
 	return 0
+}
+
+func (x *StatsResponse) GetFloat64() bool {
+	if x != nil {
+		return x.Float64
+	}
+	return false
 }
 
 // CreateStreamRequest creates a stream.
@@ -1590,7 +1600,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\tcount_min\x18\x02 \x01(\x04R\bcountMin\x12\x1b\n" +
 	"\tcount_max\x18\x03 \x01(\x04R\bcountMax\"&\n" +
 	"\fStatsRequest\x12\x16\n" +
-	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xff\x04\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\"\x99\x05\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -1608,7 +1618,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\fmemory_bytes\x18( \x01(\x04R\vmemoryBytes\x122\n" +
 	"\x15memory_reserved_bytes\x18) \x01(\x04R\x13memoryReservedBytes\x129\n" +
 	"\x19daemon_memory_limit_bytes\x18* \x01(\x04R\x16daemonMemoryLimitBytes\x127\n" +
-	"\x18daemon_memory_used_bytes\x18+ \x01(\x04R\x15daemonMemoryUsedBytes\x1a;\n" +
+	"\x18daemon_memory_used_bytes\x18+ \x01(\x04R\x15daemonMemoryUsedBytes\x12\x18\n" +
+	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa9\x01\n" +

@@ -1,0 +1,331 @@
+//go:build gpu
+
+package gpusort
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gksketch"
+	"streamd/lossy"
+	"streamd/summary"
+)
+
+// The window digests of the compute back-end, computed on the GPU over the
+// sorted keys: the plan (which ranks to gather, which Known values to
+// search, where each channel's runs go) is made on the host before the
+// batch is submitted, the shaders write their small results into mapped
+// memory, and the host assembles the digests once the batch's fence has
+// signalled.
+
+// runsMappedMax is the most run slots (16 bytes each) a batch may have for
+// its runs to be written straight into mapped memory. A batch with more
+// (a small lossy-counting threshold: up to one slot per key) writes them
+// to GPU memory and reads back only the runs found.
+const runsMappedMax = 1 << 16
+
+// digestPlan is what the digest shaders of one batch compute, and then
+// their results.
+type digestPlan struct {
+	lens                  [Channels]uint32
+	thr, runOff, runCap   [Channels]uint32
+	qOff, qCnt            [Channels]uint32
+	total                 uint32 // run slots of all channels
+	ranks                 [Channels][]int64
+	index                 []uint32         // positions of the sample's keys
+	queries               []uint32         // key words: one per 32-bit key, two per 64-bit key
+	nq                    int              // Known-value queries
+	ks                    int              // key size in bytes
+	runsMapped            bool             // runs go straight to mapped memory
+	totals                [Channels]uint32 // runs found per window
+	runAt                 [Channels]int    // where each window's runs start in runs
+	runs, found, gathered []uint32
+}
+
+// newDigestPlan plans the digests of v's windows under specs, with the
+// channels n keys apart.
+func newDigestPlan(v *keyView, n int, specs *[Channels]summary.WindowSpec) *digestPlan {
+	p := &digestPlan{ks: v.keySize()}
+	words := 2 * p.ks / 4 // key words per query (lo, hi)
+	for i := range Channels {
+		l := int64(v.lens[i])
+		p.lens[i] = uint32(l)
+		if l == 0 {
+			continue
+		}
+		t := max(specs[i].Threshold, 0)
+		t = min(t, l)
+		p.thr[i] = uint32(t)
+		p.runOff[i] = p.total
+		p.runCap[i] = uint32(l / (t + 1))
+		p.total += p.runCap[i]
+		p.ranks[i] = sampleRanks(p.ranks[i], l, specs[i].Spacing)
+		for _, r := range p.ranks[i] {
+			p.index = append(p.index, uint32(i*n)+uint32(r-1))
+		}
+		p.qOff[i] = uint32(len(p.queries) / words)
+		for _, kv := range specs[i].Known {
+			lo, hi, ok := knownKeys(kv, v.key64)
+			if !ok {
+				continue
+			}
+			if v.key64 {
+				p.queries = append(p.queries, uint32(lo), uint32(lo>>32), uint32(hi), uint32(hi>>32))
+			} else {
+				p.queries = append(p.queries, uint32(lo), uint32(hi))
+			}
+		}
+		p.qCnt[i] = uint32(len(p.queries)/words) - p.qOff[i]
+	}
+	p.nq = len(p.queries) / words
+	return p
+}
+
+// resultBuffer is where one digest output goes: mapped memory that the
+// host reads after the batch's fence, or without persistent mapping (or
+// for too many runs) a GPU buffer read with glGetBufferSubData.
+type resultBuffer struct {
+	dev    glBuffer
+	mapped mappedBuffer
+}
+
+// bind makes the chosen buffer hold n bytes and binds it at binding.
+func (r *resultBuffer) bind(binding uint32, n int, mapped bool) {
+	if mapped {
+		r.mapped.ensure(max(n, 256), true)
+		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, binding, r.mapped.id)
+		return
+	}
+	r.dev.ensure(n)
+	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, binding, r.dev.id)
+}
+
+// read copies n bytes at byte offset off into dst: from mapped memory, or
+// on the GL thread from the GPU buffer.
+func (r *resultBuffer) read(dst unsafe.Pointer, off, n int, mapped bool) {
+	if n == 0 {
+		return
+	}
+	if mapped {
+		copy(unsafe.Slice((*byte)(dst), n), r.mapped.bytes[off:off+n])
+		return
+	}
+	gl.BindBuffer(gl.COPY_READ_BUFFER, r.dev.id)
+	gl.GetBufferSubData(gl.COPY_READ_BUFFER, off, n, dst)
+}
+
+func (r *resultBuffer) free() {
+	r.dev.free()
+	r.mapped.free()
+}
+
+// digestBuffers are a slot's digest buffers.
+type digestBuffers struct {
+	blocks, queries, index        glBuffer
+	runs, totals, found, gathered resultBuffer
+}
+
+func (d *digestBuffers) free() {
+	for _, b := range []*glBuffer{&d.blocks, &d.queries, &d.index} {
+		b.free()
+	}
+	for _, r := range []*resultBuffer{&d.runs, &d.totals, &d.found, &d.gathered} {
+		r.free()
+	}
+}
+
+// dispatchDigest issues the digest shaders of plan over the sorted keys
+// bound at binding 0 (n apart), their results into mapped memory when
+// mapped is set (persistent mapping), else into GPU buffers.
+func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [Channels]uint32, plan *digestPlan, mapped bool) {
+	plan.runsMapped = mapped && plan.total <= runsMappedMax
+	nb := n / localSize
+	d.blocks.ensure(Channels * nb * 4)
+	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, d.blocks.id)
+	d.runs.bind(2, int(plan.total)*16, plan.runsMapped)
+	d.totals.bind(3, Channels*4, mapped)
+
+	p.setCommon(p.runs, n, lens)
+	gl.Uniform4ui(p.uniform(p.runs, "thr"), plan.thr[0], plan.thr[1], plan.thr[2], plan.thr[3])
+	gl.Uniform4ui(p.uniform(p.runs, "runOff"), plan.runOff[0], plan.runOff[1], plan.runOff[2], plan.runOff[3])
+	gl.Uniform1ui(p.uniform(p.runs, "NB"), uint32(nb))
+	gl.Uniform1ui(p.uniform(p.runs, "pass"), 0)
+	dispatch(nb)
+	p.setCommon(p.scan, n, lens)
+	gl.Uniform1ui(p.uniform(p.scan, "NB"), uint32(nb))
+	gl.DispatchCompute(1, 1, Channels)
+	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
+	gl.UseProgram(p.runs)
+	gl.Uniform1ui(p.uniform(p.runs, "pass"), 1)
+	dispatch(nb)
+
+	if plan.nq > 0 {
+		d.queries.ensure(len(plan.queries) * 4)
+		gl.BindBuffer(gl.COPY_WRITE_BUFFER, d.queries.id)
+		gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(plan.queries)*4, gl.Ptr(plan.queries))
+		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 4, d.queries.id)
+		d.found.bind(5, plan.nq*16, mapped)
+		p.setCommon(p.search, n, lens)
+		gl.Uniform4ui(p.uniform(p.search, "qOff"), plan.qOff[0], plan.qOff[1], plan.qOff[2], plan.qOff[3])
+		gl.Uniform4ui(p.uniform(p.search, "qCnt"), plan.qCnt[0], plan.qCnt[1], plan.qCnt[2], plan.qCnt[3])
+		dispatch((int(max(plan.qCnt[0], plan.qCnt[1], plan.qCnt[2], plan.qCnt[3])) + searchSize - 1) / searchSize)
+	}
+	if len(plan.index) > 0 {
+		d.index.ensure(len(plan.index) * 4)
+		gl.BindBuffer(gl.COPY_WRITE_BUFFER, d.index.id)
+		gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(plan.index)*4, gl.Ptr(plan.index))
+		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 6, d.index.id)
+		d.gathered.bind(7, len(plan.index)*plan.ks, mapped)
+		p.setCommon(p.gather, n, lens)
+		gl.Uniform1ui(p.uniform(p.gather, "count"), uint32(len(plan.index)))
+		groups := (len(plan.index) + gatherSize - 1) / gatherSize
+		gx := min(groups, 32768)
+		gl.DispatchCompute(uint32(gx), uint32((groups+gx-1)/gx), 1)
+	}
+	gl.MemoryBarrier(gl.BUFFER_UPDATE_BARRIER_BIT | gl.SHADER_STORAGE_BARRIER_BIT)
+}
+
+// read copies plan's results into plan: from mapped memory where mapped
+// (persistent mapping) says they are, and the runs from mapped memory if
+// plan.runsMapped. Anything read from a GPU buffer needs the GL thread.
+func (d *digestBuffers) read(plan *digestPlan, mapped bool) error {
+	var totals [Channels]uint32 // not &plan.totals: cgo refuses pointers into plan
+	d.totals.read(unsafe.Pointer(&totals[0]), 0, Channels*4, mapped)
+	plan.totals = totals
+	found := 0
+	for i := range Channels {
+		if plan.totals[i] > plan.runCap[i] {
+			return fmt.Errorf("read back digest: window %d: %d runs in room for %d", i, plan.totals[i], plan.runCap[i])
+		}
+		plan.runAt[i] = found
+		found += int(plan.totals[i])
+	}
+	plan.runs = grow(plan.runs, 4*found)
+	for i := range Channels {
+		if c := int(plan.totals[i]); c > 0 {
+			d.runs.read(unsafe.Pointer(&plan.runs[4*plan.runAt[i]]), int(plan.runOff[i])*16, c*16, plan.runsMapped)
+		}
+	}
+	plan.found = grow(plan.found, 4*plan.nq)
+	if plan.nq > 0 {
+		d.found.read(unsafe.Pointer(&plan.found[0]), 0, plan.nq*16, mapped)
+	}
+	plan.gathered = grow(plan.gathered, len(plan.index)*plan.ks/4)
+	if len(plan.index) > 0 {
+		d.gathered.read(unsafe.Pointer(&plan.gathered[0]), 0, len(plan.index)*plan.ks, mapped)
+	}
+	if !mapped || !plan.runsMapped {
+		return glError("read back digest")
+	}
+	return nil
+}
+
+// grow returns x resliced (or reallocated) to length n.
+func grow(x []uint32, n int) []uint32 {
+	if cap(x) < n {
+		return make([]uint32, n)
+	}
+	return x[:n]
+}
+
+// assemble fills out from plan's results: each window's sample, then its
+// long runs (in order of start) merged with its Known values' runs (in
+// order of value, so of start), duplicates dropped.
+func (plan *digestPlan) assemble(key64 bool, out *[Channels]summary.Digest) {
+	value := func(lo, hi uint32) float64 {
+		if key64 {
+			return Float64(uint64(hi)<<32 | uint64(lo))
+		}
+		return float64(Float32(lo))
+	}
+	g := 0
+	for i := range Channels {
+		if plan.lens[i] == 0 {
+			continue
+		}
+		d := &out[i]
+		d.N = int64(plan.lens[i])
+		d.Sample = d.Sample[:0]
+		for _, r := range plan.ranks[i] {
+			var x float64
+			if key64 {
+				x = value(plan.gathered[2*g], plan.gathered[2*g+1])
+			} else {
+				x = value(plan.gathered[g], 0)
+			}
+			g++
+			d.Sample = append(d.Sample, gksketch.Tuple{Value: x, RMin: r, RMax: r})
+		}
+		d.Runs = d.Runs[:0]
+		rs := plan.runs[4*plan.runAt[i] : 4*(plan.runAt[i]+int(plan.totals[i]))]
+		kn := plan.found[4*plan.qOff[i] : 4*(plan.qOff[i]+plan.qCnt[i])]
+		last := int64(-1)
+		emit := func(r []uint32) {
+			s := int64(r[0])
+			if r[1] == 0 || s <= last {
+				return
+			}
+			last = s
+			d.Runs = append(d.Runs, lossy.Run{Value: value(r[2], r[3]), Count: int64(r[1])})
+		}
+		for len(rs) > 0 || len(kn) > 0 {
+			if len(kn) == 0 || len(rs) > 0 && rs[0] <= kn[0] {
+				emit(rs[:4])
+				rs = rs[4:]
+			} else {
+				emit(kn[:4])
+				kn = kn[4:]
+			}
+		}
+	}
+}
+
+// sampleRanks appends to dst the 1-based ranks that gksketch.AppendSample
+// keeps from a sorted window of w values with spacing h: 1, ⌈h⌉, ⌈2h⌉, …,
+// w, each once.
+func sampleRanks(dst []int64, w int64, h float64) []int64 {
+	dst = dst[:0]
+	if w == 0 {
+		return dst
+	}
+	dst = append(dst, 1)
+	for i := 1.0; ; i++ {
+		r := int64(math.Ceil(i * h))
+		if r >= w {
+			break
+		}
+		if r > dst[len(dst)-1] {
+			dst = append(dst, r)
+		}
+	}
+	if w > 1 {
+		dst = append(dst, w)
+	}
+	return dst
+}
+
+// knownKeys returns the key range of the floats equal to the Known value
+// kv in a window of the given width: one key, or −0 … +0 for zero. It
+// reports false when no such float exists (kv is NaN, or not a float32).
+func knownKeys(kv float64, key64 bool) (lo, hi uint64, ok bool) {
+	if math.IsNaN(kv) {
+		return 0, 0, false
+	}
+	if key64 {
+		if kv == 0 {
+			return Key64(math.Copysign(0, -1)), Key64(0), true
+		}
+		return Key64(kv), Key64(kv), true
+	}
+	f := float32(kv)
+	if float64(f) != kv {
+		return 0, 0, false
+	}
+	if f == 0 {
+		return uint64(Key32(float32(math.Copysign(0, -1)))), uint64(Key32(0)), true
+	}
+	return uint64(Key32(f)), uint64(Key32(f)), true
+}

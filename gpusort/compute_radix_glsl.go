@@ -1,0 +1,311 @@
+//go:build gpu
+
+package gpusort
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Compute shaders of the LSD radix sort (compute_radix.go). Each pass sorts
+// the keys of every channel stably by one 8-bit digit with three kernels,
+// reduce then scan then scatter (Merrill and Grimshaw's design, which CUB's
+// DeviceRadixSort follows):
+//
+//  1. srcRadixCount: each work group counts the digits of one tile of
+//     radixTile keys into shared memory and writes the 256 counts to
+//     counts[ch][digit][tile]; it also adds them to the channel's digit
+//     totals (hist).
+//  2. srcRadixScan: one work group per (digit, channel) turns that digit's
+//     row of tile counts into global destinations: the keys of all smaller
+//     digits (from the totals) plus the same digit's keys in earlier tiles.
+//  3. srcRadixScatter: each work group sorts its tile by the digit in
+//     shared memory, stably, in two 4-bit split steps, then writes each
+//     key to its tile's destination for its digit plus its rank among the
+//     tile's keys of that digit. Writes of one digit are contiguous.
+//
+// A float32 key is one uint; a float64 key a uvec2 (low word, high word),
+// its low word sorted by passes 0–3 and its high word by passes 4–7. The
+// first pass reads raw float bits and applies toKey; with finish set, the
+// last writes floats (fromKey) instead of keys.
+//
+// Shared memory per work group: 16.5 KiB of keys or counters (they take
+// turns in one array), 1 KiB of digit offsets and 2 KiB of scan space,
+// under llvmpipe's 32 KiB and NVIDIA's 48 KiB.
+
+// Radix sort geometry. radixThreads must be 256, one thread per digit
+// value in srcRadixCount and srcRadixScan.
+const (
+	radixThreads = 256
+	radixKeys32  = 16 // keys per thread, 32-bit keys: tiles of 4096
+	radixKeys64  = 8  // keys per thread, 64-bit keys: tiles of 2048 (the same 16 KiB)
+)
+
+// radixTile returns the keys per tile for the given key width.
+func radixTile(key64 bool) int {
+	if key64 {
+		return radixThreads * radixKeys64
+	}
+	return radixThreads * radixKeys32
+}
+
+// glslRadix is shared by the three radix kernels.
+const glslRadix = `
+layout(local_size_x = RT) in;
+layout(std430, binding = 1) buffer Out { KEY o[]; };
+layout(std430, binding = 2) buffer Counts { uint counts[]; }; // [ch][256][NT]
+layout(std430, binding = 3) buffer Hist { uint hist[]; };     // [ch][PASSES][256]
+uniform uint NT;     // tiles per channel
+uniform uint pass;   // 0 … PASSES-1
+uniform uint shift;  // the digit's lowest bit within its word
+uniform uint hiWord; // 64-bit keys: the digit lies in the high word
+uniform uint raw;    // the keys are float bits still (the first pass)
+
+#define TILE (RT * RK)
+// pad spreads consecutive shared words of one thread over the banks.
+#define pad(i) ((i) + ((i) >> 5))
+
+uint wordOf(KEY x) {
+#if KEY64
+	return hiWord != 0u ? x.y : x.x;
+#else
+	return x;
+#endif
+}
+
+uint digitOf(KEY x) { return (wordOf(x) >> shift) & 0xFFu; }
+
+KEY loadKey(uint i) {
+	KEY x = k[i];
+	return raw != 0u ? toKey(x) : x;
+}
+`
+
+// srcRadixCount counts one tile's digits. Each thread adds runs of equal
+// digits at once, so that equal keys (sorted or constant windows) do not
+// all contend for one shared counter.
+const srcRadixCount = `
+shared uint h[256];
+
+void main() {
+	uint ch = gl_WorkGroupID.z;
+	uint tile = groupIndex();
+	if (tile >= NT) return;
+	uint t = gl_LocalInvocationID.x;
+	h[t] = 0u;
+	barrier();
+	uint len = lens[ch];
+	uint last = 0u, run = 0u;
+	for (uint j = 0u; j < RK; j++) {
+		uint i = tile * TILE + j * RT + t;
+		if (i < len) {
+			uint d = digitOf(loadKey(ch * N + i));
+			if (d != last && run != 0u) {
+				atomicAdd(h[last], run);
+				run = 0u;
+			}
+			last = d;
+			run++;
+		}
+	}
+	if (run != 0u) atomicAdd(h[last], run);
+	barrier();
+	uint c = h[t];
+	counts[(ch * 256u + t) * NT + tile] = c;
+	if (c != 0u) atomicAdd(hist[(ch * PASSES + pass) * 256u + t], c);
+}
+`
+
+// srcRadixScan turns the tile counts of each channel into destinations,
+// in place, in one of two ways. With one work group per (digit, channel)
+// (gl_WorkGroupID.x the digit, for many tiles): each thread sums a run of
+// the digit's tiles, an inclusive scan over the threads (Hillis–Steele,
+// ping-pong buffers) gives each run's offset, and the same scan sums the
+// channel's totals of the smaller digits. With one work group per channel
+// (rows set, for few tiles): thread d walks digit d's row of tiles alone,
+// and one scan over the threads sums the totals.
+const srcRadixScan = `
+uniform uint rows;
+shared uvec2 sc[2][RT];
+shared uvec2 scTotal;
+
+// scan2 returns the inclusive prefix sum of v over the work group's
+// threads, and leaves the total in scTotal.
+uvec2 scan2(uvec2 v) {
+	uint t = gl_LocalInvocationID.x;
+	sc[0][t] = v;
+	barrier();
+	uint src = 0u;
+	for (uint off = 1u; off < RT; off <<= 1) {
+		uvec2 x = sc[src][t];
+		if (t >= off) x += sc[src][t - off];
+		sc[src ^ 1u][t] = x;
+		src ^= 1u;
+		barrier();
+	}
+	if (t == RT - 1u) scTotal = sc[src][t];
+	barrier();
+	return sc[src][t];
+}
+
+void main() {
+	uint ch = gl_WorkGroupID.z;
+	uint t = gl_LocalInvocationID.x;
+	uint totals = (ch * PASSES + pass) * 256u;
+	uint row, lo, hi, at;
+	if (rows != 0u) {
+		row = (ch * 256u + t) * NT;
+		lo = 0u;
+		hi = NT;
+		at = scan2(uvec2(hist[totals + t], 0u)).x - hist[totals + t];
+	} else {
+		uint d = gl_WorkGroupID.x;
+		uint chunk = (NT + RT - 1u) / RT;
+		lo = min(t * chunk, NT);
+		hi = min(lo + chunk, NT);
+		row = (ch * 256u + d) * NT;
+		uint s = 0u;
+		for (uint i = lo; i < hi; i++) s += counts[row + i];
+		at = scan2(uvec2(s, t < d ? hist[totals + t] : 0u)).x - s;
+		at += scTotal.y;
+	}
+	for (uint i = lo; i < hi; i++) {
+		uint c = counts[row + i];
+		counts[row + i] = at;
+		at += c;
+	}
+}
+`
+
+// srcRadixScatter sorts one tile by the pass's digit and writes it out.
+//
+// The tile is loaded coalesced into shared memory, then each thread takes
+// RK consecutive keys (a blocked arrangement, so that thread order is key
+// order). The places past the window's end (in a channel's last tile)
+// count as keys of nibble 15 that come last, so they sort to the tile's
+// end, after every real key; they are counted but never moved. Each of
+// the two split steps sorts stably by 4 bits: a thread counts its keys'
+// nibbles in registers
+// (16 counters of 8 bits, which RK ≤ 16 keys cannot overflow), the block
+// writes the counters digit-major (counter[d][thread]) and scans them, and
+// a key's new place is its counter's prefix plus its rank among the
+// thread's keys of that nibble. The counters and the keys take turns in
+// one shared array. The sorted tile is written out coalesced: the first
+// key of each digit records where the digit goes, every key its place
+// relative to that.
+const srcRadixScatter = `
+uniform uint finish;
+shared uint sh[pad(16u * RT)];
+shared uint delta[256];
+shared uint sc[2][RT];
+
+#if KEY64
+void putKey(uint p, KEY x) { sh[pad(p)] = x.x; sh[pad(TILE) + pad(p)] = x.y; }
+KEY getKey(uint p) { return uvec2(sh[pad(p)], sh[pad(TILE) + pad(p)]); }
+#else
+void putKey(uint p, KEY x) { sh[pad(p)] = x; }
+KEY getKey(uint p) { return sh[pad(p)]; }
+#endif
+
+void main() {
+	uint ch = gl_WorkGroupID.z;
+	uint tile = groupIndex();
+	uint len = lens[ch];
+	if (tile >= NT || tile * TILE >= len) return;
+	uint t = gl_LocalInvocationID.x;
+	uint valid = min(len - tile * TILE, TILE);
+	uint base = ch * N;
+	for (uint j = 0u; j < RK; j++) {
+		uint p = j * RT + t;
+		if (p < valid) putKey(p, loadKey(base + tile * TILE + p));
+	}
+	barrier();
+	// The keys past the window's end sort last, into the tile's last
+	// places, whatever the digit: only their count matters, in the
+	// counters of nibble 15. Their places in shared memory are never
+	// written or read.
+	uint mine = min(valid - min(valid, t * RK), RK); // this thread's real keys
+	KEY v[RK];
+	uint r[RK];
+	for (uint j = 0u; j < RK; j++) {
+		if (j < mine) v[j] = getKey(t * RK + j);
+	}
+	for (uint step = 0u; step < 2u; step++) {
+		uint sub = shift + 4u * step;
+		uvec4 c = uvec4(0u);
+		for (uint j = 0u; j < RK; j++) {
+			if (j < mine) {
+				uint d = (wordOf(v[j]) >> sub) & 0xFu;
+				uint q = d >> 2, b = (d & 3u) * 8u;
+				r[j] = (c[q] >> b) & 0xFFu;
+				c[q] += 1u << b;
+			}
+		}
+		c.w += (RK - mine) << 24; // the places past the end, after this thread's keys
+		barrier(); // every thread has read its keys
+		for (uint d = 0u; d < 16u; d++) sh[pad(d * RT + t)] = (c[d >> 2] >> ((d & 3u) * 8u)) & 0xFFu;
+		barrier();
+		uint sum = 0u;
+		for (uint i = 0u; i < 16u; i++) sum += sh[pad(t * 16u + i)];
+		sc[0][t] = sum;
+		barrier();
+		uint src = 0u;
+		for (uint off = 1u; off < RT; off <<= 1) {
+			uint x = sc[src][t];
+			if (t >= off) x += sc[src][t - off];
+			sc[src ^ 1u][t] = x;
+			src ^= 1u;
+			barrier();
+		}
+		uint at = sc[src][t] - sum;
+		for (uint i = 0u; i < 16u; i++) {
+			uint x = sh[pad(t * 16u + i)];
+			sh[pad(t * 16u + i)] = at;
+			at += x;
+		}
+		barrier();
+		for (uint j = 0u; j < RK; j++) {
+			if (j < mine) r[j] += sh[pad(((wordOf(v[j]) >> sub) & 0xFu) * RT + t)];
+		}
+		barrier(); // every thread has read its counters
+		for (uint j = 0u; j < RK; j++) {
+			if (j < mine) putKey(r[j], v[j]);
+		}
+		barrier();
+		if (step == 0u) {
+			for (uint j = 0u; j < RK; j++) {
+				if (j < mine) v[j] = getKey(t * RK + j);
+			}
+		}
+	}
+	for (uint j = 0u; j < RK; j++) {
+		uint p = j * RT + t;
+		if (p < valid) {
+			v[j] = getKey(p);
+			uint d = digitOf(v[j]);
+			if (p == 0u || digitOf(getKey(p - 1u)) != d) {
+				delta[d] = counts[(ch * 256u + d) * NT + tile] - p;
+			}
+		}
+	}
+	barrier();
+	for (uint j = 0u; j < RK; j++) {
+		uint p = j * RT + t;
+		if (p < valid) o[base + delta[digitOf(v[j])] + p] = finish != 0u ? fromKey(v[j]) : v[j];
+	}
+}
+`
+
+// radixSource assembles one radix shader.
+func radixSource(body string, key64 bool) string {
+	rk, passes := radixKeys32, 4
+	if key64 {
+		rk, passes = radixKeys64, 8
+	}
+	var b strings.Builder
+	b.WriteString(computeSource("", key64))
+	fmt.Fprintf(&b, "#define RT %d\n#define RK %du\n#define PASSES %du\n", radixThreads, rk, passes)
+	b.WriteString(glslRadix)
+	b.WriteString(body)
+	return b.String()
+}

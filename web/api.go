@@ -1,0 +1,366 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	pb "streamd/api/proto/streamd/v1"
+)
+
+// Limits of /api/streams.
+const (
+	defaultListLimit = 1000
+	maxListLimit     = 10000
+)
+
+// apiQuantiles answers /api/quantiles?stream=&phi=&last_n= like the
+// Quantiles RPC.
+func (s *Server) apiQuantiles(w http.ResponseWriter, r *http.Request) {
+	p, err := parseQuery(r.URL.Query(), "stream", "phi", "last_n")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	resp, err := s.api.Quantiles(r.Context(), &pb.QuantilesRequest{Stream: p.stream, Phis: p.phis, LastN: p.lastN})
+	reply(w, resp, err)
+}
+
+// apiRanks answers /api/ranks?stream=&value=&last_n= like the Ranks RPC.
+func (s *Server) apiRanks(w http.ResponseWriter, r *http.Request) {
+	p, err := parseQuery(r.URL.Query(), "stream", "value", "last_n")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	resp, err := s.api.Ranks(r.Context(), &pb.RanksRequest{Stream: p.stream, Values: p.values, LastN: p.lastN})
+	reply(w, resp, err)
+}
+
+// apiHeavyHitters answers /api/heavy-hitters?stream=&support=&last_n= like
+// the HeavyHitters RPC.
+func (s *Server) apiHeavyHitters(w http.ResponseWriter, r *http.Request) {
+	p, err := parseQuery(r.URL.Query(), "stream", "support", "last_n")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	resp, err := s.api.HeavyHitters(r.Context(), &pb.HeavyHittersRequest{Stream: p.stream, Support: p.support, LastN: p.lastN})
+	reply(w, resp, err)
+}
+
+// apiFrequencies answers /api/frequencies?stream=&value=&last_n= like the
+// Frequencies RPC.
+func (s *Server) apiFrequencies(w http.ResponseWriter, r *http.Request) {
+	p, err := parseQuery(r.URL.Query(), "stream", "value", "last_n")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, LastN: p.lastN})
+	reply(w, resp, err)
+}
+
+// apiStats answers /api/stats?stream= like the Stats RPC.
+func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
+	p, err := parseQuery(r.URL.Query(), "stream")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	resp, err := s.api.Stats(r.Context(), &pb.StatsRequest{Stream: p.stream})
+	reply(w, resp, err)
+}
+
+// streamList is the answer of /api/streams.
+type streamList struct {
+	// Total is the number of streams that match, listed or not.
+	Total int `json:"total"`
+	// Streams are the first of them by name, at most limit.
+	Streams []streamEntry `json:"streams"`
+}
+
+// streamEntry is one stream of /api/streams.
+type streamEntry struct {
+	Stream string `json:"stream"`
+	// Stats is the stream's StatsResponse.
+	Stats json.RawMessage `json:"stats"`
+	// ValuesPerSecond is the rate of accepted values over the last
+	// rateWindow of samples; null when the stream is not sampled.
+	ValuesPerSecond *float64 `json:"values_per_second"`
+}
+
+// apiStreams answers /api/streams?match=&limit=: the streams whose name
+// contains match, the first limit of them (1000 by default) with their
+// statistics and rates.
+func (s *Server) apiStreams(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if err := checkParams(q, "match", "limit"); err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	limit := defaultListLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListLimit {
+			writeBadRequest(w, fmt.Errorf("parameter limit %q: want an integer in [1, %d]", v, maxListLimit))
+			return
+		}
+		limit = n
+	}
+	names, err := s.api.ListStreams(r.Context(), &pb.ListStreamsRequest{})
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	list := streamList{Streams: []streamEntry{}}
+	match := q.Get("match")
+	for _, name := range names.Streams {
+		if !strings.Contains(name, match) {
+			continue
+		}
+		list.Total++
+		if len(list.Streams) == limit {
+			continue
+		}
+		st, err := s.api.Stats(r.Context(), &pb.StatsRequest{Stream: name})
+		if status.Code(err) == codes.NotFound {
+			list.Total-- // deleted since the list was made
+			continue
+		}
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		b, err := marshal(st)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "Internal", err.Error())
+			return
+		}
+		e := streamEntry{Stream: name, Stats: b}
+		if rate, ok := s.history.rate(name); ok {
+			e.ValuesPerSecond = &rate
+		}
+		list.Streams = append(list.Streams, e)
+	}
+	writeJSON(w, list)
+}
+
+// historyResponse is the answer of /api/history.
+type historyResponse struct {
+	Stream string `json:"stream"`
+	// Sampled is false when the stream is not sampled: beyond MaxStreams,
+	// or with History off.
+	Sampled    bool      `json:"sampled"`
+	IntervalMS int64     `json:"interval_ms"`
+	KeptMS     int64     `json:"kept_ms"`
+	Phis       []float64 `json:"phis"`
+	// Samples are oldest first.
+	Samples []sampleJSON `json:"samples"`
+}
+
+// sampleJSON is one sample of a stream's history.
+type sampleJSON struct {
+	TimeUnixMS   int64  `json:"time_unix_ms"`
+	Count        uint64 `json:"count,string"`
+	Rejected     uint64 `json:"rejected,string"`
+	SummaryBytes uint64 `json:"summary_bytes,string"`
+	// Quantiles are the all-history quantiles at Phis; null when Count is 0.
+	Quantiles []float64 `json:"quantiles"`
+}
+
+// apiHistory answers /api/history?stream=&since=: the stream's samples
+// taken after since (Unix milliseconds; all that are kept by default).
+func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
+	p, err := parseQuery(r.URL.Query(), "stream", "since")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	if _, err := s.Pipeline.Stream(p.stream); err != nil {
+		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("history: %v", err))
+		return
+	}
+	resp := historyResponse{
+		Stream: p.stream, IntervalMS: s.Interval.Milliseconds(), KeptMS: s.History.Milliseconds(),
+		Phis: s.history.phis, Samples: []sampleJSON{},
+	}
+	samples, ok := s.history.since(p.stream, int64(min(p.since, math.MaxInt64)))
+	resp.Sampled = ok
+	for _, x := range samples {
+		resp.Samples = append(resp.Samples, sampleJSON{
+			TimeUnixMS: x.unixMilli, Count: x.count, Rejected: x.rejected,
+			SummaryBytes: x.bytes, Quantiles: x.quantiles,
+		})
+	}
+	writeJSON(w, resp)
+}
+
+// params are the parsed query parameters of an API request.
+type params struct {
+	stream       string
+	phis, values []float64
+	support      float64
+	lastN, since uint64
+}
+
+// parseQuery parses the query parameters of a request: stream (required),
+// phi and value (lists of numbers, repeated or comma-separated), support
+// (a number), last_n and since (unsigned integers). Unknown parameters
+// and malformed numbers are errors; the API checks the ranges.
+func parseQuery(q url.Values, allowed ...string) (params, error) {
+	var p params
+	if err := checkParams(q, allowed...); err != nil {
+		return p, err
+	}
+	if p.stream = q.Get("stream"); p.stream == "" {
+		return p, errors.New("parameter stream is required")
+	}
+	var err error
+	if p.phis, err = floatList(q, "phi"); err != nil {
+		return p, err
+	}
+	if p.values, err = floatList(q, "value"); err != nil {
+		return p, err
+	}
+	if v := q.Get("support"); v != "" {
+		if p.support, err = strconv.ParseFloat(v, 64); err != nil {
+			return p, fmt.Errorf("parameter support: %q is not a number", v)
+		}
+	}
+	for name, dst := range map[string]*uint64{"last_n": &p.lastN, "since": &p.since} {
+		if v := q.Get(name); v != "" {
+			if *dst, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return p, fmt.Errorf("parameter %s: %q is not an unsigned integer", name, v)
+			}
+		}
+	}
+	return p, nil
+}
+
+// floatList parses the numbers of a list parameter, repeated or
+// comma-separated.
+func floatList(q url.Values, name string) ([]float64, error) {
+	var xs []float64
+	for _, v := range q[name] {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			x, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %s: %q is not a number", name, f)
+			}
+			xs = append(xs, x)
+		}
+	}
+	return xs, nil
+}
+
+// checkParams refuses parameters outside allowed, and repeated ones other
+// than the lists phi and value, so that a misspelt one is not ignored.
+func checkParams(q url.Values, allowed ...string) error {
+	for name, vs := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == name
+		}
+		if !ok {
+			return fmt.Errorf("unknown parameter %q (want %s)", name, strings.Join(allowed, ", "))
+		}
+		if len(vs) > 1 && name != "phi" && name != "value" {
+			return fmt.Errorf("parameter %q given %d times", name, len(vs))
+		}
+	}
+	return nil
+}
+
+// marshal encodes an answer in protobuf's JSON mapping, with proto field
+// names and every field present.
+func marshal(m proto.Message) ([]byte, error) {
+	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(m)
+}
+
+// reply writes the answer of an RPC: the message, or its error.
+func reply(w http.ResponseWriter, m proto.Message, err error) {
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	b, err := marshal(m)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Internal", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		// The header is sent; the client sees a truncated body.
+		return
+	}
+}
+
+// writeStatus writes a gRPC status error with its HTTP counterpart.
+func writeStatus(w http.ResponseWriter, err error) {
+	st := status.Convert(err)
+	writeError(w, httpStatus(st.Code()), st.Code().String(), st.Message())
+}
+
+func writeBadRequest(w http.ResponseWriter, err error) {
+	writeError(w, http.StatusBadRequest, codes.InvalidArgument.String(), err.Error())
+}
+
+// apiError is the body of every API error: the message and the gRPC
+// status code's name.
+type apiError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+func writeError(w http.ResponseWriter, httpCode int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(httpCode)
+	_ = json.NewEncoder(w).Encode(apiError{Error: message, Code: code})
+}
+
+// httpStatus maps a gRPC status code to the HTTP status of its answer.
+func httpStatus(c codes.Code) int {
+	switch c {
+	case codes.OK:
+		return http.StatusOK
+	case codes.InvalidArgument, codes.OutOfRange, codes.FailedPrecondition:
+		return http.StatusBadRequest
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.AlreadyExists:
+		return http.StatusConflict
+	case codes.ResourceExhausted:
+		return http.StatusTooManyRequests
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.Unavailable, codes.Canceled:
+		return http.StatusServiceUnavailable
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,265 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"streamd/api"
+	pb "streamd/api/proto/streamd/v1"
+)
+
+const (
+	// rateWindow is the span of counts a stream's rate is measured over.
+	rateWindow = 10 * time.Second
+	// sampleBudget is the share of each interval the sampler may spend
+	// asking for quantiles. An all-history answer sorts the stream's
+	// partial window, up to a millisecond at the default window size;
+	// past the budget, the streams asked least recently go first, so
+	// with many busy streams each one's samples are further apart.
+	sampleBudget = 0.05
+)
+
+// chartPhis returns the φs the history samples for the page's charts; the
+// exported φs are added to them.
+func chartPhis() []float64 {
+	return []float64{0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1}
+}
+
+// history samples the first streams by name every interval, through the
+// gRPC service's code like any query: their counts, for rates, and their
+// all-history quantiles, for the page's charts. A stream whose count did
+// not change keeps its last quantiles without being asked again, so idle
+// streams cost one Stats call a round.
+type history struct {
+	api      *api.Server
+	phis     []float64 // sorted, distinct
+	max      int       // streams sampled, the first by name
+	size     int       // samples kept per stream
+	rateSize int       // counts kept per stream, for rates
+	interval time.Duration
+
+	mu     sync.RWMutex
+	series map[string]*series
+}
+
+// sample is one stream's state at one time.
+type sample struct {
+	unixMilli              int64 // when it was taken
+	count, rejected, bytes uint64
+	// quantiles are at history.phis; nil when count is 0. Samples of an
+	// unchanged stream share the slice, which is never modified.
+	quantiles []float64
+}
+
+// count is a stream's count at one time.
+type count struct {
+	unixMilli int64
+	n         uint64
+}
+
+// series is what the history keeps of one stream.
+type series struct {
+	counts  ring[count]  // every round
+	samples ring[sample] // every round that had its quantiles
+}
+
+func newHistory(a *api.Server, exported []float64, maxStreams int, keep, interval time.Duration) *history {
+	phis := append(chartPhis(), exported...)
+	slices.Sort(phis)
+	h := &history{
+		api: a, phis: slices.Compact(phis), max: maxStreams, interval: interval,
+		series: make(map[string]*series),
+	}
+	if keep > 0 && interval > 0 {
+		h.size = max(int(keep/interval), 1)
+		h.rateSize = max(int(rateWindow/interval), 1) + 1
+	}
+	return h
+}
+
+// run samples every interval until ctx ends.
+func (h *history) run(ctx context.Context) {
+	t := time.NewTicker(h.interval)
+	defer t.Stop()
+	for {
+		h.sample(ctx, time.Now())
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// due is a stream whose count changed since its last quantiles.
+type due struct {
+	name  string
+	stats *pb.StatsResponse
+	last  int64 // when its quantiles were last taken; 0 for never
+}
+
+// sample takes one round of samples at now: the counts of the first max
+// streams, and the quantiles of those that changed, least recently asked
+// first, within the round's budget. It forgets the streams that are gone
+// or no longer among the first.
+func (h *history) sample(ctx context.Context, now time.Time) {
+	if h.size == 0 {
+		return
+	}
+	list, err := h.api.ListStreams(ctx, &pb.ListStreamsRequest{})
+	if err != nil {
+		return
+	}
+	names := list.Streams[:min(len(list.Streams), h.max)]
+	stats := make(map[string]*pb.StatsResponse, len(names))
+	for _, name := range names {
+		if st, err := h.api.Stats(ctx, &pb.StatsRequest{Stream: name}); err == nil {
+			stats[name] = st
+		}
+	}
+	ms := now.UnixMilli()
+	var todo []due
+	h.mu.Lock()
+	for name, st := range stats {
+		s := h.series[name]
+		if s != nil {
+			if last, ok := s.counts.last(); ok && last.n > st.Count {
+				s = nil // deleted and created again: start afresh
+			}
+		}
+		if s == nil {
+			s = &series{}
+			h.series[name] = s
+		}
+		s.counts.add(count{ms, st.Count}, h.rateSize)
+		x := sample{unixMilli: ms, count: st.Count, rejected: st.RejectedTotal, bytes: st.SummaryBytes}
+		prev, ok := s.samples.last()
+		switch {
+		case ok && prev.count == st.Count:
+			x.quantiles = prev.quantiles
+			s.samples.add(x, h.size)
+		case st.Count == 0:
+			s.samples.add(x, h.size)
+		default:
+			todo = append(todo, due{name, st, prev.unixMilli})
+		}
+	}
+	for name := range h.series {
+		if stats[name] == nil {
+			delete(h.series, name)
+		}
+	}
+	h.mu.Unlock()
+
+	slices.SortFunc(todo, func(a, b due) int { return cmp.Or(cmp.Compare(a.last, b.last), cmp.Compare(a.name, b.name)) })
+	start := time.Now()
+	limit := time.Duration(sampleBudget * float64(h.interval))
+	var taken []sample
+	var takenNames []string
+	for i, d := range todo {
+		if (i > 0 && time.Since(start) > limit) || ctx.Err() != nil {
+			break
+		}
+		q, err := h.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: d.name, Phis: h.phis})
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		// The quantiles' own count: values may have come since Stats.
+		x := sample{unixMilli: ms, count: q.Count, rejected: d.stats.RejectedTotal, bytes: d.stats.SummaryBytes}
+		x.quantiles = make([]float64, len(q.Quantiles))
+		for i, a := range q.Quantiles {
+			x.quantiles[i] = a.Value
+		}
+		taken = append(taken, x)
+		takenNames = append(takenNames, d.name)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, name := range takenNames {
+		if s := h.series[name]; s != nil {
+			s.samples.add(taken[i], h.size)
+		}
+	}
+}
+
+// since returns a copy of the stream's samples taken after t (Unix
+// milliseconds), oldest first, and whether the stream is sampled.
+func (h *history) since(name string, t int64) ([]sample, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.series[name]
+	if s == nil {
+		return nil, false
+	}
+	var out []sample
+	for x := range s.samples.all() {
+		if x.unixMilli > t {
+			out = append(out, x)
+		}
+	}
+	return out, true
+}
+
+// rate returns the stream's accepted values per second over the last
+// rateWindow; false until it has been counted twice.
+func (h *history) rate(name string) (float64, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.series[name]
+	if s == nil {
+		return 0, false
+	}
+	last, ok := s.counts.last()
+	if !ok {
+		return 0, false
+	}
+	for first := range s.counts.all() {
+		if last.unixMilli-first.unixMilli <= rateWindow.Milliseconds() {
+			if first.unixMilli == last.unixMilli {
+				return 0, false
+			}
+			return float64(last.n-first.n) / (float64(last.unixMilli-first.unixMilli) / 1000), true
+		}
+	}
+	return 0, false
+}
+
+// ring keeps the newest items added to it, at most the size given to add.
+type ring[T any] struct {
+	buf  []T // grows to size, then wraps
+	next int // the oldest item once buf is full
+}
+
+// add appends x, dropping the oldest item once size are kept.
+func (r *ring[T]) add(x T, size int) {
+	if len(r.buf) < size {
+		r.buf = append(r.buf, x)
+		return
+	}
+	r.buf[r.next] = x
+	r.next = (r.next + 1) % size
+}
+
+// last returns the newest item; false when there is none.
+func (r *ring[T]) last() (T, bool) {
+	if len(r.buf) == 0 {
+		var zero T
+		return zero, false
+	}
+	return r.buf[(r.next+len(r.buf)-1)%len(r.buf)], true
+}
+
+// all yields the items oldest first.
+func (r *ring[T]) all() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for i := range r.buf {
+			if !yield(r.buf[(r.next+i)%len(r.buf)]) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package web
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "streamd/api/proto/streamd/v1"
+)
+
+// exportedStream is what /metrics says of one stream.
+type exportedStream struct {
+	name      string
+	stats     *pb.StatsResponse
+	quantiles []*pb.QuantilesResponse_Quantile // at Server.Quantiles; none when empty
+}
+
+// serveMetrics writes the daemon's metrics in the Prometheus text format
+// (version 0.0.4). Per-stream series cover the first MaxStreams streams by
+// name; streamd_metrics_streams_omitted counts the others. Each stream's
+// values are a summary, streamd_stream_value, whose quantiles are asked
+// through the Quantiles RPC's code: over all history, each within ε·count
+// of its rank, or over the last LastN values; its count and sum are over
+// all history.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	list, err := s.api.ListStreams(ctx, &pb.ListStreamsRequest{})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	names := list.Streams
+	omitted := len(names) - min(len(names), s.MaxStreams)
+	var streams []exportedStream
+	for _, name := range names[:len(names)-omitted] {
+		st, err := s.api.Stats(ctx, &pb.StatsRequest{Stream: name})
+		if status.Code(err) == codes.NotFound {
+			continue // deleted since the list was made
+		}
+		if err != nil {
+			http.Error(w, err.Error(), httpStatus(status.Code(err)))
+			return
+		}
+		e := exportedStream{name: name, stats: st}
+		if st.Count > 0 && len(s.Quantiles) > 0 {
+			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: s.Quantiles, LastN: min(s.LastN, st.SlidingWindow)})
+			if status.Code(err) == codes.NotFound {
+				continue
+			}
+			if err != nil {
+				http.Error(w, err.Error(), httpStatus(status.Code(err)))
+				return
+			}
+			e.quantiles = q.Quantiles
+		}
+		streams = append(streams, e)
+	}
+
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	b := bufio.NewWriter(w)
+	defer b.Flush()
+	family := func(name, typ, help string) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	}
+	c := s.Pipeline.Counters()
+	family("streamd_streams", "gauge", "Number of streams.")
+	fmt.Fprintf(b, "streamd_streams %d\n", c.Streams)
+	family("streamd_metrics_streams_omitted", "gauge", "Streams left out of the per-stream series by the cap on exported streams.")
+	fmt.Fprintf(b, "streamd_metrics_streams_omitted %d\n", omitted)
+	family("streamd_windows_sorted_total", "counter", "Windows sorted and summarised.")
+	fmt.Fprintf(b, "streamd_windows_sorted_total %d\n", c.WindowsSorted)
+	family("streamd_values_sorted_total", "counter", "Values in sorted windows.")
+	fmt.Fprintf(b, "streamd_values_sorted_total %d\n", c.ValuesSorted)
+	family("streamd_sort_seconds_total", "counter", "Time spent sorting batches.")
+	fmt.Fprintf(b, "streamd_sort_seconds_total %s\n", formatFloat(c.SortSeconds))
+	family("streamd_sort_errors_total", "counter", "Batches the configured sorter failed on (sorted on the CPU instead).")
+	fmt.Fprintf(b, "streamd_sort_errors_total %d\n", c.SortErrors)
+	family("streamd_windows_queued", "gauge", "Full windows waiting for the sorter.")
+	fmt.Fprintf(b, "streamd_windows_queued %d\n", c.Queued)
+
+	m := s.Pipeline.Memory()
+	family("streamd_memory_limit_bytes", "gauge", "The streams' memory budget (--max-memory); 0 for none.")
+	fmt.Fprintf(b, "streamd_memory_limit_bytes %d\n", m.Limit)
+	family("streamd_memory_used_bytes", "gauge", "What the memory budget charges the streams: reserved + windows + growth.")
+	fmt.Fprintf(b, "streamd_memory_used_bytes %d\n", m.Used)
+	family("streamd_memory_reserved_bytes", "gauge", "The streams' reservations: their worst cases with one window in flight each.")
+	fmt.Fprintf(b, "streamd_memory_reserved_bytes %d\n", m.Reserved)
+	family("streamd_memory_windows_bytes", "gauge", "Windows in flight beyond each stream's first.")
+	fmt.Fprintf(b, "streamd_memory_windows_bytes %d\n", m.Windows)
+	family("streamd_memory_growth_bytes", "gauge", "Summary growth past the streams' reservations.")
+	fmt.Fprintf(b, "streamd_memory_growth_bytes %d\n", m.Growth)
+	family("streamd_memory_streams_refused_total", "counter", "Streams refused because the memory budget could not hold them.")
+	fmt.Fprintf(b, "streamd_memory_streams_refused_total %d\n", m.Refused)
+	family("streamd_memory_waits_total", "counter", "Times ingest waited for memory (back-pressure).")
+	fmt.Fprintf(b, "streamd_memory_waits_total %d\n", m.Waits)
+	family("streamd_memory_wait_seconds_total", "counter", "Time ingest spent waiting for memory.")
+	fmt.Fprintf(b, "streamd_memory_wait_seconds_total %s\n", formatFloat(m.WaitSeconds))
+	if rss := residentBytes(); rss > 0 {
+		family("streamd_process_resident_bytes", "gauge", "The process's resident memory (VmRSS).")
+		fmt.Fprintf(b, "streamd_process_resident_bytes %d\n", rss)
+	}
+
+	family("streamd_stream_values_total", "counter", "Values accepted per stream.")
+	for _, e := range streams {
+		fmt.Fprintf(b, "streamd_stream_values_total{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.Count)
+	}
+	family("streamd_stream_memory_bytes", "gauge", "Memory the summaries of each stream take.")
+	for _, e := range streams {
+		fmt.Fprintf(b, "streamd_stream_memory_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.SummaryBytes)
+	}
+	family("streamd_stream_memory_budget_bytes", "gauge", "What the memory budget charges each stream: its reservation, windows in flight beyond the first, summary growth.")
+	for _, e := range streams {
+		fmt.Fprintf(b, "streamd_stream_memory_budget_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.MemoryBytes)
+	}
+	scope := "all history"
+	if s.LastN > 0 {
+		scope = fmt.Sprintf("the last %d values", s.LastN)
+	}
+	family("streamd_stream_value", "summary", "Values of each stream: quantiles over "+scope+", each within epsilon*n of its rank; count and sum of all values.")
+	for _, e := range streams {
+		name := labelValue(e.name)
+		for i, phi := range s.Quantiles {
+			v := "NaN" // no values yet, as client libraries write it
+			if i < len(e.quantiles) {
+				v = formatValue(e.quantiles[i].Value, e.stats.Float64)
+			}
+			fmt.Fprintf(b, "streamd_stream_value{stream=\"%s\",quantile=\"%s\"} %s\n", name, formatFloat(phi), v)
+		}
+		fmt.Fprintf(b, "streamd_stream_value_sum{stream=\"%s\"} %s\n", name, formatFloat(e.stats.Sum))
+		fmt.Fprintf(b, "streamd_stream_value_count{stream=\"%s\"} %d\n", name, e.stats.Count)
+	}
+
+	type reject struct {
+		stream, reason string
+		n              uint64
+	}
+	var rejects []reject
+	for _, e := range streams {
+		for reason, n := range e.stats.Rejected {
+			rejects = append(rejects, reject{e.name, reason, n})
+		}
+	}
+	for reason, n := range s.Pipeline.Rejected() {
+		rejects = append(rejects, reject{"", string(reason), n})
+	}
+	slices.SortFunc(rejects, func(a, b reject) int {
+		if a.stream != b.stream {
+			return strings.Compare(a.stream, b.stream)
+		}
+		return strings.Compare(a.reason, b.reason)
+	})
+	family("streamd_rejected_total", "counter", "Values, lines and frames rejected, per stream and reason (stream=\"\" when no stream could be named).")
+	for _, x := range rejects {
+		fmt.Fprintf(b, "streamd_rejected_total{stream=\"%s\",reason=\"%s\"} %d\n", labelValue(x.stream), labelValue(x.reason), x.n)
+	}
+	if s.TCPStats != nil {
+		t := s.TCPStats()
+		family("streamd_tcp_connections_total", "counter", "TCP ingest connections accepted.")
+		fmt.Fprintf(b, "streamd_tcp_connections_total %d\n", t.Connections)
+		family("streamd_tcp_bytes_total", "counter", "Bytes read from TCP ingest connections.")
+		fmt.Fprintf(b, "streamd_tcp_bytes_total %d\n", t.Bytes)
+		family("streamd_tcp_connections_open", "gauge", "TCP ingest connections being served.")
+		fmt.Fprintf(b, "streamd_tcp_connections_open %d\n", t.OpenConnections)
+		family("streamd_tcp_connections_refused_total", "counter", "TCP ingest connections refused, by reason.")
+		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"max_connections\"} %d\n", t.OverLimit)
+		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"tls_handshake\"} %d\n", t.TLSFailed)
+		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"unauthenticated\"} %d\n", t.Unauthenticated)
+		family("streamd_tcp_connections_idle_closed_total", "counter", "TCP ingest connections closed after --idle-timeout without input.")
+		fmt.Fprintf(b, "streamd_tcp_connections_idle_closed_total %d\n", t.IdleClosed)
+	}
+	family("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.")
+	fmt.Fprintf(b, "streamd_http_unauthorized_total %d\n", s.unauthorized.Load())
+}
+
+// formatFloat writes a sample value or a quantile label as the exposition
+// format and the client libraries do: the shortest representation that
+// reads back exactly, and +Inf, -Inf, NaN.
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// formatValue writes a value of a stream as it stores it: the shortest
+// representation that reads back to the same float32 (as streamd query
+// prints it) or float64.
+func formatValue(v float64, f64 bool) string {
+	if f64 {
+		return formatFloat(v)
+	}
+	return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32)
+}
+
+// labelValue escapes a label value: backslash, double quote and line feed.
+func labelValue(v string) string {
+	if !strings.ContainsAny(v, "\\\"\n") {
+		return v
+	}
+	var b strings.Builder
+	for _, r := range v {
+		switch r {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// residentBytes returns the process's resident memory (VmRSS), or 0 where
+// it cannot be read.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if f := strings.Fields(rest); len(f) == 2 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
