@@ -173,6 +173,16 @@ type calibrator interface {
 	Calibrate(ctx context.Context, n int, key64 bool) error
 }
 
+// Calibrate lets the GPU side, if it measures something per window size
+// (Compute: which of its sorts is faster), do it now for windows of n keys
+// rather than on the first such batch.
+func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
+	if c, ok := a.gpu.(calibrator); ok {
+		return c.Calibrate(ctx, n, key64)
+	}
+	return nil
+}
+
 // calibrate lets the GPU side make its per-size measurements for b's
 // windows before the batch is timed, so that they do not count against the
 // GPU's rate. An error is left for the batch itself to meet.

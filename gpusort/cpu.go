@@ -6,14 +6,18 @@ import (
 	"runtime"
 	"sync"
 
+	"streamd/internal/radix"
 	"streamd/summary"
 )
 
 // CPU is the CPU back-end: each window is sorted by an LSD radix sort
-// (SortFloat32, SortFloat64). The windows of a batch are sorted in parallel
-// on up to Workers goroutines. A CPU is safe for concurrent use.
+// (as SortFloat32 and SortFloat64 do) whose digit width, 8 or 11 bits, is
+// measured at the first batch of each window size and key type: the
+// faster one on this machine. The windows of a batch are sorted in
+// parallel on up to Workers goroutines. A CPU is safe for concurrent use.
 type CPU struct {
 	workers  int
+	radix    radix.Sorter
 	pool32   sync.Pool // of *[]uint32 scratch buffers
 	pool64   sync.Pool // of *[]uint64 scratch buffers
 	copies32 sync.Pool // of *[]float32: the copies Digest sorts
@@ -46,9 +50,11 @@ func (c *CPU) Close() error {
 }
 
 // Sort sorts each window of b in place. Windows are sorted concurrently
-// when c has more than one worker; each sort is O(n) with two or three
+// when c has more than one worker; each sort is O(n) with three to eight
 // passes over the keys and allocates nothing once its scratch buffer has
-// been pooled.
+// been pooled. The first batch with windows of a new size class also
+// measures the digit widths: some milliseconds for windows of 2^16 keys,
+// up to a quarter of a second for the largest (see radix.Sorter).
 func (c *CPU) Sort(ctx context.Context, b *Batch) error {
 	return c.each(ctx, "cpu sort", b, func(int) bool { return true }, func(i int) {
 		if w := b.F32[i]; len(w) > 1 {
@@ -130,7 +136,7 @@ func (c *CPU) sort32(w []float32) {
 	if p == nil {
 		p = new([]uint32)
 	}
-	*p = SortFloat32(w, *p)
+	*p = c.radix.Float32s(w, *p)
 	c.pool32.Put(p)
 }
 
@@ -139,6 +145,6 @@ func (c *CPU) sort64(w []float64) {
 	if p == nil {
 		p = new([]uint64)
 	}
-	*p = SortFloat64(w, *p)
+	*p = c.radix.Float64s(w, *p)
 	c.pool64.Put(p)
 }

@@ -18,11 +18,12 @@ func Key64(f float64) uint64 { return radix.Key64(f) }
 func Float64(k uint64) float64 { return radix.FromKey64(k) }
 
 // SortFloat32 sorts x in ascending order with an LSD radix sort of three
-// passes, using scratch (grown if shorter than x) as the second buffer, and
+// 11-bit passes (radix.Float32s), using scratch (grown if shorter than x) as the second buffer, and
 // returns the scratch buffer for reuse. It runs in O(len(x)) time and
 // allocates only when scratch is too short.
 func SortFloat32(x []float32, scratch []uint32) []uint32 { return radix.Float32s(x, scratch) }
 
-// SortFloat64 sorts x like SortFloat32, on 64-bit keys: 16-bit passes,
-// skipping those whose digit is the same for every key.
+// SortFloat64 sorts x like SortFloat32, on 64-bit keys: 11-bit passes, or
+// 8-bit ones above 2^19 keys, skipping those whose digit is the same for
+// every key (radix.Float64s).
 func SortFloat64(x []float64, scratch []uint64) []uint64 { return radix.Float64s(x, scratch) }

@@ -48,8 +48,7 @@ func (a *Auto) StageF64(n int) []float64 {
 }
 
 // UnstageF32 hands a buffer back to the GPU side. Batches of staged
-// windows that Auto sends to the CPU are sorted there in place, in the
-// staging memory.
+// windows that Auto sends to the CPU are read from the staging memory.
 func (a *Auto) UnstageF32(w []float32) {
 	if s, ok := a.gpu.(Stager); ok {
 		s.UnstageF32(w)

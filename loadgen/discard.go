@@ -16,6 +16,9 @@ type DiscardServer struct {
 	ln    net.Listener
 	wg    sync.WaitGroup
 	bytes atomic.Int64
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
 }
 
 // ListenDiscard starts a DiscardServer on addr, such as "127.0.0.1:0".
@@ -25,15 +28,23 @@ func ListenDiscard(ctx context.Context, addr string) (*DiscardServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen discard: %w", err)
 	}
-	s := &DiscardServer{ln: ln}
+	s := &DiscardServer{ln: ln, conns: make(map[net.Conn]struct{})}
 	s.wg.Go(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			s.mu.Lock()
+			s.conns[c] = struct{}{}
+			s.mu.Unlock()
 			s.wg.Go(func() {
-				defer c.Close()
+				defer func() {
+					s.mu.Lock()
+					delete(s.conns, c)
+					s.mu.Unlock()
+					c.Close()
+				}()
 				buf := make([]byte, 1<<20)
 				for {
 					n, err := c.Read(buf)
@@ -61,6 +72,34 @@ func (s *DiscardServer) Close() error {
 	s.wg.Wait()
 	if err != nil {
 		return fmt.Errorf("close discard: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections and waits until every connection
+// has been closed by its client, as Close does, or until ctx ends: it then
+// closes those still open, waits for their readers and returns ctx's
+// error.
+func (s *DiscardServer) Shutdown(ctx context.Context) error {
+	err := s.ln.Close()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		<-done
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("shut down discard: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,13 @@
 // a duration, and reports progress; [Verify] compares what was sent with
 // what the daemon answers.
 //
+// For the most values per second into the framed protocol, a
+// [FrameRunner] sends [Payload]s: streams drawn on all cores
+// ([SynthPayload]) and rendered once as frames, which each connection's
+// goroutine writes over and over with nothing shared per frame. Its Result
+// keeps each rendered value with the number of times it was sent, which
+// is what Verify checks against.
+//
 // Values that are not finite are counted and skipped, never sent, as are
 // missing or malformed values in files: see [Result].
 //

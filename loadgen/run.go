@@ -116,7 +116,14 @@ func (r *Result) Names() []string {
 type StreamResult struct {
 	Sent    int64
 	Skipped map[ingest.Reason]int64 // values skipped at the source, by reason
-	Values  []float64               // the values sent, with Runner.Keep
+
+	// Values holds the values sent, with Runner.Keep or FrameRunner.Keep.
+	// When Counts is set, as a FrameRunner sets it, Values[i] was sent
+	// Counts[i] times (so Sent is the sum of Counts), in an order that
+	// is not kept; otherwise each value of Values was sent once, in that
+	// order.
+	Values []float64
+	Counts []int64
 }
 
 // errLimit ends a source when the run's count or duration is reached.
@@ -189,7 +196,9 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 			acks[i] = ack
 		})
 	}
-	stopProgress := r.startProgress(s)
+	stopProgress := startProgress(r.Progress, r.ProgressInterval, func() Progress {
+		return Progress{Sent: s.sent.Load(), Total: r.Count, Elapsed: time.Since(s.start), Limit: r.Duration}
+	})
 
 	err := r.Source.Run(ctx, s)
 	close(s.work)
@@ -213,18 +222,15 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
-// startProgress calls r.Progress periodically until the returned function
-// is called; it calls it a last time then.
-func (r *Runner) startProgress(s *runSink) (stop func()) {
-	if r.Progress == nil {
+// startProgress calls progress with what state returns, every interval
+// (default 1s), until the returned function is called; it calls it a last
+// time then. A nil progress does nothing.
+func startProgress(progress func(Progress), every time.Duration, state func() Progress) (stop func()) {
+	if progress == nil {
 		return func() {}
 	}
-	every := r.ProgressInterval
 	if every <= 0 {
 		every = time.Second
-	}
-	report := func() {
-		r.Progress(Progress{Sent: s.sent.Load(), Total: r.Count, Elapsed: time.Since(s.start), Limit: r.Duration})
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -234,7 +240,7 @@ func (r *Runner) startProgress(s *runSink) (stop func()) {
 		for {
 			select {
 			case <-t.C:
-				report()
+				progress(state())
 			case <-done:
 				return
 			}
@@ -243,7 +249,7 @@ func (r *Runner) startProgress(s *runSink) (stop func()) {
 	return func() {
 		close(done)
 		wg.Wait()
-		report()
+		progress(state())
 	}
 }
 

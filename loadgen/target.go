@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -67,16 +68,9 @@ func (t *TCP) Dial(ctx context.Context) (Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp: %w", err)
 	}
-	var nc net.Conn
-	if t.TLS != nil {
-		d := tls.Dialer{Config: t.TLS}
-		nc, err = d.DialContext(ctx, "tcp", t.Addr)
-	} else {
-		var d net.Dialer
-		nc, err = d.DialContext(ctx, "tcp", t.Addr)
-	}
+	nc, err := dialTCP(ctx, t.Addr, t.TLS)
 	if err != nil {
-		return nil, fmt.Errorf("dial tcp: %w", err)
+		return nil, err
 	}
 	c := &tcpConn{conn: nc, w: bufio.NewWriterSize(nc, 256<<10), binary: t.Binary, f32: t.Float32}
 	// A send blocked by back-pressure ends with ctx.
@@ -112,20 +106,58 @@ func (c *tcpConn) Send(stream string, values []float64) error {
 			c.buf = appendLine(c.buf, stream, values[:n], c.f32)
 		}
 		if _, err := c.w.Write(c.buf); err != nil {
-			return fmt.Errorf("send: %w", c.refusal(err))
+			return fmt.Errorf("send: %w", refusal(c.conn, err))
 		}
 		values = values[n:]
 	}
 	return nil
 }
 
+// dialTCP connects to the TCP ingest address addr, over TLS if tc is set.
+func dialTCP(ctx context.Context, addr string, tc *tls.Config) (net.Conn, error) {
+	var (
+		nc  net.Conn
+		err error
+	)
+	if tc != nil {
+		d := tls.Dialer{Config: tc}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	return nc, nil
+}
+
 // refusal returns the daemon's error line, if it sent one before closing
-// the connection (a missing or wrong token), as an error; else err.
-func (c *tcpConn) refusal(err error) error {
-	c.conn.SetReadDeadline(time.Now().Add(time.Second))
-	line, _ := bufio.NewReader(io.LimitReader(c.conn, 4096)).ReadString('\n')
+// conn (a missing or wrong token), as an error; else err.
+func refusal(conn net.Conn, err error) error {
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	line, _ := bufio.NewReader(io.LimitReader(conn, 4096)).ReadString('\n')
 	if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error: "); ok {
 		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	return err
+}
+
+// finishTCP ends the sending side of conn, a TCP ingest connection with
+// everything written, and waits, for up to a minute, until the daemon
+// closes it: the daemon has then accepted every value, or sent an error
+// line, which finishTCP returns.
+func finishTCP(conn net.Conn) error {
+	if err := closeWrite(conn); err != nil {
+		return refusal(conn, err)
+	}
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	reply, err := io.ReadAll(io.LimitReader(conn, 4096))
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(string(reply)), "error: "); ok {
+		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil // the daemon is slow, not failing
 	}
 	return err
 }
@@ -151,17 +183,9 @@ func (c *tcpConn) Close() (Ack, error) {
 	c.stop()
 	err := c.w.Flush()
 	if err == nil {
-		err = closeWrite(c.conn)
-	}
-	if err == nil {
-		c.conn.SetReadDeadline(time.Now().Add(time.Minute))
-		var reply []byte
-		reply, err = io.ReadAll(io.LimitReader(c.conn, 4096))
-		if msg, ok := strings.CutPrefix(strings.TrimSpace(string(reply)), "error: "); ok {
-			err = fmt.Errorf("the daemon refused the connection: %s", msg)
-		}
+		err = finishTCP(c.conn)
 	} else {
-		err = c.refusal(err)
+		err = refusal(c.conn, err)
 	}
 	if cerr := c.conn.Close(); err == nil {
 		err = cerr

@@ -123,7 +123,7 @@ type HeavyHitterCheck struct {
 }
 
 // Verify waits until the daemon counts exactly the values sent to each
-// stream of res (which needs Runner.Keep), then asks it for the quantiles
+// stream of res (which needs Runner.Keep or FrameRunner.Keep), then asks it for the quantiles
 // and heavy hitters of each stream and checks them against the exact
 // answers: every quantile's rank error must be at most εN and its rank
 // bounds must hold its true rank; the heavy hitters must include every
@@ -154,10 +154,10 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 		if st.Sent == 0 {
 			continue
 		}
-		if int64(len(st.Values)) != st.Sent {
+		if !st.kept() {
 			return nil, fmt.Errorf("verify %s: the values sent were not kept", name)
 		}
-		sc, err := verifyStream(ctx, client, name, st.Values, cfg)
+		sc, err := verifyStream(ctx, client, name, st, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -202,8 +202,21 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, n in
 	}
 }
 
-func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sent []float64, cfg VerifyConfig) (*StreamCheck, error) {
-	sc := &StreamCheck{Stream: name, N: int64(len(sent)), Support: cfg.Support}
+// kept reports whether st holds every value sent: as many values as sent,
+// or values with counts that add up to them.
+func (st *StreamResult) kept() bool {
+	if st.Counts == nil {
+		return int64(len(st.Values)) == st.Sent
+	}
+	var n int64
+	for _, c := range st.Counts {
+		n += c
+	}
+	return len(st.Counts) == len(st.Values) && n == st.Sent
+}
+
+func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sent *StreamResult, cfg VerifyConfig) (*StreamCheck, error) {
+	sc := &StreamCheck{Stream: name, N: sent.Sent, Support: cfg.Support}
 	stats, err := waitCount(ctx, client, name, sc.N, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -213,14 +226,30 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 		return sc, nil
 	}
 	sc.Epsilon, sc.Rejected = stats.Epsilon, stats.RejectedTotal
-	values := slices.Clone(sent)
+	// The values sent at least once, with their counts.
+	values, counts := slices.Clone(sent.Values), slices.Clone(sent.Counts)
+	if counts != nil {
+		j := 0
+		for i, c := range counts {
+			if c > 0 {
+				values[j], counts[j] = values[i], c
+				j++
+			}
+		}
+		values, counts = values[:j], counts[:j]
+	}
 	sc.Float32 = keepsFloat32(values, stats)
 	if sc.Float32 {
 		for i, x := range values {
 			values[i] = float64(float32(x))
 		}
 	}
-	key := exact.New(values)
+	var key *exact.Stream
+	if counts != nil {
+		key = exact.NewCounted(values, counts)
+	} else {
+		key = exact.New(values)
+	}
 	bound := sc.Epsilon * float64(sc.N)
 
 	qr, err := client.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: cfg.Phis})

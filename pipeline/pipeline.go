@@ -137,7 +137,7 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Pipeline{
+	p := &Pipeline{
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
 		rejected: make(map[ingest.Reason]uint64),
@@ -145,11 +145,30 @@ func New(cfg Config) (*Pipeline, error) {
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
-	}, nil
+	}
+	// Windows are filled in place in the sorter's upload memory when it
+	// lends some (the GPU back-ends: no host copy before the upload).
+	if st, ok := cfg.Sorter.(gpusort.Stager); ok {
+		p.buffers.Stager = st
+	}
+	return p, nil
 }
 
-// Open starts the packer and the sorting goroutine.
+// calibrator is a sorter that measures something per window size (the
+// compute back-end: which of its sorts is faster) and can do it ahead.
+type calibrator interface {
+	Calibrate(ctx context.Context, n int, key64 bool) error
+}
+
+// Open starts the packer and the sorting goroutines.
 func (p *Pipeline) Open(ctx context.Context) error {
+	if c, ok := p.cfg.Sorter.(calibrator); ok {
+		// Measure for the default window size now, not on the first batch.
+		d := p.cfg.Defaults
+		if err := c.Calibrate(ctx, d.WindowSize, d.Float64); err != nil {
+			p.cfg.Logger.Warn("calibrate sorter", "sorter", p.cfg.Sorter.Name(), "err", err)
+		}
+	}
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	packer := window.Packer{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
 	p.wg.Go(func() {
@@ -314,13 +333,15 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 // when they come back.
 func (p *Pipeline) Delete(name string) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	s := p.streams[name]
 	if s == nil {
+		p.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	s.mem.Close()
 	delete(p.streams, name)
+	p.mu.Unlock()
+	s.release(&p.buffers)
 	return nil
 }
 
@@ -574,6 +595,22 @@ func (s *Stream) addInflight(w *window.Window) {
 	w.Owner = s
 	s.mem.WindowFull()
 	s.inflight = append(s.inflight, w)
+}
+
+// release gives back to pool the buffers of a deleted stream's partial
+// window and of its full windows that never went to the sorter (those in
+// the sorter come back on their own). An Accept still under way on the
+// stream starts a new buffer.
+func (s *Stream) release(pool *window.Pool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.pendingQ {
+		s.inflight = slices.DeleteFunc(s.inflight, func(f *window.Window) bool { return f == w })
+		s.mem.WindowDone()
+		pool.Recycle(w)
+	}
+	s.pendingQ = nil
+	s.filler.Release(pool)
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.

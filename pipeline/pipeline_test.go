@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -305,4 +306,73 @@ func TestSorterFailure(t *testing.T) {
 		t.Error("no sort error counted")
 	}
 	checkStream(t, s, x, 0.01)
+}
+
+// stagingCPU is the CPU sorter lending window buffers as a GPU back-end
+// does (gpusort.Stager), counting those out.
+type stagingCPU struct {
+	*gpusort.CPU
+	mu   sync.Mutex
+	lent map[*float32]bool
+}
+
+func (s *stagingCPU) StageF32(n int) []float32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := make([]float32, n)
+	s.lent[&b[0]] = true
+	return b
+}
+
+func (s *stagingCPU) StageF64(n int) []float64 { return nil }
+
+func (s *stagingCPU) UnstageF32(w []float32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.lent[&w[:1][0]] {
+		panic("UnstageF32 of a buffer not lent, or twice")
+	}
+	delete(s.lent, &w[:1][0])
+}
+
+func (s *stagingCPU) UnstageF64(w []float64) {}
+
+func (s *stagingCPU) out() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.lent)
+}
+
+// TestStagedWindows: with a sorter that lends buffers, windows are filled
+// in them, answers stay exact within ε, and every buffer comes back once
+// its window is summarised or its stream deleted: only the partial
+// windows of the streams left hold one.
+func TestStagedWindows(t *testing.T) {
+	st := &stagingCPU{CPU: gpusort.NewCPU(0), lent: map[*float32]bool{}}
+	p := open(t, Config{Sorter: st, Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}})
+	ctx := context.Background()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 9}, 25500)
+	for _, name := range []string{"a", "b", "c"} {
+		for i := 0; i < len(x); i += 700 {
+			if err := p.Accept(ctx, name, slices.Clone(x[i:min(i+700, len(x))])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if st.out() == 0 {
+		t.Fatal("no window was filled in a lent buffer")
+	}
+	if err := p.Delete("b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "c"} {
+		s, _ := p.Stream(name)
+		checkStream(t, s, x, 0.01)
+	}
+	if n := st.out(); n != 2 {
+		t.Errorf("%d lent buffers out after close, want 2 (the partial windows of a and c)", n)
+	}
 }

@@ -1,39 +1,64 @@
 #!/usr/bin/env bash
-# End-to-end ingest throughput: starts streamd (sorter $SORTER, default
-# cpu), sends COUNT values of a synthetic stream with loadgen in a separate
-# process through each target, and times from the first value sent until
-# the daemon has counted the last.
+# End-to-end ingest throughput: measures loadgen alone (into `loadgen
+# sink`, pinned as the daemon would be), then starts streamd (sorter
+# $SORTER, default cpu) and sends COUNT values of a lognormal stream
+# through each target with loadgen in a separate process. For each target
+# it prints the daemon's intake rate (from the first value sent until the
+# daemon counts the last), the daemon's and the sender's CPU use, the top
+# of a CPU profile of the daemon taken during the run, and whether the
+# sender or the daemon was the limit.
 #
 #   scripts/bench-ingest.sh BIN_DIR [TARGET ...]   (targets: tcp-binary tcp grpc)
 #
-# STREAMD_TOKEN sets the token of the daemon and its clients; with
-# STREAMD_TLS_CERT and STREAMD_TLS_KEY the daemon serves TLS, and TLS_CA is
-# the certificate its clients trust.
+# Environment (see scripts/bench-lib.sh for the addresses and
+# PROFILE_SECONDS):
+#   COUNT        values per target (default 50,000,000; a quarter of it for tcp)
+#   CONNS        loadgen connections (default 1)
+#   STREAMS      streams, dealt to the connections (default 1; as many as
+#                CONNS gives each connection its own)
+#   FLOAT32      1 (default) sends float32 values to the tcp targets, 0 float64
+#   SORTER       the daemon's --sorter (default cpu)
+#   DAEMON_CPUS, SENDER_CPUS  pin the daemon and loadgen with taskset, such as
+#                0-3 and 4-15 (GOMAXPROCS set to match)
+#   OUT          directory for the logs, profiles and summary.txt (default: a
+#                new temporary directory, kept)
 set -euo pipefail
 bin=$1
 shift
 targets=${*:-tcp-binary tcp grpc}
 count=${COUNT:-50000000}
-dir=$(mktemp -d)
-send_tls=() query_tls=()
-if [ -n "${TLS_CA:-}" ]; then send_tls=(--tls-ca "$TLS_CA"); query_tls=(--tls --ca "$TLS_CA"); fi
-"$bin/streamd" serve --sorter "${SORTER:-cpu}" --data-dir "$dir" --checkpoint-interval 0 --metrics-addr "" >"$dir/log" 2>&1 &
-pid=$!
-# Wait for the daemon to exit, so that a next run finds the ports free.
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 200); do "$bin/streamd" query streams "${query_tls[@]}" >/dev/null 2>&1 && break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null || { echo "streamd did not start:" >&2; cat "$dir/log" >&2; exit 1; }
+conns=${CONNS:-1}
+streams=${STREAMS:-1}
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+trap 'daemon_stop' EXIT
+
+# args TARGET N: loadgen's arguments for a run of N values to TARGET.
+args() {
+	local a=(synth --dist lognormal --count "$2" --stream "bench.$1" --streams "$streams" --conns "$conns" --target "$1")
+	[ "$1" != grpc ] && [ "${FLOAT32:-1}" = 1 ] && a+=(--float32)
+	[ "$1" = tcp-binary ] || a+=(--batch 65536)
+	echo "${a[@]}"
+}
+size() { if [ "$1" = tcp ]; then echo $((count / 4)); else echo "$count"; fi; }
+
+echo "sorter ${SORTER:-cpu}, $count values, $conns connections, $streams streams;" \
+	"daemon on ${DAEMON_CPUS:-all} ($(cpu_count "${DAEMON_CPUS:-}") cores), loadgen on ${SENDER_CPUS:-all} ($(cpu_count "${SENDER_CPUS:-}") cores); output in $out" |
+	tee "$out/summary.txt"
+declare -A solo
 for target in $targets; do
-	n=$count
-	[ "$target" = tcp ] && n=$((count / 4)) # the line protocol is slower; keep runs short
-	stream="bench.$target"
-	start=$(date +%s.%N)
-	"$bin/loadgen" synth --dist lognormal --count "$n" --stream "$stream" --target "$target" \
-		--batch 65536 --progress off "${send_tls[@]}" >/dev/null
-	until [ "$("$bin/streamd" query stats "$stream" --json "${query_tls[@]}" | sed -n 's/.*"count": *"\{0,1\}\([0-9]*\).*/\1/p')" = "$n" ]; do
-		sleep 0.01
-	done
-	end=$(date +%s.%N)
-	awk -v n="$n" -v a="$start" -v b="$end" -v t="$target" \
-		'BEGIN { printf "%-10s %11d values in %6.2f s: %6.2f M values/s end to end\n", t, n, b - a, n / (b - a) / 1e6 }'
+	solo[$target]=0
+	# gRPC has no discarding listener: the sender alone is not measured.
+	[ "$target" = grpc ] && continue
+	# shellcheck disable=SC2046 # args are words
+	solo[$target]=$(solo_rate $(args "$target" "$(size "$target")"))
+	awk -v t="$target" -v r="${solo[$target]}" 'BEGIN { printf "%s: loadgen alone: %.1f M values/s\n", t, r / 1e6 }' | tee -a "$out/summary.txt"
+done
+daemon_start "${SORTER:-cpu}" "$out/streamd.log"
+for target in $targets; do
+	n=$(size "$target")
+	# shellcheck disable=SC2046
+	measure "$target" "$n" "bench.$target" "${solo[$target]}" $(args "$target" "$n")
 done

@@ -1,48 +1,49 @@
 #!/usr/bin/env bash
 # Runs streamd once per sorter named on the command line, replays the
 # household sample into it with loadgen --verify, records its answers, then
-# measures end-to-end ingest with a synthetic stream; finally diffs the
-# answers of every sorter against the first one.
+# measures end-to-end ingest of a synthetic stream as bench-ingest.sh does
+# (the daemon's intake rate, its CPU use and profile, and whether the
+# sender or the daemon was the limit); finally diffs the answers of every
+# sorter against the first one.
 #
 #   scripts/compare-sorters.sh BIN_DIR OUT_DIR SORTER [SORTER ...]
+#
+# Run it from the repository root (it reads data/). Environment: COUNT
+# (default 200,000,000 values), CONNS (default 8), STREAMS (default
+# CONNS: a stream per connection), DAEMON_CPUS and SENDER_CPUS (taskset
+# lists; GOMAXPROCS set to match), and those of scripts/bench-lib.sh.
 set -euo pipefail
 bin=$1 out=$2
 shift 2
 mkdir -p "$out"
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "$0")/bench-lib.sh"
+trap 'daemon_stop' EXIT
 cols=Global_active_power,Voltage,Global_intensity,Sub_metering_1
+count=${COUNT:-200000000}
+conns=${CONNS:-8}
+streams=${STREAMS:-$conns}
+load=(synth --dist lognormal --count "$count" --streams "$streams" --conns "$conns" --target tcp-binary --float32)
+: >"$out/summary.txt"
+echo "$count values, $conns connections, $streams streams; daemon on ${DAEMON_CPUS:-all}" \
+	"($(cpu_count "${DAEMON_CPUS:-}") cores), loadgen on ${SENDER_CPUS:-all} ($(cpu_count "${SENDER_CPUS:-}") cores)" | tee -a "$out/summary.txt"
+solo=$(solo_rate "${load[@]}")
+awk -v r="$solo" 'BEGIN { printf "loadgen alone: %.1f M values/s\n", r / 1e6 }' | tee -a "$out/summary.txt"
 for sorter in "$@"; do
-	dir=$(mktemp -d)
-	"$bin/streamd" serve --sorter "$sorter" --data-dir "$dir" --checkpoint-interval 0 \
-		--metrics-addr "" >"$out/$sorter.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 200); do "$bin/streamd" query streams >/dev/null 2>&1 && break; sleep 0.1; done
+	daemon_start "$sorter" "$out/$sorter.log"
 	{
 		echo "== sorter $sorter"
-		"$bin/loadgen" replay --file data/household_power_consumption.csv.gz --csv-columns "$cols" \
-			--target tcp-binary --verify --progress off
-	} >"$out/$sorter.verify.txt" 2>&1 || echo "verify failed for $sorter" >>"$out/$sorter.verify.txt"
+		pinned "${SENDER_CPUS:-}" "$bin/loadgen" replay --file data/household_power_consumption.csv.gz --csv-columns "$cols" \
+			--target tcp-binary --addr "$TCP_ADDR" --grpc-addr "$GRPC_ADDR" --verify --progress off
+	} >"$out/$sorter.verify.txt" 2>&1 || echo "verify failed for $sorter" | tee -a "$out/$sorter.verify.txt"
 	for s in ${cols//,/ }; do
-		"$bin/streamd" query quantiles "$s" 0.001 0.01 0.1 0.5 0.9 0.99 0.999 --json
-		"$bin/streamd" query heavy-hitters "$s" --support 0.01 --json
+		"$bin/streamd" query quantiles "$s" 0.001 0.01 0.1 0.5 0.9 0.99 0.999 --json --addr "$GRPC_ADDR"
+		"$bin/streamd" query heavy-hitters "$s" --support 0.01 --json --addr "$GRPC_ADDR"
 	done >"$out/$sorter.answers.json"
 	# End-to-end ingest: from the first value sent until the daemon has
 	# counted the last, in sorted and summarised windows or pending.
-	count=${COUNT:-200000000}
-	start=$(date +%s.%N)
-	"$bin/loadgen" synth --dist lognormal --count "$count" --streams 8 --conns 8 \
-		--target tcp-binary --float32 --progress off >"$out/$sorter.ingest.txt" 2>&1 || true
-	for i in 0 1 2 3 4 5 6 7; do
-		until [ "$("$bin/streamd" query stats "synth.$i" --json 2>/dev/null | sed -n 's/.*"count": *"\{0,1\}\([0-9]*\).*/\1/p')" = "$((count / 8))" ]; do
-			sleep 0.01
-		done
-	done
-	end=$(date +%s.%N)
-	awk -v n="$count" -v a="$start" -v b="$end" -v s="$sorter" \
-		'BEGIN { printf "%s: %d values counted in %.2f s: %.1f M values/s end to end\n", s, n, b - a, n / (b - a) / 1e6 }' \
-		| tee -a "$out/$sorter.ingest.txt"
-	kill -TERM "$pid"
-	wait "$pid" || true
-	rm -rf "$dir"
+	measure "$sorter" "$count" synth "$solo" "${load[@]}" | tee "$out/$sorter.ingest.txt"
+	daemon_stop
 done
 first=$1
 for sorter in "$@"; do

@@ -1,6 +1,7 @@
 // Package web serves streamd's HTTP port: a live page of the daemon's
 // streams, the JSON API under /api/ that the page polls, the Prometheus
-// exposition at /metrics and /healthz.
+// exposition at /metrics and /healthz, and, with Pprof, the Go profiler
+// under /debug/pprof/.
 //
 // The JSON API answers through the gRPC service's own code (package api):
 // /api/quantiles, /api/ranks, /api/heavy-hitters, /api/frequencies and
@@ -15,11 +16,12 @@
 // partial window, so the sampler spends at most about 5% of each Interval
 // on them, least recently sampled streams first.
 //
-// When Token is set, the page, /api/ and, unless MetricsOpen, /metrics
-// require it: API clients send "Authorization: Bearer <token>"; a browser
-// posts it once to /login, which sets an HttpOnly, SameSite=Strict cookie
-// (Secure, with the __Host- prefix, over TLS) holding an HMAC of the token,
-// so that the token never appears in a URL or a log. /healthz and the
+// When Token is set, the page, /api/, /debug/pprof/ and, unless
+// MetricsOpen, /metrics require it: API clients send "Authorization:
+// Bearer <token>"; a browser posts it once to /login, which sets an
+// HttpOnly, SameSite=Strict cookie (Secure, with the __Host- prefix, over
+// TLS) holding an HMAC of the token, so that the token never appears in a
+// URL or a log. /healthz and the
 // page's static files (which hold no data) are always open.
 package web
 
@@ -80,6 +82,9 @@ type Server struct {
 	History time.Duration
 	// Interval is the time between samples (default 1s).
 	Interval time.Duration
+	// Pprof serves the Go profiler (package net/http/pprof) under
+	// /debug/pprof/, behind the token.
+	Pprof bool
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 
@@ -215,6 +220,9 @@ func (s *Server) handler() http.Handler {
 	mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("no API at %s %s", r.Method, r.URL.Path))
 	}, false))
+	if s.Pprof {
+		s.registerPprof(mux)
+	}
 	return securityHeaders(mux)
 }
 

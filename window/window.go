@@ -20,6 +20,9 @@ type Window struct {
 	F32   []float32
 	F64   []float64
 	Owner any
+	// Staged is set when the buffer was lent by the Pool's Stager; the
+	// Pool hands it back in Recycle.
+	Staged bool
 }
 
 // Len reports the number of values in w.
@@ -40,6 +43,7 @@ type Filler struct {
 	float64 bool
 	pool    *Pool
 	filled  bool // a window was full once: take whole buffers from now on
+	staged  bool // the partial window's buffer was lent by the pool's Stager
 	f32     []float32
 	f64     []float64
 }
@@ -63,27 +67,37 @@ func (f *Filler) Len() int { return len(f.f32) + len(f.f64) }
 // what the summaries will see.
 func (f *Filler) Append(values []float64, full func(*Window)) {
 	for len(values) > 0 {
-		room := f.size - f.Len()
-		k := min(room, len(values))
-		chunk := values[:k]
+		k := min(f.size-f.Len(), len(values))
+		f.start(k)
 		if f.float64 {
-			if f.f64 == nil {
-				f.f64 = f.pool.getF64(f.initialCap(k))
-			}
-			f.f64 = append(f.f64, chunk...)
+			f.f64 = append(f.f64, values[:k]...)
 		} else {
-			if f.f32 == nil {
-				f.f32 = f.pool.getF32(f.initialCap(k))
-			}
-			f.f32 = appendRounded(f.f32, chunk)
+			f.f32 = appendRounded(f.f32, values[:k])
 		}
 		values = values[k:]
-		if f.Len() == f.size {
-			full(&Window{F32: f.f32, F64: f.f64})
-			f.f32, f.f64 = nil, nil
-			f.filled = true
-		}
+		f.pass(full)
 	}
+}
+
+// start gets the partial window's buffer, if it has none, for at least k
+// values.
+func (f *Filler) start(k int) {
+	switch {
+	case f.float64 && f.f64 == nil:
+		f.f64, f.staged = f.pool.getF64(f.initialCap(k), f.filled)
+	case !f.float64 && f.f32 == nil:
+		f.f32, f.staged = f.pool.getF32(f.initialCap(k), f.filled)
+	}
+}
+
+// pass passes the partial window to full when it is full.
+func (f *Filler) pass(full func(*Window)) {
+	if f.Len() < f.size {
+		return
+	}
+	full(&Window{F32: f.f32, F64: f.f64, Staged: f.staged})
+	f.f32, f.f64, f.staged = nil, nil, false
+	f.filled = true
 }
 
 // appendRounded appends chunk rounded to float32 to dst, which has room
@@ -110,25 +124,16 @@ func appendRounded(dst []float32, chunk []float64) []float32 {
 func (f *Filler) AppendFloat32(values []float32, full func(*Window)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
+		f.start(k)
 		if f.float64 {
-			if f.f64 == nil {
-				f.f64 = f.pool.getF64(f.initialCap(k))
-			}
 			for _, v := range values[:k] {
 				f.f64 = append(f.f64, float64(v))
 			}
 		} else {
-			if f.f32 == nil {
-				f.f32 = f.pool.getF32(f.initialCap(k))
-			}
 			f.f32 = append(f.f32, values[:k]...)
 		}
 		values = values[k:]
-		if f.Len() == f.size {
-			full(&Window{F32: f.f32, F64: f.f64})
-			f.f32, f.f64 = nil, nil
-			f.filled = true
-		}
+		f.pass(full)
 	}
 }
 
@@ -142,6 +147,13 @@ func (f *Filler) initialCap(first int) int {
 	return min(f.size, max(first, 64))
 }
 
+// Release recycles the partial window's buffer into pool and empties the
+// partial window: its values are dropped.
+func (f *Filler) Release(pool *Pool) {
+	pool.Recycle(&Window{F32: f.f32, F64: f.f64, Staged: f.staged})
+	f.f32, f.f64, f.staged = nil, nil, false
+}
+
 // AppendPartial appends the partial window's values to dst.
 func (f *Filler) AppendPartial(dst []float64) []float64 {
 	partial := Window{F32: f.f32, F64: f.f64}
@@ -152,6 +164,12 @@ func (f *Filler) AppendPartial(dst []float64) []float64 {
 // (and the collector does not clear) a new buffer for every window. A nil
 // *Pool allocates every buffer. A Pool is safe for concurrent use.
 type Pool struct {
+	// Stager, if set, lends the buffers of whole windows inside the memory
+	// the sorter uploads from, so that windows are filled in place there
+	// (gpusort.Stager); when it lends none, buffers come from the heap. It
+	// must be set before the Pool is used.
+	Stager gpusort.Stager
+
 	mu    sync.Mutex
 	pools map[poolKey]*sync.Pool
 }
@@ -177,39 +195,62 @@ func (p *Pool) of(c int, float64 bool) *sync.Pool {
 	return sp
 }
 
-// getF32 returns an empty buffer of capacity c.
-func (p *Pool) getF32(c int) []float32 {
-	if p != nil {
-		if b, ok := p.of(c, false).Get().(*[]float32); ok {
-			return (*b)[:0]
+// getF32 returns an empty buffer of capacity c, lent by the Stager when
+// whole is set and it lends one (staged is then set).
+func (p *Pool) getF32(c int, whole bool) (_ []float32, staged bool) {
+	if p == nil {
+		return make([]float32, 0, c), false
+	}
+	if whole && p.Stager != nil {
+		if b := p.Stager.StageF32(c); b != nil {
+			return b[:0], true
 		}
 	}
-	return make([]float32, 0, c)
+	if b, ok := p.of(c, false).Get().(*[]float32); ok {
+		return (*b)[:0], false
+	}
+	return make([]float32, 0, c), false
 }
 
-// getF64 returns an empty buffer of capacity c.
-func (p *Pool) getF64(c int) []float64 {
-	if p != nil {
-		if b, ok := p.of(c, true).Get().(*[]float64); ok {
-			return (*b)[:0]
+// getF64 is getF32 for float64 buffers.
+func (p *Pool) getF64(c int, whole bool) (_ []float64, staged bool) {
+	if p == nil {
+		return make([]float64, 0, c), false
+	}
+	if whole && p.Stager != nil {
+		if b := p.Stager.StageF64(c); b != nil {
+			return b[:0], true
 		}
 	}
-	return make([]float64, 0, c)
+	if b, ok := p.of(c, true).Get().(*[]float64); ok {
+		return (*b)[:0], false
+	}
+	return make([]float64, 0, c), false
 }
 
 // Recycle gives w's buffer back for later windows of any stream of the
-// same size and precision. The caller must not use w afterwards.
+// same size and precision, or to the Stager that lent it. The caller must
+// not use w afterwards, and must not recycle a window whose batch is being
+// sorted.
 func (p *Pool) Recycle(w *Window) {
-	if p == nil {
-		return
+	switch {
+	case p == nil:
+	case w.Staged:
+		if w.F32 != nil {
+			p.Stager.UnstageF32(w.F32)
+		}
+		if w.F64 != nil {
+			p.Stager.UnstageF64(w.F64)
+		}
+	default:
+		if b := w.F32; cap(b) > 0 {
+			p.of(cap(b), false).Put(&b)
+		}
+		if b := w.F64; cap(b) > 0 {
+			p.of(cap(b), true).Put(&b)
+		}
 	}
-	if b := w.F32; cap(b) > 0 {
-		p.of(cap(b), false).Put(&b)
-	}
-	if b := w.F64; cap(b) > 0 {
-		p.of(cap(b), true).Put(&b)
-	}
-	w.F32, w.F64 = nil, nil
+	w.F32, w.F64, w.Staged = nil, nil, false
 }
 
 // Batch is up to four windows sorted together, each in one channel.

@@ -98,8 +98,8 @@ func TestPool(t *testing.T) {
 		}
 	}
 	var none *Pool
-	if b := none.getF32(8); cap(b) != 8 || len(b) != 0 {
-		t.Errorf("nil pool: buffer len %d cap %d", len(b), cap(b))
+	if b, staged := none.getF32(8, true); cap(b) != 8 || len(b) != 0 || staged {
+		t.Errorf("nil pool: buffer len %d cap %d, staged %v", len(b), cap(b), staged)
 	}
 	none.Recycle(&Window{F32: make([]float32, 8)})
 }
@@ -149,4 +149,78 @@ func TestAppendFloat32(t *testing.T) {
 // that −0 and +0 differ.
 func sameBits(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+}
+
+// fakeStager lends up to limit buffers of each precision and records what
+// comes back.
+type fakeStager struct {
+	limit          int
+	lent32, lent64 int
+	back32, back64 int
+	lentPtr32      map[*float32]bool
+	lentPtr64      map[*float64]bool
+}
+
+func (s *fakeStager) StageF32(n int) []float32 {
+	if s.lent32 == s.limit {
+		return nil
+	}
+	s.lent32++
+	b := make([]float32, n)
+	s.lentPtr32[&b[0]] = true
+	return b
+}
+
+func (s *fakeStager) StageF64(n int) []float64 {
+	if s.lent64 == s.limit {
+		return nil
+	}
+	s.lent64++
+	b := make([]float64, n)
+	s.lentPtr64[&b[0]] = true
+	return b
+}
+
+func (s *fakeStager) UnstageF32(w []float32) {
+	if !s.lentPtr32[&w[:1][0]] {
+		panic("UnstageF32 of a buffer not lent")
+	}
+	s.back32++
+}
+
+func (s *fakeStager) UnstageF64(w []float64) {
+	if !s.lentPtr64[&w[:1][0]] {
+		panic("UnstageF64 of a buffer not lent")
+	}
+	s.back64++
+}
+
+// TestPoolStager: whole windows are filled in buffers the Stager lends
+// (a stream's first, small buffer never is), windows it cannot lend come
+// from the heap, and Recycle hands each buffer back where it came from.
+func TestPoolStager(t *testing.T) {
+	for _, f64 := range []bool{false, true} {
+		st := &fakeStager{limit: 2, lentPtr32: map[*float32]bool{}, lentPtr64: map[*float64]bool{}}
+		pool := &Pool{Stager: st}
+		f := NewFiller(100, f64, pool)
+		var full []*Window
+		f.Append(make([]float64, 450), func(w *Window) { full = append(full, w) })
+		// Windows: the first grew from a small heap buffer, the next two
+		// are staged, the fourth is from the heap again (limit reached).
+		want := []bool{false, true, true, false}
+		if len(full) != len(want) {
+			t.Fatalf("float64=%v: %d windows", f64, len(full))
+		}
+		for i, w := range full {
+			if w.Staged != want[i] {
+				t.Errorf("float64=%v: window %d staged %v, want %v", f64, i, w.Staged, want[i])
+			}
+		}
+		for _, w := range full {
+			pool.Recycle(w)
+		}
+		if back := st.back32 + st.back64; back != 2 {
+			t.Errorf("float64=%v: %d buffers handed back to the stager, want 2", f64, back)
+		}
+	}
 }

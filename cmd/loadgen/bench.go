@@ -5,56 +5,96 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"streamd/loadgen"
-	"streamd/loadgen/synth"
 )
 
 func (m *Main) benchSink(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("loadgen bench-sink", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	var (
-		target, dist string
-		count        int64
-		conns, batch int
-		f32          bool
-	)
-	fs.StringVar(&target, "target", "tcp-binary", "protocol to send: tcp-binary or tcp")
-	fs.StringVar(&dist, "dist", "uniform", fmt.Sprintf("value distribution: one of %v", synth.Dists))
-	fs.Int64Var(&count, "count", 20_000_000, "values to send")
-	fs.IntVar(&conns, "conns", 1, "parallel connections")
-	fs.IntVar(&batch, "batch", loadgen.DefaultBatch, "values per write")
-	fs.BoolVar(&f32, "float32", false, "send float32 values")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: loadgen bench-sink [flags]\n\nMeasure loadgen's own send rate: send synthetic values in random order,\nas fast as possible, into a local TCP listener that discards them.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	f, err := m.parseSynth("bench-sink", "Measure loadgen's own send rate: send synthetic values as synth does,\n"+
+		"as fast as possible, into a local TCP listener that discards them.", args, "tcp-binary")
+	if err != nil {
 		return err
 	}
-	if target != "tcp" && target != "tcp-binary" {
-		return fmt.Errorf("bench-sink: unknown --target %q: want tcp or tcp-binary", target)
+	if f.send.target != "tcp" && f.send.target != "tcp-binary" {
+		return fmt.Errorf("bench-sink: unknown --target %q: want tcp or tcp-binary", f.send.target)
 	}
-	if count <= 0 || conns < 1 {
-		return errors.New("bench-sink: --count and --conns must be positive")
+	if f.send.count == 0 && f.send.duration == 0 {
+		f.send.count = 20_000_000
 	}
+	if err := f.send.check(); err != nil {
+		return err
+	}
+	f.send.verify = false
 	srv, err := loadgen.ListenDiscard(ctx, "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	r := &loadgen.Runner{
-		Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.Dist(dist), Seed: 1}, Count: count, Streams: []string{"bench"}},
-		Target: &loadgen.TCP{Addr: srv.Addr(), Binary: target == "tcp-binary", Float32: f32},
-		Conns:  conns,
-		Batch:  batch,
-	}
-	res, err := r.Run(ctx)
-	if err != nil {
-		return err
+	f.send.addr = srv.Addr()
+	var res *loadgen.Result
+	if f.send.target == "tcp-binary" {
+		payloads, err := m.renderSynth(f)
+		if err != nil {
+			return err
+		}
+		res, err = (&loadgen.FrameRunner{
+			Addr: srv.Addr(), Payloads: payloads, Conns: f.send.conns,
+			Count: f.send.count, Duration: f.send.duration, Rate: f.send.rate,
+		}).Run(ctx)
+		if err != nil {
+			return err
+		}
+	} else {
+		res, err = (&loadgen.Runner{
+			Source: &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names()},
+			Target: &loadgen.TCP{Addr: srv.Addr(), Float32: f.send.float32},
+			Conns:  f.send.conns, Count: f.send.count, Duration: f.send.duration,
+			Rate: f.send.rate, Batch: f.send.batch,
+		}).Run(ctx)
+		if err != nil {
+			return err
+		}
 	}
 	secs := res.Elapsed.Seconds()
 	fmt.Fprintf(m.Stdout, "bench-sink %s conns=%d: %d values in %.3fs: %.0f values/s, %.1f MB/s\n",
-		target, conns, res.Sent, secs, res.Rate(), float64(srv.Bytes())/secs/1e6)
+		f.send.target, f.send.conns, res.Sent, secs, res.Rate(), float64(srv.Bytes())/secs/1e6)
+	return nil
+}
+
+func (m *Main) sink(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("loadgen sink", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	listen := fs.String("listen", "127.0.0.1:7071", "address to listen on")
+	duration := fs.Duration("duration", 0, "stop after this long; 0 waits for an interrupt")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: loadgen sink [flags]\n\nListen on a TCP address, read and discard everything sent to it until an\ninterrupt, and print the bytes read: a receiver that costs next to nothing,\nto measure a sender alone in the place of a daemon.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("sink: takes no arguments")
+	}
+	srv, err := loadgen.ListenDiscard(ctx, *listen)
+	if err != nil {
+		return err
+	}
+	m.logger().Info("loadgen sink", "listen", srv.Addr())
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	<-ctx.Done()
+	// Read what the clients have sent before they closed, for a while.
+	grace, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		m.logger().Warn("loadgen sink: connections still open", "err", err)
+	}
+	fmt.Fprintf(m.Stdout, "sink %s: read %d bytes\n", srv.Addr(), srv.Bytes())
 	return nil
 }

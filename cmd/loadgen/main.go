@@ -9,6 +9,7 @@
 //	loadgen synth [flags]                send synthetic values
 //	loadgen record --out PATH [flags]    record a TCP feed or a Kafka topic
 //	loadgen bench-sink [flags]           measure loadgen's own send rate
+//	loadgen sink [flags]                 a listener that discards what it reads
 //
 // For example:
 //
@@ -49,9 +50,23 @@
 // --seed, --zipf-s, --zipf-distinct and --pareto-alpha, and puts them in
 // --order (random, sorted, reverse, sawtooth, organpipe, alternating;
 // --period is the block length). --streams K sends K streams, named
-// --stream followed by ".0", ".1"...; stream i is seeded with seed+i. The
-// random order may run for a --duration without a count; the others
-// arrange all values in memory first.
+// --stream followed by ".0", ".1"...; stream i is seeded with seed+i.
+// --stream-per-conn sets K to --conns. The random order may run for a
+// --duration without a count; the others arrange all values in memory
+// first.
+//
+// To --target tcp-binary, synth draws each stream's values on all cores
+// before sending and renders them once as frames of --batch values
+// (default 65536), then each connection writes slices of those frames,
+// so that sending costs only the writes. A stream gets at most --pool
+// values (default 4194304) in the random order, its whole share of
+// --count in the others; a stream longer than its pool is sent as its
+// pool over and over. With at least as many connections as streams,
+// connection i sends stream i mod K (so --stream-per-conn gives each
+// connection its own stream, and --streams 1 sends one stream over every
+// connection); with fewer, each connection takes turns between its
+// streams. The values are drawn in blocks with seeds from --seed and the
+// block, so they differ from those synth sends to the other targets.
 //
 // # Targets
 //
@@ -82,7 +97,8 @@
 //	--duration D    stop after D (such as 30s)
 //	--conns N       parallel connections (default 1); batches are dealt to them in
 //	                turn, so values of a stream may then arrive out of order
-//	--batch N       values per write (default 8192)
+//	--batch N       values per write (default 8192), or per frame for synth
+//	                --target tcp-binary (default 65536)
 //	--progress P    how often to report progress: a duration, "auto" (1s on a
 //	                terminal, 10s otherwise) or "off"
 //
@@ -106,9 +122,17 @@
 //
 // # Bench
 //
-// bench-sink sends --count synthetic values (default 20,000,000) with
-// --target tcp-binary or tcp into a local listener that discards them,
-// over --conns connections, and prints loadgen's own rate in values/s.
+// bench-sink takes the flags of synth and sends as synth does (default
+// --target tcp-binary, --count 20,000,000) into a local listener that
+// discards what it reads, and prints loadgen's own rate in values/s and
+// MB/s: what one loadgen process can send with those settings, for
+// comparison with what a daemon takes.
+//
+// sink listens on --listen (default 127.0.0.1:7071), reads and discards
+// what any connection sends until an interrupt or --duration, and prints
+// the bytes read: a stand-in for the daemon that costs next to nothing,
+// in a process of its own, so that a sender can be measured alone on the
+// cores it would have in a real run (scripts/bench-ingest.sh does).
 //
 // # Exit status
 //
@@ -175,6 +199,8 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		return m.record(ctx, args[1:])
 	case "bench-sink":
 		return m.benchSink(ctx, args[1:])
+	case "sink":
+		return m.sink(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
 		m.usage()
 		return nil
@@ -191,6 +217,7 @@ Usage:
   loadgen synth [flags]                send synthetic values (--dist, --order, --count)
   loadgen record --out PATH [flags]    record a TCP feed (--listen) or a Kafka topic
   loadgen bench-sink [flags]           measure loadgen's own send rate into a discarding listener
+  loadgen sink [flags]                 listen, and read and discard what is sent (--listen)
 
 Run "loadgen <command> -h" for the flags of a command. For example:
 

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,13 +185,79 @@ func TestTextReplayLoop(t *testing.T) {
 	}
 }
 
-func TestBenchSink(t *testing.T) {
-	out, _, err := run(t, "bench-sink", "--count", "100000")
+// TestSynthFrames sends pre-rendered frames, each stream's pool several
+// times over, one stream per connection, and verifies the answers.
+func TestSynthFrames(t *testing.T) {
+	d := daemontest.Start(t)
+	out, stderr, err := run(t, "synth", "--dist", "lognormal", "--count", "300001", "--conns", "3", "--stream-per-conn",
+		"--stream", "frames", "--pool", "20000", "--batch", "3000", "--float32",
+		"--target", "tcp-binary", "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr, "--verify", "--progress", "off")
 	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	for _, want := range []string{
+		"frames.0  100,001", "frames.2  100,000", "sent 300,001 values",
+		"verify: every answer within its bound (3 streams)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, `"loadgen rendered" streams=3 values=60000`) {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+func TestBenchSink(t *testing.T) {
+	for _, args := range [][]string{
+		{"--count", "100000"},
+		{"--count", "100000", "--dist", "lognormal", "--conns", "2", "--stream-per-conn", "--float32"},
+		{"--count", "100000", "--target", "tcp", "--conns", "2"},
+	} {
+		out, _, err := run(t, append([]string{"bench-sink"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if !regexp.MustCompile(`100000 values in .* values/s`).MatchString(out) {
+			t.Errorf("%v: output: %s", args, out)
+		}
+	}
+	if _, _, err := run(t, "bench-sink", "--target", "grpc"); err == nil {
+		t.Error("bench-sink --target grpc ran")
+	}
+}
+
+// TestSink sends to "loadgen sink" until it stops.
+func TestSink(t *testing.T) {
+	var sout, serr syncBuffer
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		m := &Main{Stdout: &sout, Stderr: &serr}
+		done <- m.Run(ctx, []string{"sink", "--listen", "127.0.0.1:0"})
+	}()
+	addrRE := regexp.MustCompile(`"loadgen sink" listen=(\S+)`)
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(serr.String()); m != nil {
+			addr = m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sink did not start:\n%s", serr.String())
+		}
+	}
+	out, stderr, err := run(t, "synth", "--count", "1000", "--batch", "100", "--target", "tcp-binary", "--addr", addr, "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	cancel()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`100000 values in .* values/s`).MatchString(out) {
-		t.Errorf("output: %s", out)
+	// The magic, then 10 frames of 100 float64 values of stream "synth".
+	if want := fmt.Sprintf("read %d bytes", 4+10*(4+2+5+1+800)); !strings.Contains(sout.String(), want) {
+		t.Errorf("sink output %q lacks %q", sout.String(), want)
 	}
 }
 
@@ -202,7 +269,7 @@ func TestUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	flagRE := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
-	for _, cmd := range []string{"replay", "synth", "record", "bench-sink"} {
+	for _, cmd := range []string{"replay", "synth", "record", "bench-sink", "sink"} {
 		_, stderr, err := run(t, cmd, "-h")
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%s -h: %v", cmd, err)

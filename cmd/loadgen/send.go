@@ -80,7 +80,7 @@ func (f *sendFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.count, "count", 0, "stop after this many values; 0 for no limit")
 	fs.DurationVar(&f.duration, "duration", 0, "stop after this long; 0 for no limit")
 	fs.IntVar(&f.conns, "conns", 1, "parallel connections")
-	fs.IntVar(&f.batch, "batch", loadgen.DefaultBatch, "values per write")
+	fs.IntVar(&f.batch, "batch", 0, fmt.Sprintf("values per write, or per frame for synth --target tcp-binary; 0 means %d, or %d per frame", loadgen.DefaultBatch, loadgen.DefaultFrameValues))
 	f.progress = progressFlag{auto: true}
 	fs.Var(&f.progress, "progress", `progress report interval: a duration, "auto" (1s on a terminal, 10s otherwise) or "off"`)
 
@@ -205,14 +205,22 @@ func (m *Main) dialGRPC(f *sendFlags) (*grpc.ClientConn, error) {
 	return cc, nil
 }
 
-// send runs src into the target of f, prints the summary and, with
-// --verify, the verification.
-func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error {
+// check validates the flags common to every way of sending.
+func (f *sendFlags) check() error {
 	if f.conns < 1 {
 		return fmt.Errorf("--conns %d: must be at least 1", f.conns)
 	}
-	if f.rate < 0 || f.count < 0 || f.duration < 0 {
-		return errors.New("--rate, --count and --duration must not be negative")
+	if f.rate < 0 || f.count < 0 || f.duration < 0 || f.batch < 0 {
+		return errors.New("--rate, --count, --duration and --batch must not be negative")
+	}
+	return nil
+}
+
+// send runs src into the target of f, prints the summary and, with
+// --verify, the verification.
+func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error {
+	if err := f.check(); err != nil {
+		return err
 	}
 	var cc *grpc.ClientConn
 	if f.target == "grpc" || f.verify {
@@ -257,20 +265,58 @@ func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error
 		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
 		Batch: f.batch, Keep: f.verify,
 	}
-	pp := m.progressPrinter(f.progress, r)
-	slog.New(slog.NewTextHandler(m.Stderr, nil)).Info("loadgen sending", "target", f.target, "conns", f.conns, "rate", f.rate, "count", f.count, "duration", f.duration)
+	pp, every := m.progressPrinter(f.progress)
+	if pp != nil {
+		r.Progress, r.ProgressInterval = pp.Print, every
+	}
+	m.logger().Info("loadgen sending", "target", f.target, "conns", f.conns, "rate", f.rate, "count", f.count, "duration", f.duration)
 	res, err := r.Run(ctx)
+	return m.finish(ctx, f, cc, pp, res, err)
+}
+
+// sendFrames sends pre-rendered payloads to the tcp-binary target of f,
+// then prints the summary and, with --verify, the verification.
+func (m *Main) sendFrames(ctx context.Context, f *sendFlags, payloads []*loadgen.Payload) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	var cc *grpc.ClientConn
+	if f.verify {
+		var err error
+		if cc, err = m.dialGRPC(f); err != nil {
+			return err
+		}
+		defer cc.Close()
+	}
+	tc, err := f.daemonTLS()
+	if err != nil {
+		return err
+	}
+	r := &loadgen.FrameRunner{
+		Addr: f.addr, Payloads: payloads, Token: m.token(f), TLS: tc,
+		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
+		Keep: f.verify,
+	}
+	pp, every := m.progressPrinter(f.progress)
+	if pp != nil {
+		r.Progress, r.ProgressInterval = pp.Print, every
+	}
+	m.logger().Info("loadgen sending", "target", f.target, "conns", f.conns, "streams", len(payloads), "rate", f.rate, "count", f.count, "duration", f.duration)
+	res, err := r.Run(ctx)
+	return m.finish(ctx, f, cc, pp, res, err)
+}
+
+// finish ends a run: it prints the summary and, with --verify and no
+// error, checks the daemon's answers.
+func (m *Main) finish(ctx context.Context, f *sendFlags, cc *grpc.ClientConn, pp *loadgen.ProgressPrinter, res *loadgen.Result, err error) error {
 	if pp != nil {
 		pp.Done()
 	}
 	if res != nil {
 		res.WriteSummary(m.Stdout)
 	}
-	if err != nil {
+	if err != nil || !f.verify {
 		return err
-	}
-	if !f.verify {
-		return nil
 	}
 	v, err := loadgen.Verify(ctx, pb.NewStreamdClient(cc), res, loadgen.VerifyConfig{
 		Support: f.support, Timeout: f.verifyTimeout,
@@ -282,9 +328,14 @@ func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error
 	return v.Err()
 }
 
-// progressPrinter sets r's progress reports to m.Stderr as p says, and
-// returns the printer, or nil when reports are off.
-func (m *Main) progressPrinter(p progressFlag, r *loadgen.Runner) *loadgen.ProgressPrinter {
+// logger returns the logger of progress and events, to m.Stderr.
+func (m *Main) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(m.Stderr, nil))
+}
+
+// progressPrinter returns a printer of progress reports to m.Stderr and
+// their interval, as p says, or nil when reports are off.
+func (m *Main) progressPrinter(p progressFlag) (*loadgen.ProgressPrinter, time.Duration) {
 	term := false
 	if f, ok := m.Stderr.(*os.File); ok {
 		term = loadgen.IsTerminal(f)
@@ -297,9 +348,7 @@ func (m *Main) progressPrinter(p progressFlag, r *loadgen.Runner) *loadgen.Progr
 		}
 	}
 	if every <= 0 {
-		return nil
+		return nil, 0
 	}
-	pp := &loadgen.ProgressPrinter{W: m.Stderr, Terminal: term}
-	r.Progress, r.ProgressInterval = pp.Print, every
-	return pp
+	return &loadgen.ProgressPrinter{W: m.Stderr, Terminal: term}, every
 }

@@ -6,61 +6,153 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"time"
 
 	"streamd/loadgen"
 	"streamd/loadgen/synth"
 )
 
-func (m *Main) synth(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("loadgen synth", flag.ContinueOnError)
+// defaultPool is the default of --pool: values per stream rendered ahead
+// for the tcp-binary target.
+const defaultPool = 1 << 22
+
+// synthFlags are the flags of synth and bench-sink.
+type synthFlags struct {
+	dist, order, stream string
+	spec                synth.Spec
+	streams             int
+	perConn             bool
+	pool                int
+	send                sendFlags
+}
+
+// parseSynth parses the flags of the command name (synth or bench-sink);
+// what is the command's description for its usage.
+func (m *Main) parseSynth(name, what string, args []string, defaultTarget string) (*synthFlags, error) {
+	fs := flag.NewFlagSet("loadgen "+name, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
-	var (
-		dist, order, stream string
-		spec                synth.Spec
-		streams             int
-		sf                  sendFlags
-	)
-	fs.StringVar(&dist, "dist", "uniform", fmt.Sprintf("value distribution: one of %v", synth.Dists))
-	fs.StringVar(&order, "order", "random", fmt.Sprintf("arrival order: one of %v", synth.Orders))
-	fs.Uint64Var(&spec.Seed, "seed", 1, "random seed; stream i gets seed+i")
-	fs.Float64Var(&spec.S, "zipf-s", 1.2, "Zipf exponent, above 1")
-	fs.Uint64Var(&spec.Distinct, "zipf-distinct", 1000, "number of Zipf values (0 to n-1)")
-	fs.Float64Var(&spec.Alpha, "pareto-alpha", 1.5, "Pareto shape")
-	fs.IntVar(&spec.Period, "period", 1000, "block length of the sawtooth and alternating orders")
-	fs.IntVar(&streams, "streams", 1, "number of streams, named <stream>.0, <stream>.1, ... when more than one")
-	fs.StringVar(&stream, "stream", "synth", "stream name, or prefix of the stream names")
-	sf.register(fs)
+	f := &synthFlags{}
+	fs.StringVar(&f.dist, "dist", "uniform", fmt.Sprintf("value distribution: one of %v", synth.Dists))
+	fs.StringVar(&f.order, "order", "random", fmt.Sprintf("arrival order: one of %v", synth.Orders))
+	fs.Uint64Var(&f.spec.Seed, "seed", 1, "random seed; stream i gets seed+i")
+	fs.Float64Var(&f.spec.S, "zipf-s", 1.2, "Zipf exponent, above 1")
+	fs.Uint64Var(&f.spec.Distinct, "zipf-distinct", 1000, "number of Zipf values (0 to n-1)")
+	fs.Float64Var(&f.spec.Alpha, "pareto-alpha", 1.5, "Pareto shape")
+	fs.IntVar(&f.spec.Period, "period", 1000, "block length of the sawtooth and alternating orders")
+	fs.IntVar(&f.streams, "streams", 1, "number of streams, named <stream>.0, <stream>.1, ... when more than one")
+	fs.BoolVar(&f.perConn, "stream-per-conn", false, "one stream per connection: --streams set to --conns, so connection i feeds <stream>.i")
+	fs.StringVar(&f.stream, "stream", "synth", "stream name, or prefix of the stream names")
+	fs.IntVar(&f.pool, "pool", defaultPool, "tcp-binary: values per stream drawn and rendered ahead, then sent over and over (streams in an order other than random are drawn whole)")
+	f.send.register(fs)
+	if defaultTarget != "" {
+		fs.Lookup("target").DefValue = defaultTarget
+		f.send.target = defaultTarget
+	}
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: loadgen synth [flags]\n\nSend synthetic values into streamd.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: loadgen %s [flags]\n\n%s\n\nFlags:\n", name, what)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("synth: takes no arguments")
+		return nil, fmt.Errorf("%s: takes no arguments", name)
 	}
-	spec.Dist, spec.Order = synth.Dist(dist), synth.Order(order)
-	if _, err := synth.NewSource(spec); err != nil {
+	f.spec.Dist, f.spec.Order = synth.Dist(f.dist), synth.Order(f.order)
+	if _, err := synth.NewSource(f.spec); err != nil {
+		return nil, err
+	}
+	if err := synth.Arrange(nil, f.spec.Order, 0); err != nil {
+		return nil, err
+	}
+	if f.perConn {
+		f.streams = f.send.conns
+	}
+	if f.streams < 1 {
+		return nil, fmt.Errorf("%s: --streams %d: must be at least 1", name, f.streams)
+	}
+	if f.pool < 1 {
+		return nil, fmt.Errorf("%s: --pool %d: must be at least 1", name, f.pool)
+	}
+	return f, nil
+}
+
+// names returns the stream names.
+func (f *synthFlags) names() []string {
+	if f.streams == 1 {
+		return []string{f.stream}
+	}
+	var names []string
+	for i := range f.streams {
+		names = append(names, f.stream+"."+strconv.Itoa(i))
+	}
+	return names
+}
+
+func (m *Main) synth(ctx context.Context, args []string) error {
+	f, err := m.parseSynth("synth", "Send synthetic values into streamd.", args, "")
+	if err != nil {
 		return err
 	}
-	if err := synth.Arrange(nil, spec.Order, 0); err != nil {
-		return err
-	}
-	if sf.count == 0 && (sf.duration == 0 || spec.Order != synth.Random) {
+	if f.send.count == 0 && (f.send.duration == 0 || f.spec.Order != synth.Random) {
 		return errors.New("synth: --count is required (the random order may instead run for a --duration)")
 	}
-	if streams < 1 {
-		return fmt.Errorf("synth: --streams %d: must be at least 1", streams)
+	return m.sendSynth(ctx, f)
+}
+
+// sendSynth sends the synthetic streams of f: to the tcp-binary target as
+// pre-rendered frames, else through a Runner.
+func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
+	if f.send.target != "tcp-binary" {
+		return m.send(ctx, &f.send, &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names()})
 	}
-	src := &loadgen.Synth{Spec: spec, Count: sf.count}
-	if streams == 1 {
-		src.Streams = []string{stream}
-	} else {
-		for i := range streams {
-			src.Streams = append(src.Streams, stream+"."+strconv.Itoa(i))
+	payloads, err := m.renderSynth(f)
+	if err != nil {
+		return err
+	}
+	return m.sendFrames(ctx, &f.send, payloads)
+}
+
+// renderSynth draws and renders each stream's payload: its whole share of
+// --count when that is at most --pool or the order is not random, else
+// --pool values.
+func (m *Main) renderSynth(f *synthFlags) ([]*loadgen.Payload, error) {
+	start := time.Now()
+	names := f.names()
+	per := f.send.batch
+	if per == 0 && f.send.rate > 0 {
+		// Frames of about a hundredth of a second of a connection's
+		// values, so that the pace is smooth.
+		per = int(min(max(f.send.rate/float64(f.send.conns)/100, 1), loadgen.DefaultFrameValues))
+	}
+	k := int64(len(names))
+	var payloads []*loadgen.Payload
+	var values, bytes int
+	for i, name := range names {
+		spec := f.spec
+		spec.Seed += uint64(i)
+		n := int64(f.pool)
+		if c := f.send.count; c > 0 {
+			share := c / k
+			if int64(i) < c%k {
+				share++
+			}
+			if share <= n || spec.Order != synth.Random {
+				n = share
+			}
 		}
+		if n == 0 {
+			continue // more streams than values
+		}
+		p, err := loadgen.SynthPayload(spec, name, int(n), f.send.float32, per)
+		if err != nil {
+			return nil, err
+		}
+		payloads = append(payloads, p)
+		values += p.Len()
+		bytes += p.Bytes()
 	}
-	return m.send(ctx, &sf, src)
+	m.logger().Info("loadgen rendered", "streams", len(payloads), "values", values, "bytes", bytes, "elapsed", time.Since(start).Round(time.Millisecond))
+	return payloads, nil
 }

@@ -44,6 +44,7 @@ type Config struct {
 	GRPCAddr    string // gRPC listen address
 	TCPAddr     string // TCP ingest listen address; "" disables it
 	MetricsAddr string // the HTTP port: the web page, /api/, /metrics, /healthz; "" disables it
+	Pprof       bool   // serve the Go profiler under /debug/pprof/ on MetricsAddr
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
 	TLSCert     string // PEM certificate for gRPC, HTTP and TCP ingest; with TLSKey enables TLS
@@ -147,6 +148,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.KafkaTopics) > 0 && c.DataDir == "" {
 		return &ConfigError{"data-dir", "", errors.New("required with kafka: offsets live in checkpoints")}
+	}
+	if c.Pprof && c.MetricsAddr == "" {
+		return &ConfigError{"pprof", c.Pprof, errors.New("needs a metrics-addr to serve on")}
 	}
 	if c.Workers < 0 {
 		return &ConfigError{"sort-workers", c.Workers, errors.New("must not be negative")}
@@ -255,6 +259,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MetricsMaxStreams, "metrics-max-streams", c.MetricsMaxStreams, "most streams, the first by name, with per-stream series in /metrics and history on the web page")
 	fs.DurationVar(&c.WebHistory, "web-history", c.WebHistory, "how long the web page's samples of each stream are kept (0: none)")
 	fs.DurationVar(&c.WebInterval, "web-interval", c.WebInterval, "time between the web page's samples of each stream")
+	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the HTTP port, behind the token")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC, HTTP and TCP ingest over TLS")
@@ -666,6 +671,7 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	w.MaxStreams = cfg.MetricsMaxStreams
 	w.History = cfg.WebHistory
 	w.Interval = cfg.WebInterval
+	w.Pprof = cfg.Pprof
 	w.Logger = d.Logger
 	if d.tcp != nil {
 		w.TCPStats = d.tcp.Stats

@@ -19,7 +19,11 @@ import (
 
 // Stream is the exact answer key of a multiset of values.
 type Stream struct {
+	// sorted holds the values in ascending order: each as often as it
+	// occurs, or, when cum is set, each distinct value once, cum[i] being
+	// the number of values ≤ sorted[i].
 	sorted []float64
+	cum    []int64
 }
 
 // New returns the answer key of values (copied).
@@ -29,12 +33,121 @@ func New(values []float64) *Stream {
 	return s
 }
 
-// N reports the number of values.
-func (s *Stream) N() int64 { return int64(len(s.sorted)) }
+// NewCounted returns the answer key of the multiset in which values[i]
+// occurs counts[i] times, such as values sent over and over: it takes
+// memory for the distinct values only, whatever the counts. It sorts each
+// run of consecutive values with equal counts, then merges the runs, so it
+// is fastest when equal counts come in long runs. It panics if the slices'
+// lengths differ or a count is negative.
+func NewCounted(values []float64, counts []int64) *Stream {
+	if len(values) != len(counts) {
+		panic("exact: NewCounted: values and counts differ in length")
+	}
+	type run struct {
+		vals  []float64
+		count int64
+	}
+	buf := make([]float64, 0, len(values))
+	var runs []run
+	var scratch []uint64
+	for i := 0; i < len(values); {
+		j := i + 1
+		for j < len(values) && counts[j] == counts[i] {
+			j++
+		}
+		switch c := counts[i]; {
+		case c < 0:
+			panic("exact: NewCounted: negative count")
+		case c > 0:
+			start := len(buf)
+			buf = append(buf, values[i:j]...)
+			scratch = radix.Float64s(buf[start:], scratch)
+			runs = append(runs, run{buf[start:], c})
+		}
+		i = j
+	}
+	s := &Stream{sorted: make([]float64, 0, len(buf)), cum: make([]int64, 0, len(buf))}
+	var total int64
+	add := func(v float64, c int64) {
+		total += c
+		if n := len(s.sorted); n > 0 && s.sorted[n-1] == v {
+			s.cum[n-1] = total
+			return
+		}
+		s.sorted = append(s.sorted, v)
+		s.cum = append(s.cum, total)
+	}
+	// Merge the runs through a binary heap of their heads, least on top.
+	heap := make([]int, len(runs))
+	for i := range heap {
+		heap[i] = i
+	}
+	less := func(a, b int) bool { return runs[heap[a]].vals[0] < runs[heap[b]].vals[0] }
+	down := func(i int) {
+		for {
+			m := i
+			if l := 2*i + 1; l < len(heap) && less(l, m) {
+				m = l
+			}
+			if r := 2*i + 2; r < len(heap) && less(r, m) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			heap[i], heap[m] = heap[m], heap[i]
+			i = m
+		}
+	}
+	for i := len(heap)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(heap) > 0 {
+		r := &runs[heap[0]]
+		add(r.vals[0], r.count)
+		if r.vals = r.vals[1:]; len(r.vals) == 0 {
+			heap[0] = heap[len(heap)-1]
+			heap = heap[:len(heap)-1]
+		}
+		down(0)
+	}
+	return s
+}
 
-// Sorted returns the values in ascending order; the caller must not modify
-// them.
-func (s *Stream) Sorted() []float64 { return s.sorted }
+// N reports the number of values.
+func (s *Stream) N() int64 {
+	if s.cum != nil {
+		return s.countBelow(len(s.sorted))
+	}
+	return int64(len(s.sorted))
+}
+
+// countBelow returns the number of values in s.sorted[:i].
+func (s *Stream) countBelow(i int) int64 {
+	switch {
+	case s.cum == nil:
+		return int64(i)
+	case i == 0:
+		return 0
+	}
+	return s.cum[i-1]
+}
+
+// Sorted returns the values in ascending order, each as often as it
+// occurs; the caller must not modify them. For a key from NewCounted it
+// builds them: N values.
+func (s *Stream) Sorted() []float64 {
+	if s.cum == nil {
+		return s.sorted
+	}
+	out := make([]float64, 0, s.N())
+	for i, v := range s.sorted {
+		for range s.countBelow(i+1) - s.countBelow(i) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // RankRange returns #{x < v} and #{x ≤ v}: any rank r with
 // below < r ≤ atMost is a rank of v (when v is present).
@@ -44,7 +157,7 @@ func (s *Stream) RankRange(v float64) (below, atMost int64) {
 	for j < len(s.sorted) && s.sorted[j] == v {
 		j++
 	}
-	return int64(i), int64(j)
+	return s.countBelow(i), s.countBelow(j)
 }
 
 // Count returns the number of values equal to v.
@@ -53,12 +166,21 @@ func (s *Stream) Count(v float64) int64 {
 	return hi - lo
 }
 
+// rank returns ⌈φN⌉, at least 1 and at most N.
+func (s *Stream) rank(phi float64) int64 {
+	n := s.N()
+	return min(max(int64(math.Ceil(phi*float64(n))), 1), n)
+}
+
 // Quantile returns the exact φ-quantile: the value of rank ⌈φN⌉ (at least
 // 1).
 func (s *Stream) Quantile(phi float64) float64 {
-	r := int64(math.Ceil(phi * float64(len(s.sorted))))
-	r = min(max(r, 1), int64(len(s.sorted)))
-	return s.sorted[r-1]
+	r := s.rank(phi)
+	if s.cum == nil {
+		return s.sorted[r-1]
+	}
+	i, _ := slices.BinarySearch(s.cum, r) // the first i with cum[i] ≥ r
+	return s.sorted[i]
 }
 
 // RankError returns the rank error of answering v for φ: the distance from
@@ -69,8 +191,7 @@ func (s *Stream) RankError(phi, v float64) (int64, error) {
 	if below == atMost {
 		return 0, fmt.Errorf("quantile answer %v is not a value of the stream", v)
 	}
-	r := int64(math.Ceil(phi * float64(len(s.sorted))))
-	r = min(max(r, 1), int64(len(s.sorted)))
+	r := s.rank(phi)
 	switch {
 	case r <= below:
 		return below + 1 - r, nil
@@ -88,8 +209,8 @@ func (s *Stream) CheckQuantile(phi, v, eps float64, rmin, rmax int64) error {
 	if err != nil {
 		return err
 	}
-	if float64(e) > eps*float64(len(s.sorted)) {
-		return fmt.Errorf("φ=%v: answer %v has rank error %d > εN = %v", phi, v, e, eps*float64(len(s.sorted)))
+	if n := float64(s.N()); float64(e) > eps*n {
+		return fmt.Errorf("φ=%v: answer %v has rank error %d > εN = %v", phi, v, e, eps*n)
 	}
 	below, atMost := s.RankRange(v)
 	if rmax <= below || rmin > atMost || rmin > rmax {
@@ -105,7 +226,7 @@ func (s *Stream) CheckRank(v float64, lo, hi int64, eps float64) error {
 	if atMost < lo || atMost > hi {
 		return fmt.Errorf("rank of %v is %d, reported [%d, %d]", v, atMost, lo, hi)
 	}
-	if float64(hi-lo) > 2*eps*float64(len(s.sorted)) {
+	if float64(hi-lo) > 2*eps*float64(s.N()) {
 		return fmt.Errorf("rank of %v: bounds [%d, %d] wider than 2εN", v, lo, hi)
 	}
 	return nil
@@ -118,7 +239,7 @@ func (s *Stream) CheckFrequency(v float64, lo, hi int64, eps float64) error {
 	if c < lo || c > hi {
 		return fmt.Errorf("count of %v is %d, reported [%d, %d]", v, c, lo, hi)
 	}
-	if float64(c-lo) > eps*float64(len(s.sorted)) {
+	if float64(c-lo) > eps*float64(s.N()) {
 		return fmt.Errorf("count of %v is %d, lower bound %d more than εN below", v, c, lo)
 	}
 	return nil
@@ -133,14 +254,14 @@ type Run struct {
 // HeavyHitters returns the values with count ≥ support·N, largest first.
 func (s *Stream) HeavyHitters(support float64) []Run {
 	var out []Run
-	cut := support * float64(len(s.sorted))
+	cut := support * float64(s.N())
 	for i := 0; i < len(s.sorted); {
 		j := i + 1
 		for j < len(s.sorted) && s.sorted[j] == s.sorted[i] {
 			j++
 		}
-		if float64(j-i) >= cut {
-			out = append(out, Run{s.sorted[i], int64(j - i)})
+		if c := s.countBelow(j) - s.countBelow(i); float64(c) >= cut {
+			out = append(out, Run{s.sorted[i], c})
 		}
 		i = j
 	}
@@ -161,7 +282,7 @@ func (s *Stream) HeavyHitters(support float64) []Run {
 // (s − eps)N.
 func (s *Stream) CheckHeavyHitters(support, eps float64, got []float64) error {
 	have := make(map[float64]bool, len(got))
-	n := float64(len(s.sorted))
+	n := float64(s.N())
 	for _, v := range got {
 		have[v] = true
 		// The tolerance absorbs rounding in (s−ε)N, not real errors.
