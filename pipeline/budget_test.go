@@ -217,3 +217,42 @@ func TestRestoreReservesPastTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeleteReturnsTheBudget: deleting a stream with windows being sorted
+// and windows never sent (their Accept's context ended) returns its whole
+// charge once the sorted ones come back.
+func TestDeleteReturnsTheBudget(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}
+	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(bs.release) }) }
+	p := open(t, Config{Defaults: cfg, Sorter: bs, Queue: 1, MaxMemory: 1 << 30, Linger: time.Millisecond})
+	t.Cleanup(release)
+	// With the sorter stuck, the queue fills and an Accept whose context
+	// ends leaves its windows unsent.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	for ctx.Err() == nil {
+		if err := p.Accept(ctx, "d", make([]float64, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := mustStream(t, p, "d")
+	s.mu.Lock()
+	unsent, inflight := len(s.pendingQ), len(s.inflight)
+	s.mu.Unlock()
+	if unsent == 0 {
+		t.Fatalf("no unsent windows (%d in flight)", inflight)
+	}
+	if err := p.Delete("d"); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Memory().Used != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the delete: %+v (%d windows were unsent, %d in flight)", p.Memory(), unsent, inflight)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
