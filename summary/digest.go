@@ -105,6 +105,10 @@ func runEnd[K float32 | float64](x []K, p int) int {
 func appendKnownRuns[K float32 | float64](runs []lossy.Run, x []K, known []float64, limit float64, all bool) ([]lossy.Run, []float64) {
 	for len(known) > 0 && (all || known[0] < limit) {
 		v := K(known[0])
+		if float64(v) != known[0] {
+			known = known[1:] // not a value of K: not in x
+			continue
+		}
 		lo := sort.Search(len(x), func(i int) bool { return x[i] >= v })
 		if lo < len(x) && x[lo] == v {
 			hi := runEnd(x, lo)

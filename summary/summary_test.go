@@ -183,6 +183,10 @@ func TestDigestRuns(t *testing.T) {
 		for range r.IntN(20) {
 			known = append(known, float64(r.IntN(distinct+3)-1))
 		}
+		if r.IntN(2) == 0 {
+			// Not a float32: its float32 rounding may be in x, but it is not.
+			known = append(known, float64(r.IntN(distinct))+1e-9)
+		}
 		slices.Sort(known)
 		known = slices.Compact(known)
 		threshold := int64(r.IntN(80))
