@@ -194,7 +194,7 @@ func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 	if b.err != nil {
 		return b.err
 	}
-	err := es.AcceptEncoded(b.ctx, b.stream, size, data)
+	_, err := es.AcceptEncoded(b.ctx, b.stream, size, data)
 	if err == nil {
 		return nil
 	}

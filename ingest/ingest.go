@@ -26,11 +26,12 @@ type EncodedSink interface {
 	// 754 float32 values if size is 4, float64 values if size is 8;
 	// len(data) is a multiple of size. It applies the value rules of
 	// CleanValues itself: NaN and ±Inf are rejected and counted (with the
-	// reasons ReasonNaN and ReasonInf), −0 becomes +0. When it fails with
-	// ErrStreamLimit or ErrMemoryBudget it has accepted and counted none of
-	// the values: the caller counts them all (RefusalReason). data may be
-	// reused by the caller after AcceptEncoded returns.
-	AcceptEncoded(ctx context.Context, stream string, size int, data []byte) error
+	// reasons ReasonNaN and ReasonInf), −0 becomes +0. It returns how many
+	// values it accepted. When it fails with ErrStreamLimit or
+	// ErrMemoryBudget it has accepted and counted none of them: the caller
+	// counts them all (RefusalReason). data may be reused by the caller
+	// after AcceptEncoded returns.
+	AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (accepted int, err error)
 }
 
 // Reason says why input was rejected. It is meant as a metric label.

@@ -303,7 +303,7 @@ func (s *TCPServer) serve(conn net.Conn) {
 		s.stats.open.Add(^uint64(0))
 	}()
 	log := s.Logger.With("remote", conn.RemoteAddr().String())
-	sink := countingSink{s.Sink, &s.stats.values, &s.stats.rejected}
+	sink := newCountingSink(s.Sink, &s.stats.values, &s.stats.rejected)
 	r := &connReader{s: s, conn: conn}
 	if s.TLSConfig != nil || s.Token != "" {
 		r.until = time.Now().Add(s.handshakeTimeout())
@@ -451,6 +451,31 @@ func (r *connReader) Read(p []byte) (int, error) {
 type countingSink struct {
 	Sink
 	values, rejected *atomic.Uint64
+}
+
+// newCountingSink returns a countingSink for sink, an EncodedSink too when
+// sink is one, so that frames still reach it encoded.
+func newCountingSink(sink Sink, values, rejected *atomic.Uint64) Sink {
+	c := countingSink{sink, values, rejected}
+	if es, ok := sink.(EncodedSink); ok {
+		return countingEncodedSink{c, es}
+	}
+	return c
+}
+
+// countingEncodedSink is a countingSink of an EncodedSink.
+type countingEncodedSink struct {
+	countingSink
+	es EncodedSink
+}
+
+func (c countingEncodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (int, error) {
+	n, err := c.es.AcceptEncoded(ctx, stream, size, data)
+	c.values.Add(uint64(n))
+	if err == nil {
+		c.rejected.Add(uint64(len(data)/size - n)) // NaN and ±Inf
+	}
+	return n, err
 }
 
 func (c countingSink) Accept(ctx context.Context, stream string, values []float64) error {

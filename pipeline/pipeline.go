@@ -380,13 +380,13 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 // AcceptEncoded adds values in the framed protocol's encoding to a stream,
 // decoding them straight into its window; see Accept and
 // ingest.EncodedSink. NaN and ±Inf are counted as rejects of the stream.
-func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) error {
+func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) (int, error) {
 	if size != 4 && size != 8 || len(data)%size != 0 {
-		return fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
+		return 0, fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
 	}
 	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Decode and measure the values before taking the stream's lock, so
 	// that connections feeding one stream share only the copies.
@@ -400,7 +400,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		err = p.AcceptTo(ctx, s, vals)
 		*buf = vals
 		p.decoded64.Put(buf)
-		return err
+		return len(vals), err
 	}
 	buf, _ := p.decoded32.Get().(*[]float32)
 	if buf == nil {
@@ -411,7 +411,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	full := s.appendFloat32(vals, summary.Measure(vals), time.Now().UnixNano())
 	*buf = vals
 	p.decoded32.Put(buf)
-	return p.send(ctx, s, full)
+	return len(vals), p.send(ctx, s, full)
 }
 
 var _ ingest.EncodedSink = (*Pipeline)(nil)
