@@ -7,8 +7,9 @@
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
 // (ε, 1], NaN or ±Inf, last_n above the sliding window, a negative last),
 // AlreadyExists, FailedPrecondition for values and items sent to or asked of
-// a stream of the other kind, ResourceExhausted for the stream limit,
-// Unavailable after shutdown.
+// a stream of the other kind, ResourceExhausted for the stream limit and
+// when the memory budget cannot hold a new stream's worst case, Unavailable
+// after shutdown.
 package api
 
 import (
@@ -51,8 +52,9 @@ var _ pb.StreamdServer = (*Server)(nil)
 // Push accepts the values and items of every message of the call. NaN and
 // ±Inf values, and empty or over-long items, are rejected and counted, like
 // bad input on other sources; the call fails only for a bad stream name,
-// the stream limit, or values or items sent to a stream of the other kind,
-// and then the values of earlier messages stay accepted.
+// when a new stream is refused (the stream limit, the memory budget), or
+// for values or items sent to a stream of the other kind, and then the
+// values of earlier messages stay accepted.
 func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushResponse]) error {
 	ctx := stream.Context()
 	var (
@@ -84,8 +86,8 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 		clean := ingest.CleanValues(req.Stream, req.Values, s.Pipeline)
 		resp.Rejected += uint64(len(req.Values) - len(clean))
 		if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
-			if errors.Is(err, ingest.ErrStreamLimit) {
-				s.Pipeline.Reject(req.Stream, ingest.ReasonStreamLimit, len(clean))
+			if reason, ok := ingest.RefusalReason(err); ok {
+				s.Pipeline.Reject(req.Stream, reason, len(clean))
 			}
 			return statusError("push", err)
 		}
@@ -114,11 +116,8 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 		return nil
 	}
 	if err := s.Pipeline.AcceptItems(ctx, req.Stream, batch, time.Time{}); err != nil {
-		switch {
-		case errors.Is(err, ingest.ErrStreamLimit):
-			s.Pipeline.Reject(req.Stream, ingest.ReasonStreamLimit, batch.Len())
-		case errors.Is(err, ingest.ErrWrongKind):
-			s.Pipeline.Reject(req.Stream, ingest.ReasonWrongKind, batch.Len())
+		if reason, ok := ingest.RefusalReason(err); ok {
+			s.Pipeline.Reject(req.Stream, reason, batch.Len())
 		}
 		return statusError("push", err)
 	}
@@ -134,7 +133,7 @@ func statusError(op string, err error) error {
 		code = codes.NotFound
 	case errors.Is(err, pipeline.ErrExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, ingest.ErrStreamLimit):
+	case errors.Is(err, ingest.ErrStreamLimit), errors.Is(err, ingest.ErrMemoryBudget):
 		code = codes.ResourceExhausted
 	case errors.Is(err, pipeline.ErrWrongKind):
 		code = codes.FailedPrecondition
@@ -412,8 +411,11 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		Count: uint64(x.Count), Min: x.Min, Max: x.Max, Sum: x.Sum,
 		Epsilon: x.Config.Epsilon, WindowSize: uint64(x.Config.WindowSize), SlidingWindow: uint64(x.Config.SlidingWindow),
 		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes), Float64: x.Config.Float64,
-		Rejected: make(map[string]uint64, len(x.Rejected)),
+		Rejected:    make(map[string]uint64, len(x.Rejected)),
+		MemoryBytes: uint64(x.Memory), MemoryReservedBytes: uint64(x.Reserved),
 	}
+	m := s.Pipeline.Memory()
+	resp.DaemonMemoryLimitBytes, resp.DaemonMemoryUsedBytes = uint64(m.Limit), uint64(max(m.Used, 0))
 	for r, n := range x.Rejected {
 		resp.Rejected[string(r)] = n
 		resp.RejectedTotal += n

@@ -78,7 +78,8 @@ func (d *Decoder) limits() (maxLine, maxFrame int, err error) {
 // protocol that the first bytes of r choose. It returns nil at the end of
 // r; an error wrapping ErrUnknownFormat or ErrFrameTooLarge when the input
 // cannot be decoded further (the reject is counted already); an error from
-// reading r; or an error from Sink.Accept other than ErrStreamLimit. In
+// reading r; or an error from Sink.Accept other than ErrStreamLimit and
+// ErrMemoryBudget. In
 // every case the values decoded before the end are handed to the sink first,
 // except when Accept itself failed.
 //
@@ -179,8 +180,8 @@ func (b *batch) setStream(name []byte) error {
 }
 
 // flush hands the values of b to the sink, after CleanValues, and empties
-// b. Values refused with ErrStreamLimit are counted; any other error of
-// Accept is returned, now and by every later call.
+// b. Values refused for their stream (RefusalReason) are counted; any other
+// error of Accept is returned, now and by every later call.
 func (b *batch) flush() error {
 	if b.err != nil {
 		return b.err
@@ -197,14 +198,11 @@ func (b *batch) flush() error {
 		return nil
 	}
 	err := b.sink.Accept(b.ctx, b.stream, vals)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, ErrStreamLimit):
-		b.sink.Reject(b.stream, ReasonStreamLimit, len(vals))
-		return nil
-	case errors.Is(err, ErrWrongKind):
-		b.sink.Reject(b.stream, ReasonWrongKind, len(vals))
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, len(vals))
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
@@ -217,14 +215,11 @@ func (b *batch) flushItems() error {
 	n := b.list.Len()
 	err := b.isink.AcceptItems(b.ctx, b.stream, &b.list, time.Time{})
 	b.list.Reset()
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, ErrStreamLimit):
-		b.sink.Reject(b.stream, ReasonStreamLimit, n)
-		return nil
-	case errors.Is(err, ErrWrongKind):
-		b.sink.Reject(b.stream, ReasonWrongKind, n)
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, n)
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d items of stream %q: %w", n, b.stream, err)
@@ -232,22 +227,19 @@ func (b *batch) flushItems() error {
 }
 
 // acceptEncoded hands the encoded values in data to an EncodedSink, as
-// flush does for decoded ones: values refused with ErrStreamLimit or
-// ErrWrongKind are counted, and any other error of the sink is returned,
-// now and by every later call.
+// flush does for decoded ones: values refused for their stream
+// (RefusalReason) are counted, and any other error of the sink is
+// returned, now and by every later call.
 func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 	if b.err != nil {
 		return b.err
 	}
 	_, err := es.AcceptEncoded(b.ctx, b.stream, size, data)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, ErrStreamLimit):
-		b.sink.Reject(b.stream, ReasonStreamLimit, len(data)/size)
-		return nil
-	case errors.Is(err, ErrWrongKind):
-		b.sink.Reject(b.stream, ReasonWrongKind, len(data)/size)
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, len(data)/size)
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)

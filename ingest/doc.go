@@ -125,8 +125,28 @@
 // frame cut short by the end of the connection or by a read error is counted
 // as one "malformed", under its stream name if its header arrived whole; the
 // whole values that arrived before the cut are accepted. Frame-level rejects
-// count frames, not values; the rejects of single values ("nan", "inf") and
-// "stream_limit" count values.
+// count frames, not values; the rejects of single values ("nan", "inf"),
+// "stream_limit" and "memory_budget" count values.
+//
+// # Token preamble
+//
+// A server with a token ([TCPServer.Token]) requires every connection to
+// start with it, within the handshake timeout (10 s by default):
+//
+//   - in the line protocol, as the first line: "@auth <token>\n" (blanks
+//     as in other lines; "\r\n" too). No stream line can start with "@".
+//   - in the framed protocol, with the magic [MagicToken] "\x00SDT" instead
+//     of [Magic] "\x00SDB", followed by tokenLen:uint16 and the token, then
+//     frames as after Magic. The magic's fourth byte is the preamble's
+//     version: 'B' has no token, 'T' one.
+//
+// A token is 1 to 1024 bytes ([MaxTokenLen]) of printable ASCII without
+// blanks ([ValidToken]); [AppendPreamble] writes either preamble. A
+// connection without the token, with a wrong one, or with a malformed
+// preamble is sent one line "error: unauthenticated: <why>\n", counted as
+// one "unauthenticated" under the stream "", and closed. A server without
+// a token accepts both preambles and ignores their token, so a client may
+// always send one.
 //
 // # Other input
 //
@@ -135,11 +155,22 @@
 // byte, a blank, "\r", "\n" nor "#"; for example the first byte of a TLS
 // handshake), is counted as one "unknown_format" under "" and closed.
 //
+// # TLS and connection limits
+//
+// A server with [TCPServer.TLSConfig] speaks TLS: the handshake comes
+// first, within the handshake timeout, and both protocols run inside it. A
+// connection over [TCPServer.MaxConnections] is sent
+// "error: too many connections (the limit is N)\n" (in plaintext) and
+// closed; one that sends nothing for [TCPServer.IdleTimeout] while the
+// server waits for input is closed. [TCPServer.Stats] counts each.
+//
 // # Back-pressure
 //
 // Each connection is served by one goroutine that reads, decodes and calls
 // [Sink.Accept]. Accept may block while the pipeline catches up; the
 // connection is not read meanwhile, so TCP flow control slows the producer
-// down. If Accept reports [ErrStreamLimit], the values are counted as
-// "stream_limit" and the connection goes on.
+// down; the pipeline also waits there while its memory budget is full. If
+// Accept reports [ErrStreamLimit] or [ErrMemoryBudget] (the values would
+// create a stream that the daemon cannot hold), the values are counted as
+// "stream_limit" or "memory_budget" and the connection goes on.
 package ingest

@@ -88,7 +88,8 @@ func (tp TopicPartition) String() string {
 //   - In a text value, each token that is not a number counts one
 //     "malformed"; the other values of the message are used.
 //   - NaN and ±Inf count one "nan" or "inf" each, and the values that
-//     Accept refuses with ErrStreamLimit one "stream_limit" each.
+//     Accept refuses with ErrStreamLimit or ErrMemoryBudget one
+//     "stream_limit" or "memory_budget" each.
 //
 // # Offsets
 //
@@ -248,7 +249,7 @@ var (
 // When ctx ends, Run stops delivery, calls Revoked and commits (see
 // Revoked), leaves the group and returns nil. It returns an error at once if
 // the fields are not valid, and when Sink.Accept fails with an error other
-// than ErrStreamLimit or that of ctx (after the end of the generation as
+// than ErrStreamLimit, ErrMemoryBudget or that of ctx (after the end of the generation as
 // above). Errors of the brokers and the network are logged and retried.
 func (c *KafkaConsumer) Run(ctx context.Context) error {
 	if err := c.check(); err != nil {

@@ -328,13 +328,12 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	} else {
 		err = c.Sink.Accept(ctx, stream, vals)
 	}
+	reason, refused := RefusalReason(err)
 	switch {
 	case err == nil:
 		c.stats.values.Add(uint64(len(vals)))
-	case errors.Is(err, ErrStreamLimit):
-		c.reject(stream, ReasonStreamLimit, len(vals))
-	case errors.Is(err, ErrWrongKind):
-		c.reject(stream, ReasonWrongKind, len(vals))
+	case refused:
+		c.reject(stream, reason, len(vals))
 	default:
 		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
 	}
@@ -369,13 +368,12 @@ func (p *partitionConsumer) acceptItems(ctx context.Context, sink ItemSink, stre
 	c := p.c
 	n := p.list.Len()
 	err := sink.AcceptItems(ctx, stream, &p.list, at)
+	reason, refused := RefusalReason(err)
 	switch {
 	case err == nil:
 		c.stats.values.Add(uint64(n))
-	case errors.Is(err, ErrStreamLimit):
-		c.reject(stream, ReasonStreamLimit, n)
-	case errors.Is(err, ErrWrongKind):
-		c.reject(stream, ReasonWrongKind, n)
+	case refused:
+		c.reject(stream, reason, n)
 	default:
 		return fmt.Errorf("accept %d items of stream %q from kafka partition %s: %w", n, stream, p.tp, err)
 	}

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -67,26 +70,30 @@ type Ack struct {
 // are written as float64 (in the line protocol, in the shortest decimal
 // form that reads back to the same float64), or as float32 if Float32 is
 // set. Lines carry at most 1024 values. Items go in item frames, or in
-// lines as Go-quoted strings.
+// lines as Go-quoted strings. Each connection starts with the token
+// preamble when Token is set, and speaks TLS when TLS is set.
 type TCP struct {
 	Addr    string
 	Binary  bool
 	Float32 bool
+	Token   string
+	TLS     *tls.Config
 }
 
 // Dial implements Target.
 func (t *TCP) Dial(ctx context.Context) (Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", t.Addr)
+	pre, err := ingest.AppendPreamble(nil, t.Binary, t.Token)
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	nc, err := dialTCP(ctx, t.Addr, t.TLS)
+	if err != nil {
+		return nil, err
 	}
 	c := &tcpConn{conn: nc, w: bufio.NewWriterSize(nc, 256<<10), binary: t.Binary, f32: t.Float32}
 	// A send blocked by back-pressure ends with ctx.
 	c.stop = context.AfterFunc(ctx, func() { nc.SetWriteDeadline(time.Unix(1, 0)) })
-	if t.Binary {
-		c.w.WriteString(ingest.Magic)
-	}
+	c.w.Write(pre)
 	return c, nil
 }
 
@@ -117,7 +124,7 @@ func (c *tcpConn) Send(stream string, values []float64) error {
 			c.buf = appendLine(c.buf, stream, values[:n], c.f32)
 		}
 		if _, err := c.w.Write(c.buf); err != nil {
-			return fmt.Errorf("send: %w", err)
+			return fmt.Errorf("send: %w", refusal(c.conn, err))
 		}
 		values = values[n:]
 	}
@@ -142,11 +149,60 @@ func (c *tcpConn) SendItems(stream string, b *items.Batch) error {
 			c.buf = append(c.buf, '\n')
 		}
 		if _, err := c.w.Write(c.buf); err != nil {
-			return fmt.Errorf("send: %w", err)
+			return fmt.Errorf("send: %w", refusal(c.conn, err))
 		}
 		i += n
 	}
 	return nil
+}
+
+// dialTCP connects to the TCP ingest address addr, over TLS if tc is set.
+func dialTCP(ctx context.Context, addr string, tc *tls.Config) (net.Conn, error) {
+	var (
+		nc  net.Conn
+		err error
+	)
+	if tc != nil {
+		d := tls.Dialer{Config: tc}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	return nc, nil
+}
+
+// refusal returns the daemon's error line, if it sent one before closing
+// conn (a missing or wrong token), as an error; else err.
+func refusal(conn net.Conn, err error) error {
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	line, _ := bufio.NewReader(io.LimitReader(conn, 4096)).ReadString('\n')
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error: "); ok {
+		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	return err
+}
+
+// finishTCP ends the sending side of conn, a TCP ingest connection with
+// everything written, and waits, for up to a minute, until the daemon
+// closes it: the daemon has then accepted every value, or sent an error
+// line, which finishTCP returns.
+func finishTCP(conn net.Conn) error {
+	if err := closeWrite(conn); err != nil {
+		return refusal(conn, err)
+	}
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	reply, err := io.ReadAll(io.LimitReader(conn, 4096))
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(string(reply)), "error: "); ok {
+		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil // the daemon is slow, not failing
+	}
+	return err
 }
 
 // appendLine appends a line of the line protocol to dst.
@@ -163,9 +219,17 @@ func appendLine(dst []byte, stream string, values []float64, f32 bool) []byte {
 	return append(dst, '\n')
 }
 
+// Close flushes what is buffered, ends the connection's sending side and
+// waits, for up to a minute, until the daemon closes it: the daemon then
+// has accepted every value, or sent an error line, which Close returns.
 func (c *tcpConn) Close() (Ack, error) {
 	c.stop()
 	err := c.w.Flush()
+	if err == nil {
+		err = finishTCP(c.conn)
+	} else {
+		err = refusal(c.conn, err)
+	}
 	if cerr := c.conn.Close(); err == nil {
 		err = cerr
 	}
@@ -173,6 +237,14 @@ func (c *tcpConn) Close() (Ack, error) {
 		return Ack{}, fmt.Errorf("close tcp: %w", err)
 	}
 	return Ack{}, nil
+}
+
+// closeWrite ends the sending side of conn, a TCP or TLS connection.
+func closeWrite(conn net.Conn) error {
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 // GRPC is a Target that sends values with streamd's Push call, one call per

@@ -32,6 +32,7 @@ import (
 
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/membudget"
 	"streamd/internal/radix"
 	"streamd/items"
 	"streamd/slidingwindow"
@@ -57,6 +58,10 @@ var (
 	// sent to a value stream, and questions a stream of that kind cannot
 	// answer. It is ingest.ErrWrongKind, so that ingest counts it.
 	ErrWrongKind = ingest.ErrWrongKind
+	// ErrMemoryBudget is returned when the memory budget cannot hold a new
+	// stream's worst case (StreamFootprint). It is ingest.ErrMemoryBudget,
+	// so that ingest counts it.
+	ErrMemoryBudget = ingest.ErrMemoryBudget
 )
 
 // Config configures a Pipeline.
@@ -88,6 +93,11 @@ type Config struct {
 	// items). Zero draws a random key; Restore replaces it with the key of
 	// the snapshot, so that fingerprints stay the same across restarts.
 	ItemKey items.Key
+	// MaxMemory is the memory budget in bytes (0: none): new streams are
+	// refused with ErrMemoryBudget when it cannot hold their worst case,
+	// and Accept waits while more windows in flight would pass it (see
+	// StreamFootprint and streamd/internal/membudget).
+	MaxMemory int64
 }
 
 // Pipeline is the set of streams and the goroutines that sort and
@@ -101,6 +111,8 @@ type Pipeline struct {
 
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
+
+	mem *membudget.Budget
 
 	sendMu  sync.RWMutex // guards sending on full against its closing
 	full    chan *window.Window
@@ -162,6 +174,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
 		rejected: make(map[ingest.Reason]uint64),
+		mem:      membudget.New(cfg.MaxMemory),
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
@@ -220,6 +233,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	p.mu.Unlock()
+	p.mem.Close()
 	// Accepts hold sendMu's read lock while they check closed and send, so
 	// none sends after this.
 	p.sendMu.Lock()
@@ -343,10 +357,15 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
+	mem, err := p.mem.Open(StreamFootprint(sum.Config()))
+	if err != nil {
+		return nil, false, fmt.Errorf("stream %q: %w", name, err)
+	}
 	s = newStream(name, sum, &p.buffers)
 	if cfg.Items {
 		s.items = p.newItems(sum, cfg.ItemHash, nil)
 	}
+	s.mem = mem
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -360,6 +379,7 @@ func (p *Pipeline) Delete(name string) error {
 		p.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
+	s.mem.Close()
 	delete(p.streams, name)
 	p.mu.Unlock()
 	s.release(&p.buffers)
@@ -466,8 +486,10 @@ func (p *Pipeline) acceptAt(ctx context.Context, s *Stream, values []float64, no
 	return p.send(ctx, s, s.append(values, now))
 }
 
-// send queues s's full windows for the sorter.
+// send queues s's full windows for the sorter. Then it waits while the
+// stream has windows in flight and one more would pass the memory budget.
 func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
+	defer s.mem.Wait(ctx)
 	if len(full) == 0 {
 		return nil
 	}
@@ -557,7 +579,8 @@ type Stream struct {
 	inflight []*window.Window // full windows not yet summarised, oldest first
 	pendingQ []*window.Window
 	rejected map[ingest.Reason]uint64
-	items    *itemStream // nil for a value stream
+	items    *itemStream        // nil for a value stream
+	mem      *membudget.Account // its share of the memory budget
 }
 
 func newStream(name string, sum *summary.Stream, pool *window.Pool) *Stream {
@@ -645,6 +668,7 @@ func (s *Stream) countRejects(nan, inf int) {
 // summarised: the sorter leaves them unchanged (gpusort.Digester).
 func (s *Stream) addInflight(w *window.Window) {
 	w.Owner = s
+	s.mem.WindowFull()
 	s.inflight = append(s.inflight, w)
 }
 
@@ -657,6 +681,7 @@ func (s *Stream) release(pool *window.Pool) {
 	defer s.mu.Unlock()
 	for _, w := range s.pendingQ {
 		s.inflight = slices.DeleteFunc(s.inflight, func(f *window.Window) bool { return f == w })
+		s.mem.WindowDone()
 		pool.Recycle(w)
 	}
 	s.pendingQ = nil
@@ -689,6 +714,8 @@ func (s *Stream) addDigest(w *window.Window, d *summary.Digest, spec summary.Win
 		s.items.sync(w, s.sum.Counts())
 	}
 	s.inflight = slices.DeleteFunc(s.inflight, func(f *window.Window) bool { return f == w })
+	s.mem.WindowDone()
+	s.mem.Summaries(s.summaryBytes())
 }
 
 // reject counts n rejected values.
@@ -704,6 +731,9 @@ type Stats struct {
 	Config   summary.Config
 	Pending  int64 // values accepted but not yet in the all-history summaries
 	Rejected map[ingest.Reason]uint64
+	// Memory is what the memory budget charges the stream now, and
+	// Reserved the part reserved for its worst case (StreamFootprint).
+	Memory, Reserved int64
 }
 
 // Stats returns the stream's statistics.
@@ -718,6 +748,7 @@ func (s *Stream) Stats() Stats {
 	if s.items != nil {
 		st.Bytes += s.items.names.Bytes()
 	}
+	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve
 	return st
 }
 

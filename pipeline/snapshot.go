@@ -183,8 +183,20 @@ func (p *Pipeline) Restore(data []byte) error {
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	// Restored streams are reserved even past the budget: their values
+	// were accepted.
+	for _, s := range streams {
+		s.mem = p.mem.Restore(StreamFootprint(s.sum.Config()))
+		for range s.inflight {
+			s.mem.WindowFull()
+		}
+		s.mem.Summaries(s.summaryBytes())
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, s := range p.streams {
+		s.mem.Close()
+	}
 	p.streams = streams
 	p.itemKey, p.itemHash = key, hash
 	p.rejectMu.Lock()

@@ -182,13 +182,57 @@ func (w *Window) Entries() int {
 	return e
 }
 
-// Bytes reports the memory held by values and entries.
+// Bytes reports the memory held by values, entries and the buffers used to
+// seal blocks.
 func (w *Window) Bytes() int {
-	b := 8*cap(w.ring) + 24*cap(w.marks)
+	b := 8*cap(w.ring) + 24*cap(w.marks) + 8*cap(w.sortBuf) + 8*cap(w.keyBuf) + 16*cap(w.runBuf)
 	for i := range w.blocks {
-		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + 64
+		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + blockOverhead
 	}
 	return b
+}
+
+// blockOverhead is what Bytes counts for a block besides its entries: the
+// block itself and the lossy summary's header.
+const blockOverhead = 64
+
+// Footprint returns the bytes a full Window of error eps and capacity n
+// holds, as Bytes counts them.
+//
+// In Exact mode that is 8n and the ring's time marks, a bound: the ring
+// never grows past n values, nor its marks past twice maxMarks.
+// In Blocks mode it is an estimate: the ring and the sealing buffers, and
+// for each level j (blocks of s_j = s0·2^j values, up to s_j ≤ εn/8, since
+// two blocks join only at a distance of 8·s_{j+1}/ε) at most
+// min(⌈n/s_j⌉+1, ⌈8/ε⌉+2) blocks — a block stays at level j only while
+// 2·s_j > ε·d/8, so a level's blocks lie within 16·s_j/ε values of the
+// newest and the level below's within half that — each holding, with the
+// room its merge left, min(2·s_j, 2^(j/2)·2/ε) GK tuples and
+// min(3·s_j, 8/ε) lossy entries. The per-block sizes are what blocks hold
+// in practice (their proven sizes grow as j²/ε and are far larger), so the
+// estimate is checked by the tests on every arrival order, and it is not a
+// bound: a caller that needs one measures Bytes as the window fills.
+func Footprint(eps float64, n int64) int64 {
+	w, err := New(eps, n)
+	if err != nil {
+		return 0
+	}
+	// The ring's arrival-time marks: at most about maxMarks, in a slice
+	// that append grows to at most twice that.
+	marks := 24 * 2 * (min(maxMarks, n) + 2)
+	if w.mode == Exact {
+		return 8*n + marks
+	}
+	total := 8*w.ringCap + marks + 32*w.s0
+	perLevel := int64(math.Ceil(8/eps)) + 2
+	top := max(2*w.s0, int64(eps*float64(n)/8))
+	for j, s := 0, w.s0; s <= top; j, s = j+1, 2*s {
+		count := min((n+s-1)/s+1, perLevel)
+		tuples := min(2*s, int64(math.Ceil(math.Pow(2, float64(j)/2)*2/eps)))
+		entries := min(3*s, int64(math.Ceil(8/eps)))
+		total += count * (24*(tuples+entries) + blockOverhead)
+	}
+	return total
 }
 
 // levelError returns ε_j, the relative error of a level-j block.

@@ -236,3 +236,37 @@ func FuzzUnmarshal(f *testing.F) {
 		w.Add(0, 1, 2, 3)
 	})
 }
+
+// TestFootprint fills windows in both modes, in every arrival order and
+// with many, skewed or two distinct values, and checks that Bytes never
+// passes Footprint: a bound in Exact mode, an estimate in Blocks mode.
+func TestFootprint(t *testing.T) {
+	cases := []struct {
+		eps float64
+		n   int64
+	}{{0.001, 1 << 14}, {0.1, 5000}, {0.1, 1 << 18}, {0.2, 1 << 19}, {0.05, 1 << 19}}
+	if testing.Short() {
+		cases = cases[:3]
+	}
+	for _, tc := range cases {
+		foot := Footprint(tc.eps, tc.n)
+		total := int(2 * tc.n)
+		for _, d := range []synth.Dist{synth.Uniform, synth.Zipf, synth.TwoValued} {
+			for _, o := range []synth.Order{synth.Random, synth.Sorted, synth.Reverse, synth.OrganPipe} {
+				x, err := synth.Generate(synth.Spec{Dist: d, Order: o, Seed: 3, Period: total / 7}, total)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, _ := New(tc.eps, tc.n)
+				most := 0
+				for i := 0; i < len(x); i += 997 {
+					w.Add(int64(i), x[i:min(i+997, len(x))]...)
+					most = max(most, w.Bytes())
+				}
+				if int64(most) > foot {
+					t.Errorf("ε=%v N=%d %s/%s (mode %v): %d bytes, footprint %d", tc.eps, tc.n, d, o, w.Mode(), most, foot)
+				}
+			}
+		}
+	}
+}

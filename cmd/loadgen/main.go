@@ -79,10 +79,17 @@
 //	--target tcp          the TCP line protocol to --addr (default 127.0.0.1:7071)
 //	--target tcp-binary   the TCP framed protocol to --addr
 //	--target grpc         gRPC Push calls to --grpc-addr (default 127.0.0.1:7070),
-//	                      with --token (or STREAMD_TOKEN) and --durable
+//	                      with --durable
 //	--target kafka        messages to --topic on --kafka-brokers, key = stream name,
 //	                      --kafka-format f64, f32 or text, --values-per-message N;
 //	                      see package streamd/loadgen for the content-type headers
+//
+// --token (or STREAMD_TOKEN) is the daemon's token: gRPC calls carry it,
+// and TCP connections start with its preamble. --tls connects to the daemon
+// (TCP, gRPC, --verify) over TLS, trusting --tls-ca or the system's CAs, or
+// anything with --tls-insecure. --kafka-sasl plain|scram-sha-256|scram-sha-512
+// with --kafka-user and --kafka-password (or STREAMD_KAFKA_PASSWORD), and
+// --kafka-tls with --kafka-tls-ca, reach a secured Kafka.
 //
 // --float32 sends float32 values (frames of type 1, float32 Kafka
 // messages, shorter decimals): streams keep float32 values by default, so

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/membudget"
 )
 
 const queryUsage = `Usage: streamd query <command> [flags] [args]
@@ -32,7 +33,7 @@ Commands:
   ranks <stream> <value> ...        bounds on the number of values ≤ each value
   heavy-hitters <stream>            values (or items) with count ≥ --support of the stream
   frequencies <stream> <value> ...  bounds on the count of each value (or item, for an item stream)
-  stats <stream>                    count, min, max, sum, configuration, space, rejects
+  stats <stream>                    count, min, max, sum, configuration, space, memory, rejects
   streams                           list the streams
   create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64, --items)
   delete <stream>                   delete a stream
@@ -284,6 +285,15 @@ func precision(f64 bool) string {
 	return "float32"
 }
 
+// daemonMemory describes the daemon's memory budget in a Stats answer.
+func daemonMemory(r *pb.StatsResponse) string {
+	used := membudget.Size(int64(r.DaemonMemoryUsedBytes))
+	if r.DaemonMemoryLimitBytes == 0 {
+		return used + " (no limit)"
+	}
+	return used + " of " + membudget.Size(int64(r.DaemonMemoryLimitBytes))
+}
+
 // num prints a value with float32 precision, as streams store them.
 func num(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32) }
 
@@ -326,7 +336,8 @@ func printTable(out io.Writer, msg proto.Message) error {
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
 			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"precision", precision(r.Float64)},
-			{"rejected", fmt.Sprint(r.RejectedTotal)},
+			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
+			{"daemon memory", daemonMemory(r)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
 		}
 		reasons := make([]string, 0, len(r.Rejected))
 		for k := range r.Rejected {

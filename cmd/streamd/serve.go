@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -30,6 +32,8 @@ import (
 	"streamd/checkpoint"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/membudget"
+	"streamd/internal/tlsconf"
 	"streamd/pipeline"
 	"streamd/summary"
 	"streamd/web"
@@ -43,9 +47,15 @@ type Config struct {
 	Pprof       bool   // serve the Go profiler under /debug/pprof/ on MetricsAddr
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
-	TLSCert     string // PEM certificate for gRPC and HTTP; with TLSKey enables TLS
+	TLSCert     string // PEM certificate for gRPC, HTTP and TCP ingest; with TLSKey enables TLS
 	TLSKey      string
-	Token       string // bearer token every RPC and HTTP request must carry; "" for none
+	Token       string // bearer token every RPC, HTTP request and TCP ingest connection must carry; "" for none
+
+	MaxMemory      MemoryLimit   // memory budget of the streams
+	MaxConnections int           // TCP ingest connections served at once; 0 for no limit
+	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
+	MaxLineBytes   int           // longest line of the TCP line protocol
+	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
@@ -63,6 +73,13 @@ type Config struct {
 	KafkaStreamFromTopic bool
 	KafkaMessageTime     bool          // messages' timestamps are their values' arrival times
 	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
+	KafkaSASL            string        // SASL mechanism: plain, scram-sha-256, scram-sha-512; "" for none
+	KafkaUser            string
+	KafkaPassword        string
+	KafkaTLS             bool   // connect to the brokers over TLS
+	KafkaTLSCA           string // PEM CA certificates to trust; "" for the system's
+	KafkaTLSCert         string // PEM client certificate, with KafkaTLSKey
+	KafkaTLSKey          string
 
 	Stream     summary.Config // defaults of streams created on first data
 	MaxStreams int
@@ -90,6 +107,11 @@ func DefaultConfig() Config {
 		KafkaGroup:         "streamd",
 		CheckpointInterval: 10 * time.Second,
 		Stream:             summary.Config{}.WithDefaults(),
+		MaxMemory:          DefaultMaxMemory,
+		MaxConnections:     ingest.DefaultMaxConnections,
+		IdleTimeout:        ingest.DefaultIdleTimeout,
+		MaxLineBytes:       ingest.DefaultMaxLineBytes,
+		MaxFrameBytes:      ingest.MaxFrameLen,
 		MaxStreams:         100000,
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
@@ -137,6 +159,33 @@ func (c *Config) Validate() error {
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
 	}
+	if c.Token != "" {
+		if err := ingest.ValidToken(c.Token); err != nil {
+			return &ConfigError{"token", "(hidden)", err}
+		}
+	}
+	if c.MaxConnections < 0 {
+		return &ConfigError{"max-connections", c.MaxConnections, errors.New("must not be negative")}
+	}
+	if c.IdleTimeout < 0 {
+		return &ConfigError{"idle-timeout", c.IdleTimeout, errors.New("must not be negative")}
+	}
+	if c.MaxLineBytes < 1 {
+		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
+	}
+	if c.MaxFrameBytes < 1 || c.MaxFrameBytes > ingest.MaxFrameLen {
+		return &ConfigError{"max-frame-bytes", c.MaxFrameBytes, fmt.Errorf("want 1 to %d", ingest.MaxFrameLen)}
+	}
+	if c.KafkaSASL != "" {
+		if _, err := ingest.KafkaSASL(c.KafkaSASL, c.KafkaUser, c.KafkaPassword); err != nil {
+			return &ConfigError{"kafka-sasl", c.KafkaSASL, err}
+		}
+	} else if c.KafkaUser != "" {
+		return &ConfigError{"kafka-user", c.KafkaUser, errors.New("needs kafka-sasl")}
+	}
+	if (c.KafkaTLSCert == "") != (c.KafkaTLSKey == "") {
+		return &ConfigError{"kafka-tls-cert", c.KafkaTLSCert, errors.New("kafka-tls-cert and kafka-tls-key go together")}
+	}
 	for i, phi := range c.MetricsQuantiles {
 		if !(phi >= 0 && phi <= 1) {
 			return &ConfigError{"metrics-quantiles", phi, errors.New("outside [0, 1]")}
@@ -155,6 +204,44 @@ func (c *Config) Validate() error {
 		return &ConfigError{"web-interval", c.WebInterval, errors.New("must be positive")}
 	}
 	return nil
+}
+
+// memoryBudget resolves --max-memory and checks that it holds at least one
+// stream of the default configuration.
+func (c *Config) memoryBudget() (int64, error) {
+	limit, err := c.MaxMemory.Resolve()
+	if err != nil {
+		return 0, &ConfigError{"max-memory", c.MaxMemory, err}
+	}
+	if need := pipeline.StreamFootprint(c.Stream).Reserve; limit > 0 && need > limit {
+		return 0, &ConfigError{"max-memory", c.MaxMemory, fmt.Errorf("%s cannot hold one stream of the defaults, which needs %s", membudget.Size(limit), membudget.Size(need))}
+	}
+	return limit, nil
+}
+
+// kafkaDialer returns the dialer of the Kafka consumer: nil for kafka-go's
+// default, or one with SASL and TLS as configured.
+func (c *Config) kafkaDialer() (*kafka.Dialer, error) {
+	useTLS := c.KafkaTLS || c.KafkaTLSCA != "" || c.KafkaTLSCert != ""
+	if c.KafkaSASL == "" && !useTLS {
+		return nil, nil
+	}
+	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
+	if c.KafkaSASL != "" {
+		m, err := ingest.KafkaSASL(c.KafkaSASL, c.KafkaUser, c.KafkaPassword)
+		if err != nil {
+			return nil, err
+		}
+		d.SASLMechanism = m
+	}
+	if useTLS {
+		cfg, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: c.KafkaTLSCA, CertFile: c.KafkaTLSCert, KeyFile: c.KafkaTLSKey})
+		if err != nil {
+			return nil, err
+		}
+		d.TLS = cfg
+	}
+	return d, nil
 }
 
 // flags binds c to a flag set; environment variables STREAMD_<NAME> set
@@ -176,9 +263,14 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the HTTP port, behind the token")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC and HTTP over TLS")
-	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for TLS")
-	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC and HTTP request must carry (also STREAMD_TOKEN)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC, HTTP and TCP ingest over TLS")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file of --tls-cert")
+	fs.StringVar(&c.Token, "token", c.Token, "token that every RPC and HTTP request (authorization: Bearer) and TCP ingest connection (@auth line or framed preamble) must carry (also STREAMD_TOKEN)")
+	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
+	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
+	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
 	fs.IntVar(&c.Stream.WindowSize, "window-size", c.Stream.WindowSize, "default window size W of new streams")
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
@@ -212,6 +304,13 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", ingest.DefaultKafkaSessionTimeout, "Kafka group session timeout: how long a crashed member keeps its partitions")
 	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
 	fs.BoolVar(&c.KafkaMessageTime, "kafka-message-time", c.KafkaMessageTime, "use messages' timestamps as their values' arrival times (time windows) instead of the daemon's clock")
+	fs.StringVar(&c.KafkaSASL, "kafka-sasl", c.KafkaSASL, "Kafka SASL mechanism: plain, scram-sha-256 or scram-sha-512")
+	fs.StringVar(&c.KafkaUser, "kafka-user", c.KafkaUser, "Kafka SASL user")
+	fs.StringVar(&c.KafkaPassword, "kafka-password", c.KafkaPassword, "Kafka SASL password (better: STREAMD_KAFKA_PASSWORD)")
+	fs.BoolVar(&c.KafkaTLS, "kafka-tls", c.KafkaTLS, "connect to the Kafka brokers over TLS")
+	fs.StringVar(&c.KafkaTLSCA, "kafka-tls-ca", c.KafkaTLSCA, "PEM CA certificates that sign the brokers' (default: the system's); implies --kafka-tls")
+	fs.StringVar(&c.KafkaTLSCert, "kafka-tls-cert", c.KafkaTLSCert, "PEM client certificate for brokers that check clients; implies --kafka-tls")
+	fs.StringVar(&c.KafkaTLSKey, "kafka-tls-key", c.KafkaTLSKey, "PEM key of --kafka-tls-cert")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long a graceful shutdown may take")
 	fs.TextVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error")
 	fs.BoolVar(&c.LogJSON, "log-json", c.LogJSON, "log as JSON lines")
@@ -275,6 +374,13 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	d := NewDaemon(cfg, logger)
 	if err := d.Open(ctx); err != nil {
 		return err
+	}
+	if limit := d.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage collector keeps the heap near the budget instead
+		// of letting it grow to twice what is live.
+		soft := limit + memoryHeadroom(limit)
+		debug.SetMemoryLimit(soft)
+		logger.Info("go memory limit set", "limit", membudget.Size(soft))
 	}
 	<-ctx.Done()
 	// A second signal aborts the graceful shutdown: listen for it before
@@ -340,19 +446,21 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("create data dir: %w", err)
 		}
 	}
+	budget, err := cfg.memoryBudget()
+	if err != nil {
+		return err
+	}
 	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("load tls key pair: %w", err)
+		if d.tls, err = tlsconf.Server(cfg.TLSCert, cfg.TLSKey); err != nil {
+			return err
 		}
-		d.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
 	}
 	d.pipe, err = pipeline.New(pipeline.Config{
 		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue, Workers: cfg.Workers,
-		Sorter: d.sorter, Logger: d.Logger,
+		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget,
 	})
 	if err != nil {
 		return err
@@ -374,7 +482,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		d.wg.Go(func() { d.checkpointLoop(bg) })
 	}
 	if len(cfg.KafkaTopics) > 0 {
-		d.openKafka(bg)
+		if err := d.openKafka(bg); err != nil {
+			return err
+		}
 	}
 
 	if err := d.openGRPC(); err != nil {
@@ -383,6 +493,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if cfg.TCPAddr != "" {
 		d.tcp = ingest.NewTCPServer(cfg.TCPAddr, d.pipe)
 		d.tcp.Logger = d.Logger
+		d.tcp.Token = cfg.Token
+		d.tcp.MaxConnections, d.tcp.IdleTimeout = cfg.MaxConnections, cfg.IdleTimeout
+		d.tcp.MaxLineBytes, d.tcp.MaxFrameBytes = cfg.MaxLineBytes, cfg.MaxFrameBytes
+		if d.tls != nil {
+			d.tcp.TLSConfig = d.tls.Clone()
+		}
 		if err := d.tcp.Open(ctx); err != nil {
 			return fmt.Errorf("open tcp ingest: %w", err)
 		}
@@ -397,13 +513,41 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	d.Logger.Info("streamd serving",
 		"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
 		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir)
+	d.logBudget(budget)
 	return nil
+}
+
+// logBudget says what the memory budget holds.
+func (d *Daemon) logBudget(limit int64) {
+	per := pipeline.StreamFootprint(d.Config.Stream).Reserve
+	m := d.pipe.Memory()
+	if limit == 0 {
+		d.Logger.Info("no memory budget", "stream_reserve", membudget.Size(per))
+		return
+	}
+	d.Logger.Info("memory budget", "max_memory", membudget.Size(limit), "used", membudget.Size(m.Used),
+		"stream_reserve", membudget.Size(per), "default_streams_that_fit", max(limit-m.Used, 0)/per)
+	if m.Used > limit {
+		d.Logger.Warn("the restored streams take more than the memory budget: new streams are refused", "used", membudget.Size(m.Used), "max_memory", membudget.Size(limit))
+	}
+}
+
+// MemoryLimit returns the memory budget in bytes, 0 for none.
+func (d *Daemon) MemoryLimit() int64 {
+	if d.pipe == nil {
+		return 0
+	}
+	return d.pipe.Memory().Limit
 }
 
 // openKafka starts consuming the configured topics, resuming each
 // partition after the values of the restored checkpoint.
-func (d *Daemon) openKafka(ctx context.Context) {
+func (d *Daemon) openKafka(ctx context.Context) error {
 	cfg := &d.Config
+	dialer, err := cfg.kafkaDialer()
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
 	resume := make(offsets, len(d.offsets))
 	for tp, o := range d.offsets {
 		resume[tp] = o
@@ -417,6 +561,7 @@ func (d *Daemon) openKafka(ctx context.Context) {
 			return o, ok
 		},
 		Revoked: d.revoked,
+		Dialer:  dialer,
 	}
 	d.kafkaDone = make(chan struct{})
 	go func() {
@@ -425,6 +570,7 @@ func (d *Daemon) openKafka(ctx context.Context) {
 			d.Logger.Error("kafka consumer stopped", "err", err)
 		}
 	}()
+	return nil
 }
 
 // openSorter opens the named back-end. "auto" falls back to the CPU when

@@ -1136,6 +1136,18 @@ type StatsResponse struct {
 	RejectedTotal uint64 `protobuf:"varint,11,opt,name=rejected_total,json=rejectedTotal,proto3" json:"rejected_total,omitempty"`
 	// kind is the stream's kind. An item stream has no min, max or sum.
 	Kind StreamKind `protobuf:"varint,20,opt,name=kind,proto3,enum=streamd.v1.StreamKind" json:"kind,omitempty"`
+	// memory_bytes is what the daemon's memory budget charges the stream
+	// now: its reservation, its windows in flight beyond the first, and the
+	// growth of its summaries past their share of the reservation.
+	MemoryBytes uint64 `protobuf:"varint,40,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`
+	// memory_reserved_bytes is the stream's reservation: its worst case with
+	// one window in flight and its summaries after sliding_window values.
+	MemoryReservedBytes uint64 `protobuf:"varint,41,opt,name=memory_reserved_bytes,json=memoryReservedBytes,proto3" json:"memory_reserved_bytes,omitempty"`
+	// daemon_memory_limit_bytes is the daemon's memory budget (--max-memory);
+	// 0 when there is none.
+	DaemonMemoryLimitBytes uint64 `protobuf:"varint,42,opt,name=daemon_memory_limit_bytes,json=daemonMemoryLimitBytes,proto3" json:"daemon_memory_limit_bytes,omitempty"`
+	// daemon_memory_used_bytes is what the budget charges all streams now.
+	DaemonMemoryUsedBytes uint64 `protobuf:"varint,43,opt,name=daemon_memory_used_bytes,json=daemonMemoryUsedBytes,proto3" json:"daemon_memory_used_bytes,omitempty"`
 	// float64 is set when the stream stores values with float64 precision
 	// instead of float32: answers are then printed with all their digits.
 	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
@@ -1255,6 +1267,34 @@ func (x *StatsResponse) GetKind() StreamKind {
 		return x.Kind
 	}
 	return StreamKind_STREAM_KIND_VALUES
+}
+
+func (x *StatsResponse) GetMemoryBytes() uint64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetMemoryReservedBytes() uint64 {
+	if x != nil {
+		return x.MemoryReservedBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetDaemonMemoryLimitBytes() uint64 {
+	if x != nil {
+		return x.DaemonMemoryLimitBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetDaemonMemoryUsedBytes() uint64 {
+	if x != nil {
+		return x.DaemonMemoryUsedBytes
+	}
+	return 0
 }
 
 func (x *StatsResponse) GetFloat64() bool {
@@ -1942,7 +1982,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12(\n" +
 	"\x10cutoff_unix_nano\x18\x06 \x01(\x03R\x0ecutoffUnixNano\"&\n" +
 	"\fStatsRequest\x12\x16\n" +
-	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xfa\x03\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\"\xc5\x05\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -1957,7 +1997,11 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\brejected\x18\n" +
 	" \x03(\v2'.streamd.v1.StatsResponse.RejectedEntryR\brejected\x12%\n" +
 	"\x0erejected_total\x18\v \x01(\x04R\rrejectedTotal\x12*\n" +
-	"\x04kind\x18\x14 \x01(\x0e2\x16.streamd.v1.StreamKindR\x04kind\x12\x18\n" +
+	"\x04kind\x18\x14 \x01(\x0e2\x16.streamd.v1.StreamKindR\x04kind\x12!\n" +
+	"\fmemory_bytes\x18( \x01(\x04R\vmemoryBytes\x122\n" +
+	"\x15memory_reserved_bytes\x18) \x01(\x04R\x13memoryReservedBytes\x129\n" +
+	"\x19daemon_memory_limit_bytes\x18* \x01(\x04R\x16daemonMemoryLimitBytes\x127\n" +
+	"\x18daemon_memory_used_bytes\x18+ \x01(\x04R\x15daemonMemoryUsedBytes\x12\x18\n" +
 	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

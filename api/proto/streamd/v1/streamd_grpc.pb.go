@@ -95,8 +95,11 @@ type StreamdClient interface {
 	// side; the server answers once with the totals for the whole call.
 	// Values that are NaN or ±Inf are rejected, counted in
 	// PushResponse.rejected and in the stream's StatsResponse.rejected, and do
-	// not fail the call. An unknown stream fails the call with NotFound; values
-	// of earlier messages of the call have been accepted by then.
+	// not fail the call. An unknown stream is created with the daemon's
+	// defaults; when the daemon cannot hold it (its stream limit, or its
+	// memory budget cannot hold the stream's worst case), the call fails with
+	// ResourceExhausted, and values of earlier messages of the call have been
+	// accepted by then.
 	Push(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[PushRequest, PushResponse], error)
 	// Quantiles returns the φ-quantiles of a stream, over all history or over
 	// the last n values.
@@ -113,8 +116,10 @@ type StreamdClient interface {
 	// Stats returns a stream's counters, parameters and summary size.
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
 	// CreateStream creates an empty stream. It fails with AlreadyExists when
-	// the stream exists, and with InvalidArgument when a parameter is out of
-	// range.
+	// the stream exists, with InvalidArgument when a parameter is out of
+	// range, and with ResourceExhausted when the daemon's stream limit is
+	// reached or its memory budget cannot hold the stream's worst case
+	// (StatsResponse.memory_reserved_bytes).
 	CreateStream(ctx context.Context, in *CreateStreamRequest, opts ...grpc.CallOption) (*CreateStreamResponse, error)
 	// DeleteStream deletes a stream and its summaries. It fails with NotFound
 	// when the stream does not exist.
@@ -259,8 +264,11 @@ type StreamdServer interface {
 	// side; the server answers once with the totals for the whole call.
 	// Values that are NaN or ±Inf are rejected, counted in
 	// PushResponse.rejected and in the stream's StatsResponse.rejected, and do
-	// not fail the call. An unknown stream fails the call with NotFound; values
-	// of earlier messages of the call have been accepted by then.
+	// not fail the call. An unknown stream is created with the daemon's
+	// defaults; when the daemon cannot hold it (its stream limit, or its
+	// memory budget cannot hold the stream's worst case), the call fails with
+	// ResourceExhausted, and values of earlier messages of the call have been
+	// accepted by then.
 	Push(grpc.ClientStreamingServer[PushRequest, PushResponse]) error
 	// Quantiles returns the φ-quantiles of a stream, over all history or over
 	// the last n values.
@@ -277,8 +285,10 @@ type StreamdServer interface {
 	// Stats returns a stream's counters, parameters and summary size.
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
 	// CreateStream creates an empty stream. It fails with AlreadyExists when
-	// the stream exists, and with InvalidArgument when a parameter is out of
-	// range.
+	// the stream exists, with InvalidArgument when a parameter is out of
+	// range, and with ResourceExhausted when the daemon's stream limit is
+	// reached or its memory budget cannot hold the stream's worst case
+	// (StatsResponse.memory_reserved_bytes).
 	CreateStream(context.Context, *CreateStreamRequest) (*CreateStreamResponse, error)
 	// DeleteStream deletes a stream and its summaries. It fails with NotFound
 	// when the stream does not exist.
