@@ -1,17 +1,20 @@
 // Package api implements the streamd.v1.Streamd gRPC service over a
-// pipeline's streams: pushes, quantile, rank, heavy-hitter and frequency
-// queries over all history or the last n values, stream management, and
-// continuous (Watch) queries.
+// pipeline's streams: pushes of values and items, quantile, rank,
+// heavy-hitter and frequency queries over all history, the last n values
+// or a time window, stream management, and continuous (Watch) queries.
 //
 // Queries with scope SCOPE_CLUSTER are answered by the Server's Cluster
 // (package cluster) for the whole Kafka consumer group.
 //
 // Errors carry gRPC status codes: NotFound for an unknown stream,
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
-// (ε, 1], NaN or ±Inf, last_n above the sliding window or with scope
-// SCOPE_CLUSTER), AlreadyExists, ResourceExhausted for the stream limit,
-// Unavailable after shutdown, FailedPrecondition for SCOPE_CLUSTER without
-// a Cluster.
+// (ε, 1], NaN or ±Inf, last_n above the sliding window, a negative last,
+// last_n or last with scope SCOPE_CLUSTER), AlreadyExists,
+// FailedPrecondition for values and items sent to or asked of a stream of
+// the other kind, for SCOPE_CLUSTER without a Cluster and for SCOPE_CLUSTER
+// asked of an item stream, ResourceExhausted for the stream limit and when
+// the memory budget cannot hold a new stream's worst case, Unavailable
+// after shutdown.
 package api
 
 import (
@@ -25,12 +28,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
 	"streamd/ingest"
+	"streamd/items"
 	"streamd/lossy"
 	"streamd/pipeline"
+	"streamd/slidingwindow"
 	"streamd/summary"
 )
 
@@ -58,14 +64,19 @@ type Cluster interface {
 
 var _ pb.StreamdServer = (*Server)(nil)
 
-// Push accepts the values of every message of the call. NaN and ±Inf are
-// rejected and counted, like bad input on other sources; the call fails
-// only for a bad stream name or the stream limit, and then the values of
-// earlier messages stay accepted.
+// Push accepts the values and items of every message of the call. NaN and
+// ±Inf values, and empty or over-long items, are rejected and counted, like
+// bad input on other sources; the call fails only for a bad stream name,
+// when a new stream is refused (the stream limit, the memory budget), or
+// for values or items sent to a stream of the other kind, and then the
+// values of earlier messages stay accepted.
 func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushResponse]) error {
 	ctx := stream.Context()
-	var resp pb.PushResponse
-	durable := false
+	var (
+		resp    pb.PushResponse
+		batch   items.Batch
+		durable bool
+	)
 	for {
 		req, err := stream.Recv()
 		if err == io.EOF {
@@ -78,11 +89,20 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 		if err := ingest.ValidStreamName(req.Stream); err != nil {
 			return status.Errorf(codes.InvalidArgument, "push: %v", err)
 		}
+		if len(req.Items) > 0 {
+			if len(req.Values) > 0 {
+				return status.Errorf(codes.InvalidArgument, "push: a message carries values or items, not both")
+			}
+			if err := s.pushItems(ctx, req, &batch, &resp); err != nil {
+				return err
+			}
+			continue
+		}
 		clean := ingest.CleanValues(req.Stream, req.Values, s.Pipeline)
 		resp.Rejected += uint64(len(req.Values) - len(clean))
 		if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
-			if errors.Is(err, ingest.ErrStreamLimit) {
-				s.Pipeline.Reject(req.Stream, ingest.ReasonStreamLimit, len(clean))
+			if reason, ok := ingest.RefusalReason(err); ok {
+				s.Pipeline.Reject(req.Stream, reason, len(clean))
 			}
 			return statusError("push", err)
 		}
@@ -96,6 +116,30 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 	return stream.SendAndClose(&resp)
 }
 
+// pushItems accepts the items of req, counting the invalid ones.
+func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *items.Batch, resp *pb.PushResponse) error {
+	batch.Reset()
+	for _, x := range req.Items {
+		if reason := ingest.CheckItem([]byte(x)); reason != "" {
+			s.Pipeline.Reject(req.Stream, reason, 1)
+			resp.Rejected++
+			continue
+		}
+		batch.AppendString(x)
+	}
+	if batch.Len() == 0 {
+		return nil
+	}
+	if err := s.Pipeline.AcceptItems(ctx, req.Stream, batch, time.Time{}); err != nil {
+		if reason, ok := ingest.RefusalReason(err); ok {
+			s.Pipeline.Reject(req.Stream, reason, batch.Len())
+		}
+		return statusError("push", err)
+	}
+	resp.Accepted += uint64(batch.Len())
+	return nil
+}
+
 // statusError maps pipeline errors to gRPC status codes.
 func statusError(op string, err error) error {
 	code := codes.Internal
@@ -104,8 +148,10 @@ func statusError(op string, err error) error {
 		code = codes.NotFound
 	case errors.Is(err, pipeline.ErrExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, ingest.ErrStreamLimit):
+	case errors.Is(err, ingest.ErrStreamLimit), errors.Is(err, ingest.ErrMemoryBudget):
 		code = codes.ResourceExhausted
+	case errors.Is(err, pipeline.ErrWrongKind):
+		code = codes.FailedPrecondition
 	case errors.Is(err, pipeline.ErrClosed):
 		code = codes.Unavailable
 	case errors.Is(err, context.Canceled):
@@ -127,14 +173,6 @@ func (s *Server) stream(op, name string) (*pipeline.Stream, error) {
 	return st, nil
 }
 
-// checkLastN validates last_n against the stream's sliding window.
-func checkLastN(op string, st *pipeline.Stream, n uint64) error {
-	if c := st.Config().SlidingWindow; n > uint64(c) {
-		return status.Errorf(codes.InvalidArgument, "%s: last_n %d exceeds the sliding window of %d values", op, n, c)
-	}
-	return nil
-}
-
 func checkFinite(op, what string, xs []float64) error {
 	for _, x := range xs {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -144,7 +182,35 @@ func checkFinite(op, what string, xs []float64) error {
 	return nil
 }
 
-// answers is what the all-history view and a last-n snapshot both answer.
+// scope is what a query covers: all history, the last n values (lastN),
+// or the values that arrived in the last d (last).
+type scope struct {
+	lastN uint64
+	last  time.Duration
+}
+
+// scopeOf checks a request's last_n and last: InvalidArgument for a
+// negative or invalid duration, or for both set.
+func scopeOf(op string, lastN uint64, last *durationpb.Duration) (scope, error) {
+	sc := scope{lastN: lastN}
+	if last == nil {
+		return sc, nil
+	}
+	if err := last.CheckValid(); err != nil {
+		return sc, status.Errorf(codes.InvalidArgument, "%s: last: %v", op, err)
+	}
+	sc.last = last.AsDuration()
+	switch {
+	case sc.last < 0:
+		return sc, status.Errorf(codes.InvalidArgument, "%s: last %v is negative", op, sc.last)
+	case sc.last > 0 && lastN > 0:
+		return sc, status.Errorf(codes.InvalidArgument, "%s: last_n and last both set", op)
+	}
+	return sc, nil
+}
+
+// answers is what the all-history view and a last-n or time-window
+// snapshot all answer.
 type answers interface {
 	Count() int64
 	Rank(v float64) (lo, hi int64)
@@ -152,45 +218,50 @@ type answers interface {
 	HeavyHitters(support float64) []lossy.Entry
 }
 
-// lookup returns the named stream, checking lastN against its sliding
-// window: NotFound for an unknown stream, InvalidArgument for a lastN above
-// the window.
-func (s *Server) lookup(op, name string, lastN uint64) (*pipeline.Stream, error) {
+// lookup returns the named stream, checking sc against its sliding window:
+// NotFound for an unknown stream, InvalidArgument for a lastN above the
+// window, FailedPrecondition for ranks (ranked) asked of an item stream.
+func (s *Server) lookup(op, name string, sc scope, ranked bool) (*pipeline.Stream, error) {
 	st, err := s.stream(op, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLastN(op, st, lastN); err != nil {
-		return nil, err
+	if c := st.Config().SlidingWindow; sc.lastN > uint64(c) {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: last_n %d exceeds the sliding window of %d values", op, sc.lastN, c)
+	}
+	if ranked && st.IsItems() {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is an item stream: it answers frequencies and heavy hitters only", op, name)
 	}
 	return st, nil
 }
 
-// view returns st's answers over the last lastN values, or over all
-// history when lastN is 0; counts says whether frequencies are needed.
-func view(op string, st *pipeline.Stream, lastN uint64, counts bool) (answers, error) {
-	if lastN == 0 {
-		return st.View(counts), nil
+// view returns st's answers over sc (counts says whether frequencies are
+// needed), and for a time window what it covers.
+func (s *Server) view(op string, st *pipeline.Stream, sc scope, counts bool) (answers, *pb.TimeWindow, error) {
+	switch {
+	case sc.last > 0:
+		cutoff := s.Pipeline.Now().Add(-sc.last)
+		snap, span := st.Since(cutoff)
+		return snap, timeWindow(snap.Count(), span, cutoff), nil
+	case sc.lastN > 0:
+		snap, err := st.Last(int64(sc.lastN))
+		if err != nil {
+			return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
+		}
+		return snap, nil, nil
 	}
-	snap, err := st.Last(int64(lastN))
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
-	}
-	return snap, nil
+	return st.View(counts), nil, nil
 }
 
-// answersFor looks a stream up and returns its answers (see lookup, view)
-// and its ε.
-func (s *Server) answersFor(op, name string, lastN uint64, counts bool) (answers, float64, error) {
-	st, err := s.lookup(op, name, lastN)
-	if err != nil {
-		return nil, 0, err
+func timeWindow(n int64, span slidingwindow.Span, cutoff time.Time) *pb.TimeWindow {
+	return &pb.TimeWindow{
+		Count: uint64(n), FirstUnixNano: span.First, LastUnixNano: span.Last,
+		OlderMax: uint64(span.OlderMax), Truncated: span.Truncated, CutoffUnixNano: cutoff.UnixNano(),
 	}
-	a, err := view(op, st, lastN, counts)
-	return a, st.Config().Epsilon, err
 }
 
-// Quantiles answers φ-quantiles over all history or the last n values.
+// Quantiles answers φ-quantiles over all history, the last n values or a
+// time window.
 func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
 	const op = "quantiles"
 	for _, phi := range req.Phis {
@@ -198,8 +269,12 @@ func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.Q
 			return nil, status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
 		}
 	}
+	sc, err := scopeOf(op, req.LastN, req.Last)
+	if err != nil {
+		return nil, err
+	}
 	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		a, err := s.gather(ctx, op, req.Stream, req.LastN, true, false)
+		a, err := s.gather(ctx, op, req.Stream, sc, true, false)
 		if err != nil {
 			return nil, err
 		}
@@ -212,28 +287,37 @@ func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.Q
 		}
 		return resp, nil
 	}
-	st, err := s.lookup(op, req.Stream, req.LastN)
 	if err != nil {
 		return nil, err
 	}
-	return quantiles(st, req.Phis, req.LastN)
+	st, err := s.lookup(op, req.Stream, sc, true)
+	if err != nil {
+		return nil, err
+	}
+	return s.quantiles(st, req.Phis, sc)
 }
 
-// gather answers for a stream over the cluster: last_n is refused, since
-// the partitions of a topic share no order of arrival, and a stream that
-// no member has is NotFound unless members are missing.
-func (s *Server) gather(ctx context.Context, op, stream string, lastN uint64, quantiles, counts bool) (*cluster.Answer, error) {
-	if lastN != 0 {
+// gather answers for a stream over the cluster: last_n and last are
+// refused, since the partitions of a topic share no order of arrival (and
+// the daemons no clock), and so are item streams, which each daemon counts
+// under its own item key; a stream that no member has is NotFound unless
+// members are missing.
+func (s *Server) gather(ctx context.Context, op, stream string, sc scope, quantiles, counts bool) (*cluster.Answer, error) {
+	switch {
+	case sc.lastN != 0:
 		return nil, status.Errorf(codes.InvalidArgument, "%s: last_n is not defined over a cluster (partitions share no order of arrival): ask each daemon with scope SCOPE_LOCAL", op)
-	}
-	if s.Cluster == nil {
+	case sc.last != 0:
+		return nil, status.Errorf(codes.InvalidArgument, "%s: last is not defined over a cluster (partitions share no order of arrival, daemons no clock): ask each daemon with scope SCOPE_LOCAL", op)
+	case s.Cluster == nil:
 		return nil, status.Errorf(codes.FailedPrecondition, "%s: this daemon is not part of a cluster", op)
 	}
 	a, err := s.Cluster.Gather(ctx, stream, quantiles, counts)
-	if err != nil {
+	switch {
+	case errors.Is(err, cluster.ErrItemStream):
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: %v: ask each daemon with scope SCOPE_LOCAL", op, err)
+	case err != nil:
 		return nil, status.Errorf(codes.Unavailable, "%s: %v", op, err)
-	}
-	if !a.Found && !a.Partial {
+	case !a.Found && !a.Partial:
 		return nil, status.Errorf(codes.NotFound, "%s: %v: %q in no member of the cluster", op, pipeline.ErrNotFound, stream)
 	}
 	return a, nil
@@ -249,32 +333,33 @@ func missing(a *cluster.Answer) []*pb.KafkaPartition {
 	return out
 }
 
-func quantiles(st *pipeline.Stream, phis []float64, lastN uint64) (*pb.QuantilesResponse, error) {
+func (s *Server) quantiles(st *pipeline.Stream, phis []float64, sc scope) (*pb.QuantilesResponse, error) {
 	resp := &pb.QuantilesResponse{Epsilon: st.Config().Epsilon}
-	if lastN > 0 {
-		snap, err := st.Last(int64(lastN))
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "quantiles: %v", err)
-		}
-		resp.Count = uint64(snap.Count())
-		if snap.Count() == 0 {
+	if sc.lastN == 0 && sc.last == 0 {
+		v := st.View(false)
+		resp.Epsilon = v.Epsilon() // a merged view's, if the stream has parts of other ε
+		resp.Count = uint64(v.Count())
+		if v.Count() == 0 {
 			return resp, nil
 		}
 		for _, phi := range phis {
-			v, lo, hi := snap.Quantile(phi)
-			resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
+			q := v.Quantile(phi)
+			resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
 		}
 		return resp, nil
 	}
-	v := st.View(false)
-	resp.Epsilon = v.Epsilon() // a merged view's, if the stream has parts of other ε
-	resp.Count = uint64(v.Count())
-	if v.Count() == 0 {
+	a, window, err := s.view("quantiles", st, sc, false)
+	if err != nil {
+		return nil, err
+	}
+	snap := a.(*slidingwindow.Snapshot)
+	resp.Count, resp.Window = uint64(snap.Count()), window
+	if snap.Count() == 0 {
 		return resp, nil
 	}
 	for _, phi := range phis {
-		q := v.Quantile(phi)
-		resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
+		v, lo, hi := snap.Quantile(phi)
+		resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
 	}
 	return resp, nil
 }
@@ -285,8 +370,12 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
+	sc, err := scopeOf(op, req.LastN, req.Last)
+	if err != nil {
+		return nil, err
+	}
 	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		ca, err := s.gather(ctx, op, req.Stream, req.LastN, true, false)
+		ca, err := s.gather(ctx, op, req.Stream, sc, true, false)
 		if err != nil {
 			return nil, err
 		}
@@ -300,11 +389,15 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 		}
 		return resp, nil
 	}
-	a, eps, err := s.answersFor(op, req.Stream, req.LastN, false)
+	st, err := s.lookup(op, req.Stream, sc, true)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: eps}
+	a, window, err := s.view(op, st, sc, false)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window}
 	for _, x := range req.Values {
 		lo, hi := a.Rank(x)
 		resp.Ranks = append(resp.Ranks, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
@@ -312,11 +405,16 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	return resp, nil
 }
 
-// HeavyHitters answers the values whose count may reach support·count.
+// HeavyHitters answers the values (or items) whose count may reach
+// support·count.
 func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
 	const op = "heavy hitters"
+	sc, err := scopeOf(op, req.LastN, req.Last)
+	if err != nil {
+		return nil, err
+	}
 	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		a, err := s.gather(ctx, op, req.Stream, req.LastN, false, true)
+		a, err := s.gather(ctx, op, req.Stream, sc, false, true)
 		if err != nil {
 			return nil, err
 		}
@@ -331,25 +429,31 @@ func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) 
 		}
 		return resp, nil
 	}
-	st, err := s.lookup(op, req.Stream, req.LastN)
 	if err != nil {
 		return nil, err
 	}
-	return heavyHitters(st, req.Support, req.LastN)
+	st, err := s.lookup(op, req.Stream, sc, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.heavyHitters(st, req.Support, sc)
 }
 
-func heavyHitters(st *pipeline.Stream, support float64, lastN uint64) (*pb.HeavyHittersResponse, error) {
+func (s *Server) heavyHitters(st *pipeline.Stream, support float64, sc scope) (*pb.HeavyHittersResponse, error) {
 	eps := st.Config().Epsilon
 	if !(support > eps && support <= 1) {
 		return nil, status.Errorf(codes.InvalidArgument, "heavy hitters: support %v outside (ε=%v, 1]", support, eps)
 	}
-	a, err := view("heavy hitters", st, lastN, true)
+	a, window, err := s.view("heavy hitters", st, sc, true)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.HeavyHittersResponse{Epsilon: eps, Count: uint64(a.Count())}
-	if v, ok := a.(*summary.View); ok {
-		resp.Epsilon = v.Epsilon()
+	resp := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
+	if st.IsItems() {
+		for _, h := range st.HeavyItems(a, support) {
+			resp.Items = append(resp.Items, itemPB(h))
+		}
+		return resp, nil
 	}
 	for _, e := range a.HeavyHitters(support) {
 		resp.Items = append(resp.Items, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
@@ -357,14 +461,32 @@ func heavyHitters(st *pipeline.Stream, support float64, lastN uint64) (*pb.Heavy
 	return resp, nil
 }
 
-// Frequencies answers bounds on the count of each value.
+// epsilonOf returns the error guarantee of a, an answer of st: the view's
+// for all history (a merged view's, if the stream has parts of other ε),
+// the stream's for a last-n or time-window snapshot.
+func epsilonOf(st *pipeline.Stream, a answers) float64 {
+	if v, ok := a.(*summary.View); ok {
+		return v.Epsilon()
+	}
+	return st.Config().Epsilon
+}
+
+func itemPB(c pipeline.ItemCount) *pb.Item {
+	return &pb.Item{Item: c.Item, Fingerprint: c.Fingerprint, CountMin: uint64(c.Min), CountMax: uint64(c.Max), Shared: c.Shared}
+}
+
+// Frequencies answers bounds on the count of each value or item.
 func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*pb.FrequenciesResponse, error) {
 	const op = "frequencies"
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
+	sc, err := scopeOf(op, req.LastN, req.Last)
+	if err != nil {
+		return nil, err
+	}
 	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		ca, err := s.gather(ctx, op, req.Stream, req.LastN, false, true)
+		ca, err := s.gather(ctx, op, req.Stream, sc, false, true)
 		if err != nil {
 			return nil, err
 		}
@@ -378,11 +500,27 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 		}
 		return resp, nil
 	}
-	a, eps, err := s.answersFor(op, req.Stream, req.LastN, true)
+	st, err := s.lookup(op, req.Stream, sc, false)
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.FrequenciesResponse{Count: uint64(a.Count()), Epsilon: eps}
+	switch {
+	case st.IsItems() && len(req.Values) > 0:
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is an item stream: ask for items, not values", op, req.Stream)
+	case !st.IsItems() && len(req.Items) > 0:
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is a value stream: ask for values, not items", op, req.Stream)
+	}
+	a, window, err := s.view(op, st, sc, true)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.FrequenciesResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window}
+	if st.IsItems() {
+		for _, c := range st.ItemFrequencies(a, req.Items) {
+			resp.Items = append(resp.Items, itemPB(c))
+		}
+		return resp, nil
+	}
 	for _, x := range req.Values {
 		lo, hi := a.Frequency(x)
 		resp.Items = append(resp.Items, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
@@ -393,7 +531,7 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 // Stats answers a stream's statistics.
 func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResponse, error) {
 	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		a, err := s.gather(ctx, "stats", req.Stream, 0, false, false)
+		a, err := s.gather(ctx, "stats", req.Stream, scope{}, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -417,11 +555,18 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		Count: uint64(x.Count), Min: x.Min, Max: x.Max, Sum: x.Sum,
 		Epsilon: x.Config.Epsilon, WindowSize: uint64(x.Config.WindowSize), SlidingWindow: uint64(x.Config.SlidingWindow),
 		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes), Float64: x.Config.Float64,
-		Rejected: make(map[string]uint64, len(x.Rejected)),
+		Rejected:    make(map[string]uint64, len(x.Rejected)),
+		MemoryBytes: uint64(x.Memory), MemoryReservedBytes: uint64(x.Reserved),
 	}
+	m := s.Pipeline.Memory()
+	resp.DaemonMemoryLimitBytes, resp.DaemonMemoryUsedBytes = uint64(m.Limit), uint64(max(m.Used, 0))
 	for r, n := range x.Rejected {
 		resp.Rejected[string(r)] = n
 		resp.RejectedTotal += n
+	}
+	if x.Config.Items {
+		resp.Kind = pb.StreamKind_STREAM_KIND_ITEMS
+		resp.Min, resp.Max, resp.Sum = 0, 0, 0
 	}
 	return resp, nil
 }
@@ -432,6 +577,13 @@ func (s *Server) CreateStream(ctx context.Context, req *pb.CreateStreamRequest) 
 		return nil, status.Errorf(codes.InvalidArgument, "create stream: window_size %d or sliding_window %d out of range", req.WindowSize, req.SlidingWindow)
 	}
 	cfg := summary.Config{Epsilon: req.Epsilon, WindowSize: int(req.WindowSize), SlidingWindow: int64(req.SlidingWindow), Float64: req.Float64}
+	switch req.Kind {
+	case pb.StreamKind_STREAM_KIND_VALUES:
+	case pb.StreamKind_STREAM_KIND_ITEMS:
+		cfg.Items = true
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "create stream: unknown kind %v", req.Kind)
+	}
 	if _, err := s.Pipeline.Create(req.Stream, cfg); err != nil {
 		var ce *summary.ConfigError
 		if errors.As(err, &ce) {
@@ -464,7 +616,11 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 			return status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
 		}
 	}
-	st, err := s.stream(op, req.Stream)
+	sc, err := scopeOf(op, req.LastN, req.Last)
+	if err != nil {
+		return err
+	}
+	st, err := s.lookup(op, req.Stream, sc, len(req.Phis) > 0)
 	if err != nil {
 		return err
 	}
@@ -485,14 +641,14 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 		if _, err := s.Pipeline.Stream(req.Stream); err != nil {
 			return statusError(op, err)
 		}
-		resp := &pb.WatchResponse{TimeUnixNano: time.Now().UnixNano()}
+		resp := &pb.WatchResponse{TimeUnixNano: s.Pipeline.Now().UnixNano()}
 		if len(req.Phis) > 0 {
-			if resp.Quantiles, err = quantiles(st, req.Phis, 0); err != nil {
+			if resp.Quantiles, err = s.quantiles(st, req.Phis, sc); err != nil {
 				return err
 			}
 		}
 		if req.Support != 0 {
-			if resp.HeavyHitters, err = heavyHitters(st, req.Support, 0); err != nil {
+			if resp.HeavyHitters, err = s.heavyHitters(st, req.Support, sc); err != nil {
 				return err
 			}
 		}

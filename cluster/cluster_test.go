@@ -39,7 +39,7 @@ func testPipeline(t *testing.T, vals map[ingest.TopicPartition][]float64) *pipel
 		if src == pipeline.Local {
 			err = p.Accept(ctx, "s", slices.Clone(v))
 		} else {
-			err = p.AcceptPartition(ctx, src, "s", slices.Clone(v))
+			err = p.AcceptPartition(ctx, src, "s", slices.Clone(v), time.Time{})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -209,7 +209,7 @@ func cloneResponse(t *testing.T, r *pb.PeerSummariesResponse) *pb.PeerSummariesR
 func FuzzDecodeShare(f *testing.F) {
 	p, _ := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8}, Sorter: gpusort.NewCPU(1)})
 	ctx := context.Background()
-	_ = p.AcceptPartition(ctx, tp(1), "s", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5})
+	_ = p.AcceptPartition(ctx, tp(1), "s", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, time.Time{})
 	_ = p.Accept(ctx, "s", []float64{2, 7, 1})
 	resp, _ := Summaries(p, &pb.PeerSummariesRequest{Stream: "s", Quantiles: true, Counts: true}, member("a", 1, 1))
 	b, _ := proto.Marshal(resp)

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/gksketch"
 	"streamd/ingest"
@@ -17,6 +20,11 @@ import (
 
 // DefaultTimeout is how long a cluster answer waits for the members.
 const DefaultTimeout = time.Second
+
+// ErrItemStream is returned, wrapped, by Gather and Summaries for an item
+// stream: each daemon counts items by their fingerprints under its own
+// item key, so members' summaries of one item stream do not merge.
+var ErrItemStream = errors.New("an item stream has no cluster answers")
 
 // A share is one member's summaries of a stream.
 type share struct {
@@ -68,8 +76,12 @@ func localShare(p *pipeline.Pipeline, stream string, quantiles, counts bool, sel
 	return sh
 }
 
-// Summaries answers a PeerSummaries call for this daemon, self.
+// Summaries answers a PeerSummaries call for this daemon, self. It fails
+// with ErrItemStream for an item stream.
 func Summaries(p *pipeline.Pipeline, req *pb.PeerSummariesRequest, self *pb.ClusterMember) (*pb.PeerSummariesResponse, error) {
+	if err := checkKind(p, req.Stream); err != nil {
+		return nil, err
+	}
 	sh := localShare(p, req.Stream, req.Quantiles, req.Counts, self)
 	resp := &pb.PeerSummariesResponse{Member: self, Found: sh.found}
 	for _, ps := range sh.parts {
@@ -349,10 +361,24 @@ type Gatherer struct {
 	Timeout time.Duration
 }
 
+// checkKind returns an error wrapping ErrItemStream if stream is an item
+// stream of p.
+func checkKind(p *pipeline.Pipeline, stream string) error {
+	if s, err := p.Stream(stream); err == nil && s.IsItems() {
+		return fmt.Errorf("stream %q: %w", stream, ErrItemStream)
+	}
+	return nil
+}
+
 // Gather returns the cluster's answer for stream, with the quantile and the
-// count summaries if asked for. It fails only when the list of partitions
-// cannot be had; members that do not answer make the answer partial.
+// count summaries if asked for. It fails when the list of partitions cannot
+// be had, and with ErrItemStream when this daemon or a member that answered
+// has stream as an item stream; members that do not answer make the answer
+// partial.
 func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts bool) (*Answer, error) {
+	if err := checkKind(g.Pipeline, stream); err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
 	timeout := g.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -403,6 +429,11 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 	wg.Wait()
 	if allErr != nil {
 		return nil, fmt.Errorf("gather %q: %w", stream, allErr)
+	}
+	for _, r := range replies {
+		if status.Code(r.err) == codes.FailedPrecondition {
+			return nil, fmt.Errorf("gather: member %s: stream %q: %w", r.announced.Addr, stream, ErrItemStream)
+		}
 	}
 	return merge(all, replies), nil
 }

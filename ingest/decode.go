@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
+
+	"streamd/items"
 )
 
 // Limits of the decoders.
@@ -27,6 +30,10 @@ const (
 
 	// maxInterned is the most stream names a decoder keeps as strings.
 	maxInterned = 1024
+
+	// batchItemBytes is the most item bytes handed to
+	// ItemSink.AcceptItems at once (beside at most batchLen items).
+	batchItemBytes = 4 << 20
 )
 
 // A Decoder decodes the input of one producer, in either protocol, and
@@ -71,7 +78,8 @@ func (d *Decoder) limits() (maxLine, maxFrame int, err error) {
 // protocol that the first bytes of r choose. It returns nil at the end of
 // r; an error wrapping ErrUnknownFormat or ErrFrameTooLarge when the input
 // cannot be decoded further (the reject is counted already); an error from
-// reading r; or an error from Sink.Accept other than ErrStreamLimit. In
+// reading r; or an error from Sink.Accept other than ErrStreamLimit and
+// ErrMemoryBudget. In
 // every case the values decoded before the end are handed to the sink first,
 // except when Accept itself failed.
 //
@@ -100,6 +108,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("read: %w", err)
 	}
 	b := &batch{ctx: ctx, sink: d.Sink}
+	b.isink, _ = d.Sink.(ItemSink)
 	switch c := first[0]; {
 	case c == Magic[0]:
 		magic, err := br.Peek(len(Magic))
@@ -111,9 +120,10 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 			return fmt.Errorf("first bytes %q: %w", magic, ErrUnknownFormat)
 		}
 		br.Discard(len(Magic))
-		// The header of a frame with a valid name must fit in the
-		// buffer, which only tests make smaller than that.
-		br = bufio.NewReaderSize(br, 2+MaxStreamNameLen+1)
+		// The header of a frame with a valid name, and an item with its
+		// length, must fit in the buffer, which only tests make smaller
+		// than that.
+		br = bufio.NewReaderSize(br, max(2+MaxStreamNameLen+1, 2+items.MaxLen))
 		fd := frameDecoder{br: br, b: b, max: maxFrame}
 		return fd.run()
 	case isNameByte(c), isBlank(c), c == '\r', c == '\n', c == '#':
@@ -125,14 +135,24 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 	}
 }
 
-// A batch gathers values of one stream for one call of Sink.Accept.
+// A batch gathers values or items of one stream for one call of
+// Sink.Accept or ItemSink.AcceptItems.
 type batch struct {
-	ctx    context.Context
-	sink   Sink
-	stream string
-	vals   []float64         // len ≤ batchLen; grows as needed
-	names  map[string]string // interned stream names
-	err    error             // the first error of Accept; the batch is dead
+	ctx       context.Context
+	sink      Sink
+	isink     ItemSink // sink, if it takes items
+	stream    string
+	lineItems bool              // the line protocol reads stream's tokens as items
+	vals      []float64         // len ≤ batchLen; grows as needed
+	list      items.Batch       // items; a batch holds values or items
+	names     map[string]string // interned stream names
+	err       error             // the first error of Accept; the batch is dead
+}
+
+// itemRoom reports whether the batch takes more items before it must be
+// flushed.
+func (b *batch) itemRoom() bool {
+	return b.list.Len() < batchLen && b.list.Size() < batchItemBytes
 }
 
 // room returns how many more values the batch takes before it must be
@@ -155,15 +175,19 @@ func (b *batch) setStream(name []byte) error {
 		b.names[s] = s
 	}
 	b.stream = s
+	b.lineItems = b.isink != nil && b.isink.IsItemStream(s)
 	return nil
 }
 
 // flush hands the values of b to the sink, after CleanValues, and empties
-// b. Values refused with ErrStreamLimit are counted; any other error of
-// Accept is returned, now and by every later call.
+// b. Values refused for their stream (RefusalReason) are counted; any other
+// error of Accept is returned, now and by every later call.
 func (b *batch) flush() error {
 	if b.err != nil {
 		return b.err
+	}
+	if b.list.Len() > 0 {
+		return b.flushItems()
 	}
 	if len(b.vals) == 0 {
 		return nil
@@ -174,31 +198,48 @@ func (b *batch) flush() error {
 		return nil
 	}
 	err := b.sink.Accept(b.ctx, b.stream, vals)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.Is(err, ErrStreamLimit):
-		b.sink.Reject(b.stream, ReasonStreamLimit, len(vals))
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, len(vals))
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
 	return b.err
 }
 
+// flushItems hands the items of b to the sink and empties b, as flush does
+// values.
+func (b *batch) flushItems() error {
+	n := b.list.Len()
+	err := b.isink.AcceptItems(b.ctx, b.stream, &b.list, time.Time{})
+	b.list.Reset()
+	if err == nil {
+		return nil
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, n)
+		return nil
+	}
+	b.err = fmt.Errorf("accept %d items of stream %q: %w", n, b.stream, err)
+	return b.err
+}
+
 // acceptEncoded hands the encoded values in data to an EncodedSink, as
-// flush does for decoded ones: values refused with ErrStreamLimit are
-// counted, and any other error of the sink is returned, now and by every
-// later call.
+// flush does for decoded ones: values refused for their stream
+// (RefusalReason) are counted, and any other error of the sink is
+// returned, now and by every later call.
 func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 	if b.err != nil {
 		return b.err
 	}
-	err := es.AcceptEncoded(b.ctx, b.stream, size, data)
-	switch {
-	case err == nil:
+	_, err := es.AcceptEncoded(b.ctx, b.stream, size, data)
+	if err == nil {
 		return nil
-	case errors.Is(err, ErrStreamLimit):
-		b.sink.Reject(b.stream, ReasonStreamLimit, len(data)/size)
+	}
+	if reason, ok := RefusalReason(err); ok {
+		b.sink.Reject(b.stream, reason, len(data)/size)
 		return nil
 	}
 	b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)

@@ -1,5 +1,5 @@
-// Package ingest turns bytes from producers into batches of values for named
-// streams and hands them to a [Sink]. It defines the two wire protocols that a
+// Package ingest turns bytes from producers into batches of values (or
+// items, for item streams) for named streams and hands them to a [Sink]. It defines the two wire protocols that a
 // [TCPServer] speaks: a line protocol for people and scripts, and a binary
 // framed protocol for throughput. The first bytes of a connection choose the
 // protocol; a connection speaks one protocol until it ends.
@@ -21,6 +21,16 @@
 // Negative zero becomes positive zero: the pipeline never sees -0. Every
 // other value is passed on unchanged. [CleanValues] applies these rules and
 // is used by every source.
+//
+// # Items
+//
+// An item stream takes items — strings such as URLs or user IDs — instead
+// of values, through a Sink that is an [ItemSink]. An item is 1 to 1024
+// bytes (items.MaxLen) of valid UTF-8: an empty item is rejected as
+// "empty_item", a longer one as "item_too_long", one that is not UTF-8 as
+// "bad_utf8", each on its own (one per item). Items sent to a value stream,
+// and values sent to an item stream, are rejected as "wrong_kind", one per
+// item or value. [CheckItem] applies these rules.
 //
 // # Line protocol
 //
@@ -57,6 +67,20 @@
 //   - A line cut short by a read error (not by the end of the input) is
 //     counted as one "malformed" under "".
 //
+// A line whose stream is an item stream ([ItemSink.IsItemStream], asked
+// when the connection's stream changes) carries items instead of values:
+//
+//	<stream> <item> [<item> ...]\n
+//
+// An item is a bare token — the bytes up to the next blank — or a quoted
+// one: a double-quoted string in Go syntax ([strconv.Unquote]), which may
+// hold blanks and escapes such as \" \\ \t \n \u00e9, and must be
+// followed by a blank or the end of the line. A quoted token that does not
+// end, or does not unquote, is rejected as "malformed", and the rest of its
+// line is skipped; a line without items counts one "malformed". A line to
+// a stream that does not exist yet is read as values, so create item
+// streams before sending them lines.
+//
 // Values of consecutive lines of one stream are handed to the sink together,
 // in batches of up to 65536 values, while more input is already buffered. No
 // value waits for input that has not arrived: whatever has been decoded is
@@ -71,12 +95,17 @@
 //
 //	frame  := length:uint32 body           length = len(body) ≤ 16 MiB
 //	body   := nameLen:uint16 name:[nameLen]byte type:uint8 values
-//	type   := 1 (float32) | 2 (float64)
+//	type   := 1 (float32) | 2 (float64) | 3 (items)
 //	values := the rest of the body: IEEE 754 binary32 or binary64
 //	          numbers, little-endian; its length is a multiple of 4 or 8
+//	        | for type 3, items: (itemLen:uint16 item:[itemLen]byte)*
 //
 // A frame without values is valid and does nothing. [AppendFrame] encodes a
-// frame.
+// frame of values, [AppendItemsFrame] and [AppendBatchFrame] one of items.
+// The items of a frame are checked one by one (see Items); an item whose
+// length runs past the end of its frame counts one "malformed" and ends the
+// frame. Item frames go to a Sink that is an ItemSink; any other Sink
+// counts them as "bad_value_type".
 //
 // A bad frame is skipped whole (its length is known) and the connection goes
 // on. Each bad frame is counted once, for the first of these checks that it
@@ -96,8 +125,28 @@
 // frame cut short by the end of the connection or by a read error is counted
 // as one "malformed", under its stream name if its header arrived whole; the
 // whole values that arrived before the cut are accepted. Frame-level rejects
-// count frames, not values; the rejects of single values ("nan", "inf") and
-// "stream_limit" count values.
+// count frames, not values; the rejects of single values ("nan", "inf"),
+// "stream_limit" and "memory_budget" count values.
+//
+// # Token preamble
+//
+// A server with a token ([TCPServer.Token]) requires every connection to
+// start with it, within the handshake timeout (10 s by default):
+//
+//   - in the line protocol, as the first line: "@auth <token>\n" (blanks
+//     as in other lines; "\r\n" too). No stream line can start with "@".
+//   - in the framed protocol, with the magic [MagicToken] "\x00SDT" instead
+//     of [Magic] "\x00SDB", followed by tokenLen:uint16 and the token, then
+//     frames as after Magic. The magic's fourth byte is the preamble's
+//     version: 'B' has no token, 'T' one.
+//
+// A token is 1 to 1024 bytes ([MaxTokenLen]) of printable ASCII without
+// blanks ([ValidToken]); [AppendPreamble] writes either preamble. A
+// connection without the token, with a wrong one, or with a malformed
+// preamble is sent one line "error: unauthenticated: <why>\n", counted as
+// one "unauthenticated" under the stream "", and closed. A server without
+// a token accepts both preambles and ignores their token, so a client may
+// always send one.
 //
 // # Other input
 //
@@ -106,11 +155,22 @@
 // byte, a blank, "\r", "\n" nor "#"; for example the first byte of a TLS
 // handshake), is counted as one "unknown_format" under "" and closed.
 //
+// # TLS and connection limits
+//
+// A server with [TCPServer.TLSConfig] speaks TLS: the handshake comes
+// first, within the handshake timeout, and both protocols run inside it. A
+// connection over [TCPServer.MaxConnections] is sent
+// "error: too many connections (the limit is N)\n" (in plaintext) and
+// closed; one that sends nothing for [TCPServer.IdleTimeout] while the
+// server waits for input is closed. [TCPServer.Stats] counts each.
+//
 // # Back-pressure
 //
 // Each connection is served by one goroutine that reads, decodes and calls
 // [Sink.Accept]. Accept may block while the pipeline catches up; the
 // connection is not read meanwhile, so TCP flow control slows the producer
-// down. If Accept reports [ErrStreamLimit], the values are counted as
-// "stream_limit" and the connection goes on.
+// down; the pipeline also waits there while its memory budget is full. If
+// Accept reports [ErrStreamLimit] or [ErrMemoryBudget] (the values would
+// create a stream that the daemon cannot hold), the values are counted as
+// "stream_limit" or "memory_budget" and the connection goes on.
 package ingest

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"streamd/items"
 )
 
 // Magic starts a connection that speaks the framed protocol.
@@ -15,6 +17,7 @@ const Magic = "\x00SDB"
 const (
 	typeFloat32 = 1
 	typeFloat64 = 2
+	typeItems   = 3
 )
 
 // AppendFrame appends to dst a frame of the framed protocol that carries
@@ -36,11 +39,7 @@ func AppendFrame(dst []byte, stream string, values []float64, f32 bool) ([]byte,
 	if len(values) > (MaxFrameLen-head)/size {
 		return dst, fmt.Errorf("append frame of %d values for stream %q: %w", len(values), stream, ErrFrameTooLarge)
 	}
-	body := head + size*len(values)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(body))
-	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(stream)))
-	dst = append(dst, stream...)
-	dst = append(dst, typ)
+	dst = appendFrameHead(dst, head+size*len(values), stream, typ)
 	if f32 {
 		for _, v := range values {
 			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(v)))
@@ -51,6 +50,15 @@ func AppendFrame(dst []byte, stream string, values []float64, f32 bool) ([]byte,
 		}
 	}
 	return dst, nil
+}
+
+// appendFrameHead appends the length, stream name and type of a frame with
+// a body of body bytes.
+func appendFrameHead(dst []byte, body int, stream string, typ byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(body))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(len(stream)))
+	dst = append(dst, stream...)
+	return append(dst, typ)
 }
 
 // A frameDecoder decodes the framed protocol, after the magic.
@@ -130,6 +138,11 @@ func (d *frameDecoder) frame(n int) error {
 		size = 4
 	case typeFloat64:
 		size = 8
+	case typeItems:
+		if d.b.isink == nil {
+			return d.skip(n, string(name), ReasonBadValueType)
+		}
+		size = 1
 	default:
 		return d.skip(n, string(name), ReasonBadValueType)
 	}
@@ -143,6 +156,15 @@ func (d *frameDecoder) frame(n int) error {
 		}
 	}
 	d.br.Discard(2 + nameLen + 1)
+	if typ == typeItems {
+		return d.items(left)
+	}
+	if d.b.list.Len() > 0 {
+		// The batch holds items of a frame of the same stream.
+		if err := d.b.flush(); err != nil {
+			return err
+		}
+	}
 
 	if es, ok := d.b.sink.(EncodedSink); ok {
 		return d.encoded(es, size, left)
@@ -168,6 +190,72 @@ func (d *frameDecoder) frame(n int) error {
 		}
 		d.br.Discard(k)
 		left -= k
+	}
+	return nil
+}
+
+// items decodes the items of a frame body, of which left bytes remain:
+// items := (length:uint16 item:[length]byte)*. An item over items.MaxLen
+// bytes, empty or not valid UTF-8 is counted and skipped on its own; an
+// item that runs past the end of the frame counts one "malformed" and ends
+// the frame. Items are decoded straight from the read buffer, as many at a
+// time as it holds whole.
+func (d *frameDecoder) items(left int) error {
+	b := d.b
+	if len(b.vals) > 0 {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	for left > 0 {
+		if !b.itemRoom() {
+			if err := b.flush(); err != nil {
+				return err
+			}
+		}
+		buf, _ := d.br.Peek(min(d.br.Buffered(), left))
+		used := 0
+		for used+2 <= len(buf) && b.itemRoom() {
+			k := int(buf[used]) | int(buf[used+1])<<8
+			if used+2+k > len(buf) {
+				break
+			}
+			item := buf[used+2 : used+2+k]
+			if r := CheckItem(item); r != "" {
+				b.sink.Reject(b.stream, r, 1)
+			} else {
+				b.list.Append(item)
+			}
+			used += 2 + k
+		}
+		if used > 0 {
+			d.br.Discard(used)
+			left -= used
+			continue
+		}
+		// The next item is not in the buffer whole.
+		if left < 2 {
+			return d.skip(left, b.stream, ReasonMalformed)
+		}
+		hdr, err := d.peek(2)
+		if err != nil {
+			return d.cut(b.stream, err)
+		}
+		k := int(binary.LittleEndian.Uint16(hdr))
+		switch {
+		case 2+k > left:
+			return d.skip(left, b.stream, ReasonMalformed)
+		case k > items.MaxLen:
+			if err := d.skip(2+k, b.stream, ReasonItemTooLong); err != nil {
+				return err
+			}
+			left -= 2 + k
+		default:
+			// Wait for the whole item; the next round decodes it.
+			if _, err := d.peek(2 + k); err != nil {
+				return d.cut(b.stream, err)
+			}
+		}
 	}
 	return nil
 }

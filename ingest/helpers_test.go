@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -266,7 +267,7 @@ func decodeAll(data []byte, sizes []int, bufSize, maxLine, maxFrame int, full fu
 	s := newRecordSink()
 	s.full = full
 	err := decode(s)
-	es := encodedSink{newRecordSink()}
+	es := encodedSink{recordSink: newRecordSink()}
 	es.full = full
 	errEncoded := decode(es)
 	if d := diff(es.result(), s.result()); d != "" || fmt.Sprint(err) != fmt.Sprint(errEncoded) {
@@ -277,14 +278,17 @@ func decodeAll(data []byte, sizes []int, bufSize, maxLine, maxFrame int, full fu
 
 // encodedSink is a recordSink that takes encoded values too, decoding them
 // with plain code that follows the EncodedSink contract.
-type encodedSink struct{ *recordSink }
+type encodedSink struct {
+	*recordSink
+	encoded *atomic.Int64 // values that came through AcceptEncoded, if not nil
+}
 
-func (s encodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) error {
+func (s encodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (int, error) {
 	if size != 4 && size != 8 || len(data)%size != 0 || len(data) == 0 {
 		panic(fmt.Sprintf("AcceptEncoded of %d bytes of %d-byte values", len(data), size))
 	}
 	if s.full != nil && s.full(stream) {
-		return fmt.Errorf("stream %q: %w", stream, ErrStreamLimit)
+		return 0, fmt.Errorf("stream %q: %w", stream, ErrStreamLimit)
 	}
 	var vals []float64
 	for i := 0; i < len(data); i += size {
@@ -295,16 +299,20 @@ func (s encodedSink) AcceptEncoded(ctx context.Context, stream string, size int,
 		vals = append(vals, v)
 	}
 	vals = CleanValues(stream, vals, s)
-	if len(vals) == 0 {
-		return nil
+	n := len(vals)
+	if s.encoded != nil {
+		s.encoded.Add(int64(n))
+	}
+	if n == 0 {
+		return 0, nil
 	}
 	for len(vals) > batchLen {
 		if err := s.Accept(ctx, stream, vals[:batchLen]); err != nil {
-			return err
+			return 0, err
 		}
 		vals = vals[batchLen:]
 	}
-	return s.Accept(ctx, stream, vals)
+	return n, s.Accept(ctx, stream, vals)
 }
 
 // model returns what decoding in should give, following the package

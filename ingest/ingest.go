@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"streamd/internal/membudget"
 )
 
 // Sink receives decoded values. Accept may block: that is the back-pressure that stops TCP reads when sorting falls behind.
@@ -24,11 +26,12 @@ type EncodedSink interface {
 	// 754 float32 values if size is 4, float64 values if size is 8;
 	// len(data) is a multiple of size. It applies the value rules of
 	// CleanValues itself: NaN and ±Inf are rejected and counted (with the
-	// reasons ReasonNaN and ReasonInf), −0 becomes +0. When it fails with
-	// ErrStreamLimit it has accepted and counted none of the values: the
-	// caller counts them all as ReasonStreamLimit. data may be reused by
-	// the caller after AcceptEncoded returns.
-	AcceptEncoded(ctx context.Context, stream string, size int, data []byte) error
+	// reasons ReasonNaN and ReasonInf), −0 becomes +0. It returns how many
+	// values it accepted. When it fails with ErrStreamLimit or
+	// ErrMemoryBudget it has accepted and counted none of them: the caller
+	// counts them all (RefusalReason). data may be reused by the caller
+	// after AcceptEncoded returns.
+	AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (accepted int, err error)
 }
 
 // Reason says why input was rejected. It is meant as a metric label.
@@ -37,15 +40,21 @@ type Reason string
 // The reasons input is rejected for. The package documentation says which
 // input each one counts, and whether it counts values, lines or frames.
 const (
-	ReasonMalformed     Reason = "malformed"       // a token that is not a number, a malformed frame
-	ReasonNaN           Reason = "nan"             // a NaN value
-	ReasonInf           Reason = "inf"             // a +Inf or -Inf value
-	ReasonBadStreamName Reason = "bad_stream_name" // a stream name that ValidStreamName rejects
-	ReasonLineTooLong   Reason = "line_too_long"   // a line longer than the limit
-	ReasonUnknownFormat Reason = "unknown_format"  // a connection in neither protocol
-	ReasonFrameTooLarge Reason = "frame_too_large" // a frame longer than the limit
-	ReasonStreamLimit   Reason = "stream_limit"    // Accept returned ErrStreamLimit
-	ReasonBadValueType  Reason = "bad_value_type"  // a frame whose value type is unknown
+	ReasonMalformed       Reason = "malformed"       // a token that is not a number, a malformed frame
+	ReasonNaN             Reason = "nan"             // a NaN value
+	ReasonInf             Reason = "inf"             // a +Inf or -Inf value
+	ReasonBadStreamName   Reason = "bad_stream_name" // a stream name that ValidStreamName rejects
+	ReasonLineTooLong     Reason = "line_too_long"   // a line longer than the limit
+	ReasonUnknownFormat   Reason = "unknown_format"  // a connection in neither protocol
+	ReasonFrameTooLarge   Reason = "frame_too_large" // a frame longer than the limit
+	ReasonStreamLimit     Reason = "stream_limit"    // Accept returned ErrStreamLimit
+	ReasonBadValueType    Reason = "bad_value_type"  // a frame whose value type is unknown
+	ReasonWrongKind       Reason = "wrong_kind"      // values for an item stream, or items for a value stream
+	ReasonEmptyItem       Reason = "empty_item"      // an empty item
+	ReasonItemTooLong     Reason = "item_too_long"   // an item longer than items.MaxLen
+	ReasonBadUTF8         Reason = "bad_utf8"        // an item that is not valid UTF-8
+	ReasonMemoryBudget    Reason = "memory_budget"   // Accept returned ErrMemoryBudget
+	ReasonUnauthenticated Reason = "unauthenticated" // a connection without the right token
 )
 
 // Reasons returns every Reason, for example to create metrics up front.
@@ -53,8 +62,27 @@ func Reasons() []Reason {
 	return []Reason{
 		ReasonMalformed, ReasonNaN, ReasonInf, ReasonBadStreamName,
 		ReasonLineTooLong, ReasonUnknownFormat, ReasonFrameTooLarge,
-		ReasonStreamLimit, ReasonBadValueType,
+		ReasonStreamLimit, ReasonBadValueType, ReasonWrongKind,
+		ReasonEmptyItem, ReasonItemTooLong, ReasonBadUTF8,
+		ReasonMemoryBudget, ReasonUnauthenticated,
 	}
+}
+
+// RefusalReason returns the Reason that counts values Accept refused with
+// err because of their stream — ReasonStreamLimit for ErrStreamLimit,
+// ReasonMemoryBudget for ErrMemoryBudget (the stream could not be
+// created), ReasonWrongKind for ErrWrongKind — and false for any other
+// error. Such values are counted and the input goes on.
+func RefusalReason(err error) (Reason, bool) {
+	switch {
+	case errors.Is(err, ErrMemoryBudget):
+		return ReasonMemoryBudget, true
+	case errors.Is(err, ErrStreamLimit):
+		return ReasonStreamLimit, true
+	case errors.Is(err, ErrWrongKind):
+		return ReasonWrongKind, true
+	}
+	return "", false
 }
 
 // Errors of this package, to be checked with errors.Is.
@@ -63,6 +91,17 @@ var (
 	// the values would create a stream and no more streams may be created.
 	// The decoders count such values as ReasonStreamLimit and go on.
 	ErrStreamLimit = errors.New("stream limit reached")
+
+	// ErrWrongKind is returned, possibly wrapped, by a Sink's Accept for
+	// values sent to an item stream, and by an ItemSink's AcceptItems for
+	// items sent to a value stream. The decoders count them as
+	// ReasonWrongKind and go on.
+	ErrWrongKind = errors.New("wrong kind of stream")
+	// ErrMemoryBudget is returned, possibly wrapped, by a Sink's Accept
+	// when the values would create a stream whose worst case the daemon's
+	// memory budget cannot hold. The decoders count such values as
+	// ReasonMemoryBudget and go on.
+	ErrMemoryBudget = membudget.ErrExhausted
 
 	// ErrUnknownFormat is returned by Decode when the input speaks neither
 	// the line protocol nor the framed protocol.

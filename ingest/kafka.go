@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamd/items"
 )
 
 // Defaults of a KafkaConsumer.
@@ -67,10 +69,16 @@ func (tp TopicPartition) String() string {
 //     such as "12.5 13.1" or "1,2,3\n4".
 //   - FormatBinary64 and FormatBinary32: little-endian IEEE 754 numbers,
 //     8 or 4 bytes each, and nothing else.
+//   - FormatItems: items for an item stream, one a line. An empty line is
+//     an empty item, rejected as "empty_item"; items too long or not UTF-8
+//     count "item_too_long" and "bad_utf8"; items for a value stream (and
+//     values for an item stream) count "wrong_kind" each. With a Sink that
+//     is no ItemSink, an items message counts one "unknown_format".
 //
 // The values of a message are handed to the Sink in one call of Accept,
 // possibly together with those of neighbouring messages of the same stream
-// and partition, after CleanValues. A bad message is counted with
+// and partition (and, with MessageTime, the same timestamp), after
+// CleanValues. A bad message is counted with
 // Sink.Reject and skipped; it never stops or stalls its partition:
 //
 //   - A key that is not a valid stream name (see ValidStreamName) counts
@@ -84,7 +92,8 @@ func (tp TopicPartition) String() string {
 //   - In a text value, each token that is not a number counts one
 //     "malformed"; the other values of the message are used.
 //   - NaN and ±Inf count one "nan" or "inf" each, and the values that
-//     Accept refuses with ErrStreamLimit one "stream_limit" each.
+//     Accept refuses with ErrStreamLimit or ErrMemoryBudget one
+//     "stream_limit" or "memory_budget" each.
 //
 // # Offsets
 //
@@ -130,6 +139,14 @@ type KafkaConsumer struct {
 	// StreamFromTopic makes the topic the stream name of every message,
 	// whatever its key.
 	StreamFromTopic bool
+
+	// MessageTime makes each message's timestamp the arrival time of its
+	// values, for the streams' time windows, instead of the daemon's clock
+	// when they are accepted. Timestamps that go back within a stream are
+	// taken as the newest so far (a stream's arrival times never go back).
+	// It needs a Sink that is a TimedSink or a PartitionSink (and an
+	// ItemSink or a PartitionItemSink for items).
+	MessageTime bool
 
 	// Sink receives the values and the rejects. Its methods are called
 	// concurrently, one goroutine for each assigned partition. It must be
@@ -251,7 +268,7 @@ var (
 // When ctx ends, Run stops delivery, calls Revoked and commits (see
 // Revoked), leaves the group and returns nil. It returns an error at once if
 // the fields are not valid, and when Sink.Accept fails with an error other
-// than ErrStreamLimit or that of ctx (after the end of the generation as
+// than ErrStreamLimit, ErrMemoryBudget or that of ctx (after the end of the generation as
 // above). Errors of the brokers and the network are logged and retried.
 func (c *KafkaConsumer) Run(ctx context.Context) error {
 	if err := c.check(); err != nil {
@@ -322,6 +339,11 @@ func (c *KafkaConsumer) check() error {
 		return errors.New("no sink")
 	case c.FetchMaxBytes < 0:
 		return fmt.Errorf("fetch max bytes %d is negative", c.FetchMaxBytes)
+	}
+	_, timed := c.Sink.(TimedSink)
+	_, parts := c.Sink.(PartitionSink)
+	if c.MessageTime && !timed && !parts {
+		return errors.New("message time needs a sink that takes arrival times")
 	}
 	for topic, f := range c.Formats {
 		if !f.valid() {
@@ -704,30 +726,65 @@ func (p *partitionConsumer) reject(stream string, reason Reason, n int) {
 // A PartitionSink is a Sink that keeps the values of each Kafka partition
 // apart. A KafkaConsumer whose Sink is one hands it the values and the
 // rejects of each partition through AcceptPartition and RejectPartition,
-// which otherwise behave as Accept and Reject.
+// which otherwise behave as Accept (or, with MessageTime, AcceptAt) and
+// Reject. A PartitionSink that is a PartitionItemSink takes each
+// partition's items apart too.
 type PartitionSink interface {
 	Sink
-	AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64) error
+	// AcceptPartition is Accept for values from tp that arrived at at;
+	// zero means the sink's clock.
+	AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64, at time.Time) error
+	// RejectPartition is Reject for input from tp.
 	RejectPartition(tp TopicPartition, stream string, reason Reason, n int)
 }
 
-// partitionSink is a PartitionSink seen as the Sink of one partition.
+// A PartitionItemSink is a PartitionSink and an ItemSink that keeps the
+// items of each Kafka partition apart as it does their values.
+type PartitionItemSink interface {
+	PartitionSink
+	ItemSink
+	// AcceptPartitionItems is ItemSink.AcceptItems for items from tp.
+	AcceptPartitionItems(ctx context.Context, tp TopicPartition, stream string, b *items.Batch, at time.Time) error
+}
+
+// partitionSink is a PartitionSink seen as the Sink of one partition: a
+// TimedSink.
 type partitionSink struct {
 	sink PartitionSink
 	tp   TopicPartition
 }
 
 func (s partitionSink) Accept(ctx context.Context, stream string, values []float64) error {
-	return s.sink.AcceptPartition(ctx, s.tp, stream, values)
+	return s.sink.AcceptPartition(ctx, s.tp, stream, values, time.Time{})
+}
+
+func (s partitionSink) AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error {
+	return s.sink.AcceptPartition(ctx, s.tp, stream, values, at)
 }
 
 func (s partitionSink) Reject(stream string, reason Reason, n int) {
 	s.sink.RejectPartition(s.tp, stream, reason, n)
 }
 
+// partitionItemSink is a PartitionItemSink seen as the Sink of one
+// partition: a TimedSink and an ItemSink.
+type partitionItemSink struct {
+	partitionSink
+	items PartitionItemSink
+}
+
+func (s partitionItemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
+	return s.items.AcceptPartitionItems(ctx, s.tp, stream, b, at)
+}
+
+func (s partitionItemSink) IsItemStream(stream string) bool { return s.items.IsItemStream(stream) }
+
 // sinkFor returns the Sink that receives the values of tp.
 func (c *KafkaConsumer) sinkFor(tp TopicPartition) Sink {
-	if ps, ok := c.Sink.(PartitionSink); ok {
+	switch ps := c.Sink.(type) {
+	case PartitionItemSink:
+		return partitionItemSink{partitionSink{ps, tp}, ps}
+	case PartitionSink:
 		return partitionSink{ps, tp}
 	}
 	return c.Sink

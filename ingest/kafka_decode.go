@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
+
+	"streamd/items"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -24,6 +27,11 @@ const (
 	// FormatBinary32 is an array of IEEE 754 binary32 numbers,
 	// little-endian: 4 bytes a value.
 	FormatBinary32
+
+	// FormatItems is items for an item stream, one a line: the message
+	// is split at "\n" (a "\r" before it is dropped), and a final "\n"
+	// ends the last item. The consumer's Sink must be an ItemSink.
+	FormatItems
 )
 
 // ContentTypeHeader is the Kafka message header whose value, one of the
@@ -38,9 +46,10 @@ const (
 	ContentTypeText     = "text/plain"                  // FormatText
 	ContentTypeBinary64 = "application/x-streamd-f64le" // FormatBinary64
 	ContentTypeBinary32 = "application/x-streamd-f32le" // FormatBinary32
+	ContentTypeItems    = "text/x-streamd-items"        // FormatItems
 )
 
-// String returns the name of f: "text", "f64" or "f32".
+// String returns the name of f: "text", "f64", "f32" or "items".
 func (f Format) String() string {
 	switch f {
 	case FormatText:
@@ -49,6 +58,8 @@ func (f Format) String() string {
 		return "f64"
 	case FormatBinary32:
 		return "f32"
+	case FormatItems:
+		return "items"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -63,12 +74,19 @@ func (f Format) ContentType() string {
 		return ContentTypeBinary64
 	case FormatBinary32:
 		return ContentTypeBinary32
+	case FormatItems:
+		return ContentTypeItems
 	}
 	return ""
 }
 
 // valid reports whether f is a known format.
-func (f Format) valid() bool { return f <= FormatBinary32 }
+func (f Format) valid() bool { return f <= FormatItems }
+
+// Formats lists every format.
+func Formats() []Format {
+	return []Format{FormatText, FormatBinary64, FormatBinary32, FormatItems}
+}
 
 // messageFormat returns the format of m: the one its content-type header
 // names if it has one, else def. ok is false if the header names no known
@@ -84,7 +102,7 @@ func messageFormat(m *kafka.Message, def Format) (f Format, ok bool) {
 			ct = ct[:i]
 		}
 		ct = strings.TrimSpace(ct)
-		for _, f := range []Format{FormatText, FormatBinary64, FormatBinary32} {
+		for _, f := range Formats() {
 			if strings.EqualFold(ct, f.ContentType()) {
 				return f, true
 			}
@@ -102,6 +120,8 @@ func maxValues(f Format, n int) int {
 		return n / 8
 	case FormatBinary32:
 		return n / 4
+	case FormatItems:
+		return n/2 + 1 // one byte an item and a newline
 	}
 	return (n + 1) / 2 // one byte a value and one separator
 }
@@ -139,4 +159,21 @@ func appendText(dst []float64, b []byte) (vals []float64, tokens, bad int) {
 		}
 		i = j
 	}
+}
+
+// appendItemLines appends the valid items of b, in FormatItems, to list,
+// and counts the others with reject. It returns the number of lines.
+func appendItemLines(list *items.Batch, b []byte, reject func(Reason)) (lines int) {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		lines++
+		addItem(line, list, reject)
+	}
+	return lines
 }

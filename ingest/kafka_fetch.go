@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamd/items"
 )
 
 // A partitionConsumer consumes one partition for one generation: a fetcher
@@ -24,6 +26,7 @@ type partitionConsumer struct {
 	format Format            // the topic's default format
 	names  map[string]string // interned stream names
 	vals   []float64         // values of the unit being delivered
+	list   items.Batch       // or its items
 }
 
 // A fetched batch of messages of a partition.
@@ -240,14 +243,19 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int, error) {
 	c := p.c
 	p.vals = p.vals[:0]
+	p.list.Reset()
+	isink, _ := p.sink.(ItemSink)
 	stream := ""
+	var at time.Time // the unit's arrival time, with MessageTime
 	i := 0
 	for ; i < len(msgs); i++ {
 		m := &msgs[i]
 		name, nameOK := p.streamName(m)
 		format, formatOK := messageFormat(m, p.format)
-		if nameOK && formatOK && len(p.vals) > 0 &&
-			(name != stream || len(p.vals)+maxValues(format, len(m.Value)) > batchLen) {
+		if size := len(p.vals) + p.list.Len(); nameOK && formatOK && size > 0 &&
+			(name != stream || (format == FormatItems) != (p.list.Len() > 0) ||
+				size+maxValues(format, len(m.Value)) > batchLen ||
+				(c.MessageTime && !m.Time.Equal(at))) {
 			break // m starts the next unit
 		}
 		c.stats.messages.Add(1)
@@ -256,8 +264,17 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		case !nameOK:
 			p.reject("", ReasonBadStreamName, 1)
 			continue
-		case !formatOK:
+		case !formatOK, format == FormatItems && isink == nil:
 			p.reject(name, ReasonUnknownFormat, 1)
+			continue
+		case format == FormatItems:
+			n := p.list.Len()
+			if appendItemLines(&p.list, m.Value, func(r Reason) { p.reject(name, r, 1) }) == 0 {
+				p.reject(name, ReasonMalformed, 1)
+			}
+			if p.list.Len() > n {
+				stream, at = name, m.Time
+			}
 			continue
 		}
 		n := len(p.vals)
@@ -289,8 +306,14 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			p.reject(name, ReasonMalformed, bad)
 		}
 		if len(p.vals) > n {
-			stream = name
+			stream, at = name, m.Time
 		}
+	}
+	if !c.MessageTime {
+		at = time.Time{}
+	}
+	if p.list.Len() > 0 {
+		return i, p.acceptItems(ctx, isink, stream, at)
 	}
 	if len(p.vals) == 0 {
 		return i, nil
@@ -300,12 +323,18 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	if len(vals) == 0 {
 		return i, nil
 	}
-	err := p.sink.Accept(ctx, stream, vals)
+	var err error
+	if c.MessageTime {
+		err = p.sink.(TimedSink).AcceptAt(ctx, stream, vals, at)
+	} else {
+		err = p.sink.Accept(ctx, stream, vals)
+	}
+	reason, refused := RefusalReason(err)
 	switch {
 	case err == nil:
 		c.stats.values.Add(uint64(len(vals)))
-	case errors.Is(err, ErrStreamLimit):
-		p.reject(stream, ReasonStreamLimit, len(vals))
+	case refused:
+		p.reject(stream, reason, len(vals))
 	default:
 		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
 	}
@@ -333,4 +362,24 @@ func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) 
 	s := string(m.Key)
 	p.names[s] = s
 	return s, true
+}
+
+// acceptItems hands the items of the unit to the sink.
+func (p *partitionConsumer) acceptItems(ctx context.Context, sink ItemSink, stream string, at time.Time) error {
+	c := p.c
+	n := p.list.Len()
+	err := sink.AcceptItems(ctx, stream, &p.list, at)
+	reason, refused := RefusalReason(err)
+	switch {
+	case err == nil:
+		c.stats.values.Add(uint64(n))
+	case refused:
+		p.reject(stream, reason, n)
+	default:
+		return fmt.Errorf("accept %d items of stream %q from kafka partition %s: %w", n, stream, p.tp, err)
+	}
+	if p.list.Size() > 4*batchItemBytes {
+		p.list = items.Batch{} // do not keep a huge message's memory
+	}
+	return nil
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"streamd/items"
 )
 
 // The tests of KafkaConsumer run against an in-process kfake cluster, or
@@ -644,7 +646,7 @@ func (s *partitionRecordSink) of(tp TopicPartition) *recordSink {
 	return s.bySrc[tp]
 }
 
-func (s *partitionRecordSink) AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64) error {
+func (s *partitionRecordSink) AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64, _ time.Time) error {
 	if err := s.of(tp).Accept(ctx, stream, values); err != nil {
 		return err
 	}
@@ -720,5 +722,128 @@ func TestKafkaAssigned(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestKafkaItems consumes items messages (by header and by topic format),
+// with the messages' timestamps as arrival times, into an ItemSink and
+// into a PartitionItemSink, which gets each partition's items apart.
+func TestKafkaItems(t *testing.T) {
+	t.Parallel()
+	t.Run("sink", func(t *testing.T) {
+		t.Parallel()
+		testKafkaItems(t, "items", func(s *itemSink) Sink { return s })
+	})
+	t.Run("partitions", func(t *testing.T) {
+		t.Parallel()
+		var ps *partitionItemRecorder
+		testKafkaItems(t, "items-partitions", func(s *itemSink) Sink {
+			ps = &partitionItemRecorder{itemSink: s, parts: make(map[string][]TopicPartition)}
+			return ps
+		})
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		for stream, want := range map[string][]int{"ia": {0}, "ib": {1}} {
+			var got []int
+			for _, tp := range ps.parts[stream] {
+				got = append(got, tp.Partition)
+			}
+			slices.Sort(got)
+			if got = slices.Compact(got); !slices.Equal(got, want) {
+				t.Errorf("items of %q from partitions %v, want %v", stream, got, want)
+			}
+		}
+	})
+}
+
+// partitionItemRecorder is an itemSink that takes each partition's input
+// apart, and records the partitions that delivered items to each stream.
+type partitionItemRecorder struct {
+	*itemSink
+	mu    sync.Mutex
+	parts map[string][]TopicPartition
+}
+
+func (s *partitionItemRecorder) Accept(context.Context, string, []float64) error {
+	panic("Accept called on a PartitionItemSink")
+}
+
+func (s *partitionItemRecorder) AcceptItems(context.Context, string, *items.Batch, time.Time) error {
+	panic("AcceptItems called on a PartitionItemSink")
+}
+
+func (s *partitionItemRecorder) Reject(string, Reason, int) {
+	panic("Reject called on a PartitionItemSink")
+}
+
+func (s *partitionItemRecorder) AcceptPartition(ctx context.Context, _ TopicPartition, stream string, values []float64, at time.Time) error {
+	return s.itemSink.AcceptAt(ctx, stream, values, at)
+}
+
+func (s *partitionItemRecorder) AcceptPartitionItems(ctx context.Context, tp TopicPartition, stream string, b *items.Batch, at time.Time) error {
+	if err := s.itemSink.AcceptItems(ctx, stream, b, at); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.parts[stream] = append(s.parts[stream], tp)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *partitionItemRecorder) RejectPartition(_ TopicPartition, stream string, reason Reason, n int) {
+	s.itemSink.Reject(stream, reason, n)
+}
+
+// testKafkaItems runs TestKafkaItems on topic and group name, with the
+// consumer's Sink made by wrap from the itemSink it checks.
+func testKafkaItems(t *testing.T, name string, wrap func(*itemSink) Sink) {
+	brokers := testBrokers(t)
+	topic := createTopic(t, brokers, name)
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var msgs []kafka.Message
+	add := func(p int, key, value, ct string, at time.Time) {
+		m := message(p, []byte(key), []byte(value), ct)
+		m.Time = at
+		msgs = append(msgs, m)
+	}
+	add(0, "ia", "/index.html\n/a b\r\n", ContentTypeItems, t0)
+	add(0, "ia", "/index.html\n\n"+strings.Repeat("x", items.MaxLen+1)+"\n\xff", ContentTypeItems, t0.Add(time.Second))
+	add(1, "ib", "one", "", t0) // the topic's format: items
+	add(1, "values", "two", ContentTypeItems, t0)
+	add(2, "ib", "3.5", ContentTypeText, t0) // values for an item stream
+	add(3, "ia", "", ContentTypeItems, t0)
+	produce(t, brokers, topic, msgs)
+
+	sink := newItemSink()
+	c := testConsumer(t, brokers, "g-"+name, wrap(sink), topic)
+	c.Formats = map[string]Format{topic: FormatItems}
+	c.MessageTime = true
+	start(t, c)
+	poll(t, "all messages", func() bool { return c.Stats().Messages == uint64(len(msgs)) })
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	want := map[string][]string{"ia": {"/index.html", "/a b", "/index.html"}, "ib": {"one"}}
+	for k := range want {
+		slices.Sort(want[k])
+		slices.Sort(sink.items[k])
+	}
+	if !maps.EqualFunc(sink.items, want, slices.Equal) {
+		t.Errorf("items %q, want %q", sink.items, want)
+	}
+	rejects := map[reject]int{
+		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonItemTooLong}: 1, {"ia", ReasonBadUTF8}: 1,
+		{"ia", ReasonMalformed}:     1, // the empty message
+		{"values", ReasonWrongKind}: 1, {"ib", ReasonWrongKind}: 1,
+	}
+	if got := sink.got.rejects; !maps.Equal(got, rejects) {
+		t.Errorf("rejects %v, want %v", got, rejects)
+	}
+	for _, at := range sink.times {
+		if !at.Equal(t0) && !at.Equal(t0.Add(time.Second)) {
+			t.Errorf("arrival time %v, want a message's timestamp", at)
+		}
+	}
+	if len(sink.times) < 3 {
+		t.Errorf("%d calls with arrival times, want one per timestamp and stream", len(sink.times))
 	}
 }

@@ -134,6 +134,9 @@ func (d *lineDecoder) line(line []byte) error {
 			return err
 		}
 	}
+	if d.b.lineItems {
+		return d.items(line, j)
+	}
 	good, bad := 0, 0
 	for i = skipBlanks(line, j); i < len(line); i = skipBlanks(line, j) {
 		j = fieldEnd(line, i)
@@ -235,4 +238,18 @@ func parseSimple(tok []byte) (v float64, ok bool) {
 		v = -v
 	}
 	return v, true
+}
+
+// items decodes the items of a line of an item stream, from offset i (see
+// itemTokens). A line without items counts one "malformed".
+func (d *lineDecoder) items(line []byte, i int) error {
+	stream := d.b.stream
+	tokens := itemTokens(line, i, &d.b.list, func(r Reason) { d.b.sink.Reject(stream, r, 1) })
+	if tokens == 0 {
+		d.b.sink.Reject(stream, ReasonMalformed, 1)
+	}
+	if !d.b.itemRoom() {
+		return d.b.flush()
+	}
+	return nil
 }

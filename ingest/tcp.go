@@ -1,22 +1,46 @@
 package ingest
 
 import (
+	"bufio"
 	"context"
+	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+)
+
+// Defaults of a TCPServer's connection limits.
+const (
+	// DefaultMaxConnections is the default most connections served at
+	// once.
+	DefaultMaxConnections = 4096
+
+	// DefaultIdleTimeout is the default time after which a connection that
+	// sends nothing is closed.
+	DefaultIdleTimeout = 5 * time.Minute
+
+	// DefaultHandshakeTimeout is the default time a connection has to
+	// finish its TLS handshake and send its token.
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
 // A TCPServer accepts producers' connections on a TCP address and decodes
 // each connection, in the line or the framed protocol, into its Sink. Each
 // connection is served by one goroutine; while Sink.Accept blocks, the
 // connection is not read.
+//
+// Connections may be required to present a token (Token) and to speak TLS
+// (TLSConfig); their number and idle time are limited (MaxConnections,
+// IdleTimeout). The package documentation describes what a refused
+// connection gets back.
 //
 // Set the exported fields, then call Open; they must not change afterwards.
 type TCPServer struct {
@@ -36,6 +60,30 @@ type TCPServer struct {
 	// MaxFrameLen. Zero means MaxFrameLen.
 	MaxFrameBytes int
 
+	// Token, if not empty, is the token every connection must present in
+	// its preamble (see AppendPreamble); it must be valid (ValidToken).
+	// Connections without it are sent an error line, counted as
+	// ReasonUnauthenticated under the stream "", and closed.
+	Token string
+
+	// TLSConfig, if not nil, makes connections speak TLS: it needs a
+	// certificate.
+	TLSConfig *tls.Config
+
+	// MaxConnections is the most connections served at once; one more is
+	// sent an error line and closed. Zero means no limit.
+	MaxConnections int
+
+	// IdleTimeout closes a connection that sends nothing for this long
+	// while the server waits for it (not while the sink applies
+	// back-pressure). Zero means no timeout.
+	IdleTimeout time.Duration
+
+	// HandshakeTimeout is how long a connection has, from its start, to
+	// finish its TLS handshake and send its token preamble, when either is
+	// required. Zero means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
+
 	// Logger receives connection errors. Nil means slog.Default().
 	Logger *slog.Logger
 
@@ -44,12 +92,14 @@ type TCPServer struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the accept loop and the connections
 
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	closing bool
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	closing  bool
+	stopping atomic.Bool // closing, for the readers: see connReader
 
 	stats struct {
-		conns, open, bytes, values, rejected atomic.Uint64
+		conns, open, bytes, values, rejected        atomic.Uint64
+		unauthenticated, overLimit, tlsFailed, idle atomic.Uint64
 	}
 }
 
@@ -60,16 +110,25 @@ type Stats struct {
 	Bytes           uint64 // bytes read from connections
 	Values          uint64 // values accepted by the sink
 	Rejected        uint64 // values, lines and frames rejected (the sum of Reject's n)
+
+	// Connections refused or closed by the server.
+	Unauthenticated uint64 // without the token (also counted in Rejected)
+	OverLimit       uint64 // over MaxConnections
+	TLSFailed       uint64 // whose TLS handshake failed
+	IdleClosed      uint64 // closed after IdleTimeout without input
 }
 
 // NewTCPServer returns a TCPServer for addr and sink with the default
 // limits.
 func NewTCPServer(addr string, sink Sink) *TCPServer {
 	return &TCPServer{
-		Addr:          addr,
-		Sink:          sink,
-		MaxLineBytes:  DefaultMaxLineBytes,
-		MaxFrameBytes: MaxFrameLen,
+		Addr:             addr,
+		Sink:             sink,
+		MaxLineBytes:     DefaultMaxLineBytes,
+		MaxFrameBytes:    MaxFrameLen,
+		MaxConnections:   DefaultMaxConnections,
+		IdleTimeout:      DefaultIdleTimeout,
+		HandshakeTimeout: DefaultHandshakeTimeout,
 	}
 }
 
@@ -82,6 +141,14 @@ func (s *TCPServer) Open(ctx context.Context) error {
 	d := Decoder{MaxLineBytes: s.MaxLineBytes, MaxFrameBytes: s.MaxFrameBytes}
 	if _, _, err := d.limits(); err != nil {
 		return fmt.Errorf("open tcp ingest: %w", err)
+	}
+	if s.Token != "" {
+		if err := ValidToken(s.Token); err != nil {
+			return fmt.Errorf("open tcp ingest: %w", err)
+		}
+	}
+	if s.TLSConfig != nil && len(s.TLSConfig.Certificates) == 0 && s.TLSConfig.GetCertificate == nil {
+		return errors.New("open tcp ingest: tls config without a certificate")
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()
@@ -100,7 +167,7 @@ func (s *TCPServer) Open(ctx context.Context) error {
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.conns = make(map[net.Conn]struct{})
 	s.wg.Go(s.acceptLoop)
-	s.Logger.Info("tcp ingest listening", "addr", ln.Addr().String())
+	s.Logger.Info("tcp ingest listening", "addr", ln.Addr().String(), "tls", s.TLSConfig != nil, "token", s.Token != "")
 	return nil
 }
 
@@ -123,6 +190,10 @@ func (s *TCPServer) Stats() Stats {
 		Bytes:           s.stats.bytes.Load(),
 		Values:          s.stats.values.Load(),
 		Rejected:        s.stats.rejected.Load(),
+		Unauthenticated: s.stats.unauthenticated.Load(),
+		OverLimit:       s.stats.overLimit.Load(),
+		TLSFailed:       s.stats.tlsFailed.Load(),
+		IdleClosed:      s.stats.idle.Load(),
 	}
 }
 
@@ -139,6 +210,7 @@ func (s *TCPServer) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closing = true
+	s.stopping.Store(true)
 	lerr := s.ln.Close()
 	// An expired deadline ends the pending and future reads of each
 	// connection at once, with an error that Decode reports after handing
@@ -199,6 +271,19 @@ func (s *TCPServer) acceptLoop() {
 			conn.Close()
 			return
 		}
+		if s.MaxConnections > 0 && len(s.conns) >= s.MaxConnections {
+			s.mu.Unlock()
+			s.stats.overLimit.Add(1)
+			if s.TLSConfig == nil {
+				// A new connection's send buffer is empty: this does
+				// not block.
+				conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+				fmt.Fprintf(conn, "error: too many connections (the limit is %d)\n", s.MaxConnections)
+			}
+			conn.Close()
+			s.Logger.Debug("tcp ingest connection refused: too many", "remote", conn.RemoteAddr().String(), "limit", s.MaxConnections)
+			continue
+		}
 		s.conns[conn] = struct{}{}
 		s.mu.Unlock()
 		s.stats.conns.Add(1)
@@ -206,7 +291,8 @@ func (s *TCPServer) acceptLoop() {
 	}
 }
 
-// serve decodes conn into s.Sink until it ends, and closes it.
+// serve decodes conn into s.Sink until it ends, and closes it: after the
+// TLS handshake and the token preamble, if the server requires them.
 func (s *TCPServer) serve(conn net.Conn) {
 	s.stats.open.Add(1)
 	defer func() {
@@ -217,12 +303,68 @@ func (s *TCPServer) serve(conn net.Conn) {
 		s.stats.open.Add(^uint64(0))
 	}()
 	log := s.Logger.With("remote", conn.RemoteAddr().String())
-	d := Decoder{
-		Sink:          countingSink{s.Sink, &s.stats.values, &s.stats.rejected},
-		MaxLineBytes:  s.MaxLineBytes,
-		MaxFrameBytes: s.MaxFrameBytes,
+	sink := counting(s.Sink, &s.stats.values, &s.stats.rejected)
+	r := &connReader{s: s, conn: conn}
+	if s.TLSConfig != nil || s.Token != "" {
+		r.until = time.Now().Add(s.handshakeTimeout())
 	}
-	err := d.Decode(s.ctx, countingReader{conn, &s.stats.bytes})
+	if s.TLSConfig != nil {
+		tc := tls.Server(conn, s.TLSConfig)
+		ctx, cancel := context.WithDeadline(s.ctx, r.until)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			s.stats.tlsFailed.Add(1)
+			log.Debug("tcp ingest tls handshake failed", "err", err)
+			return
+		}
+		r.conn = tc
+		if s.Token == "" {
+			r.until = time.Time{}
+		}
+	}
+	in := bufio.NewReaderSize(r, preambleBufferSize)
+	pre, err := readPreamble(in)
+	switch {
+	case err == io.EOF:
+		log.Debug("tcp ingest connection ended before any input")
+		return
+	case s.stopping.Load():
+		log.Debug("tcp ingest connection closed by shutdown")
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded) && r.until.IsZero():
+		s.stats.idle.Add(1)
+		log.Debug("tcp ingest connection closed: idle", "timeout", s.IdleTimeout)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("no token within %v", s.handshakeTimeout())
+	}
+	switch {
+	case errors.Is(err, errBadPreamble) && s.Token == "":
+		sink.Reject("", ReasonUnknownFormat, 1)
+		log.Warn("tcp ingest connection dropped", "err", err)
+		return
+	case err != nil && s.Token == "":
+		log.Warn("tcp ingest connection failed", "err", err)
+		return
+	case err != nil:
+		s.refuse(r.conn, sink, log, fmt.Sprintf("%v: %v", ErrUnauthenticated, err))
+		return
+	case s.Token != "" && pre.token == nil:
+		s.refuse(r.conn, sink, log, fmt.Sprintf("%v: the connection must start with the line %q or the framed preamble %q", ErrUnauthenticated, AuthLinePrefix+" <token>", MagicToken))
+		return
+	case s.Token != "" && subtle.ConstantTimeCompare(pre.token, []byte(s.Token)) != 1:
+		s.refuse(r.conn, sink, log, fmt.Sprintf("%v: wrong token", ErrUnauthenticated))
+		return
+	}
+	r.until = time.Time{}
+	var src io.Reader = in
+	if pre.framed {
+		// Decode sees the framed protocol's plain magic.
+		src = io.MultiReader(strings.NewReader(Magic), in)
+	}
+	d := Decoder{Sink: sink, MaxLineBytes: s.MaxLineBytes, MaxFrameBytes: s.MaxFrameBytes}
+	err = d.Decode(s.ctx, src)
 	s.mu.Lock()
 	closing := s.closing
 	s.mu.Unlock()
@@ -231,6 +373,9 @@ func (s *TCPServer) serve(conn net.Conn) {
 		log.Debug("tcp ingest connection ended")
 	case closing && errors.Is(err, os.ErrDeadlineExceeded):
 		log.Debug("tcp ingest connection closed by shutdown")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.stats.idle.Add(1)
+		log.Debug("tcp ingest connection closed: idle", "timeout", s.IdleTimeout)
 	case errors.Is(err, ErrUnknownFormat), errors.Is(err, ErrFrameTooLarge):
 		log.Warn("tcp ingest connection dropped", "err", err)
 	default:
@@ -238,15 +383,67 @@ func (s *TCPServer) serve(conn net.Conn) {
 	}
 }
 
-// countingReader counts the bytes read from r into n.
-type countingReader struct {
-	r io.Reader
-	n *atomic.Uint64
+func (s *TCPServer) handshakeTimeout() time.Duration {
+	if s.HandshakeTimeout > 0 {
+		return s.HandshakeTimeout
+	}
+	return DefaultHandshakeTimeout
 }
 
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(uint64(n))
+// refuse counts a connection without the token, sends it an error line,
+// and lets the client read it: it stops writing, and reads and discards
+// what the client sends for up to a second, so that closing does not
+// reset the connection before the error arrives.
+func (s *TCPServer) refuse(conn net.Conn, sink Sink, log *slog.Logger, msg string) {
+	s.stats.unauthenticated.Add(1)
+	sink.Reject("", ReasonUnauthenticated, 1)
+	// Debug: a flood of refused connections must not flood the log; the
+	// metrics count them.
+	log.Debug("tcp ingest connection refused", "err", msg)
+	conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if _, err := io.WriteString(conn, "error: "+msg+"\n"); err != nil {
+		return
+	}
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	if !s.stopping.Load() {
+		io.CopyN(io.Discard, conn, 64<<10)
+	}
+}
+
+// connReader reads a connection for a TCPServer: it counts the bytes,
+// bounds each read by the idle timeout and, until the preamble is read, by
+// the handshake's deadline, and fails once the server closes.
+//
+// Close sets stopping and then an expired deadline on every connection. A
+// read sets its own deadline and then checks stopping: either it sees
+// stopping, or Close's deadline comes after its own and ends the read.
+type connReader struct {
+	s     *TCPServer
+	conn  net.Conn
+	until time.Time // the handshake's deadline; zero once it is done
+	set   time.Time // the deadline set last
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	var dl time.Time
+	if t := r.s.IdleTimeout; t > 0 {
+		dl = time.Now().Add(t)
+	}
+	if !r.until.IsZero() && (dl.IsZero() || r.until.Before(dl)) {
+		dl = r.until
+	}
+	if !dl.Equal(r.set) {
+		r.conn.SetReadDeadline(dl)
+		r.set = dl
+	}
+	if r.s.stopping.Load() {
+		return 0, os.ErrDeadlineExceeded
+	}
+	n, err := r.conn.Read(p)
+	r.s.stats.bytes.Add(uint64(n))
 	return n, err
 }
 
@@ -254,6 +451,21 @@ func (c countingReader) Read(p []byte) (int, error) {
 type countingSink struct {
 	Sink
 	values, rejected *atomic.Uint64
+}
+
+// countingEncodedSink is a countingSink of an EncodedSink.
+type countingEncodedSink struct {
+	countingSink
+	es EncodedSink
+}
+
+func (c countingEncodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (int, error) {
+	n, err := c.es.AcceptEncoded(ctx, stream, size, data)
+	c.values.Add(uint64(n))
+	if err == nil {
+		c.rejected.Add(uint64(len(data)/size - n)) // NaN and ±Inf
+	}
+	return n, err
 }
 
 func (c countingSink) Accept(ctx context.Context, stream string, values []float64) error {

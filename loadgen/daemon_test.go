@@ -312,3 +312,40 @@ func BenchmarkSend(b *testing.B) {
 		})
 	}
 }
+
+// TestItemTargetsVerify sends Zipf items to a real daemon over every
+// target that serves them and verifies its heavy hitters by their strings.
+func TestItemTargetsVerify(t *testing.T) {
+	d := daemontest.Start(t)
+	for _, tt := range []struct {
+		name   string
+		target loadgen.Target
+	}{
+		{"tcp", &loadgen.TCP{Addr: d.TCPAddr}},
+		{"tcp-binary", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}},
+		{"grpc", &loadgen.GRPC{Client: d.Client}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stream := "items." + tt.name
+			// Lines name item streams only once they exist.
+			if _, err := d.Client.CreateStream(context.Background(), &pb.CreateStreamRequest{Stream: stream, Kind: pb.StreamKind_STREAM_KIND_ITEMS}); err != nil {
+				t.Fatal(err)
+			}
+			src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Zipf, S: 1.1, Distinct: 10000, Seed: 2}, Count: 50_000, Streams: []string{stream}, Items: true}
+			r := &loadgen.Runner{Source: src, Target: tt.target, Conns: 2, Keep: true}
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := loadgen.Verify(context.Background(), d.Client, res, loadgen.VerifyConfig{Timeout: 10 * time.Second, Support: 0.005})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			v.WriteTo(&out)
+			if !v.OK() || len(v.Streams) != 1 || len(v.Streams[0].HeavyHitters) == 0 {
+				t.Fatalf("verification failed:\n%s", out.String())
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -27,6 +28,11 @@ type FrameRunner struct {
 	// (at least one). Both are required.
 	Addr     string
 	Payloads []*Payload
+
+	// Token, if set, is sent in each connection's preamble; TLS, if set,
+	// makes the connections speak TLS.
+	Token string
+	TLS   *tls.Config
 
 	// Conns is the number of connections (default 1). With at least as
 	// many connections as payloads, connection i sends payload i mod
@@ -130,15 +136,18 @@ func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
+	pre, err := ingest.AppendPreamble(nil, true, r.Token)
+	if err != nil {
+		return nil, fmt.Errorf("frame run: %w", err)
+	}
 	conns := make([]net.Conn, len(senders))
 	for i := range conns {
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", r.Addr)
+		c, err := dialTCP(ctx, r.Addr, r.TLS)
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.Close()
 			}
-			return nil, fmt.Errorf("dial tcp: %w", err)
+			return nil, err
 		}
 		conns[i] = c
 	}
@@ -161,7 +170,7 @@ func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
 	var wg sync.WaitGroup
 	for i, s := range senders {
 		wg.Go(func() {
-			if err := r.send(ctx, conns[i], s, start, deadline, len(senders)); err != nil {
+			if err := r.send(ctx, conns[i], pre, s, start, deadline, len(senders)); err != nil {
 				cancel(err)
 			}
 		})
@@ -218,22 +227,29 @@ func (r *FrameRunner) plan() []*sender {
 	return senders
 }
 
-// send writes the lanes of s to c in turns, a chunk of each at a time,
-// until every lane is done, the deadline passes or ctx ends, then closes
-// c.
-func (r *FrameRunner) send(ctx context.Context, c net.Conn, s *sender, start, deadline time.Time, conns int) error {
+// send writes the preamble pre and then the lanes of s to c in turns, a
+// chunk of each at a time, until every lane is done, the deadline passes
+// or ctx ends, then closes c: once the daemon has closed it, after taking
+// every value or refusing the connection, as finishTCP says.
+func (r *FrameRunner) send(ctx context.Context, c net.Conn, pre []byte, s *sender, start, deadline time.Time, conns int) error {
 	// A write blocked by back-pressure ends with ctx.
 	stop := context.AfterFunc(ctx, func() { c.SetWriteDeadline(time.Unix(1, 0)) })
 	defer stop()
-	err := r.writeLanes(ctx, c, s, start, deadline, r.Rate/float64(conns))
+	err := r.writeLanes(ctx, c, pre, s, start, deadline, r.Rate/float64(conns))
+	switch {
+	case err != nil:
+		err = refusal(c, err)
+	case ctx.Err() == nil:
+		err = finishTCP(c)
+	}
 	if cerr := c.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close tcp: %w", cerr)
 	}
 	return err
 }
 
-func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, s *sender, start, deadline time.Time, rate float64) error {
-	if _, err := c.Write([]byte(ingest.Magic)); err != nil {
+func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, pre []byte, s *sender, start, deadline time.Time, rate float64) error {
+	if _, err := c.Write(pre); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
 	most := r.WriteBytes

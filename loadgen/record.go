@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamd/ingest"
+	"streamd/items"
 )
 
 // A Recorder is an ingest.Sink that writes the values it accepts to a file
@@ -87,6 +88,43 @@ func (r *Recorder) Accept(ctx context.Context, stream string, values []float64) 
 	}
 	return nil
 }
+
+// AcceptItems implements ingest.ItemSink: it writes items as item frames
+// (at is not recorded). Limit counts items as values.
+func (r *Recorder) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.err
+	}
+	n := b.Len()
+	if r.Limit > 0 {
+		if r.values >= r.Limit {
+			return ErrRecordFull
+		}
+		n = int(min(int64(n), r.Limit-r.values))
+	}
+	// 1024 items of at most items.MaxLen bytes fit in a frame.
+	for i := 0; i < n; i += 1024 {
+		r.buf, r.err = ingest.AppendBatchFrame(r.buf[:0], stream, b, i, min(i+1024, n))
+		if r.err == nil {
+			_, r.err = r.w.Write(r.buf)
+		}
+		if r.err != nil {
+			r.err = fmt.Errorf("record: %w", r.err)
+			return r.err
+		}
+	}
+	r.values += int64(n)
+	r.streams[stream] += int64(n)
+	if r.Limit > 0 && r.values == r.Limit {
+		close(r.full)
+	}
+	return nil
+}
+
+// IsItemStream implements ingest.ItemSink: lines record as values.
+func (r *Recorder) IsItemStream(string) bool { return false }
 
 // Reject implements ingest.Sink: it counts bad input.
 func (r *Recorder) Reject(stream string, reason ingest.Reason, n int) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"streamd/ingest"
+	"streamd/items"
 )
 
 // DefaultBatch is the default number of values a Runner hands to a
@@ -124,6 +125,8 @@ type StreamResult struct {
 	// order.
 	Values []float64
 	Counts []int64
+	// Items holds the items sent, with Runner.Keep, for an item stream.
+	Items []string
 }
 
 // errLimit ends a source when the run's count or duration is reached.
@@ -180,13 +183,14 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		wg.Go(func() {
 			for w := range s.work {
 				if ctx.Err() == nil {
-					if err := c.Send(w.stream, w.vals); err != nil {
+					if err := w.send(c); err != nil {
 						cancel(err)
 					} else {
-						s.sent.Add(int64(len(w.vals)))
+						s.sent.Add(int64(w.len()))
 					}
 				}
 				w.vals = w.vals[:0]
+				w.items.Reset()
 				s.pool.Put(w)
 			}
 			ack, err := c.Close()
@@ -253,10 +257,25 @@ func startProgress(progress func(Progress), every time.Duration, state func() Pr
 	}
 }
 
-// work is a batch of values for one connection.
+// work is a batch of values or items for one connection.
 type work struct {
 	stream string
 	vals   []float64
+	items  items.Batch
+}
+
+func (w *work) len() int { return len(w.vals) + w.items.Len() }
+
+// send sends w on c.
+func (w *work) send(c Conn) error {
+	if w.items.Len() == 0 {
+		return c.Send(w.stream, w.vals)
+	}
+	ic, ok := c.(ItemConn)
+	if !ok {
+		return fmt.Errorf("send: items for stream %q: the target takes no items", w.stream)
+	}
+	return ic.SendItems(w.stream, &w.items)
 }
 
 // runSink is the ingest.Sink that a Runner hands to its source. Its
@@ -301,20 +320,11 @@ func (s *runSink) Accept(ctx context.Context, stream string, values []float64) e
 	}
 	st := s.stream(stream)
 	for len(values) > 0 {
-		if err := s.ctx.Err(); err != nil {
-			return context.Cause(s.ctx)
-		}
-		if !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
-			return errLimit
-		}
-		if s.r.Count > 0 && s.queued >= s.r.Count {
-			return errLimit
+		n, err := s.admit(len(values))
+		if err != nil {
+			return err
 		}
 		w := s.pool.Get().(*work)
-		n := min(len(values), s.batch-len(w.vals))
-		if s.r.Count > 0 {
-			n = int(min(int64(n), s.r.Count-s.queued))
-		}
 		w.stream = stream
 		w.vals = ingest.CleanValues(stream, append(w.vals[:0], values[:n]...), s)
 		values = values[n:]
@@ -322,22 +332,84 @@ func (s *runSink) Accept(ctx context.Context, stream string, values []float64) e
 			s.pool.Put(w)
 			continue
 		}
-		if err := s.pace(len(w.vals)); err != nil {
-			s.pool.Put(w)
-			return err
-		}
-		s.queued += int64(len(w.vals))
-		st.Sent += int64(len(w.vals))
 		if s.r.Keep {
 			st.Values = append(st.Values, w.vals...)
 		}
-		select {
-		case s.work <- w:
-		case <-s.ctx.Done():
-			return context.Cause(s.ctx)
+		if err := s.queue(st, w); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// AcceptItems implements ingest.ItemSink: it cuts items into batches, paces
+// them, and queues them for the connections, as Accept does values. at is
+// not used: the receiver stamps arrival times.
+func (s *runSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
+	if err := ingest.ValidStreamName(stream); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	st := s.stream(stream)
+	for i := 0; i < b.Len(); {
+		n, err := s.admit(b.Len() - i)
+		if err != nil {
+			return err
+		}
+		w := s.pool.Get().(*work)
+		w.stream = stream
+		w.vals = w.vals[:0]
+		w.items.AppendBatch(b, i, i+n)
+		if s.r.Keep {
+			for j := i; j < i+n; j++ {
+				st.Items = append(st.Items, string(b.Item(j)))
+			}
+		}
+		i += n
+		if err := s.queue(st, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsItemStream implements ingest.ItemSink: recordings in the line protocol
+// replay as values.
+func (s *runSink) IsItemStream(string) bool { return false }
+
+// admit returns how many of the next n values or items may go into one
+// batch, or errLimit (or the run's error) when the run must end.
+func (s *runSink) admit(n int) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, context.Cause(s.ctx)
+	}
+	if !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
+		return 0, errLimit
+	}
+	if s.r.Count > 0 && s.queued >= s.r.Count {
+		return 0, errLimit
+	}
+	n = min(n, s.batch)
+	if s.r.Count > 0 {
+		n = int(min(int64(n), s.r.Count-s.queued))
+	}
+	return n, nil
+}
+
+// queue paces the batch w of stream st and hands it to a connection.
+func (s *runSink) queue(st *StreamResult, w *work) error {
+	n := w.len()
+	if err := s.pace(n); err != nil {
+		s.pool.Put(w)
+		return err
+	}
+	s.queued += int64(n)
+	st.Sent += int64(n)
+	select {
+	case s.work <- w:
+		return nil
+	case <-s.ctx.Done():
+		return context.Cause(s.ctx)
+	}
 }
 
 // pace waits until n more values may be sent at the run's rate.

@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"streamd/ingest"
+	"streamd/items"
 	"streamd/loadgen/synth"
 )
 
@@ -164,6 +167,15 @@ type CSVFile struct {
 	// made valid by StreamName.
 	Streams []string
 	Prefix  string
+
+	// ItemColumns chooses columns of strings, by name or index like
+	// Columns, whose fields go as items to item streams named like the
+	// others (Prefix and the column's name). An empty field is counted as
+	// ingest.ReasonEmptyItem and skipped, an over-long one as
+	// ingest.ReasonItemTooLong. The sink must be an ingest.ItemSink (a
+	// Runner's is). With ItemColumns and no Columns, only the item
+	// columns are read.
+	ItemColumns []string
 }
 
 // Run implements Source.
@@ -196,10 +208,21 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 			return fmt.Errorf("read %s: %w", c.Path, err)
 		}
 	}
-	cols, err := c.columns(header, rec)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", c.Path, err)
+	var cols, itemCols []csvColumn
+	if len(c.Columns) > 0 || len(c.ItemColumns) == 0 {
+		if cols, err = c.columns(c.Columns, header, rec); err != nil {
+			return fmt.Errorf("read %s: %w", c.Path, err)
+		}
 	}
+	if len(c.ItemColumns) > 0 {
+		if itemCols, err = c.columns(c.ItemColumns, header, rec); err != nil {
+			return fmt.Errorf("read %s: %w", c.Path, err)
+		}
+		if _, ok := sink.(ingest.ItemSink); !ok {
+			return errors.New("replay: item columns for a sink that takes no items")
+		}
+	}
+	lists := make([]items.Batch, len(itemCols))
 	vals := make([][]float64, len(cols))
 	bad := make([]int, len(cols))
 	for {
@@ -221,6 +244,23 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 				vals[i] = vals[i][:0]
 			}
 		}
+		for i, col := range itemCols {
+			field := ""
+			if col.index < len(rec) {
+				field = rec[col.index]
+			}
+			if r := ingest.CheckItem([]byte(field)); r != "" {
+				sink.Reject(col.stream, r, 1)
+				continue
+			}
+			lists[i].AppendString(field)
+			if lists[i].Len() == sourceBatch {
+				if err := sink.(ingest.ItemSink).AcceptItems(ctx, col.stream, &lists[i], time.Time{}); err != nil {
+					return err
+				}
+				lists[i].Reset()
+			}
+		}
 		rec, err = cr.Read()
 		if err == io.EOF {
 			break
@@ -237,6 +277,14 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 			return err
 		}
 	}
+	for i, col := range itemCols {
+		if lists[i].Len() == 0 {
+			continue
+		}
+		if err := sink.(ingest.ItemSink).AcceptItems(ctx, col.stream, &lists[i], time.Time{}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -245,10 +293,11 @@ type csvColumn struct {
 	stream string
 }
 
-// columns resolves c.Columns against the header and the first row.
-func (c *CSVFile) columns(header, first []string) ([]csvColumn, error) {
+// columns resolves names (c.Columns or c.ItemColumns) against the header
+// and the first row.
+func (c *CSVFile) columns(names, header, first []string) ([]csvColumn, error) {
 	var idx []int
-	for _, name := range c.Columns {
+	for _, name := range names {
 		i := -1
 		if !c.NoHeader {
 			i = indexOf(header, name)
@@ -262,7 +311,7 @@ func (c *CSVFile) columns(header, first []string) ([]csvColumn, error) {
 		}
 		idx = append(idx, i)
 	}
-	if len(c.Columns) == 0 {
+	if len(names) == 0 {
 		for i := range header {
 			if i < len(first) {
 				if _, err := strconv.ParseFloat(strings.TrimSpace(first[i]), 64); err == nil {
@@ -317,7 +366,11 @@ func (rec *Recording) Run(ctx context.Context, sink ingest.Sink) error {
 	}
 	defer r.Close()
 	if rec.Prefix != "" {
-		sink = prefixSink{sink, rec.Prefix}
+		p := prefixSink{sink, rec.Prefix}
+		sink = p
+		if is, ok := p.Sink.(ingest.ItemSink); ok {
+			sink = prefixItemSink{p, is}
+		}
 	}
 	d := ingest.Decoder{Sink: sink}
 	if err := d.Decode(ctx, r); err != nil {
@@ -341,6 +394,20 @@ func (p prefixSink) Reject(stream string, reason ingest.Reason, n int) {
 		stream = p.prefix + stream
 	}
 	p.Sink.Reject(stream, reason, n)
+}
+
+// prefixItemSink is a prefixSink of an ingest.ItemSink.
+type prefixItemSink struct {
+	prefixSink
+	items ingest.ItemSink
+}
+
+func (p prefixItemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
+	return p.items.AcceptItems(ctx, p.prefix+stream, b, at)
+}
+
+func (p prefixItemSink) IsItemStream(stream string) bool {
+	return p.items.IsItemStream(p.prefix + stream)
 }
 
 // IsRecording reports whether the file at path, once decompressed, starts
@@ -392,6 +459,12 @@ type Synth struct {
 	Spec    synth.Spec
 	Count   int64
 	Streams []string // the stream names; at least one
+
+	// Items sends items instead of values, for item streams: the string
+	// of each value drawn is synth.ItemName(value), so the Zipf
+	// distribution gives Zipf-distributed strings. The sink must be an
+	// ingest.ItemSink (a Runner's is).
+	Items bool
 }
 
 // Run implements Source.
@@ -444,6 +517,14 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 			return dst[:m]
 		}
 	}
+	accept := sink.Accept
+	if s.Items {
+		is, ok := sink.(ingest.ItemSink)
+		if !ok {
+			return errors.New("synth: items for a sink that takes no items")
+		}
+		accept = itemNamer(is)
+	}
 	buf := make([]float64, sourceBatch)
 	for live := k; live > 0; {
 		live = 0
@@ -453,10 +534,35 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 				continue
 			}
 			live++
-			if err := sink.Accept(ctx, name, vals); err != nil {
+			if err := accept(ctx, name, vals); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// itemNamer returns an Accept that hands the items named by values
+// (synth.ItemName) to sink. The names of the integers below 2^22 are made
+// once and kept, so that a Zipf stream costs no allocation per item.
+func itemNamer(sink ingest.ItemSink) func(ctx context.Context, stream string, values []float64) error {
+	var (
+		names []string
+		b     items.Batch
+	)
+	return func(ctx context.Context, stream string, values []float64) error {
+		b.Reset()
+		for _, v := range values {
+			k := uint64(math.Abs(v))
+			if k < 1<<22 {
+				for uint64(len(names)) <= k {
+					names = append(names, synth.ItemName(float64(len(names))))
+				}
+				b.AppendString(names[k])
+			} else {
+				b.AppendString(synth.ItemName(v))
+			}
+		}
+		return sink.AcceptItems(ctx, stream, &b, time.Time{})
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"streamd/ingest"
+	"streamd/items"
 	"streamd/loadgen"
 	"streamd/loadgen/synth"
 )
@@ -22,6 +23,7 @@ import (
 type memTarget struct {
 	mu     sync.Mutex
 	values map[string][]float64
+	items  map[string][]string
 	dials  int
 }
 
@@ -41,6 +43,18 @@ func (c memConn) Send(stream string, values []float64) error {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	c.m.values[stream] = append(c.m.values[stream], values...)
+	return nil
+}
+
+func (c memConn) SendItems(stream string, b *items.Batch) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.items == nil {
+		c.m.items = make(map[string][]string)
+	}
+	for i := range b.Len() {
+		c.m.items[stream] = append(c.m.items[stream], string(b.Item(i)))
+	}
 	return nil
 }
 
@@ -330,4 +344,61 @@ func ExampleResult_WriteSummary() {
 	// power      3        1  malformed=1
 	// volts      1        0
 	// sent 4 values in 2s: 2 values/s; skipped 1 at the source
+}
+
+// TestItemSources sends items from the synthetic source and from a CSV
+// column of strings, records them, and replays the recording with a
+// prefix.
+func TestItemSources(t *testing.T) {
+	ctx := context.Background()
+	run := func(src loadgen.Source) *memTarget {
+		t.Helper()
+		m := &memTarget{}
+		r := &loadgen.Runner{Source: src, Target: m, Batch: 100}
+		if _, err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	spec := synth.Spec{Dist: synth.Zipf, S: 1.1, Distinct: 50, Seed: 3}
+	m := run(&loadgen.Synth{Spec: spec, Count: 1000, Streams: []string{"z"}, Items: true})
+	ranks, _ := synth.Generate(spec, 1000)
+	var want []string
+	for _, r := range ranks {
+		want = append(want, synth.ItemName(r))
+	}
+	if got := m.items["z"]; !slices.Equal(got, want) {
+		t.Fatalf("synthetic items %q..., want %q...", got[:min(5, len(got))], want[:5])
+	}
+
+	csv := writeFile(t, "log.csv", []byte("url,status,ms\n/a,200,1.5\n/b c,404,2\n,500,3\n/a,200,4\n"))
+	m = run(&loadgen.CSVFile{Path: csv, Columns: []string{"ms"}, ItemColumns: []string{"url", "status"}})
+	if got := m.items["url"]; !slices.Equal(got, []string{"/a", "/b c", "/a"}) {
+		t.Errorf("url items %q", got)
+	}
+	if got := m.items["status"]; !slices.Equal(got, []string{"200", "404", "500", "200"}) {
+		t.Errorf("status items %q", got)
+	}
+	if got := m.values["ms"]; !slices.Equal(got, []float64{1.5, 2, 3, 4}) {
+		t.Errorf("ms values %v", got)
+	}
+
+	// Record, then replay with a prefix.
+	var buf bytes.Buffer
+	rec := loadgen.NewRecorder(&buf)
+	var b items.Batch
+	for _, x := range want {
+		b.AppendString(x)
+	}
+	if err := rec.AcceptItems(ctx, "z", &b, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := writeFile(t, "items.sdb", buf.Bytes())
+	m = run(&loadgen.Loop{Source: &loadgen.Recording{Path: path, Prefix: "p."}, N: 2})
+	if got := m.items["p.z"]; !slices.Equal(got, append(slices.Clone(want), want...)) {
+		t.Errorf("replayed %d items, want %d", len(got), 2*len(want))
+	}
 }

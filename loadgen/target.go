@@ -2,20 +2,25 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
+	"streamd/items"
 )
 
 // A Target opens connections to a receiver of values.
@@ -38,6 +43,21 @@ type Conn interface {
 	Close() (Ack, error)
 }
 
+// ItemConn is a Conn that also carries items, for item streams. Every
+// Conn of this package is one.
+type ItemConn interface {
+	Conn
+	// SendItems sends the items of b for stream, in order. The caller may
+	// reuse b once SendItems returns.
+	SendItems(stream string, b *items.Batch) error
+}
+
+var (
+	_ ItemConn = (*tcpConn)(nil)
+	_ ItemConn = (*grpcConn)(nil)
+	_ ItemConn = (*kafkaConn)(nil)
+)
+
 // Ack is what a receiver reported about the values of a connection.
 type Ack struct {
 	Known    bool   // the receiver reports counts; the fields below are set
@@ -49,26 +69,31 @@ type Ack struct {
 // ingest): the line protocol, or the framed protocol if Binary is set. Values
 // are written as float64 (in the line protocol, in the shortest decimal
 // form that reads back to the same float64), or as float32 if Float32 is
-// set. Lines carry at most 1024 values.
+// set. Lines carry at most 1024 values. Items go in item frames, or in
+// lines as Go-quoted strings. Each connection starts with the token
+// preamble when Token is set, and speaks TLS when TLS is set.
 type TCP struct {
 	Addr    string
 	Binary  bool
 	Float32 bool
+	Token   string
+	TLS     *tls.Config
 }
 
 // Dial implements Target.
 func (t *TCP) Dial(ctx context.Context) (Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", t.Addr)
+	pre, err := ingest.AppendPreamble(nil, t.Binary, t.Token)
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	nc, err := dialTCP(ctx, t.Addr, t.TLS)
+	if err != nil {
+		return nil, err
 	}
 	c := &tcpConn{conn: nc, w: bufio.NewWriterSize(nc, 256<<10), binary: t.Binary, f32: t.Float32}
 	// A send blocked by back-pressure ends with ctx.
 	c.stop = context.AfterFunc(ctx, func() { nc.SetWriteDeadline(time.Unix(1, 0)) })
-	if t.Binary {
-		c.w.WriteString(ingest.Magic)
-	}
+	c.w.Write(pre)
 	return c, nil
 }
 
@@ -99,11 +124,85 @@ func (c *tcpConn) Send(stream string, values []float64) error {
 			c.buf = appendLine(c.buf, stream, values[:n], c.f32)
 		}
 		if _, err := c.w.Write(c.buf); err != nil {
-			return fmt.Errorf("send: %w", err)
+			return fmt.Errorf("send: %w", refusal(c.conn, err))
 		}
 		values = values[n:]
 	}
 	return nil
+}
+
+func (c *tcpConn) SendItems(stream string, b *items.Batch) error {
+	for i := 0; i < b.Len(); {
+		c.buf = c.buf[:0]
+		n := min(b.Len()-i, maxLineValues)
+		if c.binary {
+			var err error
+			if c.buf, err = ingest.AppendBatchFrame(c.buf, stream, b, i, i+n); err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+		} else {
+			c.buf = append(c.buf, stream...)
+			for j := i; j < i+n; j++ {
+				c.buf = append(c.buf, ' ')
+				c.buf = strconv.AppendQuote(c.buf, string(b.Item(j)))
+			}
+			c.buf = append(c.buf, '\n')
+		}
+		if _, err := c.w.Write(c.buf); err != nil {
+			return fmt.Errorf("send: %w", refusal(c.conn, err))
+		}
+		i += n
+	}
+	return nil
+}
+
+// dialTCP connects to the TCP ingest address addr, over TLS if tc is set.
+func dialTCP(ctx context.Context, addr string, tc *tls.Config) (net.Conn, error) {
+	var (
+		nc  net.Conn
+		err error
+	)
+	if tc != nil {
+		d := tls.Dialer{Config: tc}
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	return nc, nil
+}
+
+// refusal returns the daemon's error line, if it sent one before closing
+// conn (a missing or wrong token), as an error; else err.
+func refusal(conn net.Conn, err error) error {
+	conn.SetReadDeadline(time.Now().Add(time.Second))
+	line, _ := bufio.NewReader(io.LimitReader(conn, 4096)).ReadString('\n')
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "error: "); ok {
+		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	return err
+}
+
+// finishTCP ends the sending side of conn, a TCP ingest connection with
+// everything written, and waits, for up to a minute, until the daemon
+// closes it: the daemon has then accepted every value, or sent an error
+// line, which finishTCP returns.
+func finishTCP(conn net.Conn) error {
+	if err := closeWrite(conn); err != nil {
+		return refusal(conn, err)
+	}
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	reply, err := io.ReadAll(io.LimitReader(conn, 4096))
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(string(reply)), "error: "); ok {
+		return fmt.Errorf("the daemon refused the connection: %s", msg)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil // the daemon is slow, not failing
+	}
+	return err
 }
 
 // appendLine appends a line of the line protocol to dst.
@@ -120,9 +219,17 @@ func appendLine(dst []byte, stream string, values []float64, f32 bool) []byte {
 	return append(dst, '\n')
 }
 
+// Close flushes what is buffered, ends the connection's sending side and
+// waits, for up to a minute, until the daemon closes it: the daemon then
+// has accepted every value, or sent an error line, which Close returns.
 func (c *tcpConn) Close() (Ack, error) {
 	c.stop()
 	err := c.w.Flush()
+	if err == nil {
+		err = finishTCP(c.conn)
+	} else {
+		err = refusal(c.conn, err)
+	}
 	if cerr := c.conn.Close(); err == nil {
 		err = cerr
 	}
@@ -130,6 +237,14 @@ func (c *tcpConn) Close() (Ack, error) {
 		return Ack{}, fmt.Errorf("close tcp: %w", err)
 	}
 	return Ack{}, nil
+}
+
+// closeWrite ends the sending side of conn, a TCP or TLS connection.
+func closeWrite(conn net.Conn) error {
+	if cw, ok := conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 // GRPC is a Target that sends values with streamd's Push call, one call per
@@ -163,6 +278,23 @@ func (c *grpcConn) Send(stream string, values []float64) error {
 	if err := c.call.Send(&c.req); err != nil {
 		if err == io.EOF {
 			// The server ended the call: its status says why.
+			_, err = c.call.CloseAndRecv()
+		}
+		return fmt.Errorf("push: %w", err)
+	}
+	return nil
+}
+
+func (c *grpcConn) SendItems(stream string, b *items.Batch) error {
+	list := make([]string, b.Len())
+	for i := range list {
+		list[i] = string(b.Item(i))
+	}
+	c.req.Stream, c.req.Values, c.req.Items, c.req.Durable = stream, nil, list, c.durable
+	err := c.call.Send(&c.req)
+	c.req.Items = nil
+	if err != nil {
+		if err == io.EOF {
 			_, err = c.call.CloseAndRecv()
 		}
 		return fmt.Errorf("push: %w", err)
@@ -326,6 +458,31 @@ func (c *kafkaConn) Send(stream string, values []float64) error {
 			Headers: header,
 		})
 		values = values[n:]
+	}
+	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
+		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
+	}
+	return nil
+}
+
+// SendItems sends items in messages of the items format, one item a line,
+// up to ValuesPerMessage items each. An item holding a newline cannot be
+// sent so and fails the send.
+func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
+	c.msgs = c.msgs[:0]
+	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(ingest.ContentTypeItems)}}
+	for i := 0; i < b.Len(); {
+		n := min(b.Len()-i, c.per)
+		var value []byte
+		for j := i; j < i+n; j++ {
+			x := b.Item(j)
+			if bytes.IndexByte(x, '\n') >= 0 {
+				return fmt.Errorf("kafka: item %q holds a newline", x)
+			}
+			value = append(append(value, x...), '\n')
+		}
+		c.msgs = append(c.msgs, kafka.Message{Key: []byte(stream), Value: value, Headers: header})
+		i += n
 	}
 	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
 		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)

@@ -71,6 +71,7 @@ type StreamCheck struct {
 	N       int64   // values sent
 	Epsilon float64 // the stream's ε, from the daemon
 	Float32 bool    // the stream keeps float32 values: answers are compared with the values rounded so
+	Items   bool    // an item stream: heavy hitters only, by item
 
 	// Rejected is the daemon's count of the stream's values it refused,
 	// over the stream's life (StatsResponse.rejected_total).
@@ -116,7 +117,8 @@ type QuantileCheck struct {
 // reported as one by the daemon, or both.
 type HeavyHitterCheck struct {
 	Value              float64
-	Exact              int64 // its count in the values sent
+	Item               string // the item, for an item stream
+	Exact              int64  // its count in the values sent
 	Reported           bool
 	CountMin, CountMax uint64 // the daemon's bounds, when reported
 	Err                error
@@ -157,7 +159,11 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 		if !st.kept() {
 			return nil, fmt.Errorf("verify %s: the values sent were not kept", name)
 		}
-		sc, err := verifyStream(ctx, client, name, st, cfg)
+		verify := func() (*StreamCheck, error) { return verifyStream(ctx, client, name, st, cfg) }
+		if len(st.Items) > 0 {
+			verify = func() (*StreamCheck, error) { return verifyItems(ctx, client, name, st.Items, cfg) }
+		}
+		sc, err := verify()
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +212,7 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, n in
 // or values with counts that add up to them.
 func (st *StreamResult) kept() bool {
 	if st.Counts == nil {
-		return int64(len(st.Values)) == st.Sent
+		return int64(len(st.Values)+len(st.Items)) == st.Sent
 	}
 	var n int64
 	for _, c := range st.Counts {
@@ -306,6 +312,61 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 	return sc, nil
 }
 
+// verifyItems checks the heavy hitters of the item stream name against
+// the items sent: every item of count ≥ sN, named by its string, none of
+// count < (s − ε)N, each within its reported bounds.
+func verifyItems(ctx context.Context, client pb.StreamdClient, name string, sent []string, cfg VerifyConfig) (*StreamCheck, error) {
+	sc := &StreamCheck{Stream: name, N: int64(len(sent)), Support: cfg.Support, Items: true}
+	stats, err := waitCount(ctx, client, name, sc.N, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
+		}
+		sc.Err = err
+		return sc, nil
+	}
+	sc.Epsilon, sc.Rejected = stats.Epsilon, stats.RejectedTotal
+	exact := make(map[string]int64)
+	for _, x := range sent {
+		exact[x]++
+	}
+	hr, err := client.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: name, Support: cfg.Support})
+	if err != nil {
+		sc.Err = fmt.Errorf("heavy hitters: %w", err)
+		return sc, nil
+	}
+	n := float64(sc.N)
+	reported := make(map[string]bool)
+	for _, it := range hr.Items {
+		k, ok := exact[it.Item]
+		h := HeavyHitterCheck{Item: it.Item, Exact: k, Reported: true, CountMin: it.CountMin, CountMax: it.CountMax}
+		switch {
+		case !ok:
+			h.Err = errors.New("not an item sent")
+		case k < int64(it.CountMin) || k > int64(it.CountMax):
+			h.Err = fmt.Errorf("count %d outside [%d, %d]", k, it.CountMin, it.CountMax)
+		case float64(k) < (cfg.Support-sc.Epsilon)*n*(1-1e-12)-1e-9:
+			h.Err = fmt.Errorf("count %d < (s−ε)N = %v", k, (cfg.Support-sc.Epsilon)*n)
+		}
+		reported[it.Item] = true
+		sc.HeavyHitters = append(sc.HeavyHitters, h)
+	}
+	var missing []string
+	for x, k := range exact {
+		if float64(k) >= cfg.Support*n && !reported[x] {
+			missing = append(missing, x)
+		}
+	}
+	slices.Sort(missing)
+	for _, x := range missing {
+		sc.HeavyHitters = append(sc.HeavyHitters, HeavyHitterCheck{
+			Item: x, Exact: exact[x],
+			Err: fmt.Errorf("missing: count %d ≥ sN = %v", exact[x], cfg.Support*n),
+		})
+	}
+	return sc, nil
+}
+
 // keepsFloat32 reports whether the daemon keeps the stream's values as
 // float32, judging by its minimum and maximum, which it reports at the
 // stream's precision: if the least or the greatest value sent is not a
@@ -327,7 +388,10 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	for _, s := range v.Streams {
 		prec := "float64"
-		if s.Float32 {
+		switch {
+		case s.Items:
+			prec = "item"
+		case s.Float32:
 			prec = "float32"
 		}
 		fmt.Fprintf(cw, "\nstream %s: N=%d ε=%v εN=%.1f (%s values), rejected by the daemon %d\n",
@@ -350,7 +414,11 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 				if h.Reported {
 					lo, hi = strconv.FormatUint(h.CountMin, 10), strconv.FormatUint(h.CountMax, 10)
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", f32(h.Value, s.Float32), h.Exact, lo, hi, okString(h.Err), errString(h.Err))
+				label := f32(h.Value, s.Float32)
+				if s.Items {
+					label = strconv.Quote(h.Item)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", label, h.Exact, lo, hi, okString(h.Err), errString(h.Err))
 			}
 			if len(s.HeavyHitters) == 0 {
 				fmt.Fprintln(tw, "(none)\t\t\t\t\t")

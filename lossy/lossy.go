@@ -25,6 +25,7 @@
 package lossy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -299,6 +300,29 @@ func (s *Summary) mergeEntries(other []Entry, oAbsent, sAbsent int64) {
 		}
 	}
 	s.entries, s.scratch = out, e[:0]
+}
+
+// Remap replaces the value v of every entry by f(v), for values that are
+// the keys of something else: an item stream's fingerprints moved to
+// another key, say. Entries that f maps to one value are merged, their
+// counts and Deltas added as Merge adds those of one value, so every bound
+// of the package doc holds for the values' classes under f. f must return
+// no NaN. It costs O(Len·log Len).
+func (s *Summary) Remap(f func(float64) float64) {
+	for i := range s.entries {
+		s.entries[i].Value = f(s.entries[i].Value)
+	}
+	slices.SortFunc(s.entries, func(a, b Entry) int { return cmp.Compare(a.Value, b.Value) })
+	out := s.entries[:0]
+	for _, x := range s.entries {
+		if k := len(out); k > 0 && out[k-1].Value == x.Value {
+			out[k-1].Count += x.Count
+			out[k-1].Delta += x.Delta
+			continue
+		}
+		out = append(out, x)
+	}
+	s.entries = out
 }
 
 // Prune drops the entries with Count + Delta ≤ threshold and raises Absent

@@ -50,7 +50,7 @@ func (p *Pipeline) PartitionState(tp ingest.TopicPartition) ([]PartState, error)
 		var data []byte
 		var err error
 		if pt != nil {
-			data, err = pt.marshal()
+			data, err = pt.marshal(p.itemKey)
 		}
 		s.mu.Unlock()
 		if err != nil {
@@ -68,12 +68,17 @@ func (p *Pipeline) PartitionState(tp ingest.TopicPartition) ([]PartState, error)
 // named there get those parts, creating the stream (with the part's
 // configuration) when needed, and every other stream loses its part of
 // tp. With no states it empties the partition's parts, for a partition
-// consumed again from its start. The parts count in answers. Bad input
-// gives an error wrapping codec.ErrCorrupt and changes nothing. The caller
-// stops delivery from tp around the call.
+// consumed again from its start. The parts count in answers. A part of an
+// item stream taken under another item key (another daemon's) is moved to
+// this pipeline's (see items.Names.Rekey). A part replaced or emptied gives
+// back its windows' buffers and memory. Bad input gives an error wrapping
+// codec.ErrCorrupt and changes nothing. The caller stops delivery from tp
+// around the call.
 //
-// A stream that cannot be created (the stream limit) loses the part's
-// values: they are counted as rejected with ingest.ReasonStreamLimit.
+// A part whose stream cannot be created (the stream limit, the memory
+// budget) or is of the other kind (values for an item stream, items for a
+// value stream) loses its values: they are counted as rejected with the
+// reason (ingest.RefusalReason) and logged.
 func (p *Pipeline) ReplacePartition(ctx context.Context, tp ingest.TopicPartition, states []PartState) error {
 	if tp == Local {
 		return errors.New("replace partition: not a kafka partition")
@@ -94,27 +99,33 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp ingest.TopicPartitio
 		decoded[st.Stream] = d
 	}
 	for _, s := range p.all() {
-		if decoded[s.name] != nil {
-			continue
+		if d := decoded[s.name]; d != nil && s.IsItems() == d.sum.Config().Items {
+			continue // installed below, in place of its part of tp
 		}
 		s.mu.Lock()
 		if pt := s.kafka[tp]; pt != nil {
-			pt.detached = true
 			delete(s.kafka, tp)
-			s.version++
+			s.dropLocked(pt)
 		}
 		s.mu.Unlock()
 	}
 	for name, d := range decoded {
 		s, _, err := p.getOrCreate(name, d.sum.Config())
+		if err == nil && s.IsItems() != d.sum.Config().Items {
+			err = fmt.Errorf("%w: a part of an item stream and a value stream %q, or the other way round", ErrWrongKind, name)
+		}
 		if err != nil {
 			st := d.sum.Stats()
-			p.cfg.Logger.Error("replace partition: stream not created; its values are lost", "partition", tp.String(), "stream", name, "values", st.Count, "err", err)
-			p.RejectPartition(tp, name, ingest.ReasonStreamLimit, int(st.Count))
+			p.cfg.Logger.Error("replace partition: a part not installed; its values are lost", "partition", tp.String(), "stream", name, "values", st.Count, "err", err)
+			reason, ok := ingest.RefusalReason(err)
+			if !ok {
+				reason = ingest.ReasonStreamLimit
+			}
+			p.RejectPartition(tp, name, reason, int(st.Count))
 			continue
 		}
 		s.mu.Lock()
-		s.install(d)
+		s.install(d, p.itemKey)
 		s.mu.Unlock()
 		if err := p.AcceptTo(ctx, s, nil); err != nil {
 			return fmt.Errorf("replace partition %s: %w", tp, err)

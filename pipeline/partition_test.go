@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"streamd/gpusort"
 	"streamd/ingest"
@@ -34,7 +35,7 @@ func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts i
 			if src == Local {
 				err = p.Accept(ctx, name, batch)
 			} else {
-				err = p.AcceptPartition(ctx, src, name, batch)
+				err = p.AcceptPartition(ctx, src, name, batch, time.Time{})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -89,13 +90,13 @@ func TestPartitions(t *testing.T) {
 	q := open(t, cfg)
 	ctx := context.Background()
 	stale := []float64{1e9, 1e9, 1e9}
-	if err := q.AcceptPartition(ctx, tp(1), "z", slices.Clone(stale)); err != nil {
+	if err := q.AcceptPartition(ctx, tp(1), "z", slices.Clone(stale), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AcceptPartition(ctx, tp(1), "gone", slices.Clone(stale)); err != nil {
+	if err := q.AcceptPartition(ctx, tp(1), "gone", slices.Clone(stale), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AcceptPartition(ctx, tp(2), "z", slices.Clone(by[tp(2)])); err != nil {
+	if err := q.AcceptPartition(ctx, tp(2), "z", slices.Clone(by[tp(2)]), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.ReplacePartition(ctx, tp(1), states); err != nil {
@@ -184,7 +185,7 @@ func FuzzRestore(f *testing.F) {
 	p, _ := New(Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20}, Sorter: gpusort.NewCPU(1)})
 	ctx := context.Background()
 	_ = p.Accept(ctx, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5})
-	_ = p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8})
+	_ = p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
 	p.RejectPartition(ingest.TopicPartition{Topic: "t", Partition: 2}, "a", ingest.ReasonNaN, 1)
 	data, _ := p.Snapshot()
 	f.Add(data)

@@ -9,6 +9,13 @@
 // instead of letting memory grow. A query sees every value accepted before
 // it started: the partial window and the windows still being sorted are
 // counted exactly from the windows themselves, which the sorter only reads.
+//
+// Item streams (AcceptItems) take strings: each is hashed to its
+// fingerprint (package items) under the pipeline's key, which snapshots
+// keep, and the fingerprints travel through the same windows, sorters and
+// summaries as float64 values; the stream keeps the strings answers name.
+// Every value's arrival time is the pipeline's clock at Accept (Config.Now)
+// or the time AcceptAt is given; Stream.Since answers time windows.
 package pipeline
 
 import (
@@ -24,6 +31,8 @@ import (
 
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/membudget"
+	"streamd/items"
 	"streamd/summary"
 	"streamd/window"
 )
@@ -42,6 +51,14 @@ var (
 	// limit on streams. It is ingest.ErrStreamLimit, so that ingest counts
 	// it.
 	ErrStreamLimit = ingest.ErrStreamLimit
+	// ErrWrongKind is returned for values sent to an item stream, items
+	// sent to a value stream, and questions a stream of that kind cannot
+	// answer. It is ingest.ErrWrongKind, so that ingest counts it.
+	ErrWrongKind = ingest.ErrWrongKind
+	// ErrMemoryBudget is returned when the memory budget cannot hold a new
+	// stream's worst case (StreamFootprint). It is ingest.ErrMemoryBudget,
+	// so that ingest counts it.
+	ErrMemoryBudget = ingest.ErrMemoryBudget
 )
 
 // Config configures a Pipeline.
@@ -66,6 +83,18 @@ type Config struct {
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Now is the clock that stamps each value's arrival time at Accept
+	// and that time-window queries count back from (default time.Now).
+	Now func() time.Time
+	// ItemKey is the key of the item streams' fingerprints (package
+	// items). Zero draws a random key; Restore replaces it with the key of
+	// the snapshot, so that fingerprints stay the same across restarts.
+	ItemKey items.Key
+	// MaxMemory is the memory budget in bytes (0: none): new streams are
+	// refused with ErrMemoryBudget when it cannot hold their worst case,
+	// and Accept waits while more windows in flight would pass it (see
+	// StreamFootprint and streamd/internal/membudget).
+	MaxMemory int64
 }
 
 // Pipeline is the set of streams and the goroutines that sort and
@@ -80,6 +109,8 @@ type Pipeline struct {
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
 
+	mem *membudget.Budget
+
 	sendMu  sync.RWMutex // guards sending on full against its closing
 	full    chan *window.Window
 	buffers window.Pool // window buffers, recycled once digested
@@ -90,6 +121,10 @@ type Pipeline struct {
 	batches  chan *window.Batch
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	itemKey  items.Key
+	itemHash items.Hash // SipHash under itemKey
+	itemBufs sync.Pool  // of *itemBuf
 
 	// Counters for metrics.
 	windowsSorted atomic.Int64
@@ -122,13 +157,26 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ItemKey == (items.Key{}) {
+		k, err := items.NewKey()
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		cfg.ItemKey = k
+	}
 	p := &Pipeline{
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
 		rejected: make(map[ingest.Reason]uint64),
+		mem:      membudget.New(cfg.MaxMemory),
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
 		batches:  make(chan *window.Batch, 1),
+		itemKey:  cfg.ItemKey,
+		itemHash: items.SipHash(cfg.ItemKey),
 	}
 	// Windows are filled in place in the sorter's upload memory when it
 	// lends some (the GPU back-ends: no host copy before the upload).
@@ -137,6 +185,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	return p, nil
 }
+
+// Now returns the time of the pipeline's clock (Config.Now).
+func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
 
 // calibrator is a sorter that measures something per window size (the
 // compute back-end: which of its sorts is faster) and can do it ahead.
@@ -179,6 +230,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.closed = true
 	p.mu.Unlock()
+	p.mem.Close()
 	// Accepts hold sendMu's read lock while they check closed and send, so
 	// none sends after this.
 	p.sendMu.Lock()
@@ -287,7 +339,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if err := ingest.ValidStreamName(name); err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
-	s, err := newStream(name, cfg, &p.buffers)
+	s, err := p.newStream(name, cfg)
 	if err != nil {
 		return nil, false, err
 	}
@@ -302,6 +354,11 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
+	mem, err := p.mem.Open(StreamFootprint(s.cfg))
+	if err != nil {
+		return nil, false, fmt.Errorf("stream %q: %w", name, err)
+	}
+	s.mem = mem
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -315,6 +372,7 @@ func (p *Pipeline) Delete(name string) error {
 		p.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
+	s.mem.Close()
 	delete(p.streams, name)
 	p.mu.Unlock()
 	s.release(&p.buffers)
@@ -356,13 +414,16 @@ func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) er
 // AcceptEncoded adds values in the framed protocol's encoding to a stream,
 // decoding them straight into its window; see Accept and
 // ingest.EncodedSink. NaN and ±Inf are counted as rejects of the stream.
-func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) error {
+func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) (int, error) {
 	if size != 4 && size != 8 || len(data)%size != 0 {
-		return fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
+		return 0, fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
 	}
 	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	if s.items != nil {
+		return 0, fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
 	// Decode and measure the values before taking the stream's lock, so
 	// that connections feeding one stream share only the copies.
@@ -376,7 +437,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		err = p.AcceptTo(ctx, s, vals)
 		*buf = vals
 		p.decoded64.Put(buf)
-		return err
+		return len(vals), err
 	}
 	buf, _ := p.decoded32.Get().(*[]float32)
 	if buf == nil {
@@ -384,38 +445,62 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	}
 	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
 	s.countRejects(nan, inf)
-	full := s.appendFloat32(vals, summary.Measure(vals), time.Now().UnixNano())
+	full := s.appendFloat32(vals, summary.Measure(vals), p.cfg.Now().UnixNano())
 	*buf = vals
 	p.decoded32.Put(buf)
-	return p.send(ctx, s, full)
+	return len(vals), p.send(ctx, s, full)
 }
 
 var _ ingest.EncodedSink = (*Pipeline)(nil)
 
-// AcceptTo adds values to s; see Accept.
+// AcceptTo adds values to s; see Accept. It fails with ErrWrongKind if s is
+// an item stream.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	return p.acceptTo(ctx, s, Local, values)
+	return p.acceptFrom(ctx, s, Local, values, p.cfg.Now().UnixNano())
 }
 
-// AcceptPartition adds values that came from a Kafka partition to a
-// stream, creating it on first data: they are kept apart from the values
-// of other partitions and of the local inputs (see Stream). It is Accept
-// otherwise, and makes the pipeline an ingest.PartitionSink.
-func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition, name string, values []float64) error {
+// AcceptAt is Accept with the values' arrival time given (a Kafka message's
+// timestamp, say) instead of the pipeline's clock: the stream's time windows
+// count it as the time they arrived. A time older than the stream's newest
+// arrival is taken as that (arrival times never go back; see
+// slidingwindow).
+func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, at time.Time) error {
 	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
 	if err != nil {
 		return err
 	}
-	return p.acceptTo(ctx, s, tp, values)
+	return p.acceptFrom(ctx, s, Local, values, at.UnixNano())
 }
 
-// acceptTo adds values from src to s.
-func (p *Pipeline) acceptTo(ctx context.Context, s *Stream, src ingest.TopicPartition, values []float64) error {
-	return p.send(ctx, s, s.append(src, values, time.Now().UnixNano()))
+// AcceptPartition adds values that came from a Kafka partition to a
+// stream, creating it on first data: they are kept apart from the values
+// of other partitions and of the local inputs (see Stream). at is their
+// arrival time (see AcceptAt); zero means the pipeline's clock. It is
+// Accept otherwise, and with AcceptPartitionItems makes the pipeline an
+// ingest.PartitionSink.
+func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition, name string, values []float64, at time.Time) error {
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	if err != nil {
+		return err
+	}
+	if at.IsZero() {
+		at = p.cfg.Now()
+	}
+	return p.acceptFrom(ctx, s, tp, values, at.UnixNano())
 }
 
-// send queues s's full windows for the sorter.
+// acceptFrom adds values from src, arrived at now, to s.
+func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPartition, values []float64, now int64) error {
+	if s.items != nil && len(values) > 0 {
+		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	}
+	return p.send(ctx, s, s.append(src, values, now))
+}
+
+// send queues s's full windows for the sorter. Then it waits while the
+// stream has windows in flight and one more would pass the memory budget.
 func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
+	defer s.mem.Wait(ctx)
 	if len(full) == 0 {
 		return nil
 	}

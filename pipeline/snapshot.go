@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"streamd/ingest"
 	"streamd/internal/codec"
+	"streamd/items"
 	"streamd/slidingwindow"
 	"streamd/summary"
 	"streamd/window"
@@ -15,13 +17,15 @@ import (
 // Snapshot encoding (see streamd/internal/codec for the envelope), magic
 // "PIPE", version 2:
 //
+//	item key [16]byte
 //	rejects  uvarint count, then reason (length-prefixed) and uvarint n
 //	streams  uvarint count, then per stream:
 //	         name (length-prefixed), configuration (epsilon float64,
-//	         window size uvarint, sliding window uvarint, float64 flag
-//	         uint8), sliding window (length-prefixed), uvarint count of
-//	         parts, each a part encoding (length-prefixed), local part
-//	         first
+//	         window size uvarint, sliding window uvarint, flags uint8: 1
+//	         float64, 2 items), sliding window (length-prefixed), for an
+//	         item stream the strings of its newest items (items.Names,
+//	         length-prefixed), uvarint count of parts, each a part
+//	         encoding (length-prefixed), local part first
 //
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
 // to another daemon):
@@ -32,31 +36,37 @@ import (
 //	pending  uvarint count, float64 LE values (the windows in flight,
 //	         oldest first, and the partial window)
 //	rejects  as above
+//	items    for a part of an item stream: the item key its fingerprints
+//	         are taken under [16]byte, and the strings of its lossy table
+//	         and of its pending items (items.Names, length-prefixed)
 //
 // Version 1 kept one summary.Stream per stream, sliding window included,
-// with its pending values and rejects; it still restores, as the local
-// part of each stream.
+// with its pending values and rejects, and had no item streams; it still
+// restores, as the local part of each stream.
 const (
-	snapshotMagic     = "PIPE"
-	snapshotVersion   = 2
-	snapshotVersionV1 = 1
-	partMagic         = "PART"
-	partVersion       = 1
+	snapshotMagic   = "PIPE"
+	snapshotVersion = 2
+	partMagic       = "PART"
+	partVersion     = 1
+
+	flagFloat64 = 1
+	flagItems   = 2
 )
 
 // Snapshot encodes every stream's state: its sliding window and the
-// summaries, pending values and reject counts of each of its parts. Each
-// stream is encoded under its lock, so each is consistent; a caller that
-// needs one consistent cut across streams (Kafka offsets) stops delivery
-// around it.
+// summaries, pending values and reject counts of each of its parts, and the
+// item key. Each stream is encoded under its lock, so each is consistent; a
+// caller that needs one consistent cut across streams (Kafka offsets) stops
+// delivery around it.
 func (p *Pipeline) Snapshot() ([]byte, error) {
 	dst := codec.Begin(nil, snapshotMagic, snapshotVersion)
+	dst = append(dst, p.itemKey[:]...)
 	dst = appendRejects(dst, p.Rejected())
 	streams := p.all()
 	dst = binary.AppendUvarint(dst, uint64(len(streams)))
 	var err error
 	for _, s := range streams {
-		if dst, err = s.appendState(dst); err != nil {
+		if dst, err = s.appendState(dst, p.itemKey); err != nil {
 			return nil, fmt.Errorf("snapshot %q: %w", s.name, err)
 		}
 	}
@@ -93,7 +103,7 @@ func readRejects(r *codec.Reader) map[ingest.Reason]uint64 {
 	return m
 }
 
-func (s *Stream) appendState(dst []byte) ([]byte, error) {
+func (s *Stream) appendState(dst []byte, key items.Key) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dst = codec.AppendBytes(dst, []byte(s.name))
@@ -103,9 +113,17 @@ func (s *Stream) appendState(dst []byte) ([]byte, error) {
 		return nil, err
 	}
 	dst = codec.AppendBytes(dst, recent)
-	dst = binary.AppendUvarint(dst, uint64(1+len(s.kafka)))
-	for _, src := range append([]ingest.TopicPartition{Local}, sortedSources(s.kafka)...) {
-		b, err := s.partLocked(src).marshal()
+	if s.items != nil {
+		names, err := s.items.recent.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		dst = codec.AppendBytes(dst, names)
+	}
+	parts := s.partsLocked()
+	dst = binary.AppendUvarint(dst, uint64(len(parts)))
+	for _, pt := range parts {
+		b, err := pt.marshal(key)
 		if err != nil {
 			return nil, err
 		}
@@ -118,10 +136,14 @@ func appendConfig(dst []byte, cfg summary.Config) []byte {
 	dst = codec.AppendFloat64(dst, cfg.Epsilon)
 	dst = binary.AppendUvarint(dst, uint64(cfg.WindowSize))
 	dst = binary.AppendUvarint(dst, uint64(cfg.SlidingWindow))
+	var flags byte
 	if cfg.Float64 {
-		return append(dst, 1)
+		flags |= flagFloat64
 	}
-	return append(dst, 0)
+	if cfg.Items {
+		flags |= flagItems
+	}
+	return append(dst, flags)
 }
 
 func readConfig(r *codec.Reader) (summary.Config, error) {
@@ -129,24 +151,24 @@ func readConfig(r *codec.Reader) (summary.Config, error) {
 	cfg.Epsilon = r.Float64()
 	cfg.WindowSize = int(r.Int("window size", summary.MaxWindowSize))
 	cfg.SlidingWindow = r.Int("sliding window", summary.MaxSlidingWindow)
-	switch r.Byte() {
-	case 0:
-	case 1:
-		cfg.Float64 = true
-	default:
-		return cfg, fmt.Errorf("%w: bad precision flag", codec.ErrCorrupt)
-	}
+	flags := r.Byte()
 	if err := r.Err(); err != nil {
 		return cfg, err
 	}
+	// An item stream keeps float64 precision (summary.Config.Items).
+	if flags&^(flagFloat64|flagItems) != 0 || flags == flagItems {
+		return cfg, fmt.Errorf("%w: bad flags %#x", codec.ErrCorrupt, flags)
+	}
+	cfg.Float64, cfg.Items = flags&flagFloat64 != 0, flags&flagItems != 0
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%w: %w", codec.ErrCorrupt, err)
 	}
 	return cfg, nil
 }
 
-// marshal returns the part's encoding. The caller holds the stream's lock.
-func (pt *part) marshal() ([]byte, error) {
+// marshal returns the part's encoding; key is the item key its
+// fingerprints are taken under. The caller holds the stream's lock.
+func (pt *part) marshal(key items.Key) ([]byte, error) {
 	dst := codec.Begin(nil, partMagic, partVersion)
 	dst = codec.AppendBytes(dst, []byte(pt.src.Topic))
 	dst = binary.AppendUvarint(dst, uint64(pt.src.Partition))
@@ -162,6 +184,14 @@ func (pt *part) marshal() ([]byte, error) {
 	dst = codec.AppendBytes(dst, sum)
 	dst = appendPending(dst, pt.pendingLocked())
 	dst = appendRejects(dst, pt.rejected)
+	if pt.items != nil {
+		dst = append(dst, key[:]...)
+		names, err := pt.items.names.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		dst = codec.AppendBytes(dst, names)
+	}
 	return codec.End(dst, 0), nil
 }
 
@@ -190,6 +220,8 @@ type decodedPart struct {
 	sum      *summary.Stream
 	pending  []float64
 	rejected map[ingest.Reason]uint64
+	key      items.Key    // for an item part: the key of its fingerprints
+	names    *items.Names // for an item part: its strings
 }
 
 // unmarshalPart decodes a part encoding; bad input gives an error wrapping
@@ -226,25 +258,90 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 	}
 	d.pending = readPending(r)
 	d.rejected = readRejects(r)
+	cfg := d.sum.Config()
+	if cfg.Items {
+		for i := range d.key {
+			d.key[i] = r.Byte()
+		}
+		namesBytes := r.Bytes("names", r.Remaining())
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		d.names = new(items.Names)
+		if err := d.names.UnmarshalBinary(namesBytes); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	if st := d.sum.Stats(); int64(len(d.pending)) != st.Count-st.Summarised {
 		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
 	}
+	if d.names != nil {
+		// The strings follow the part item for item: its pending items are
+		// the pending values (see rekey).
+		pending := d.names.AppendPending(nil)
+		switch {
+		case d.names.IsRecent() || d.names.Retain() != 0 || d.names.Window() != cfg.WindowSize || d.names.Pos() != d.sum.Count():
+			return nil, fmt.Errorf("%w: the part's strings do not match its summary", codec.ErrCorrupt)
+		case !slices.EqualFunc(pending, d.pending, func(fp uint64, v float64) bool { return items.Value(fp) == v }):
+			return nil, fmt.Errorf("%w: the part's pending strings do not match its pending values", codec.ErrCorrupt)
+		}
+	}
 	return d, nil
+}
+
+// rekey moves an item part's fingerprints to hash, from those of another
+// item key (another daemon's): the strings of its lossy table and of its
+// pending items are hashed again, the table's counts follow their strings
+// (summary.Stream.RemapCounts), and the pending values are the new
+// fingerprints. A table entry whose string the part does not keep (only
+// possible after a collision) keeps its old fingerprint: its count stays
+// in the stream's total, under a fingerprint no item maps to.
+func (d *decodedPart) rekey(hash items.Hash) {
+	moved := d.names.Rekey(hash)
+	d.sum.RemapCounts(func(v float64) float64 {
+		if fp, ok := moved[items.FromValue(v)]; ok {
+			return items.Value(fp)
+		}
+		return v
+	})
+	for i, fp := range d.names.AppendPending(nil) {
+		d.pending[i] = items.Value(fp)
+	}
 }
 
 // install makes d a part of s, refilling its windows from the pending
 // values (observed already: they are not observed again) and queueing the
-// full ones for the sorter. The caller holds s.mu.
-func (s *Stream) install(d *decodedPart) *part {
+// full ones for the sorter; a part of s's already there for its source is
+// dropped. key is the item key of s's fingerprints: an item part taken
+// under another is rekeyed first. The caller holds s.mu, and has checked
+// that d and s are of one kind.
+func (s *Stream) install(d *decodedPart, key items.Key) *part {
 	s.version++
 	pt := partOf(s, d.src, d.sum)
 	pt.released = d.released
 	pt.rejected = d.rejected
+	if d.names != nil {
+		if d.key != key {
+			d.rekey(s.items.hash)
+		}
+		pt.items = newItemPart(d.sum.Config(), d.names)
+	}
+	// The pending items fill the part's windows not yet summarised, in
+	// order (unmarshalPart checks it): the i-th window refilled starts where
+	// the i-th of them does.
+	var starts []int64
+	if pt.items != nil {
+		starts = d.names.PendingStarts()
+	}
 	pt.filler.Append(d.pending, func(w *window.Window) {
 		pt.addInflight(w)
+		if pt.items != nil {
+			pt.items.addWindow(w, starts[0])
+			starts = starts[1:]
+		}
 		s.pendingQ = append(s.pendingQ, w)
 	})
 	if d.src == Local {
@@ -254,27 +351,33 @@ func (s *Stream) install(d *decodedPart) *part {
 	if s.kafka == nil {
 		s.kafka = make(map[ingest.TopicPartition]*part)
 	}
-	if old := s.kafka[d.src]; old != nil {
-		old.detached = true
-	}
+	old := s.kafka[d.src]
 	s.kafka[d.src] = pt
+	if old != nil {
+		s.dropLocked(old)
+	}
+	s.mem.Summaries(s.summaryBytes())
 	return pt
 }
 
-// Restore replaces the pipeline's streams with those of a Snapshot. It
-// must be called before Open; the restored windows that were in flight are
-// sorted once the pipeline opens. Bad input gives an error wrapping
-// codec.ErrCorrupt and changes nothing.
+// Restore replaces the pipeline's streams and item key with those of a
+// Snapshot. It must be called before Open; the restored windows that were
+// in flight are sorted once the pipeline opens. Restored streams are
+// reserved in the memory budget even past it: their values were accepted.
+// Bad input gives an error wrapping codec.ErrCorrupt and changes nothing.
 func (p *Pipeline) Restore(data []byte) error {
-	version := byte(snapshotVersion)
-	if len(data) > 4 && data[4] == snapshotVersionV1 {
-		version = snapshotVersionV1
-	}
-	payload, err := codec.Open(data, snapshotMagic, version)
+	payload, version, err := codec.OpenVersions(data, snapshotMagic, 1, snapshotVersion)
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	r := codec.NewReader(payload)
+	key := p.itemKey
+	if version >= 2 {
+		for i := range key {
+			key[i] = r.Byte()
+		}
+	}
+	hash := items.SipHash(key)
 	rejected := readRejects(r)
 	n := r.Int("streams", int64(r.Remaining()))
 	streams := make(map[string]*Stream, min(n, 1<<16))
@@ -286,45 +389,78 @@ func (p *Pipeline) Restore(data []byte) error {
 		if err := ingest.ValidStreamName(name); err != nil {
 			return fmt.Errorf("restore: %w: %v", codec.ErrCorrupt, err)
 		}
-		read := readStream
-		if version == snapshotVersionV1 {
-			read = readStreamV1
+		var s *Stream
+		var err error
+		if version == 1 {
+			s, err = p.readStreamV1(r, name)
+		} else {
+			s, err = p.readStream(r, name, key, hash)
 		}
-		s, err := read(r, name, &p.buffers)
 		if err != nil {
 			return fmt.Errorf("restore %q: %w", name, err)
+		}
+		if streams[name] != nil {
+			return fmt.Errorf("restore: %w: stream %q twice", codec.ErrCorrupt, name)
 		}
 		streams[name] = s
 	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	for _, s := range streams {
+		s.mem = p.mem.Restore(StreamFootprint(s.cfg))
+		for _, pt := range s.partsLocked() {
+			for range pt.inflight {
+				s.mem.WindowFull()
+			}
+		}
+		s.mem.Summaries(s.summaryBytes())
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, s := range p.streams {
+		s.mem.Close()
+	}
 	p.streams = streams
+	p.itemKey, p.itemHash = key, hash
 	p.rejectMu.Lock()
 	p.rejected = rejected
 	p.rejectMu.Unlock()
 	return nil
 }
 
-// readStream reads a stream of a version 2 snapshot.
-func readStream(r *codec.Reader, name string, pool *window.Pool) (*Stream, error) {
+// readStream reads a stream of a version 2 snapshot, whose item key is
+// key, with hash.
+func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash items.Hash) (*Stream, error) {
 	cfg, err := readConfig(r)
 	if err != nil {
 		return nil, err
 	}
 	recentBytes := r.Bytes("sliding window", r.Remaining())
+	var namesBytes []byte
+	if cfg.Items {
+		namesBytes = r.Bytes("names", r.Remaining())
+	}
 	nparts := r.Int("parts", int64(r.Remaining()))
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, float64: cfg.Float64, pool: pool, cfg: cfg, recent: new(slidingwindow.Window)}
+	s := &Stream{name: name, float64: cfg.Float64, pool: &p.buffers, cfg: cfg, recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}
 	if s.recent.Epsilon() != cfg.Epsilon || s.recent.Capacity() != cfg.SlidingWindow {
 		return nil, fmt.Errorf("%w: sliding window does not match the configuration", codec.ErrCorrupt)
+	}
+	if cfg.Items {
+		names := new(items.Names)
+		if err := names.UnmarshalBinary(namesBytes); err != nil {
+			return nil, err
+		}
+		if !names.IsRecent() || names.Pos() != s.recent.Added() {
+			return nil, fmt.Errorf("%w: the strings of the newest items do not match the sliding window", codec.ErrCorrupt)
+		}
+		s.items = &itemStream{hash: hash, recent: names}
 	}
 	for i := range nparts {
 		b := r.Bytes("part", r.Remaining())
@@ -338,7 +474,10 @@ func readStream(r *codec.Reader, name string, pool *window.Pool) (*Stream, error
 		if (i == 0) != (d.src == Local) || (i > 0 && s.kafka[d.src] != nil) {
 			return nil, fmt.Errorf("%w: parts out of order", codec.ErrCorrupt)
 		}
-		s.install(d)
+		if d.sum.Config().Items != cfg.Items {
+			return nil, fmt.Errorf("%w: a part of another kind of stream", codec.ErrCorrupt)
+		}
+		s.install(d, key)
 	}
 	if s.local == nil {
 		return nil, fmt.Errorf("%w: no local part", codec.ErrCorrupt)
@@ -349,7 +488,7 @@ func readStream(r *codec.Reader, name string, pool *window.Pool) (*Stream, error
 // readStreamV1 reads a stream of a version 1 snapshot: one summary with
 // its sliding window, which becomes the stream's, and the rest its local
 // part.
-func readStreamV1(r *codec.Reader, name string, pool *window.Pool) (*Stream, error) {
+func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	sumBytes := r.Bytes("summary", r.Remaining())
 	if err := r.Err(); err != nil {
 		return nil, err
@@ -372,8 +511,8 @@ func readStreamV1(r *codec.Reader, name string, pool *window.Pool) (*Stream, err
 		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
 	}
 	cfg := sum.Config()
-	s := &Stream{name: name, float64: cfg.Float64, pool: pool, cfg: cfg, recent: recent}
-	s.install(d)
+	s := &Stream{name: name, float64: cfg.Float64, pool: &p.buffers, cfg: cfg, recent: recent}
+	s.install(d, p.itemKey)
 	return s, nil
 }
 

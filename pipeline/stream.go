@@ -5,8 +5,10 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"streamd/ingest"
+	"streamd/internal/membudget"
 	"streamd/internal/radix"
 	"streamd/slidingwindow"
 	"streamd/summary"
@@ -22,12 +24,13 @@ var Local = ingest.TopicPartition{}
 //
 // A stream keeps the values of each source apart: one part for the local
 // inputs and one for each Kafka partition it has values from, each with
-// its own windows and all-history summaries, so that a partition's state
-// can be handed to another daemon and a cluster answer can count each
-// partition once (see OwnPartitions, PartitionState, ReplacePartition).
-// One sliding window over all sources answers last-n queries in arrival
-// order. A stream fed only by the local inputs has just the local part,
-// and costs what it did before partitions were kept apart.
+// its own windows and all-history summaries (and, for an item stream, the
+// strings of its lossy table), so that a partition's state can be handed
+// to another daemon and a cluster answer can count each partition once
+// (see OwnPartitions, PartitionState, ReplacePartition). One sliding
+// window over all sources answers last-n and time-window queries in
+// arrival order. A stream fed only by the local inputs has just the local
+// part, and costs what it did before partitions were kept apart.
 type Stream struct {
 	name    string
 	float64 bool         // the stream keeps float64 values
@@ -39,6 +42,8 @@ type Stream struct {
 	local    *part
 	kafka    map[ingest.TopicPartition]*part // nil until the first Kafka value
 	pendingQ []*window.Window                // full windows not yet sent to the sorter
+	items    *itemStream                     // nil for a value stream
+	mem      *membudget.Account              // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
 	// of the parts at viewVersion, made with counts if viewCounts.
@@ -57,13 +62,14 @@ type part struct {
 	filler   *window.Filler
 	inflight []*window.Window // full windows not yet summarised, oldest first
 	rejected map[ingest.Reason]uint64
+	items    *itemPart // nil for a value stream
 
 	// released marks the part of a partition that the daemon no longer
 	// consumes: another member of its group does. Its values are kept (they
 	// may be handed over) but left out of the stream's answers.
 	released bool
-	// detached marks a part replaced by ReplacePartition: windows of it
-	// that come back from the sorter are dropped.
+	// detached marks a part replaced or dropped by ReplacePartition:
+	// windows of it that come back from the sorter are dropped.
 	detached bool
 
 	// view caches the part's last view until the part changes; viewCounts
@@ -73,8 +79,8 @@ type part struct {
 }
 
 // newStream returns an empty stream with cfg (zero fields take defaults),
-// whose windows' buffers come from pool.
-func newStream(name string, cfg summary.Config, pool *window.Pool) (*Stream, error) {
+// with no memory account yet.
+func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -83,7 +89,10 @@ func newStream(name string, cfg summary.Config, pool *window.Pool) (*Stream, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, float64: cfg.Float64, pool: pool, cfg: cfg, recent: recent}
+	s := &Stream{name: name, float64: cfg.Float64, pool: &p.buffers, cfg: cfg, recent: recent}
+	if cfg.Items {
+		s.items = p.newItems(cfg, recent, nil)
+	}
 	if s.local, err = s.newPart(Local, cfg); err != nil {
 		return nil, err
 	}
@@ -96,7 +105,11 @@ func (s *Stream) newPart(src ingest.TopicPartition, cfg summary.Config) (*part, 
 	if err != nil {
 		return nil, err
 	}
-	return partOf(s, src, sum), nil
+	pt := partOf(s, src, sum)
+	if cfg.Items {
+		pt.items = newItemPart(cfg, nil)
+	}
+	return pt, nil
 }
 
 func partOf(s *Stream, src ingest.TopicPartition, sum *summary.Stream) *part {
@@ -141,6 +154,17 @@ func (s *Stream) partLocked(src ingest.TopicPartition) *part {
 	return pt
 }
 
+// partsLocked returns every part of s: the local part first, then the
+// Kafka partitions in order. The caller holds s.mu.
+func (s *Stream) partsLocked() []*part {
+	parts := make([]*part, 0, 1+len(s.kafka))
+	parts = append(parts, s.local)
+	for _, src := range sortedSources(s.kafka) {
+		parts = append(parts, s.kafka[src])
+	}
+	return parts
+}
+
 // append adds values from src and returns the windows they filled,
 // including any left unsent by an earlier, cancelled Accept.
 func (s *Stream) append(src ingest.TopicPartition, values []float64, now int64) []*window.Window {
@@ -151,14 +175,30 @@ func (s *Stream) append(src ingest.TopicPartition, values []float64, now int64) 
 	if len(values) == 0 {
 		return full
 	}
-	pt := s.partLocked(src)
+	return s.appendLocked(s.partLocked(src), values, now, full)
+}
+
+// appendLocked adds values to pt and appends the windows they filled to
+// full. The caller holds s.mu.
+func (s *Stream) appendLocked(pt *part, values []float64, now int64, full []*window.Window) []*window.Window {
 	pt.changedLocked()
+	partial := pt.filler.Bytes()
+	start := pt.sum.Count() - int64(pt.filler.Len())
 	pt.filler.Append(values, func(w *window.Window) {
 		pt.addInflight(w)
+		if pt.items != nil {
+			pt.items.addWindow(w, start)
+		}
+		start += int64(w.Len())
 		full = append(full, w)
 	})
 	pt.sum.Observe(now, values)
 	s.recent.Add(now, values...)
+	if pt != s.local && pt.filler.Bytes() != partial {
+		// A partition's partial window is charged as measured: the
+		// stream's reservation holds the local part's only.
+		s.mem.Summaries(s.summaryBytes())
+	}
 	return full
 }
 
@@ -199,10 +239,12 @@ func (s *Stream) countRejects(nan, inf int) {
 	}
 }
 
-// addInflight records a full window. Queries read its values until it is
-// summarised: the sorter leaves them unchanged (gpusort.Digester).
+// addInflight records a full window, a window of the stream in flight for
+// the memory budget. Queries read its values until it is summarised: the
+// sorter leaves them unchanged (gpusort.Digester).
 func (pt *part) addInflight(w *window.Window) {
 	w.Owner = pt
+	pt.stream.mem.WindowFull()
 	pt.inflight = append(pt.inflight, w)
 }
 
@@ -216,13 +258,38 @@ func (s *Stream) release(pool *window.Pool) {
 	for _, w := range s.pendingQ {
 		pt := w.Owner.(*part)
 		pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Window) bool { return f == w })
+		s.mem.WindowDone()
 		pool.Recycle(w)
 	}
 	s.pendingQ = nil
-	for _, pt := range append([]*part{s.local}, slices.Collect(maps.Values(s.kafka))...) {
+	for _, pt := range s.partsLocked() {
 		pt.filler.Release(pool)
 		pt.changedLocked()
 	}
+}
+
+// dropLocked detaches pt, a part leaving s: windows of it that come back
+// from the sorter are dropped, and the buffers of its partial window and
+// of its windows never sent go back to the pool (those in the sorter come
+// back on their own); the budget's charges follow. The caller holds s.mu
+// and has removed pt from s.kafka.
+func (s *Stream) dropLocked(pt *part) {
+	pt.detached = true
+	kept := s.pendingQ[:0]
+	for _, w := range s.pendingQ {
+		if w.Owner != pt {
+			kept = append(kept, w)
+			continue
+		}
+		s.mem.WindowDone()
+		s.pool.Recycle(w)
+	}
+	clear(s.pendingQ[len(kept):])
+	s.pendingQ = kept
+	pt.inflight = nil
+	pt.filler.Release(s.pool)
+	s.version++
+	s.mem.Summaries(s.summaryBytes())
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -245,14 +312,19 @@ func (pt *part) addDigest(w *window.Window, d *summary.Digest, spec summary.Wind
 	s := pt.stream
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.mem.WindowDone()
 	if pt.detached {
 		return
 	}
 	if err := pt.sum.AddDigest(d, spec); err != nil {
 		panic(fmt.Sprintf("pipeline: add digest to %q: %v", s.name, err))
 	}
+	if pt.items != nil {
+		pt.items.sync(w, pt.sum.Counts())
+	}
 	pt.changedLocked()
 	pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Window) bool { return f == w })
+	s.mem.Summaries(s.summaryBytes())
 }
 
 // changedLocked drops the views of the part and its stream, which no
@@ -321,15 +393,22 @@ type Stats struct {
 	Config   summary.Config
 	Pending  int64 // values accepted but not yet in the all-history summaries
 	Rejected map[ingest.Reason]uint64
+	// Memory is what the memory budget charges the stream now, and
+	// Reserved the part reserved for its worst case (StreamFootprint).
+	Memory, Reserved int64
 }
 
 // Stats returns the stream's statistics over the values its answers count
-// (see View); Entries and Bytes count everything the stream holds.
+// (see View); Entries and Bytes count everything the stream holds, the
+// strings of an item stream included.
 func (s *Stream) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{Config: s.cfg, Rejected: make(map[ingest.Reason]uint64)}
 	st.Entries, st.Bytes = s.recent.Entries(), s.recent.Bytes()
+	if s.items != nil {
+		st.Bytes += s.items.recent.Bytes()
+	}
 	for _, pt := range s.kafka {
 		if pt.released {
 			x := pt.sum.Stats()
@@ -340,7 +419,13 @@ func (s *Stream) Stats() Stats {
 	for _, pt := range s.answeringLocked() {
 		addStats(&st, pt.sum.Stats(), pt.rejected)
 	}
+	for _, pt := range s.partsLocked() {
+		if pt.items != nil {
+			st.Bytes += pt.items.names.Bytes()
+		}
+	}
 	st.Pending = st.Count - st.Summarised
+	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve
 	return st
 }
 
@@ -405,6 +490,14 @@ func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
 	return s.recent.Last(n)
 }
 
+// Since returns a snapshot of the values that arrived at or after cutoff,
+// from every source, and what it covers (see slidingwindow.Window.Since).
+func (s *Stream) Since(cutoff time.Time) (*slidingwindow.Snapshot, slidingwindow.Span) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recent.Since(cutoff.UnixNano())
+}
+
 // A PartView is the all-history view of one part of a stream: the values
 // from one source.
 type PartView struct {
@@ -423,13 +516,12 @@ func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []Par
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]PartView, 0, 1+len(s.kafka))
-	for _, src := range append([]ingest.TopicPartition{Local}, sortedSources(s.kafka)...) {
-		if keep != nil && !keep(src) {
+	for _, pt := range s.partsLocked() {
+		if keep != nil && !keep(pt.src) {
 			continue
 		}
-		pt := s.partLocked(src)
 		out = append(out, PartView{
-			Source: src, Released: pt.released, Config: pt.sum.Config(), Stats: pt.sum.Stats(),
+			Source: pt.src, Released: pt.released, Config: pt.sum.Config(), Stats: pt.sum.Stats(),
 			Rejected: maps.Clone(pt.rejected), View: pt.viewLocked(counts),
 		})
 	}
@@ -451,4 +543,17 @@ func compareSources(a, b ingest.TopicPartition) int {
 		return 1
 	}
 	return a.Partition - b.Partition
+}
+
+// itemPartsLocked returns the item halves of s's parts, local first; nil
+// for a value stream. The caller holds s.mu.
+func (s *Stream) itemPartsLocked() []*itemPart {
+	if s.items == nil {
+		return nil
+	}
+	var out []*itemPart
+	for _, pt := range s.partsLocked() {
+		out = append(out, pt.items)
+	}
+	return out
 }

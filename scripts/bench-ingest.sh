@@ -8,7 +8,12 @@
 # of a CPU profile of the daemon taken during the run, and whether the
 # sender or the daemon was the limit.
 #
-#   scripts/bench-ingest.sh BIN_DIR [TARGET ...]   (targets: tcp-binary tcp grpc)
+#   scripts/bench-ingest.sh BIN_DIR [TARGET ...]   (targets: tcp-binary tcp grpc tcp-items)
+#
+# tcp-items sends items to an item stream in item frames: Zipf strings over
+# 10^6 distinct items (exponent 1.1), 2^22 of them drawn and recorded once
+# by loadgen, then replayed in a loop, since replaying costs loadgen less
+# per item than drawing Zipf ranks.
 #
 # Environment (see scripts/bench-lib.sh for the addresses and
 # PROFILE_SECONDS):
@@ -35,8 +40,29 @@ mkdir -p "$out"
 source "$(dirname "$0")/bench-lib.sh"
 trap 'daemon_stop' EXIT
 
+# items_file: records the items that tcp-items replays, once, into
+# $out/items.sdb, and prints its path.
+items_file() {
+	local f=$out/items.sdb
+	if [ ! -s "$f" ]; then
+		"$bin/loadgen" record --listen 127.0.0.1:7173 --out "$f" --count 4194304 >"$out/record.log" 2>&1 &
+		local rec=$!
+		for _ in $(seq 100); do
+			"$bin/loadgen" synth --items --dist zipf --zipf-s 1.1 --zipf-distinct 1000000 --count 4194304 \
+				--stream items --target tcp-binary --addr 127.0.0.1:7173 --progress off >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		wait "$rec"
+	fi
+	echo "$f"
+}
+
 # args TARGET N: loadgen's arguments for a run of N values to TARGET.
 args() {
+	if [ "$1" = tcp-items ]; then
+		echo "replay --file $(items_file) --loop 0 --count $2 --stream-prefix bench.tcp- --conns $conns --target tcp-binary --batch 65536"
+		return
+	fi
 	local a=(synth --dist lognormal --count "$2" --stream "bench.$1" --streams "$streams" --conns "$conns" --target "$1")
 	[ "$1" != grpc ] && [ "${FLOAT32:-1}" = 1 ] && a+=(--float32)
 	[ "$1" = tcp-binary ] || a+=(--batch 65536)

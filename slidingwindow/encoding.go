@@ -10,7 +10,7 @@ import (
 )
 
 // Encoding (see streamd/internal/codec for the envelope: magic, version,
-// payload, CRC-32C), magic "SWIN", version 1:
+// payload, CRC-32C), magic "SWIN", version 2:
 //
 //	epsilon  float64 LE
 //	capacity uvarint
@@ -21,11 +21,15 @@ import (
 //	         level uvarint, start uvarint, size uvarint, first and last
 //	         time (zig-zag uvarint), GK summary and lossy summary each as a
 //	         length-prefixed encoding of its own package
+//	marks    uvarint count, then per mark, oldest first: start uvarint,
+//	         first and last time (zig-zag uvarint) (version 2; a version-1
+//	         window gets marks made from firstT and lastT, its older times
+//	         unknown: 0)
 //
 // The mode, s0 and the ring's capacity follow from epsilon and capacity.
 const (
 	magic         = "SWIN"
-	formatVersion = 1
+	formatVersion = 2
 	maxCount      = math.MaxInt64 / 4
 )
 
@@ -59,6 +63,12 @@ func (w *Window) AppendBinary(dst []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	dst = binary.AppendUvarint(dst, uint64(len(w.marks)))
+	for _, m := range w.marks {
+		dst = binary.AppendUvarint(dst, uint64(m.start))
+		dst = binary.AppendVarint(dst, m.first)
+		dst = binary.AppendVarint(dst, m.last)
+	}
 	return codec.End(dst, start), nil
 }
 
@@ -78,7 +88,7 @@ func (w *Window) MarshalBinary() ([]byte, error) { return w.AppendBinary(nil) }
 // structure; bad input gives an error wrapping codec.ErrCorrupt, never a
 // panic.
 func (w *Window) UnmarshalBinary(data []byte) error {
-	p, err := codec.Open(data, magic, formatVersion)
+	p, version, err := codec.OpenVersions(data, magic, 1, formatVersion)
 	if err != nil {
 		return fmt.Errorf("decode sliding window: %w", err)
 	}
@@ -142,6 +152,17 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 		prevEnd = b.end()
 		d.blocks = append(d.blocks, b)
 	}
+	if version >= 2 {
+		nm := r.Int("marks", int64(r.Remaining()/3))
+		for range nm {
+			d.marks = append(d.marks, mark{start: r.Int("mark", maxCount), first: readVarint(r), last: readVarint(r)})
+		}
+	} else {
+		d.marks = version1Marks(d)
+	}
+	if err := checkMarks(d); err != nil && r.Err() == nil {
+		return fmt.Errorf("decode sliding window: %w: %w", codec.ErrCorrupt, err)
+	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("decode sliding window: %w", err)
 	}
@@ -167,6 +188,46 @@ func checkBlock(w *Window, b *block, prevEnd int64) error {
 		return fmt.Errorf("block summaries count %d and %d of %d values", b.q.Count(), b.f.Count(), b.size)
 	case b.f.Epsilon() != w.eps:
 		return fmt.Errorf("block epsilon %v", b.f.Epsilon())
+	}
+	return nil
+}
+
+// version1Marks returns marks for a version-1 window, which kept only the
+// arrival time of its newest value and of the first value not yet in a
+// block (in Exact mode: of the current run of s0 values): the values
+// before that run get arrival time 0, unknown.
+func version1Marks(w *Window) []mark {
+	if len(w.ring) == 0 {
+		return nil
+	}
+	oldest := w.pos - int64(len(w.ring))
+	open := w.pos - w.pos%w.s0
+	if open == w.pos {
+		open -= w.s0
+	}
+	if open <= oldest {
+		return []mark{{start: oldest, first: w.firstT, last: w.lastT}}
+	}
+	return []mark{{start: oldest, first: 0, last: w.firstT}, {start: open, first: w.firstT, last: w.lastT}}
+}
+
+// checkMarks checks a decoded window's marks: ascending, inside the ring,
+// the first at or before its oldest value, times never going back, the
+// last ending at the newest value's time.
+func checkMarks(w *Window) error {
+	if len(w.ring) == 0 {
+		if len(w.marks) > 0 {
+			return fmt.Errorf("marks in an empty window")
+		}
+		return nil
+	}
+	if len(w.marks) == 0 || w.marks[0].start > w.pos-int64(len(w.ring)) || w.marks[len(w.marks)-1].last != w.lastT {
+		return fmt.Errorf("marks do not cover the ring")
+	}
+	for i, m := range w.marks {
+		if m.first > m.last || m.start >= w.pos || (i > 0 && (m.start <= w.marks[i-1].start || m.first < w.marks[i-1].last)) {
+			return fmt.Errorf("mark %d out of place", i)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package slidingwindow
 import (
 	"fmt"
 	"slices"
+	"sort"
 
 	"streamd/gksketch"
 	"streamd/internal/radix"
@@ -236,4 +237,73 @@ func upperBound(x []float64, v float64) int {
 		}
 	}
 	return i
+}
+
+// Span describes what a time-window snapshot (Since) covers.
+type Span struct {
+	// First and Last are the arrival times, in Unix nanoseconds, of the
+	// first and the last covered value; both 0 when nothing is covered.
+	// First is exact unless Truncated, when it may be earlier.
+	First, Last int64
+	// OlderMax bounds how many covered values arrived before the cutoff:
+	// the slack of the mark or block the covered range starts with.
+	OlderMax int64
+	// Truncated is set when values that arrived at or after the cutoff may
+	// have left the window already (it holds the last N values only): the
+	// answer then covers every value the window holds from the cutoff on.
+	Truncated bool
+}
+
+// Since returns a snapshot of every value that arrived at or after cutoff
+// (Unix nanoseconds), and possibly some older ones (Span.OlderMax at most,
+// the slack of the mark or block the range starts with). Its Count is the
+// exact number of values covered, and its answers' bounds hold for those
+// values. A range of no more than the raw ring's values is answered
+// exactly; a longer one from the blocks, which it starts at a block
+// boundary, so that no block is cut.
+func (w *Window) Since(cutoff int64) (*Snapshot, Span) {
+	if w.pos == 0 || w.lastT < cutoff || len(w.marks) == 0 {
+		return &Snapshot{exact: true}, Span{}
+	}
+	oldest := w.pos - w.Count() // the oldest value held
+	// The newest mark ends with the newest value, which arrived at or
+	// after cutoff, so k < len(marks).
+	k := sort.Search(len(w.marks), func(i int) bool { return w.marks[i].last >= cutoff })
+	m := w.marks[k]
+	start, first := m.start, m.first
+	unit := w.pos - m.start
+	if k+1 < len(w.marks) {
+		unit = w.marks[k+1].start - m.start
+	}
+	truncated := false
+	if k == 0 && w.mode == Blocks && len(w.blocks) > 0 {
+		// Every value of the ring may be in range: the blocks go further
+		// back.
+		j := sort.Search(len(w.blocks), func(i int) bool { return w.blocks[i].last >= cutoff })
+		if j < len(w.blocks) {
+			b := &w.blocks[j]
+			start, first, unit = b.start, b.first, b.size
+			truncated = j == 0 && b.first >= cutoff && b.start > 0
+		} else {
+			// Only the open values, which the ring holds, are in range.
+			end := w.blocks[len(w.blocks)-1].end()
+			start, first, unit = end, w.firstT, w.pos-end
+		}
+	} else if k == 0 && start <= oldest && oldest > 0 {
+		// The oldest mark lost values to expiry: some may have been in
+		// range, and its first time is that of a value gone.
+		truncated = start < oldest || first >= cutoff
+		start = oldest
+	}
+	span := Span{First: first, Last: w.lastT, Truncated: truncated}
+	if first < cutoff {
+		span.OlderMax = unit - 1
+	}
+	n := w.pos - start
+	if n <= int64(len(w.ring)) {
+		s := &Snapshot{n: n, exact: true, sorted: w.last(nil, n)}
+		radix.Float64s(s.sorted, nil)
+		return s, span
+	}
+	return w.blockSnapshot(n), span
 }

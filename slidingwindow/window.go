@@ -24,6 +24,20 @@
 // blocks would need more memory than the raw values, so R = N and every
 // answer is exact; Mode reports which.
 //
+// # Time windows
+//
+// Every value has an arrival time, forced monotonic per window (a time
+// older than the newest is taken as the newest). Blocks keep the arrival
+// times of their first and last values; the raw ring keeps marks — the
+// position and the first and last arrival times of a run of values — with
+// a new mark at most every R/4096 values (so at most about 4096 marks), and
+// one value's time exactly at each mark's start. Since(t) answers over
+// every value that arrived at or after t: it starts at the first mark or
+// block whose last value arrived at or after t, so it covers every such
+// value and possibly some older ones of that mark or block (the slack, at
+// most one mark or block, reported), and it reports how many values it
+// covers and the exact arrival times of the first and the last.
+//
 // # Error of a last-n answer (n > R)
 //
 // The answer covers the open values (exact, from the ring) and the sealed
@@ -76,6 +90,9 @@ type Window struct {
 	lastT  int64   // arrival time of the newest value
 	firstT int64   // arrival time of the oldest value not yet in a block
 
+	marks   []mark // arrival times of the values in the ring, oldest first
+	markGap int64  // a new mark starts once the newest holds this many values
+
 	sortBuf []float64
 	keyBuf  []uint64
 	runBuf  []lossy.Run
@@ -91,6 +108,17 @@ type block struct {
 }
 
 func (b *block) end() int64 { return b.start + b.size }
+
+// mark records the arrival times of the values from position start up to
+// the next mark's start (or the newest value): first is the time of the
+// value at start, last that of the mark's newest value.
+type mark struct {
+	start       int64
+	first, last int64
+}
+
+// maxMarks is about the most marks a full ring holds.
+const maxMarks = 4096
 
 // New returns an empty window of capacity n (≥ 1) and error ε in (0, 1).
 func New(eps float64, n int64) (*Window, error) {
@@ -108,6 +136,7 @@ func New(eps float64, n int64) (*Window, error) {
 	} else {
 		w.mode, w.ringCap = Blocks, r
 	}
+	w.markGap = max(1, w.ringCap/maxMarks)
 	return w, nil
 }
 
@@ -128,6 +157,10 @@ func (w *Window) Epsilon() float64 { return w.eps }
 // Capacity reports N, the largest n a query may ask for.
 func (w *Window) Capacity() int64 { return w.capacity }
 
+// RawCapacity reports R, the most values the window keeps raw: the
+// largest last-n (or time-window) range it answers exactly.
+func (w *Window) RawCapacity() int64 { return w.ringCap }
+
 // Mode reports how w keeps its values.
 func (w *Window) Mode() Mode { return w.mode }
 
@@ -140,22 +173,66 @@ func (w *Window) Added() int64 { return w.pos }
 // Blocks reports the number of sealed blocks.
 func (w *Window) Blocks() int { return len(w.blocks) }
 
-// Entries reports the raw values and summary entries held.
+// Entries reports the raw values, time marks and summary entries held.
 func (w *Window) Entries() int {
-	e := len(w.ring)
+	e := len(w.ring) + len(w.marks)
 	for i := range w.blocks {
 		e += w.blocks[i].q.Len() + w.blocks[i].f.Len()
 	}
 	return e
 }
 
-// Bytes reports the memory held by values and entries.
+// Bytes reports the memory held by values, entries and the buffers used to
+// seal blocks.
 func (w *Window) Bytes() int {
-	b := 8 * cap(w.ring)
+	b := 8*cap(w.ring) + 24*cap(w.marks) + 8*cap(w.sortBuf) + 8*cap(w.keyBuf) + 16*cap(w.runBuf)
 	for i := range w.blocks {
-		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + 64
+		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + blockOverhead
 	}
 	return b
+}
+
+// blockOverhead is what Bytes counts for a block besides its entries: the
+// block itself and the lossy summary's header.
+const blockOverhead = 64
+
+// Footprint returns the bytes a full Window of error eps and capacity n
+// holds, as Bytes counts them.
+//
+// In Exact mode that is 8n and the ring's time marks, a bound: the ring
+// never grows past n values, nor its marks past twice maxMarks.
+// In Blocks mode it is an estimate: the ring and the sealing buffers, and
+// for each level j (blocks of s_j = s0·2^j values, up to s_j ≤ εn/8, since
+// two blocks join only at a distance of 8·s_{j+1}/ε) at most
+// min(⌈n/s_j⌉+1, ⌈8/ε⌉+2) blocks — a block stays at level j only while
+// 2·s_j > ε·d/8, so a level's blocks lie within 16·s_j/ε values of the
+// newest and the level below's within half that — each holding, with the
+// room its merge left, min(2·s_j, 2^(j/2)·2/ε) GK tuples and
+// min(3·s_j, 8/ε) lossy entries. The per-block sizes are what blocks hold
+// in practice (their proven sizes grow as j²/ε and are far larger), so the
+// estimate is checked by the tests on every arrival order, and it is not a
+// bound: a caller that needs one measures Bytes as the window fills.
+func Footprint(eps float64, n int64) int64 {
+	w, err := New(eps, n)
+	if err != nil {
+		return 0
+	}
+	// The ring's arrival-time marks: at most about maxMarks, in a slice
+	// that append grows to at most twice that.
+	marks := 24 * 2 * (min(maxMarks, n) + 2)
+	if w.mode == Exact {
+		return 8*n + marks
+	}
+	total := 8*w.ringCap + marks + 32*w.s0
+	perLevel := int64(math.Ceil(8/eps)) + 2
+	top := max(2*w.s0, int64(eps*float64(n)/8))
+	for j, s := 0, w.s0; s <= top; j, s = j+1, 2*s {
+		count := min((n+s-1)/s+1, perLevel)
+		tuples := min(2*s, int64(math.Ceil(math.Pow(2, float64(j)/2)*2/eps)))
+		entries := min(3*s, int64(math.Ceil(8/eps)))
+		total += count * (24*(tuples+entries) + blockOverhead)
+	}
+	return total
 }
 
 // levelError returns ε_j, the relative error of a level-j block.
@@ -164,13 +241,23 @@ func (w *Window) levelError(j int) float64 {
 }
 
 // Add appends values, all arriving at time t (Unix nanoseconds; 0 if
-// unknown). Values must not be NaN.
+// unknown). A t older than the newest value's arrival time is taken as that
+// time: arrival times never go back. Values must not be NaN.
 func (w *Window) Add(t int64, values ...float64) { add(w, t, values) }
 
 // AddFloat32 is Add for float32 values.
 func (w *Window) AddFloat32(t int64, values []float32) { add(w, t, values) }
 
 func add[T float32 | float64](w *Window, t int64, values []T) {
+	if len(values) == 0 {
+		return
+	}
+	t = max(t, w.lastT)
+	if k := len(w.marks); k > 0 && w.pos-w.marks[k-1].start < w.markGap {
+		w.marks[k-1].last = t
+	} else {
+		w.marks = append(w.marks, mark{start: w.pos, first: t, last: t})
+	}
 	for len(values) > 0 {
 		k := int64(len(values))
 		if w.mode == Blocks {
@@ -187,6 +274,13 @@ func add[T float32 | float64](w *Window, t int64, values []T) {
 			w.seal()
 		}
 	}
+	// Drop the marks whose values have all left the ring.
+	oldest := w.pos - int64(len(w.ring))
+	k := 0
+	for k+1 < len(w.marks) && w.marks[k+1].start <= oldest {
+		k++
+	}
+	w.marks = w.marks[k:]
 }
 
 // push appends vals to the ring.

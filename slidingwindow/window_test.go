@@ -17,22 +17,32 @@ func checkLast(t *testing.T, w *Window, x []float64, n int64) {
 	if n > int64(len(x)) {
 		n = int64(len(x))
 	}
-	eps := w.Epsilon()
-	key := exact.New(x[int64(len(x))-n:])
 	s, err := w.Last(n)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkSnapshot(t, s, x[int64(len(x))-n:], w.Epsilon(), fmt.Sprintf("last %d (%d blocks)", n, w.Blocks()))
+}
+
+// checkSnapshot asserts every guarantee of s, a snapshot of the values
+// covered.
+func checkSnapshot(t *testing.T, s *Snapshot, covered []float64, eps float64, what string) {
+	t.Helper()
+	n := int64(len(covered))
+	key := exact.New(covered)
 	if s.Count() != n {
-		t.Fatalf("last %d: count %d", n, s.Count())
+		t.Fatalf("%s: count %d, want %d", what, s.Count(), n)
+	}
+	if n == 0 {
+		return
 	}
 	if float64(s.MaxRankError()) > eps*float64(n)+1 {
-		t.Fatalf("last %d: MaxRankError %d > εn", n, s.MaxRankError())
+		t.Fatalf("%s: MaxRankError %d > εn", what, s.MaxRankError())
 	}
 	for _, phi := range testPhis {
 		v, lo, hi := s.Quantile(phi)
 		if err := key.CheckQuantile(phi, v, eps, lo, hi); err != nil {
-			t.Fatalf("last %d (exact %v, %d blocks): %v", n, s.Exact(), w.Blocks(), err)
+			t.Fatalf("%s (exact %v): %v", what, s.Exact(), err)
 		}
 	}
 	sorted := key.Sorted()
@@ -40,11 +50,11 @@ func checkLast(t *testing.T, w *Window, x []float64, n int64) {
 		v := sorted[i*(len(sorted)-1)/19]
 		lo, hi := s.Rank(v)
 		if err := key.CheckRank(v, lo, hi, eps); err != nil {
-			t.Fatalf("last %d: %v", n, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		lo, hi = s.Frequency(v)
 		if err := key.CheckFrequency(v, lo, hi, eps); err != nil {
-			t.Fatalf("last %d: %v", n, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 	}
 	for _, support := range []float64{2 * eps, 0.05, 0.2} {
@@ -53,12 +63,11 @@ func checkLast(t *testing.T, w *Window, x []float64, n int64) {
 			got = append(got, e.Value)
 		}
 		if err := key.CheckHeavyHitters(support, eps, got); err != nil {
-			t.Fatalf("last %d, support %v: %v", n, support, err)
+			t.Fatalf("%s, support %v: %v", what, support, err)
 		}
 	}
 }
 
-// lastNs returns the query lengths to try for a window of capacity c.
 func lastNs(c int64) []int64 {
 	ns := []int64{1, 2, 3, 10, 100, 1000, 10000, c / 3, c/2 + 7, c - 1, c}
 	var out []int64
@@ -226,4 +235,38 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		w.Add(0, 1, 2, 3)
 	})
+}
+
+// TestFootprint fills windows in both modes, in every arrival order and
+// with many, skewed or two distinct values, and checks that Bytes never
+// passes Footprint: a bound in Exact mode, an estimate in Blocks mode.
+func TestFootprint(t *testing.T) {
+	cases := []struct {
+		eps float64
+		n   int64
+	}{{0.001, 1 << 14}, {0.1, 5000}, {0.1, 1 << 18}, {0.2, 1 << 19}, {0.05, 1 << 19}}
+	if testing.Short() {
+		cases = cases[:3]
+	}
+	for _, tc := range cases {
+		foot := Footprint(tc.eps, tc.n)
+		total := int(2 * tc.n)
+		for _, d := range []synth.Dist{synth.Uniform, synth.Zipf, synth.TwoValued} {
+			for _, o := range []synth.Order{synth.Random, synth.Sorted, synth.Reverse, synth.OrganPipe} {
+				x, err := synth.Generate(synth.Spec{Dist: d, Order: o, Seed: 3, Period: total / 7}, total)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, _ := New(tc.eps, tc.n)
+				most := 0
+				for i := 0; i < len(x); i += 997 {
+					w.Add(int64(i), x[i:min(i+997, len(x))]...)
+					most = max(most, w.Bytes())
+				}
+				if int64(most) > foot {
+					t.Errorf("ε=%v N=%d %s/%s (mode %v): %d bytes, footprint %d", tc.eps, tc.n, d, o, w.Mode(), most, foot)
+				}
+			}
+		}
+	}
 }

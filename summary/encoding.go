@@ -15,7 +15,7 @@ import (
 // "STRM", version 2:
 //
 //	epsilon float64, window size uvarint, sliding window uvarint,
-//	float64 flag uint8,
+//	flags uint8 (1: float64, 2: items; version 1 has only 1),
 //	count uvarint, sum float64, min float64, max float64,
 //	then the GK sketch, the lossy summary and the sliding window, each as
 //	a length-prefixed encoding of its own package; the sliding window's is
@@ -23,9 +23,10 @@ import (
 //
 // Version 1 is the same, always with a sliding window; it still decodes.
 const (
-	streamMagic     = "STRM"
-	streamVersion   = 2
-	streamVersionV1 = 1
+	streamMagic   = "STRM"
+	streamVersion = 2
+	flagFloat64   = 1
+	flagItems     = 2
 )
 
 // AppendBinary appends s's encoding to dst.
@@ -35,11 +36,14 @@ func (s *Stream) AppendBinary(dst []byte) ([]byte, error) {
 	dst = codec.AppendFloat64(dst, s.cfg.Epsilon)
 	dst = binary.AppendUvarint(dst, uint64(s.cfg.WindowSize))
 	dst = binary.AppendUvarint(dst, uint64(s.cfg.SlidingWindow))
-	var f64 byte
+	var flags byte
 	if s.cfg.Float64 {
-		f64 = 1
+		flags |= flagFloat64
 	}
-	dst = append(dst, f64)
+	if s.cfg.Items {
+		flags |= flagItems
+	}
+	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(s.count))
 	dst = codec.AppendFloat64(dst, s.sum)
 	dst = codec.AppendFloat64(dst, s.min)
@@ -68,11 +72,7 @@ func (s *Stream) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 // every part; bad input gives an error wrapping codec.ErrCorrupt, never a
 // panic.
 func (s *Stream) UnmarshalBinary(data []byte) error {
-	version := byte(streamVersion)
-	if len(data) > 4 && data[4] == streamVersionV1 {
-		version = streamVersionV1
-	}
-	p, err := codec.Open(data, streamMagic, version)
+	p, version, err := codec.OpenVersions(data, streamMagic, 1, streamVersion)
 	if err != nil {
 		return fmt.Errorf("decode stream: %w", err)
 	}
@@ -81,13 +81,16 @@ func (s *Stream) UnmarshalBinary(data []byte) error {
 	cfg.Epsilon = r.Float64()
 	cfg.WindowSize = int(r.Int("window size", MaxWindowSize))
 	cfg.SlidingWindow = r.Int("sliding window", MaxSlidingWindow)
-	switch r.Byte() {
-	case 0:
-	case 1:
-		cfg.Float64 = true
-	default:
-		return fmt.Errorf("decode stream: %w: bad precision flag", codec.ErrCorrupt)
+	flags := r.Byte()
+	known := byte(flagFloat64 | flagItems)
+	if version == 1 {
+		known = flagFloat64
 	}
+	if flags&^known != 0 || (flags&flagItems != 0 && flags&flagFloat64 == 0) {
+		return fmt.Errorf("decode stream: %w: bad flags %#x", codec.ErrCorrupt, flags)
+	}
+	cfg.Float64 = flags&flagFloat64 != 0
+	cfg.Items = flags&flagItems != 0
 	if err := r.Err(); err != nil {
 		return fmt.Errorf("decode stream: %w", err)
 	}
@@ -102,7 +105,7 @@ func (s *Stream) UnmarshalBinary(data []byte) error {
 		if err := r.Err(); err != nil {
 			return fmt.Errorf("decode stream: %w", err)
 		}
-		if i == 2 && len(b) == 0 && version != streamVersionV1 {
+		if i == 2 && len(b) == 0 && version >= 2 {
 			d.recent = nil // a history-only stream
 			continue
 		}

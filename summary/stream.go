@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"streamd/gksketch"
+	"streamd/items"
 	"streamd/lossy"
 	"streamd/slidingwindow"
 )
@@ -56,6 +57,15 @@ type Config struct {
 	// Float64 keeps values as float64; by default they are rounded to
 	// float32, as in the paper's textures.
 	Float64 bool
+	// Items makes the stream an item stream: its values are the
+	// fingerprints of strings, carried as float64 (package items). They are
+	// counted (frequencies, heavy hitters) but not ranked, and have no sum,
+	// min or max. An item stream keeps float64 precision.
+	Items bool
+	// ItemHash, for an item stream, replaces the daemon's keyed SipHash as
+	// the hash of its items. It is a hook for tests (forcing collisions)
+	// and is not saved: a restored stream uses the daemon's hash.
+	ItemHash items.Hash
 }
 
 // ConfigError reports an invalid field of a Config.
@@ -84,6 +94,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.SlidingWindow == 0 {
 		c.SlidingWindow = DefaultSlidingWindow
+	}
+	if c.Items {
+		c.Float64 = true
 	}
 	return c
 }
@@ -163,12 +176,32 @@ func (s *Stream) DetachRecent() *slidingwindow.Window {
 // Config returns the stream's configuration.
 func (s *Stream) Config() Config { return s.cfg }
 
+// RemapCounts replaces every value the frequency summary counts by f(value)
+// (lossy.Summary.Remap): for a history-only item stream whose fingerprints
+// move to another key. The quantile summary keeps its values: an item
+// stream is not ranked. It panics if s keeps a sliding window, whose
+// values it would not remap.
+func (s *Stream) RemapCounts(f func(float64) float64) {
+	if s.recent != nil {
+		panic("summary: RemapCounts of a stream with a sliding window")
+	}
+	s.counts.Remap(f)
+}
+
+// Count reports the number of values observed.
+func (s *Stream) Count() int64 { return s.count }
+
 // Observe records values as they are accepted, in arrival order: they go
 // into the sliding window and the count, sum, min and max. t is their
 // arrival time in Unix nanoseconds. The same values must later reach
 // AddWindow, in windows, for the all-history summaries.
 func (s *Stream) Observe(t int64, values []float64) {
-	s.observe(Measure(values))
+	if s.cfg.Items {
+		// The values carry fingerprints: they have no sum, min or max.
+		s.count += int64(len(values))
+	} else {
+		s.observe(Measure(values))
+	}
 	if s.recent != nil {
 		s.recent.Add(t, values...)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +49,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e := exportedStream{name: name, stats: st}
-		if st.Count > 0 && len(s.Quantiles) > 0 {
+		// An item stream has no quantiles: its series are counts only.
+		if st.Count > 0 && len(s.Quantiles) > 0 && st.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
 			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: s.Quantiles, LastN: min(s.LastN, st.SlidingWindow)})
 			if status.Code(err) == codes.NotFound {
 				continue
@@ -84,6 +86,28 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	family("streamd_windows_queued", "gauge", "Full windows waiting for the sorter.")
 	fmt.Fprintf(b, "streamd_windows_queued %d\n", c.Queued)
 
+	m := s.Pipeline.Memory()
+	family("streamd_memory_limit_bytes", "gauge", "The streams' memory budget (--max-memory); 0 for none.")
+	fmt.Fprintf(b, "streamd_memory_limit_bytes %d\n", m.Limit)
+	family("streamd_memory_used_bytes", "gauge", "What the memory budget charges the streams: reserved + windows + growth.")
+	fmt.Fprintf(b, "streamd_memory_used_bytes %d\n", m.Used)
+	family("streamd_memory_reserved_bytes", "gauge", "The streams' reservations: their worst cases with one window in flight each.")
+	fmt.Fprintf(b, "streamd_memory_reserved_bytes %d\n", m.Reserved)
+	family("streamd_memory_windows_bytes", "gauge", "Windows in flight beyond each stream's first.")
+	fmt.Fprintf(b, "streamd_memory_windows_bytes %d\n", m.Windows)
+	family("streamd_memory_growth_bytes", "gauge", "Summary growth past the streams' reservations.")
+	fmt.Fprintf(b, "streamd_memory_growth_bytes %d\n", m.Growth)
+	family("streamd_memory_streams_refused_total", "counter", "Streams refused because the memory budget could not hold them.")
+	fmt.Fprintf(b, "streamd_memory_streams_refused_total %d\n", m.Refused)
+	family("streamd_memory_waits_total", "counter", "Times ingest waited for memory (back-pressure).")
+	fmt.Fprintf(b, "streamd_memory_waits_total %d\n", m.Waits)
+	family("streamd_memory_wait_seconds_total", "counter", "Time ingest spent waiting for memory.")
+	fmt.Fprintf(b, "streamd_memory_wait_seconds_total %s\n", formatFloat(m.WaitSeconds))
+	if rss := residentBytes(); rss > 0 {
+		family("streamd_process_resident_bytes", "gauge", "The process's resident memory (VmRSS).")
+		fmt.Fprintf(b, "streamd_process_resident_bytes %d\n", rss)
+	}
+
 	family("streamd_stream_values_total", "counter", "Values accepted per stream.")
 	for _, e := range streams {
 		fmt.Fprintf(b, "streamd_stream_values_total{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.Count)
@@ -91,6 +115,10 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	family("streamd_stream_memory_bytes", "gauge", "Memory the summaries of each stream take.")
 	for _, e := range streams {
 		fmt.Fprintf(b, "streamd_stream_memory_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.SummaryBytes)
+	}
+	family("streamd_stream_memory_budget_bytes", "gauge", "What the memory budget charges each stream: its reservation, windows in flight beyond the first, summary growth.")
+	for _, e := range streams {
+		fmt.Fprintf(b, "streamd_stream_memory_budget_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.MemoryBytes)
 	}
 	scope := "all history"
 	if s.LastN > 0 {
@@ -139,6 +167,14 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(b, "streamd_tcp_connections_total %d\n", t.Connections)
 		family("streamd_tcp_bytes_total", "counter", "Bytes read from TCP ingest connections.")
 		fmt.Fprintf(b, "streamd_tcp_bytes_total %d\n", t.Bytes)
+		family("streamd_tcp_connections_open", "gauge", "TCP ingest connections being served.")
+		fmt.Fprintf(b, "streamd_tcp_connections_open %d\n", t.OpenConnections)
+		family("streamd_tcp_connections_refused_total", "counter", "TCP ingest connections refused, by reason.")
+		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"max_connections\"} %d\n", t.OverLimit)
+		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"tls_handshake\"} %d\n", t.TLSFailed)
+		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"unauthenticated\"} %d\n", t.Unauthenticated)
+		family("streamd_tcp_connections_idle_closed_total", "counter", "TCP ingest connections closed after --idle-timeout without input.")
+		fmt.Fprintf(b, "streamd_tcp_connections_idle_closed_total %d\n", t.IdleClosed)
 	}
 	family("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.")
 	fmt.Fprintf(b, "streamd_http_unauthorized_total %d\n", s.unauthorized.Load())
@@ -178,4 +214,23 @@ func labelValue(v string) string {
 		}
 	}
 	return b.String()
+}
+
+// residentBytes returns the process's resident memory (VmRSS), or 0 where
+// it cannot be read.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if f := strings.Fields(rest); len(f) == 2 {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
 }

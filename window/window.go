@@ -60,6 +60,9 @@ func (f *Filler) Size() int { return f.size }
 // Len reports how many values the partial window holds.
 func (f *Filler) Len() int { return len(f.f32) + len(f.f64) }
 
+// Bytes reports the memory held by the partial window's buffer.
+func (f *Filler) Bytes() int { return 4*cap(f.f32) + 8*cap(f.f64) }
+
 // Append adds values to the partial window. Each time the window fills, it
 // is passed to full (which takes ownership) and a new one is started.
 // Values are rounded to the stream's precision first; Append returns the

@@ -3,8 +3,8 @@
 // kfake, the fake Kafka cluster that franz-go uses in its tests: it speaks
 // the Kafka protocol well enough for producers such as kcat and loadgen and
 // for streamd's consumer group, but it is one process with one broker, it
-// keeps every message in memory, and it has no replication, no security and
-// no tuning. Do not use it in production, nor to measure Kafka.
+// keeps every message in memory, and it has no replication and no tuning.
+// Do not use it in production, nor to measure Kafka.
 //
 // Usage:
 //
@@ -26,6 +26,15 @@
 //
 // Producers may send batches of up to -max-message-bytes (16 MiB by
 // default, so that loadgen's batches fit; Kafka's default is 1 MiB).
+//
+// To try streamd's Kafka security options, -sasl PLAIN, SCRAM-SHA-256 or
+// SCRAM-SHA-512 with -sasl-user and -sasl-password requires clients to
+// authenticate with that mechanism (kfake's EnableSASL and Superuser), and
+// -tls-cert with -tls-key makes the broker speak TLS only:
+//
+//	kafkadev -sasl SCRAM-SHA-256 -sasl-user streamd -sasl-password s3cret -tls-cert cert.pem -tls-key key.pem
+//	streamd serve --kafka-brokers 127.0.0.1:9092 --kafka-topic values --kafka-sasl scram-sha-256 \
+//	    --kafka-user streamd --kafka-password s3cret --kafka-tls-ca cert.pem
 package main
 
 import (
@@ -42,6 +51,8 @@ import (
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"streamd/internal/tlsconf"
 )
 
 func main() {
@@ -73,6 +84,9 @@ type config struct {
 	syncWrites bool
 	maxMessage int
 	logLevel   kfake.LogLevel
+
+	sasl, saslUser, saslPassword string // SASL mechanism and its superuser
+	tlsCert, tlsKey              string // PEM files: serve TLS
 }
 
 // parseFlags parses the command line.
@@ -82,11 +96,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: kafkadev [-addr host:port] [-topics name:partitions,...] [-data-dir DIR]
+               [-sasl MECHANISM -sasl-user USER -sasl-password PASSWORD] [-tls-cert FILE -tls-key FILE]
 
 kafkadev runs kfake, an in-process fake Kafka broker, to try streamd's Kafka
 ingest on one machine. It is a stand-in for development, not Kafka: one
-broker, messages in memory (and in -data-dir if given), no replication, no
-security. Do not use it in production.
+broker, messages in memory (and in -data-dir if given), no replication, one
+SASL user at most. Do not use it in production.
 
 Example:
   kafkadev -addr 127.0.0.1:9092 -topics values:4
@@ -102,6 +117,11 @@ Flags:
 	fs.BoolVar(&cfg.syncWrites, "sync", false, "with -data-dir, sync every write to disk (slower)")
 	fs.IntVar(&cfg.maxMessage, "max-message-bytes", cfg.maxMessage, "largest record batch a producer may send, in `bytes`")
 	level := fs.String("log-level", "warn", "kfake log `level`: none, error, warn, info or debug")
+	fs.StringVar(&cfg.sasl, "sasl", "", "require SASL with this `mechanism`: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&cfg.saslUser, "sasl-user", "", "the SASL `user` clients authenticate as")
+	fs.StringVar(&cfg.saslPassword, "sasl-password", "", "the SASL user's `password`")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM certificate `file`: speak TLS")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM key `file` of -tls-cert")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -117,6 +137,21 @@ Flags:
 	}
 	if cfg.maxMessage <= 0 {
 		return config{}, fmt.Errorf("-max-message-bytes: %d is not positive", cfg.maxMessage)
+	}
+	switch cfg.sasl = strings.ToUpper(cfg.sasl); cfg.sasl {
+	case "":
+		if cfg.saslUser != "" {
+			return config{}, errors.New("-sasl-user needs -sasl")
+		}
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if cfg.saslUser == "" || cfg.saslPassword == "" {
+			return config{}, errors.New("-sasl needs -sasl-user and -sasl-password")
+		}
+	default:
+		return config{}, fmt.Errorf("-sasl %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", cfg.sasl)
+	}
+	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
+		return config{}, errors.New("-tls-cert and -tls-key go together")
 	}
 	return cfg, nil
 }
@@ -191,6 +226,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}),
 		kfake.WithLogger(kfake.BasicLogger(stderr, cfg.logLevel)),
 		kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(cfg.maxMessage)}),
+	}
+	if cfg.sasl != "" {
+		opts = append(opts, kfake.EnableSASL(), kfake.Superuser(cfg.sasl, cfg.saslUser, cfg.saslPassword))
+	}
+	if cfg.tlsCert != "" {
+		tc, err := tlsconf.Server(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, kfake.TLS(tc))
 	}
 	if cfg.dataDir != "" {
 		opts = append(opts, kfake.DataDir(cfg.dataDir))

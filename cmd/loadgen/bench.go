@@ -33,7 +33,22 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 	defer srv.Close()
 	f.send.addr = srv.Addr()
 	var res *loadgen.Result
-	if f.send.target == "tcp-binary" {
+	if f.items || f.file != "" {
+		// Items, and recordings, go batch by batch.
+		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items}
+		if f.file != "" {
+			src = &loadgen.Loop{Source: &loadgen.Recording{Path: f.file}}
+		}
+		res, err = (&loadgen.Runner{
+			Source: src,
+			Target: &loadgen.TCP{Addr: srv.Addr(), Binary: f.send.target == "tcp-binary", Float32: f.send.float32},
+			Conns:  f.send.conns, Count: f.send.count, Duration: f.send.duration,
+			Rate: f.send.rate, Batch: f.send.batch,
+		}).Run(ctx)
+		if err != nil {
+			return err
+		}
+	} else if f.send.target == "tcp-binary" {
 		payloads, err := m.renderSynth(f)
 		if err != nil {
 			return err

@@ -45,6 +45,9 @@
 // Missing or malformed values (such as "?" in CSV) are counted per stream
 // and skipped, as are NaN and ±Inf, and the final summary lists them.
 //
+// --csv-item-columns chooses columns of strings instead, sent as items to
+// item streams (created as such on first items).
+//
 // synth draws --count values (over all streams) from --dist (uniform,
 // normal, lognormal, pareto, exponential, zipf, constant, twovalued) with
 // --seed, --zipf-s, --zipf-distinct and --pareto-alpha, and puts them in
@@ -53,7 +56,10 @@
 // --stream followed by ".0", ".1"...; stream i is seeded with seed+i.
 // --stream-per-conn sets K to --conns. The random order may run for a
 // --duration without a count; the others arrange all values in memory
-// first.
+// first. --items sends items instead, through the per-batch sender for
+// every target: the string "item-" and the base-36 integer part of each
+// value drawn, so that --dist zipf gives Zipf-distributed strings over
+// --zipf-distinct items.
 //
 // To --target tcp-binary, synth draws each stream's values on all cores
 // before sending and renders them once as frames of --batch values
@@ -73,12 +79,19 @@
 //	--target tcp          the TCP line protocol to --addr (default 127.0.0.1:7071)
 //	--target tcp-binary   the TCP framed protocol to --addr
 //	--target grpc         gRPC Push calls to --grpc-addr (default 127.0.0.1:7070),
-//	                      with --token (or STREAMD_TOKEN) and --durable
+//	                      with --durable
 //	--target kafka        messages to --topic on --kafka-brokers, key = stream name,
 //	                      --kafka-format f64, f32 or text, --values-per-message N;
 //	                      see package streamd/loadgen for the content-type headers;
 //	                      --kafka-no-key sends them without a key, spread over the
 //	                      partitions (the daemon names their stream after the topic)
+//
+// --token (or STREAMD_TOKEN) is the daemon's token: gRPC calls carry it,
+// and TCP connections start with its preamble. --tls connects to the daemon
+// (TCP, gRPC, --verify) over TLS, trusting --tls-ca or the system's CAs, or
+// anything with --tls-insecure. --kafka-sasl plain|scram-sha-256|scram-sha-512
+// with --kafka-user and --kafka-password (or STREAMD_KAFKA_PASSWORD), and
+// --kafka-tls with --kafka-tls-ca, reach a secured Kafka.
 //
 // --float32 sends float32 values (frames of type 1, float32 Kafka
 // messages, shorter decimals): streams keep float32 values by default, so
@@ -121,7 +134,8 @@
 // --target tcp-binary, --count 20,000,000) into a local listener that
 // discards what it reads, and prints loadgen's own rate in values/s and
 // MB/s: what one loadgen process can send with those settings, for
-// comparison with what a daemon takes.
+// comparison with what a daemon takes. With --items it sends items; with
+// --file it replays a recording (of values or items) in a loop instead.
 //
 // sink listens on --listen (default 127.0.0.1:7071), reads and discards
 // what any connection sends until an interrupt or --duration, and prints

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"streamd/internal/tlsconf"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
 )
@@ -284,5 +286,62 @@ func TestUsage(t *testing.T) {
 	}
 	if _, _, err := run(t, "nonsense"); err == nil {
 		t.Error("unknown command ran")
+	}
+}
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and its key,
+// and returns the certificate's file and the server configuration.
+func writeCert(t *testing.T) (certFile string, server *tls.Config) {
+	t.Helper()
+	certFile, keyFile, err := tlsconf.WriteSelfSigned(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = tlsconf.Server(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certFile, server
+}
+
+// TestSecureTargets sends to a daemon that requires a token and TLS, over
+// every daemon target, and to a Kafka that requires SASL and TLS; a wrong
+// token is reported with the daemon's reason.
+func TestSecureTargets(t *testing.T) {
+	certFile, server := writeCert(t)
+	client, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: certFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := daemontest.StartWith(t, daemontest.Options{Token: "s3cret", TLS: server, ClientTLS: client})
+	for _, target := range []string{"tcp", "tcp-binary", "grpc"} {
+		out, stderr, err := run(t, "synth", "--dist", "normal", "--count", "50000", "--stream", "secure-"+target,
+			"--target", target, "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr,
+			"--token", "s3cret", "--tls-ca", certFile, "--verify", "--progress", "off")
+		if err != nil || !strings.Contains(out, "verify: every answer within its bound (1 streams)") {
+			t.Errorf("%s: %v\n%s\n%s", target, err, out, stderr)
+		}
+	}
+	for _, target := range []string{"tcp", "tcp-binary"} {
+		_, _, err := run(t, "synth", "--count", "1000", "--stream", "nope", "--target", target, "--addr", d.TCPAddr,
+			"--token", "guess", "--tls-insecure", "--progress", "off")
+		if err == nil || !strings.Contains(err.Error(), "refused the connection: unauthenticated: wrong token") {
+			t.Errorf("%s with a wrong token: %v", target, err)
+		}
+	}
+
+	kc, err := kfake.NewCluster(kfake.Ports(0), kfake.SeedTopics(1, "secure"), kfake.EnableSASL(),
+		kfake.Superuser("SCRAM-SHA-512", "loadgen", "pw"), kfake.TLS(server))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	args := []string{"synth", "--count", "5000", "--target", "kafka", "--kafka-brokers", strings.Join(kc.ListenAddrs(), ","),
+		"--topic", "secure", "--kafka-sasl", "scram-sha-512", "--kafka-user", "loadgen", "--kafka-tls-ca", certFile, "--progress", "off"}
+	if out, stderr, err := run(t, append(args, "--kafka-password", "pw")...); err != nil || !strings.Contains(out, "sent 5,000 values") {
+		t.Errorf("kafka with SASL and TLS: %v\n%s\n%s", err, out, stderr)
+	}
+	if _, _, err := run(t, append(args, "--kafka-password", "guess")...); err == nil {
+		t.Error("kafka with a wrong password succeeded")
 	}
 }

@@ -15,14 +15,15 @@ func (m *Main) replay(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("loadgen replay", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	var (
-		file, format, columns, stream, prefix, comma string
-		noHeader                                     bool
-		loop                                         int
-		sf                                           sendFlags
+		file, format, columns, itemColumns, stream, prefix, comma string
+		noHeader                                                  bool
+		loop                                                      int
+		sf                                                        sendFlags
 	)
 	fs.StringVar(&file, "file", "", "the file to replay (gzip-compressed or not); required")
 	fs.StringVar(&format, "format", "auto", "the file's format: auto, text, csv, recording or lines")
 	fs.StringVar(&columns, "csv-columns", "", "comma-separated CSV columns, by header name or index from 0 (default: every numeric column)")
+	fs.StringVar(&itemColumns, "csv-item-columns", "", "comma-separated CSV columns of strings, sent as items to item streams")
 	fs.BoolVar(&noHeader, "csv-no-header", false, "the CSV file has no header line")
 	fs.StringVar(&comma, "csv-comma", ",", "the CSV field separator")
 	fs.StringVar(&stream, "stream", "", "the stream name of a text file or of a single CSV column (default: the file's or the column's name)")
@@ -63,8 +64,11 @@ func (m *Main) replay(ctx context.Context, args []string) error {
 		if columns != "" {
 			c.Columns = strings.Split(columns, ",")
 		}
+		if itemColumns != "" {
+			c.ItemColumns = strings.Split(itemColumns, ",")
+		}
 		if stream != "" {
-			if len(c.Columns) != 1 {
+			if len(c.Columns)+len(c.ItemColumns) != 1 {
 				return errors.New("replay: --stream names one CSV column; use --stream-prefix for several")
 			}
 			c.Streams = []string{stream}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,10 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/ingest"
+	"streamd/internal/tlsconf"
 	"streamd/loadgen"
 )
 
@@ -24,8 +29,16 @@ type sendFlags struct {
 	addr        string
 	grpcAddr    string
 	token       string
+	tls         bool
+	tlsCA       string
+	tlsInsecure bool
 	durable     bool
 	brokers     string
+	kafkaSASL   string
+	kafkaUser   string
+	kafkaPass   string
+	kafkaTLS    bool
+	kafkaTLSCA  string
 	topic       string
 	kafkaFormat string
 	perMessage  int
@@ -48,13 +61,21 @@ func (f *sendFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.target, "target", "tcp", "where to send: tcp (line protocol), tcp-binary (framed protocol), grpc (Push) or kafka")
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7071", "the daemon's TCP ingest address, for the tcp targets")
 	fs.StringVar(&f.grpcAddr, "grpc-addr", "127.0.0.1:7070", "the daemon's gRPC address, for the grpc target and --verify")
-	fs.StringVar(&f.token, "token", "", "bearer token for gRPC calls (default $STREAMD_TOKEN)")
+	fs.StringVar(&f.token, "token", "", "the daemon's token, for gRPC calls and TCP connections (default $STREAMD_TOKEN)")
+	fs.BoolVar(&f.tls, "tls", false, "connect to the daemon (tcp, tcp-binary, grpc, --verify) over TLS")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM CA certificates that sign the daemon's (default: the system's); implies --tls")
+	fs.BoolVar(&f.tlsInsecure, "tls-insecure", false, "do not check the daemon's certificate (trials only); implies --tls")
 	fs.BoolVar(&f.durable, "durable", false, "grpc target: ask the daemon to answer each Push after a checkpoint covers it")
 	fs.StringVar(&f.brokers, "kafka-brokers", "127.0.0.1:9092", "comma-separated Kafka brokers, for the kafka target")
 	fs.StringVar(&f.topic, "topic", "streamd", "Kafka topic, for the kafka target")
 	fs.StringVar(&f.kafkaFormat, "kafka-format", "f64", "Kafka message format: f64, f32 or text")
 	fs.IntVar(&f.perMessage, "values-per-message", 1000, "values per Kafka message")
 	fs.BoolVar(&f.kafkaNoKey, "kafka-no-key", false, "send Kafka messages without a key, spread over the partitions (the daemon names their stream after the topic)")
+	fs.StringVar(&f.kafkaSASL, "kafka-sasl", "", "Kafka SASL mechanism: plain, scram-sha-256 or scram-sha-512")
+	fs.StringVar(&f.kafkaUser, "kafka-user", "", "Kafka SASL user")
+	fs.StringVar(&f.kafkaPass, "kafka-password", "", "Kafka SASL password (default $STREAMD_KAFKA_PASSWORD)")
+	fs.BoolVar(&f.kafkaTLS, "kafka-tls", false, "connect to the Kafka brokers over TLS")
+	fs.StringVar(&f.kafkaTLSCA, "kafka-tls-ca", "", "PEM CA certificates that sign the brokers' (default: the system's); implies --kafka-tls")
 	fs.BoolVar(&f.float32, "float32", false, "send values as float32 (tcp, tcp-binary; kafka uses --kafka-format)")
 
 	fs.Float64Var(&f.rate, "rate", 0, "values per second over all connections; 0 sends as fast as possible")
@@ -111,14 +132,72 @@ func (t tokenCreds) GetRequestMetadata(ctx context.Context, uri ...string) (map[
 
 func (t tokenCreds) RequireTransportSecurity() bool { return false }
 
+// getenv returns the environment variable name, or "" if m has no
+// environment.
+func (m *Main) getenv(name string) string {
+	if m.Getenv == nil {
+		return ""
+	}
+	return m.Getenv(name)
+}
+
+// token returns the daemon's token: --token or $STREAMD_TOKEN.
+func (m *Main) token(f *sendFlags) string {
+	if f.token != "" {
+		return f.token
+	}
+	return m.getenv("STREAMD_TOKEN")
+}
+
+// daemonTLS returns the TLS configuration for the daemon, nil without TLS.
+func (f *sendFlags) daemonTLS() (*tls.Config, error) {
+	if !f.tls && f.tlsCA == "" && !f.tlsInsecure {
+		return nil, nil
+	}
+	return tlsconf.Client(tlsconf.ClientOptions{CAFile: f.tlsCA, Insecure: f.tlsInsecure})
+}
+
+// kafkaTransport returns the Kafka transport for SASL and TLS, nil for the
+// default.
+func (m *Main) kafkaTransport(f *sendFlags) (*kafka.Transport, error) {
+	useTLS := f.kafkaTLS || f.kafkaTLSCA != ""
+	if f.kafkaSASL == "" && !useTLS {
+		return nil, nil
+	}
+	t := &kafka.Transport{}
+	if f.kafkaSASL != "" {
+		pass := f.kafkaPass
+		if pass == "" {
+			pass = m.getenv("STREAMD_KAFKA_PASSWORD")
+		}
+		mech, err := ingest.KafkaSASL(f.kafkaSASL, f.kafkaUser, pass)
+		if err != nil {
+			return nil, err
+		}
+		t.SASL = mech
+	}
+	if useTLS {
+		cfg, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: f.kafkaTLSCA})
+		if err != nil {
+			return nil, err
+		}
+		t.TLS = cfg
+	}
+	return t, nil
+}
+
 // dialGRPC connects to the daemon's gRPC address.
 func (m *Main) dialGRPC(f *sendFlags) (*grpc.ClientConn, error) {
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	token := f.token
-	if token == "" && m.Getenv != nil {
-		token = m.Getenv("STREAMD_TOKEN")
+	creds := insecure.NewCredentials()
+	tc, err := f.daemonTLS()
+	if err != nil {
+		return nil, err
 	}
-	if token != "" {
+	if tc != nil {
+		creds = credentials.NewTLS(tc)
+	}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if token := m.token(f); token != "" {
 		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
 	}
 	cc, err := grpc.NewClient(f.grpcAddr, opts...)
@@ -156,7 +235,11 @@ func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error
 	var target loadgen.Target
 	switch f.target {
 	case "tcp", "tcp-binary":
-		target = &loadgen.TCP{Addr: f.addr, Binary: f.target == "tcp-binary", Float32: f.float32}
+		tc, err := f.daemonTLS()
+		if err != nil {
+			return err
+		}
+		target = &loadgen.TCP{Addr: f.addr, Binary: f.target == "tcp-binary", Float32: f.float32, Token: m.token(f), TLS: tc}
 	case "grpc":
 		target = &loadgen.GRPC{Client: pb.NewStreamdClient(cc), Durable: f.durable}
 	case "kafka":
@@ -164,10 +247,18 @@ func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error
 		if err != nil {
 			return err
 		}
-		target = &loadgen.Kafka{
+		k := &loadgen.Kafka{
 			Brokers: strings.Split(f.brokers, ","), Topic: f.topic,
 			Format: format, ValuesPerMessage: f.perMessage, NoKey: f.kafkaNoKey,
 		}
+		tr, err := m.kafkaTransport(f)
+		if err != nil {
+			return err
+		}
+		if tr != nil {
+			k.Transport = tr
+		}
+		target = k
 	default:
 		return fmt.Errorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)
 	}
@@ -199,8 +290,12 @@ func (m *Main) sendFrames(ctx context.Context, f *sendFlags, payloads []*loadgen
 		}
 		defer cc.Close()
 	}
+	tc, err := f.daemonTLS()
+	if err != nil {
+		return err
+	}
 	r := &loadgen.FrameRunner{
-		Addr: f.addr, Payloads: payloads,
+		Addr: f.addr, Payloads: payloads, Token: m.token(f), TLS: tc,
 		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
 		Keep: f.verify,
 	}

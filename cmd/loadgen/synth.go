@@ -23,6 +23,8 @@ type synthFlags struct {
 	streams             int
 	perConn             bool
 	pool                int
+	items               bool
+	file                string // bench-sink: a recording to replay instead
 	send                sendFlags
 }
 
@@ -43,6 +45,10 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	fs.BoolVar(&f.perConn, "stream-per-conn", false, "one stream per connection: --streams set to --conns, so connection i feeds <stream>.i")
 	fs.StringVar(&f.stream, "stream", "synth", "stream name, or prefix of the stream names")
 	fs.IntVar(&f.pool, "pool", defaultPool, "tcp-binary: values per stream drawn and rendered ahead, then sent over and over (streams in an order other than random are drawn whole)")
+	fs.BoolVar(&f.items, "items", false, `send items (strings "item-<n in base 36>" for the values n drawn; Zipf-distributed with --dist zipf) to item streams, batch by batch to any target`)
+	if name == "bench-sink" {
+		fs.StringVar(&f.file, "file", "", "replay this recording (of values or items) in a loop instead of synthetic values")
+	}
 	f.send.register(fs)
 	if defaultTarget != "" {
 		fs.Lookup("target").DefValue = defaultTarget
@@ -104,8 +110,8 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 // sendSynth sends the synthetic streams of f: to the tcp-binary target as
 // pre-rendered frames, else through a Runner.
 func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
-	if f.send.target != "tcp-binary" {
-		return m.send(ctx, &f.send, &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names()})
+	if f.send.target != "tcp-binary" || f.items {
+		return m.send(ctx, &f.send, &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items})
 	}
 	payloads, err := m.renderSynth(f)
 	if err != nil {

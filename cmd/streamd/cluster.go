@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -95,7 +96,7 @@ func peerCreds(cfg *Config) (credentials.TransportCredentials, error) {
 // openCluster sets up what the daemon needs to answer for its group: its
 // member id, connections to its peers, the Gatherer behind SCOPE_CLUSTER
 // answers, and, with Kafka, the directory of the group's members.
-func (d *Daemon) openCluster(ctx context.Context) error {
+func (d *Daemon) openCluster(ctx context.Context, dialer *kafka.Dialer) error {
 	cfg := &d.Config
 	var err error
 	if d.memberID, err = loadMemberID(cfg.DataDir); err != nil {
@@ -114,7 +115,7 @@ func (d *Daemon) openCluster(ctx context.Context) error {
 	}
 	d.gatherer.Partitions = d.partitions
 	d.dir = &cluster.Directory{
-		Brokers: cfg.KafkaBrokers, Topic: cfg.ClusterTopic, Logger: d.Logger,
+		Brokers: cfg.KafkaBrokers, Topic: cfg.ClusterTopic, Logger: d.Logger, Dialer: dialer,
 		Self: cluster.Member{Group: cfg.KafkaGroup, ID: d.memberID, Addr: d.advertiseAddr()},
 	}
 	d.gatherer.Members = d.dir.Members
@@ -465,7 +466,10 @@ type peerServer struct {
 
 func (s peerServer) PeerSummaries(ctx context.Context, req *pb.PeerSummariesRequest) (*pb.PeerSummariesResponse, error) {
 	resp, err := cluster.Summaries(s.d.pipe, req, s.d.self())
-	if err != nil {
+	switch {
+	case errors.Is(err, cluster.ErrItemStream):
+		return nil, status.Errorf(codes.FailedPrecondition, "peer summaries: %v", err)
+	case err != nil:
 		return nil, status.Errorf(codes.Internal, "peer summaries: %v", err)
 	}
 	return resp, nil

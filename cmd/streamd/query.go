@@ -20,8 +20,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/membudget"
 )
 
 const queryUsage = `Usage: streamd query <command> [flags] [args]
@@ -29,11 +31,11 @@ const queryUsage = `Usage: streamd query <command> [flags] [args]
 Commands:
   quantiles <stream> [φ ...]        quantiles (default φ: 0.01 0.1 0.25 0.5 0.75 0.9 0.99 0.999)
   ranks <stream> <value> ...        bounds on the number of values ≤ each value
-  heavy-hitters <stream>            values with count ≥ --support of the stream
-  frequencies <stream> <value> ...  bounds on the count of each value
-  stats <stream>                    count, min, max, sum, configuration, space, rejects
+  heavy-hitters <stream>            values (or items) with count ≥ --support of the stream
+  frequencies <stream> <value> ...  bounds on the count of each value (or item, for an item stream)
+  stats <stream>                    count, min, max, sum, configuration, space, memory, rejects
   streams                           list the streams
-  create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64)
+  create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64, --items)
   delete <stream>                   delete a stream
   watch <stream> [φ ...]            quantiles and heavy hitters every --interval
 
@@ -49,8 +51,9 @@ Flags (before or after the command's arguments):
 type queryFlags struct {
 	addr, token, caFile string
 	tls, json, cluster  bool
-	lastN               uint64
+	last                lastFlag
 	support             float64
+	items               bool
 	epsilon             float64
 	windowSize          uint64
 	slidingWindow       uint64
@@ -77,12 +80,13 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	fs.StringVar(&f.caFile, "ca", "", "PEM file of the CA that signed the daemon's certificate (with --tls)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of tables")
 	fs.BoolVar(&f.cluster, "cluster", false, "answer for the whole Kafka consumer group (quantiles, ranks, heavy-hitters, frequencies, stats)")
-	fs.Uint64Var(&f.lastN, "last", 0, "ask about the last n values only (0: all history)")
+	fs.Var(&f.last, "last", "ask about the last n values (a count such as 1000) or the values of the last d (a duration such as 5m) only; 0: all history")
 	fs.Float64Var(&f.support, "support", 0.01, "heavy hitters: minimum share of the stream")
 	fs.Float64Var(&f.epsilon, "epsilon", 0, "create: ε (0: the daemon's default)")
 	fs.Uint64Var(&f.windowSize, "window-size", 0, "create: window size W (0: default)")
 	fs.Uint64Var(&f.slidingWindow, "sliding-window", 0, "create: sliding window N (0: default)")
 	fs.BoolVar(&f.float64, "float64", false, "create: keep float64 precision")
+	fs.BoolVar(&f.items, "items", false, "create: an item stream, of strings")
 	fs.DurationVar(&f.interval, "interval", time.Second, "watch: how often")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of each call")
 	// Let flags follow the positional arguments too.
@@ -177,32 +181,49 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 		return nil, err
 	}
 	stream := args[0]
-	vals, err := floats(args[1:])
-	if err != nil {
-		return nil, err
-	}
 	scope := pb.Scope_SCOPE_LOCAL
 	if f.cluster {
 		scope = pb.Scope_SCOPE_CLUSTER
+	}
+	switch cmd {
+	case "frequencies", "freq":
+		if err := need(2, "a stream and values"); err != nil {
+			return nil, err
+		}
+		req := &pb.FrequenciesRequest{Stream: stream, LastN: f.last.n, Last: f.last.duration(), Scope: scope}
+		items := false
+		if !f.cluster { // a cluster refuses item streams
+			st, err := c.Stats(ctx, &pb.StatsRequest{Stream: stream})
+			if err != nil {
+				return nil, err
+			}
+			items = st.Kind == pb.StreamKind_STREAM_KIND_ITEMS
+		}
+		var err error
+		if items {
+			req.Items = args[1:]
+		} else if req.Values, err = floats(args[1:]); err != nil {
+			return nil, err
+		}
+		return c.Frequencies(ctx, req)
+	}
+	vals, err := floats(args[1:])
+	if err != nil {
+		return nil, err
 	}
 	switch cmd {
 	case "quantiles", "q":
 		if len(vals) == 0 {
 			vals = defaultPhis
 		}
-		return c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: vals, LastN: f.lastN, Scope: scope})
+		return c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: vals, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
 	case "ranks":
 		if err := need(2, "a stream and values"); err != nil {
 			return nil, err
 		}
-		return c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: vals, LastN: f.lastN, Scope: scope})
+		return c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: vals, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
 	case "heavy-hitters", "hh":
-		return c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: f.support, LastN: f.lastN, Scope: scope})
-	case "frequencies", "freq":
-		if err := need(2, "a stream and values"); err != nil {
-			return nil, err
-		}
-		return c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: stream, Values: vals, LastN: f.lastN, Scope: scope})
+		return c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: f.support, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
 	case "stats":
 		return c.Stats(ctx, &pb.StatsRequest{Stream: stream, Scope: scope})
 	}
@@ -211,7 +232,11 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 	}
 	switch cmd {
 	case "create":
-		return c.CreateStream(ctx, &pb.CreateStreamRequest{Stream: stream, Epsilon: f.epsilon, WindowSize: f.windowSize, SlidingWindow: f.slidingWindow, Float64: f.float64})
+		req := &pb.CreateStreamRequest{Stream: stream, Epsilon: f.epsilon, WindowSize: f.windowSize, SlidingWindow: f.slidingWindow, Float64: f.float64}
+		if f.items {
+			req.Kind = pb.StreamKind_STREAM_KIND_ITEMS
+		}
+		return c.CreateStream(ctx, req)
 	case "delete":
 		return c.DeleteStream(ctx, &pb.DeleteStreamRequest{Stream: stream})
 	}
@@ -227,9 +252,16 @@ func (m *Main) watch(ctx context.Context, c pb.StreamdClient, f queryFlags, args
 		return err
 	}
 	if len(phis) == 0 {
-		phis = defaultPhis
+		st, err := c.Stats(ctx, &pb.StatsRequest{Stream: args[0]})
+		if err != nil {
+			return err
+		}
+		if st.Kind != pb.StreamKind_STREAM_KIND_ITEMS { // an item stream has no quantiles
+			phis = defaultPhis
+		}
 	}
-	w, err := c.Watch(ctx, &pb.WatchRequest{Stream: args[0], Phis: phis, Support: f.support, IntervalMs: uint64(f.interval.Milliseconds())})
+	req := &pb.WatchRequest{Stream: args[0], Phis: phis, Support: f.support, IntervalMs: uint64(f.interval.Milliseconds()), LastN: f.last.n, Last: f.last.duration()}
+	w, err := c.Watch(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -271,6 +303,15 @@ func precision(f64 bool) string {
 		return "float64"
 	}
 	return "float32"
+}
+
+// daemonMemory describes the daemon's memory budget in a Stats answer.
+func daemonMemory(r *pb.StatsResponse) string {
+	used := membudget.Size(int64(r.DaemonMemoryUsedBytes))
+	if r.DaemonMemoryLimitBytes == 0 {
+		return used + " (no limit)"
+	}
+	return used + " of " + membudget.Size(int64(r.DaemonMemoryLimitBytes))
 }
 
 // num prints a value with float32 precision, as streams store them.
@@ -338,35 +379,41 @@ func printTable(out io.Writer, msg proto.Message) error {
 	switch r := msg.(type) {
 	case *pb.QuantilesResponse:
 		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
+		printWindow(w, r.Window)
 		fmt.Fprintln(w, "φ\tvalue\trank min\trank max\t")
 		for _, q := range r.Quantiles {
 			fmt.Fprintf(w, "%v\t%s\t%d\t%d\t\n", q.Phi, num(q.Value), q.RankMin, q.RankMax)
 		}
 	case *pb.RanksResponse:
 		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
+		printWindow(w, r.Window)
 		fmt.Fprintln(w, "value\t≤ value, min\t≤ value, max\t")
 		for _, q := range r.Ranks {
 			fmt.Fprintf(w, "%s\t%d\t%d\t\n", num(q.Value), q.RankMin, q.RankMax)
 		}
 	case *pb.HeavyHittersResponse:
 		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
+		printWindow(w, r.Window)
 		fmt.Fprintln(w, "value\tcount min\tcount max\tshare\t")
 		for _, it := range r.Items {
-			fmt.Fprintf(w, "%s\t%d\t%d\t%.4f\t\n", num(it.Value), it.CountMin, it.CountMax, float64(it.CountMin)/float64(max(r.Count, 1)))
+			fmt.Fprintf(w, "%s\t%d\t%d\t%.4f\t\n", itemLabel(it), it.CountMin, it.CountMax, float64(it.CountMin)/float64(max(r.Count, 1)))
 		}
 	case *pb.FrequenciesResponse:
 		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
+		printWindow(w, r.Window)
 		fmt.Fprintln(w, "value\tcount min\tcount max\t")
 		for _, it := range r.Items {
-			fmt.Fprintf(w, "%s\t%d\t%d\t\n", num(it.Value), it.CountMin, it.CountMax)
+			fmt.Fprintf(w, "%s\t%d\t%d\t\n", itemLabel(it), it.CountMin, it.CountMax)
 		}
 	case *pb.StatsResponse:
 		rows := [][2]string{
+			{"kind", strings.ToLower(strings.TrimPrefix(r.Kind.String(), "STREAM_KIND_"))},
 			{"count", fmt.Sprint(r.Count)}, {"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)},
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
 			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"precision", precision(r.Float64)},
-			{"rejected", fmt.Sprint(r.RejectedTotal)},
+			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
+			{"daemon memory", daemonMemory(r)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
 		}
 		reasons := make([]string, 0, len(r.Rejected))
 		for k := range r.Rejected {
@@ -387,4 +434,79 @@ func printTable(out io.Writer, msg proto.Message) error {
 		return printJSON(out, msg)
 	}
 	return nil
+}
+
+// lastFlag is --last: a count of values (last_n) or a duration (last).
+type lastFlag struct {
+	n uint64
+	d time.Duration
+}
+
+func (l *lastFlag) String() string {
+	if l.d > 0 {
+		return l.d.String()
+	}
+	return strconv.FormatUint(l.n, 10)
+}
+
+func (l *lastFlag) Set(v string) error {
+	*l = lastFlag{}
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+		l.n = n
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a count of values (1000) or a duration (5m), not %q", v)
+	}
+	l.d = d
+	return nil
+}
+
+// duration returns the last field of a request: nil for a count.
+func (l *lastFlag) duration() *durationpb.Duration {
+	if l.d == 0 {
+		return nil
+	}
+	return durationpb.New(l.d)
+}
+
+// printWindow prints what a time-window answer covers.
+func printWindow(w io.Writer, tw *pb.TimeWindow) {
+	if tw == nil {
+		return
+	}
+	if tw.Count == 0 {
+		fmt.Fprintf(w, "window since %s: no values\n", time.Unix(0, tw.CutoffUnixNano).Format(time.RFC3339Nano))
+		return
+	}
+	fmt.Fprintf(w, "window since %s: %d values arrived %s to %s",
+		time.Unix(0, tw.CutoffUnixNano).Format(time.RFC3339Nano), tw.Count,
+		time.Unix(0, tw.FirstUnixNano).Format(time.RFC3339Nano), time.Unix(0, tw.LastUnixNano).Format(time.RFC3339Nano))
+	if tw.OlderMax > 0 {
+		fmt.Fprintf(w, ", up to %d of them older", tw.OlderMax)
+	}
+	if tw.Truncated {
+		fmt.Fprint(w, "; older values of the window have left the sliding window")
+	}
+	fmt.Fprintln(w)
+}
+
+// itemLabel returns how a table shows an answer: its item, quoted if it
+// has blanks, for an item stream; else its value.
+func itemLabel(it *pb.Item) string {
+	switch {
+	case it.Item == "" && it.Fingerprint != 0:
+		return fmt.Sprintf("(fingerprint %016x)", it.Fingerprint)
+	case it.Fingerprint == 0:
+		return num(it.Value)
+	}
+	s := it.Item
+	if strings.ContainsAny(s, " \t\"") || !strconv.CanBackquote(s) {
+		s = strconv.Quote(s)
+	}
+	if it.Shared {
+		s += " (fingerprint shared)"
+	}
+	return s
 }

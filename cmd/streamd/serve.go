@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -31,6 +33,8 @@ import (
 	"streamd/cluster"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/membudget"
+	"streamd/internal/tlsconf"
 	"streamd/pipeline"
 	"streamd/summary"
 	"streamd/web"
@@ -44,9 +48,15 @@ type Config struct {
 	Pprof       bool   // serve the Go profiler under /debug/pprof/ on MetricsAddr
 	DataDir     string // where state is kept
 	Sorter      string // gpusort back-end: auto, cpu, or a GPU one
-	TLSCert     string // PEM certificate for gRPC and HTTP; with TLSKey enables TLS
+	TLSCert     string // PEM certificate for gRPC, HTTP and TCP ingest; with TLSKey enables TLS
 	TLSKey      string
-	Token       string // bearer token every RPC and HTTP request must carry; "" for none
+	Token       string // bearer token every RPC, HTTP request and TCP ingest connection must carry; "" for none
+
+	MaxMemory      MemoryLimit   // memory budget of the streams
+	MaxConnections int           // TCP ingest connections served at once; 0 for no limit
+	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
+	MaxLineBytes   int           // longest line of the TCP line protocol
+	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
@@ -62,7 +72,15 @@ type Config struct {
 	KafkaGroup           string
 	KafkaFormats         map[string]ingest.Format // per topic; text by default
 	KafkaStreamFromTopic bool
+	KafkaMessageTime     bool          // messages' timestamps are their values' arrival times
 	KafkaSessionTimeout  time.Duration // group session timeout; a dead member holds its partitions this long
+	KafkaSASL            string        // SASL mechanism: plain, scram-sha-256, scram-sha-512; "" for none
+	KafkaUser            string
+	KafkaPassword        string
+	KafkaTLS             bool   // connect to the brokers over TLS
+	KafkaTLSCA           string // PEM CA certificates to trust; "" for the system's
+	KafkaTLSCert         string // PEM client certificate, with KafkaTLSKey
+	KafkaTLSKey          string
 
 	AdvertiseAddr  string        // gRPC address the daemon's peers reach it at; "" for GRPCAddr's listener
 	ClusterTopic   string        // compacted topic where the members of a group announce themselves
@@ -98,6 +116,11 @@ func DefaultConfig() Config {
 		ClusterTimeout:     cluster.DefaultTimeout,
 		CheckpointInterval: 10 * time.Second,
 		Stream:             summary.Config{}.WithDefaults(),
+		MaxMemory:          DefaultMaxMemory,
+		MaxConnections:     ingest.DefaultMaxConnections,
+		IdleTimeout:        ingest.DefaultIdleTimeout,
+		MaxLineBytes:       ingest.DefaultMaxLineBytes,
+		MaxFrameBytes:      ingest.MaxFrameLen,
 		MaxStreams:         100000,
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
@@ -158,6 +181,33 @@ func (c *Config) Validate() error {
 	if c.ClusterTimeout <= 0 {
 		return &ConfigError{"cluster-timeout", c.ClusterTimeout, errors.New("must be positive")}
 	}
+	if c.Token != "" {
+		if err := ingest.ValidToken(c.Token); err != nil {
+			return &ConfigError{"token", "(hidden)", err}
+		}
+	}
+	if c.MaxConnections < 0 {
+		return &ConfigError{"max-connections", c.MaxConnections, errors.New("must not be negative")}
+	}
+	if c.IdleTimeout < 0 {
+		return &ConfigError{"idle-timeout", c.IdleTimeout, errors.New("must not be negative")}
+	}
+	if c.MaxLineBytes < 1 {
+		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
+	}
+	if c.MaxFrameBytes < 1 || c.MaxFrameBytes > ingest.MaxFrameLen {
+		return &ConfigError{"max-frame-bytes", c.MaxFrameBytes, fmt.Errorf("want 1 to %d", ingest.MaxFrameLen)}
+	}
+	if c.KafkaSASL != "" {
+		if _, err := ingest.KafkaSASL(c.KafkaSASL, c.KafkaUser, c.KafkaPassword); err != nil {
+			return &ConfigError{"kafka-sasl", c.KafkaSASL, err}
+		}
+	} else if c.KafkaUser != "" {
+		return &ConfigError{"kafka-user", c.KafkaUser, errors.New("needs kafka-sasl")}
+	}
+	if (c.KafkaTLSCert == "") != (c.KafkaTLSKey == "") {
+		return &ConfigError{"kafka-tls-cert", c.KafkaTLSCert, errors.New("kafka-tls-cert and kafka-tls-key go together")}
+	}
 	for i, phi := range c.MetricsQuantiles {
 		if !(phi >= 0 && phi <= 1) {
 			return &ConfigError{"metrics-quantiles", phi, errors.New("outside [0, 1]")}
@@ -176,6 +226,44 @@ func (c *Config) Validate() error {
 		return &ConfigError{"web-interval", c.WebInterval, errors.New("must be positive")}
 	}
 	return nil
+}
+
+// memoryBudget resolves --max-memory and checks that it holds at least one
+// stream of the default configuration.
+func (c *Config) memoryBudget() (int64, error) {
+	limit, err := c.MaxMemory.Resolve()
+	if err != nil {
+		return 0, &ConfigError{"max-memory", c.MaxMemory, err}
+	}
+	if need := pipeline.StreamFootprint(c.Stream).Reserve; limit > 0 && need > limit {
+		return 0, &ConfigError{"max-memory", c.MaxMemory, fmt.Errorf("%s cannot hold one stream of the defaults, which needs %s", membudget.Size(limit), membudget.Size(need))}
+	}
+	return limit, nil
+}
+
+// kafkaDialer returns the dialer of the Kafka consumer: nil for kafka-go's
+// default, or one with SASL and TLS as configured.
+func (c *Config) kafkaDialer() (*kafka.Dialer, error) {
+	useTLS := c.KafkaTLS || c.KafkaTLSCA != "" || c.KafkaTLSCert != ""
+	if c.KafkaSASL == "" && !useTLS {
+		return nil, nil
+	}
+	d := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true}
+	if c.KafkaSASL != "" {
+		m, err := ingest.KafkaSASL(c.KafkaSASL, c.KafkaUser, c.KafkaPassword)
+		if err != nil {
+			return nil, err
+		}
+		d.SASLMechanism = m
+	}
+	if useTLS {
+		cfg, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: c.KafkaTLSCA, CertFile: c.KafkaTLSCert, KeyFile: c.KafkaTLSKey})
+		if err != nil {
+			return nil, err
+		}
+		d.TLS = cfg
+	}
+	return d, nil
 }
 
 // flags binds c to a flag set; environment variables STREAMD_<NAME> set
@@ -197,9 +285,14 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the HTTP port, behind the token")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
 	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC and HTTP over TLS")
-	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file for TLS")
-	fs.StringVar(&c.Token, "token", c.Token, "bearer token that every RPC and HTTP request must carry (also STREAMD_TOKEN)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC, HTTP and TCP ingest over TLS")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file of --tls-cert")
+	fs.StringVar(&c.Token, "token", c.Token, "token that every RPC and HTTP request (authorization: Bearer) and TCP ingest connection (@auth line or framed preamble) must carry (also STREAMD_TOKEN)")
+	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
+	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
+	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
+	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
 	fs.IntVar(&c.Stream.WindowSize, "window-size", c.Stream.WindowSize, "default window size W of new streams")
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
@@ -211,7 +304,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 		c.KafkaBrokers = splitList(v)
 		return nil
 	})
-	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32 or =text to set its message format", func(v string) error {
+	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32, =text or =items to set its message format", func(v string) error {
 		for _, t := range splitList(v) {
 			name, format, _ := strings.Cut(t, "=")
 			c.KafkaTopics = append(c.KafkaTopics, name)
@@ -232,6 +325,14 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.KafkaGroup, "kafka-group", c.KafkaGroup, "Kafka consumer group; daemons in one group share the partitions")
 	fs.DurationVar(&c.KafkaSessionTimeout, "kafka-session-timeout", ingest.DefaultKafkaSessionTimeout, "Kafka group session timeout: how long a crashed member keeps its partitions")
 	fs.BoolVar(&c.KafkaStreamFromTopic, "kafka-stream-from-topic", c.KafkaStreamFromTopic, "name streams after the topic even when messages have keys")
+	fs.BoolVar(&c.KafkaMessageTime, "kafka-message-time", c.KafkaMessageTime, "use messages' timestamps as their values' arrival times (time windows) instead of the daemon's clock")
+	fs.StringVar(&c.KafkaSASL, "kafka-sasl", c.KafkaSASL, "Kafka SASL mechanism: plain, scram-sha-256 or scram-sha-512")
+	fs.StringVar(&c.KafkaUser, "kafka-user", c.KafkaUser, "Kafka SASL user")
+	fs.StringVar(&c.KafkaPassword, "kafka-password", c.KafkaPassword, "Kafka SASL password (better: STREAMD_KAFKA_PASSWORD)")
+	fs.BoolVar(&c.KafkaTLS, "kafka-tls", c.KafkaTLS, "connect to the Kafka brokers over TLS")
+	fs.StringVar(&c.KafkaTLSCA, "kafka-tls-ca", c.KafkaTLSCA, "PEM CA certificates that sign the brokers' (default: the system's); implies --kafka-tls")
+	fs.StringVar(&c.KafkaTLSCert, "kafka-tls-cert", c.KafkaTLSCert, "PEM client certificate for brokers that check clients; implies --kafka-tls")
+	fs.StringVar(&c.KafkaTLSKey, "kafka-tls-key", c.KafkaTLSKey, "PEM key of --kafka-tls-cert")
 	fs.StringVar(&c.AdvertiseAddr, "advertise-addr", c.AdvertiseAddr, "gRPC address the other daemons of the group reach this one at (default: the gRPC listener's)")
 	fs.StringVar(&c.ClusterTopic, "cluster-topic", c.ClusterTopic, "compacted Kafka topic where the daemons of a group announce themselves")
 	fs.DurationVar(&c.ClusterTimeout, "cluster-timeout", c.ClusterTimeout, "how long a cluster answer waits for the other daemons")
@@ -256,12 +357,12 @@ func splitList(v string) []string {
 }
 
 func parseFormat(s string) (ingest.Format, error) {
-	for _, f := range []ingest.Format{ingest.FormatText, ingest.FormatBinary64, ingest.FormatBinary32} {
+	for _, f := range ingest.Formats() {
 		if f.String() == s {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown kafka format %q (text, f64 or f32)", s)
+	return 0, fmt.Errorf("unknown kafka format %q (text, f64, f32 or items)", s)
 }
 
 // newServeFlags returns serve's flag set bound to cfg.
@@ -303,6 +404,13 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	d := NewDaemon(cfg, logger)
 	if err := d.Open(ctx); err != nil {
 		return err
+	}
+	if limit := d.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage collector keeps the heap near the budget instead
+		// of letting it grow to twice what is live.
+		soft := limit + memoryHeadroom(limit)
+		debug.SetMemoryLimit(soft)
+		logger.Info("go memory limit set", "limit", membudget.Size(soft))
 	}
 	<-ctx.Done()
 	// A second signal aborts the graceful shutdown: listen for it before
@@ -384,19 +492,21 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("create data dir: %w", err)
 		}
 	}
+	budget, err := cfg.memoryBudget()
+	if err != nil {
+		return err
+	}
 	if cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("load tls key pair: %w", err)
+		if d.tls, err = tlsconf.Server(cfg.TLSCert, cfg.TLSKey); err != nil {
+			return err
 		}
-		d.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
 	}
 	d.pipe, err = pipeline.New(pipeline.Config{
 		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue, Workers: cfg.Workers,
-		Sorter: d.sorter, Logger: d.Logger,
+		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget,
 	})
 	if err != nil {
 		return err
@@ -420,10 +530,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.grpcLn, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
 		return fmt.Errorf("listen grpc: %w", err)
 	}
+	var dialer *kafka.Dialer // nil: kafka-go's default
 	if len(cfg.KafkaTopics) > 0 {
-		d.newKafka()
+		if dialer, err = cfg.kafkaDialer(); err != nil {
+			return fmt.Errorf("kafka: %w", err)
+		}
+		d.newKafka(dialer)
 	}
-	if err := d.openCluster(bg); err != nil {
+	if err := d.openCluster(bg, dialer); err != nil {
 		return err
 	}
 	d.openGRPC()
@@ -439,6 +553,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if cfg.TCPAddr != "" {
 		d.tcp = ingest.NewTCPServer(cfg.TCPAddr, d.pipe)
 		d.tcp.Logger = d.Logger
+		d.tcp.Token = cfg.Token
+		d.tcp.MaxConnections, d.tcp.IdleTimeout = cfg.MaxConnections, cfg.IdleTimeout
+		d.tcp.MaxLineBytes, d.tcp.MaxFrameBytes = cfg.MaxLineBytes, cfg.MaxFrameBytes
+		if d.tls != nil {
+			d.tcp.TLSConfig = d.tls.Clone()
+		}
 		if err := d.tcp.Open(ctx); err != nil {
 			return fmt.Errorf("open tcp ingest: %w", err)
 		}
@@ -453,21 +573,46 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	d.Logger.Info("streamd serving",
 		"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
 		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir)
+	d.logBudget(budget)
 	return nil
 }
 
+// logBudget says what the memory budget holds.
+func (d *Daemon) logBudget(limit int64) {
+	per := pipeline.StreamFootprint(d.Config.Stream).Reserve
+	m := d.pipe.Memory()
+	if limit == 0 {
+		d.Logger.Info("no memory budget", "stream_reserve", membudget.Size(per))
+		return
+	}
+	d.Logger.Info("memory budget", "max_memory", membudget.Size(limit), "used", membudget.Size(m.Used),
+		"stream_reserve", membudget.Size(per), "default_streams_that_fit", max(limit-m.Used, 0)/per)
+	if m.Used > limit {
+		d.Logger.Warn("the restored streams take more than the memory budget: new streams are refused", "used", membudget.Size(m.Used), "max_memory", membudget.Size(limit))
+	}
+}
+
+// MemoryLimit returns the memory budget in bytes, 0 for none.
+func (d *Daemon) MemoryLimit() int64 {
+	if d.pipe == nil {
+		return 0
+	}
+	return d.pipe.Memory().Limit
+}
+
 // newKafka sets up the consumer of the configured topics. The pipeline is
-// its PartitionSink: each partition's values are kept apart, and each
-// partition starts exactly after the state the daemon installs for it
+// its PartitionSink: each partition's values and items are kept apart, and
+// each partition starts exactly after the state the daemon installs for it
 // (assigned).
-func (d *Daemon) newKafka() {
+func (d *Daemon) newKafka(dialer *kafka.Dialer) {
 	cfg := &d.Config
 	d.kafka = &ingest.KafkaConsumer{
 		Brokers: cfg.KafkaBrokers, Topics: cfg.KafkaTopics, Group: cfg.KafkaGroup,
-		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic,
+		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic, MessageTime: cfg.KafkaMessageTime,
 		Sink: d.pipe, Logger: d.Logger, SessionTimeout: cfg.KafkaSessionTimeout,
 		Assigned: d.assigned,
 		Revoked:  d.revoked,
+		Dialer:   dialer,
 	}
 }
 

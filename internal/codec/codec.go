@@ -42,20 +42,31 @@ func End(dst []byte, start int) []byte {
 
 // Open checks data's magic, version and checksum and returns its payload.
 func Open(data []byte, magic string, version byte) ([]byte, error) {
+	p, _, err := OpenVersions(data, magic, version, version)
+	return p, err
+}
+
+// OpenVersions is Open for a type whose decoder reads every version from
+// oldest to newest: it returns the payload and its version.
+func OpenVersions(data []byte, magic string, oldest, newest byte) ([]byte, byte, error) {
 	if len(data) < 9 {
-		return nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(data))
+		return nil, 0, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(data))
 	}
 	if string(data[:4]) != magic {
-		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, data[:4], magic)
+		return nil, 0, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, data[:4], magic)
 	}
-	if data[4] != version {
-		return nil, fmt.Errorf("%w: %s version %d, want %d", ErrCorrupt, magic, data[4], version)
+	v := data[4]
+	if v < oldest || v > newest {
+		if oldest == newest {
+			return nil, 0, fmt.Errorf("%w: %s version %d, want %d", ErrCorrupt, magic, v, newest)
+		}
+		return nil, 0, fmt.Errorf("%w: %s version %d, want %d to %d", ErrCorrupt, magic, v, oldest, newest)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, fmt.Errorf("%w: %s checksum mismatch", ErrCorrupt, magic)
+		return nil, 0, fmt.Errorf("%w: %s checksum mismatch", ErrCorrupt, magic)
 	}
-	return body[5:], nil
+	return body[5:], v, nil
 }
 
 // Reader reads the fields of a payload. The first error sticks: later reads
@@ -114,14 +125,21 @@ func (r *Reader) Int(what string, max int64) int64 {
 
 // Float64 reads a little-endian float64.
 func (r *Reader) Float64() float64 {
+	return math.Float64frombits(r.fixed64("float64"))
+}
+
+// Uint64 reads a little-endian uint64.
+func (r *Reader) Uint64() uint64 { return r.fixed64("uint64") }
+
+func (r *Reader) fixed64(what string) uint64 {
 	if r.err != nil {
 		return 0
 	}
 	if len(r.b) < 8 {
-		r.fail("float64")
+		r.fail(what)
 		return 0
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	v := binary.LittleEndian.Uint64(r.b)
 	r.b = r.b[8:]
 	return v
 }

@@ -6,13 +6,18 @@ package daemontest
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
@@ -28,8 +33,20 @@ type Daemon struct {
 	Client   pb.StreamdClient
 }
 
+// Options configure a daemon.
+type Options struct {
+	// Token, if set, is required of TCP connections and gRPC calls.
+	Token string
+	// TLS, if set, is the server configuration of TCP ingest and gRPC;
+	// ClientTLS then configures the daemon's Client.
+	TLS, ClientTLS *tls.Config
+}
+
 // Start starts a daemon that is stopped when the test ends.
-func Start(t testing.TB) *Daemon {
+func Start(t testing.TB) *Daemon { return StartWith(t, Options{}) }
+
+// StartWith starts a daemon with o, stopped when the test ends.
+func StartWith(t testing.TB, o Options) *Daemon {
 	t.Helper()
 	ctx := context.Background()
 	p, err := pipeline.New(pipeline.Config{Sorter: gpusort.NewCPU(0), Logger: discardLogger()})
@@ -39,7 +56,24 @@ func Start(t testing.TB) *Daemon {
 	if err := p.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer()
+	var opts []grpc.ServerOption
+	if o.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
+	if o.Token != "" {
+		opts = append(opts, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := checkToken(ctx, o.Token); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}), grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := checkToken(ss.Context(), o.Token); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		}))
+	}
+	gs := grpc.NewServer(opts...)
 	pb.RegisterStreamdServer(gs, &api.Server{Pipeline: p})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,10 +82,19 @@ func Start(t testing.TB) *Daemon {
 	go gs.Serve(ln)
 	tcp := ingest.NewTCPServer("127.0.0.1:0", p)
 	tcp.Logger = discardLogger()
+	tcp.Token, tcp.TLSConfig = o.Token, o.TLS
 	if err := tcp.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cc, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if o.TLS != nil {
+		creds = credentials.NewTLS(o.ClientTLS)
+	}
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if o.Token != "" {
+		dial = append(dial, grpc.WithPerRPCCredentials(bearer(o.Token)))
+	}
+	cc, err := grpc.NewClient(ln.Addr().String(), dial...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +108,26 @@ func Start(t testing.TB) *Daemon {
 	})
 	return &Daemon{GRPCAddr: ln.Addr().String(), TCPAddr: tcp.ListenAddr().String(), Client: pb.NewStreamdClient(cc)}
 }
+
+// checkToken checks the bearer token of a call, as streamd does.
+func checkToken(ctx context.Context, token string) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if v == "Bearer "+token {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "missing or wrong bearer token")
+}
+
+// bearer adds a bearer token to every call.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+func (b bearer) RequireTransportSecurity() bool { return false }
 
 func discardLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 )
 
 // Dist names a value distribution.
@@ -191,4 +192,11 @@ func arrangeBlocks(x []float64, period int, alternate bool) {
 		}
 	}
 	copy(x, y)
+}
+
+// ItemName returns the item string of the value v of a synthetic stream,
+// for item streams: "item-" and the integer part of |v| in base 36, so that
+// the Zipf distribution's integers become Zipf-distributed strings.
+func ItemName(v float64) string {
+	return "item-" + strconv.FormatUint(uint64(math.Abs(v)), 36)
 }

@@ -1,0 +1,202 @@
+package ingest
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"streamd/items"
+)
+
+// ItemSink is a Sink that also takes items, for item streams. The decoders
+// hand items to a Sink that implements it; with any other Sink, item
+// frames are rejected as "bad_value_type" and item lines are parsed as
+// values.
+type ItemSink interface {
+	Sink
+	// AcceptItems hands items for a stream to the pipeline, as Accept does
+	// values; at is their arrival time, zero for the pipeline's clock. It
+	// fails with an error wrapping ErrWrongKind if the stream takes values.
+	// b may be reused by the caller after AcceptItems returns.
+	AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error
+	// IsItemStream reports whether stream exists and takes items: the line
+	// protocol reads the tokens of its lines as items then.
+	IsItemStream(stream string) bool
+}
+
+// TimedSink is a Sink that also takes values with their arrival time. The
+// Kafka consumer needs one to use the messages' timestamps.
+type TimedSink interface {
+	Sink
+	// AcceptAt is Accept with the values' arrival time.
+	AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error
+}
+
+// CheckItem returns the Reason an item is rejected for, or "" for a valid
+// item (see items.Check).
+func CheckItem(item []byte) Reason {
+	switch err := items.Check(item); {
+	case err == nil:
+		return ""
+	case errors.Is(err, items.ErrEmpty):
+		return ReasonEmptyItem
+	case errors.Is(err, items.ErrTooLong):
+		return ReasonItemTooLong
+	default:
+		return ReasonBadUTF8
+	}
+}
+
+// AppendItemsFrame appends to dst a frame of the framed protocol that
+// carries list for the item stream stream, and returns the extended
+// buffer; see AppendBatchFrame.
+func AppendItemsFrame(dst []byte, stream string, list []string) ([]byte, error) {
+	var b items.Batch
+	for _, x := range list {
+		b.AppendString(x)
+	}
+	return AppendBatchFrame(dst, stream, &b, 0, b.Len())
+}
+
+// AppendBatchFrame appends to dst a frame of the framed protocol that
+// carries items i to j−1 of b for the item stream stream, and returns the
+// extended buffer. It fails, returning dst unchanged, if stream is not a
+// valid stream name, if an item is longer than items.MaxLen, or if the
+// frame would be longer than MaxFrameLen (an error wrapping
+// ErrFrameTooLarge).
+func AppendBatchFrame(dst []byte, stream string, b *items.Batch, i, j int) ([]byte, error) {
+	if err := ValidStreamName(stream); err != nil {
+		return dst, fmt.Errorf("append items frame: %w", err)
+	}
+	body := 2 + len(stream) + 1
+	for k := i; k < j; k++ {
+		n := len(b.Item(k))
+		if n > items.MaxLen {
+			return dst, fmt.Errorf("append items frame: item of %d bytes, limit %d", n, items.MaxLen)
+		}
+		body += 2 + n
+	}
+	if body > MaxFrameLen {
+		return dst, fmt.Errorf("append items frame of %d items for stream %q: %w", j-i, stream, ErrFrameTooLarge)
+	}
+	dst = appendFrameHead(dst, body, stream, typeItems)
+	for k := i; k < j; k++ {
+		x := b.Item(k)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(x)))
+		dst = append(dst, x...)
+	}
+	return dst, nil
+}
+
+// itemTokens splits the rest of a line of an item stream, from offset i,
+// into items and appends the valid ones to b. A token is either bare — the
+// bytes up to the next blank — or quoted: a double-quoted string in Go
+// syntax (strconv.Unquote), which may hold blanks and escapes such as \"
+// and \t, and must be followed by a blank or the end of the line. It
+// returns the number of tokens, and counts the refused ones with reject:
+// a quoted token that does not end or does not unquote is "malformed";
+// items.Check refuses the others.
+func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens int) {
+	for i = skipBlanks(line, i); i < len(line); i = skipBlanks(line, i) {
+		tokens++
+		if line[i] != '"' {
+			j := fieldEnd(line, i)
+			addItem(line[i:j], b, reject)
+			i = j
+			continue
+		}
+		j := quotedEnd(line, i)
+		if j < 0 {
+			reject(ReasonMalformed)
+			return tokens
+		}
+		s, err := strconv.Unquote(string(line[i:j]))
+		if err != nil {
+			reject(ReasonMalformed)
+		} else {
+			addItem([]byte(s), b, reject)
+		}
+		i = j
+	}
+	return tokens
+}
+
+// quotedEnd returns the offset just past the closing quote of the quoted
+// token at line[i], which must be followed by a blank or the end of the
+// line, or -1 if there is none.
+func quotedEnd(line []byte, i int) int {
+	for j := i + 1; j < len(line); j++ {
+		switch line[j] {
+		case '\\':
+			j++
+		case '"':
+			if j+1 < len(line) && !isBlank(line[j+1]) {
+				return -1
+			}
+			return j + 1
+		}
+	}
+	return -1
+}
+
+func addItem(item []byte, b *items.Batch, reject func(Reason)) {
+	if r := CheckItem(item); r != "" {
+		reject(r)
+		return
+	}
+	b.Append(item)
+}
+
+// counting returns sink wrapped to count the values (and items) it accepts
+// and its rejects, keeping its EncodedSink and ItemSink methods if it has
+// them.
+func counting(sink Sink, values, rejected *atomic.Uint64) Sink {
+	c := countingSink{sink, values, rejected}
+	es, encoded := sink.(EncodedSink)
+	is, items := sink.(ItemSink)
+	switch {
+	case encoded && items:
+		return countingAllSink{countingEncodedSink{c, es}, countingItemSink{c, is}}
+	case encoded:
+		return countingEncodedSink{c, es}
+	case items:
+		return countingItemSink{c, is}
+	}
+	return c
+}
+
+// countingAllSink is a countingSink of a sink that is both an EncodedSink
+// and an ItemSink.
+type countingAllSink struct {
+	countingEncodedSink
+	countingItemSink
+}
+
+func (c countingAllSink) Accept(ctx context.Context, stream string, values []float64) error {
+	return c.countingEncodedSink.Accept(ctx, stream, values)
+}
+
+func (c countingAllSink) Reject(stream string, reason Reason, n int) {
+	c.countingEncodedSink.Reject(stream, reason, n)
+}
+
+// countingItemSink is a countingSink of an ItemSink.
+type countingItemSink struct {
+	countingSink
+	items ItemSink
+}
+
+func (c countingItemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
+	n := b.Len()
+	err := c.items.AcceptItems(ctx, stream, b, at)
+	if err == nil {
+		c.values.Add(uint64(n))
+	}
+	return err
+}
+
+func (c countingItemSink) IsItemStream(stream string) bool { return c.items.IsItemStream(stream) }

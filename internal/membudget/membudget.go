@@ -1,0 +1,305 @@
+// Package membudget accounts the memory of a set of streams against a
+// limit, as Redis's maxmemory does for its keys, so that careless or
+// hostile clients cannot take the machine's memory:
+//
+//   - A stream reserves its bounded worst case (Footprint.Reserve) when it
+//     is created, and is refused with ErrExhausted if the budget cannot
+//     hold it.
+//   - What a stream holds beyond its reservation is charged as it happens:
+//     each window in flight beyond the first (Footprint.Window), and the
+//     growth of its summaries past their share of the reservation
+//     (Footprint.Summaries), which is logarithmic in the stream's length
+//     and so has no worst case to reserve.
+//   - A producer whose stream has windows in flight waits (Account.Wait)
+//     while one more window would take the charges past the limit: those
+//     windows are being sorted, and memory falls as they are summarised.
+//     So ingest slows down instead of passing the budget, and no value is
+//     refused once its stream exists.
+//
+// The charges can pass the limit by the windows that concurrent producers
+// fill between two waits, and by summary growth, which is charged but never
+// refused; then new streams are refused until memory falls. A Budget of
+// limit 0 accounts without refusing or waiting.
+package membudget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrExhausted is returned, wrapped with the figures, by Budget.Open when
+// the budget cannot hold a new stream's reservation.
+var ErrExhausted = errors.New("memory budget exhausted")
+
+// Footprint is what one stream is charged, in bytes.
+type Footprint struct {
+	// Reserve is reserved for as long as the stream exists: its bounded
+	// worst case, with one window in flight.
+	Reserve int64
+	// Window is charged for each further window in flight, while it is.
+	Window int64
+	// Summaries is the part of Reserve that the stream's summaries may
+	// take; what they take beyond it is charged (Account.Summaries).
+	Summaries int64
+}
+
+// Budget accounts streams' memory against a limit. It is safe for
+// concurrent use.
+type Budget struct {
+	limit int64
+
+	mu       sync.Mutex
+	reserved int64         // Reserve of every live account
+	windows  int64         // Window charges of windows in flight
+	growth   int64         // summary growth past the accounts' shares
+	changed  chan struct{} // closed, and replaced, when the charges fall
+	closed   bool
+
+	refused   uint64
+	waits     uint64
+	waitNanos int64
+}
+
+// Stats are a Budget's figures.
+type Stats struct {
+	Limit       int64   // the limit in bytes; 0 for none
+	Reserved    int64   // reservations of the streams
+	Windows     int64   // windows in flight beyond each stream's first
+	Growth      int64   // summary growth past the streams' shares
+	Used        int64   // Reserved + Windows + Growth
+	Refused     uint64  // streams refused
+	Waits       uint64  // times a producer waited for memory
+	WaitSeconds float64 // time producers spent waiting
+}
+
+// New returns a budget of limit bytes; 0 means no limit.
+func New(limit int64) *Budget {
+	return &Budget{limit: max(limit, 0), changed: make(chan struct{})}
+}
+
+// Limit returns the limit in bytes, 0 for none.
+func (b *Budget) Limit() int64 { return b.limit }
+
+// used returns the charges; b.mu must be held.
+func (b *Budget) used() int64 { return b.reserved + b.windows + b.growth }
+
+// fell wakes the waiters after the charges fell; b.mu must be held.
+func (b *Budget) fell() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// Open reserves fp.Reserve for a new stream and returns its account, or an
+// error wrapping ErrExhausted if the charges would pass the limit.
+func (b *Budget) Open(fp Footprint) (*Account, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.limit > 0 && b.used()+fp.Reserve > b.limit {
+		b.refused++
+		if fp.Reserve > b.limit {
+			return nil, fmt.Errorf("%w: the stream needs %s, more than the whole budget of %s", ErrExhausted, Size(fp.Reserve), Size(b.limit))
+		}
+		return nil, fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used(), 0)), Size(b.limit))
+	}
+	b.reserved += fp.Reserve
+	return &Account{b: b, fp: fp}, nil
+}
+
+// Restore reserves fp.Reserve for a stream that exists already, such as one
+// restored from a checkpoint, even past the limit: its values were
+// accepted and are never dropped.
+func (b *Budget) Restore(fp Footprint) *Account {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reserved += fp.Reserve
+	return &Account{b: b, fp: fp}
+}
+
+// Close ends every wait and makes later ones return at once: once the
+// pipeline stops sorting, no window in flight would free memory.
+func (b *Budget) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		b.fell()
+	}
+}
+
+// Stats returns the budget's figures.
+func (b *Budget) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{
+		Limit: b.limit, Reserved: b.reserved, Windows: b.windows, Growth: b.growth, Used: b.used(),
+		Refused: b.refused, Waits: b.waits, WaitSeconds: float64(b.waitNanos) / 1e9,
+	}
+}
+
+// Account is one stream's share of a Budget. Its methods are safe for
+// concurrent use, and do nothing on a nil Account.
+type Account struct {
+	b        *Budget
+	fp       Footprint
+	inflight int   // windows in flight
+	growth   int64 // summary growth charged
+	closed   bool  // the stream is gone
+	released bool  // its charges are returned
+}
+
+// Footprint returns what the account's stream is charged.
+func (a *Account) Footprint() Footprint {
+	if a == nil {
+		return Footprint{}
+	}
+	return a.fp
+}
+
+// Charged returns what the account's stream is charged now: its
+// reservation, its windows in flight beyond the first, and its summary
+// growth.
+func (a *Account) Charged() int64 {
+	if a == nil {
+		return 0
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	if a.released {
+		return 0
+	}
+	return a.fp.Reserve + a.extraWindows()*a.fp.Window + a.growth
+}
+
+// extraWindows returns the windows in flight beyond the first; b.mu must be
+// held.
+func (a *Account) extraWindows() int64 { return int64(max(a.inflight-1, 0)) }
+
+// WindowFull records that a window of the stream has filled and is on its
+// way to the sorter; it never waits.
+func (a *Account) WindowFull() {
+	if a == nil {
+		return
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	a.inflight++
+	if a.inflight > 1 && !a.released {
+		a.b.windows += a.fp.Window
+	}
+}
+
+// WindowDone records that a window of the stream is summarised (or
+// dropped), and wakes the producers waiting for memory.
+func (a *Account) WindowDone() {
+	if a == nil {
+		return
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	if a.inflight == 0 {
+		return
+	}
+	if a.inflight > 1 && !a.released {
+		a.b.windows -= a.fp.Window
+	}
+	a.inflight--
+	if a.closed && a.inflight == 0 {
+		a.release()
+	}
+	a.b.fell()
+}
+
+// Summaries records that the stream's summaries hold n bytes: what passes
+// their share of the reservation is charged.
+func (a *Account) Summaries(n int64) {
+	if a == nil {
+		return
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	if a.released {
+		return
+	}
+	g := max(n-a.fp.Summaries, 0)
+	d := g - a.growth
+	a.growth = g
+	a.b.growth += d
+	if d < 0 {
+		a.b.fell()
+	}
+}
+
+// Close records that the stream is gone. Its charges are returned once its
+// last window in flight is done: until then the window keeps the stream's
+// memory alive.
+func (a *Account) Close() {
+	if a == nil {
+		return
+	}
+	a.b.mu.Lock()
+	defer a.b.mu.Unlock()
+	if a.closed {
+		return
+	}
+	a.closed = true
+	if a.inflight == 0 {
+		a.release()
+		a.b.fell()
+	}
+}
+
+// release returns every charge of a; b.mu must be held.
+func (a *Account) release() {
+	if a.released {
+		return
+	}
+	a.released = true
+	a.b.reserved -= a.fp.Reserve
+	a.b.windows -= a.extraWindows() * a.fp.Window
+	a.b.growth -= a.growth
+}
+
+// Wait blocks while the stream has windows in flight and one more window
+// would take the budget's charges past its limit: it is the back-pressure
+// that keeps ingest within the budget. It returns once a window of the
+// stream or of another one is summarised and there is room, at once when
+// there is room or the stream has nothing in flight (so a stream always
+// makes progress), and when ctx ends or the budget is closed. It reports
+// whether it waited.
+func (a *Account) Wait(ctx context.Context) bool {
+	if a == nil {
+		return false
+	}
+	b := a.b
+	if b.limit == 0 {
+		return false
+	}
+	var start time.Time
+	for {
+		b.mu.Lock()
+		if b.closed || a.inflight == 0 || b.used()+a.fp.Window <= b.limit {
+			if !start.IsZero() {
+				b.waitNanos += int64(time.Since(start))
+			}
+			b.mu.Unlock()
+			return !start.IsZero()
+		}
+		if start.IsZero() {
+			start = time.Now()
+			b.waits++
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.waitNanos += int64(time.Since(start))
+			b.mu.Unlock()
+			return true
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package membudget
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestOpenRefusesPastTheLimit(t *testing.T) {
+	b := New(1000)
+	fp := Footprint{Reserve: 400, Window: 100, Summaries: 50}
+	a1, err := b.Open(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Open(fp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Open(fp); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("third stream: %v, want ErrExhausted", err)
+	}
+	if _, err := b.Open(Footprint{Reserve: 2000}); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("a stream larger than the budget: %v", err)
+	}
+	a1.Close()
+	if _, err := b.Open(fp); err != nil {
+		t.Fatalf("after a close: %v", err)
+	}
+	st := b.Stats()
+	if st.Reserved != 800 || st.Used != 800 || st.Refused != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestUnlimitedAccountsOnly(t *testing.T) {
+	b := New(0)
+	for range 100 {
+		a, err := b.Open(Footprint{Reserve: 1 << 40, Window: 1 << 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.WindowFull()
+		a.WindowFull()
+		if a.Wait(context.Background()) {
+			t.Fatal("waited without a limit")
+		}
+	}
+	if st := b.Stats(); st.Used != 200<<40 {
+		t.Errorf("used %d", st.Used)
+	}
+}
+
+func TestWindowsAndGrowth(t *testing.T) {
+	b := New(10000)
+	a, _ := b.Open(Footprint{Reserve: 1000, Window: 300, Summaries: 200})
+	a.WindowFull() // the first window in flight is in the reservation
+	if got := a.Charged(); got != 1000 {
+		t.Errorf("one window in flight: charged %d", got)
+	}
+	a.WindowFull()
+	a.WindowFull()
+	if got := a.Charged(); got != 1600 {
+		t.Errorf("three windows in flight: charged %d", got)
+	}
+	a.Summaries(150) // within the share
+	a.Summaries(500) // 300 past it
+	if got := b.Stats(); got.Windows != 600 || got.Growth != 300 || got.Used != 1900 {
+		t.Errorf("stats %+v", got)
+	}
+	a.WindowDone()
+	a.WindowDone()
+	a.Summaries(100)
+	if got := b.Stats(); got.Used != 1000 {
+		t.Errorf("after the windows: %+v", got)
+	}
+	// A closed stream keeps its charges until its last window is done.
+	a.Close()
+	if got := b.Stats().Used; got != 1000 {
+		t.Errorf("closed with a window in flight: used %d", got)
+	}
+	a.WindowDone()
+	if got := b.Stats().Used; got != 0 {
+		t.Errorf("closed and done: used %d", got)
+	}
+	a.WindowDone() // more than were in flight: no effect
+	if got := b.Stats().Used; got != 0 {
+		t.Errorf("extra WindowDone: used %d", got)
+	}
+}
+
+// TestWaitIsBackPressure: a producer whose next window would pass the
+// limit waits until a window in flight is done, and never when its stream
+// has nothing in flight.
+func TestWaitIsBackPressure(t *testing.T) {
+	b := New(1000)
+	a, _ := b.Open(Footprint{Reserve: 600, Window: 300})
+	ctx := context.Background()
+	if a.Wait(ctx) {
+		t.Fatal("waited with nothing in flight")
+	}
+	a.WindowFull()
+	if a.Wait(ctx) { // 600 + 300 ≤ 1000
+		t.Fatal("waited with room for one more window")
+	}
+	a.WindowFull() // 900 charged: one more would pass the limit
+	done := make(chan bool)
+	go func() { done <- a.Wait(ctx) }()
+	select {
+	case <-done:
+		t.Fatal("did not wait")
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.WindowDone()
+	if !<-done {
+		t.Error("Wait reported no wait")
+	}
+	st := b.Stats()
+	if st.Waits != 1 || st.WaitSeconds <= 0 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// Context and Close end a wait.
+	a.WindowFull()
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { done <- a.Wait(cctx) }()
+	cancel()
+	<-done
+	go func() { done <- a.Wait(ctx) }()
+	b.Close()
+	<-done
+	if a.Wait(ctx) {
+		t.Error("waited after Close")
+	}
+}
+
+// TestConcurrentProducers runs producers that fill windows and a sorter
+// that finishes them: the charges never pass the limit by more than one
+// window per producer, and every producer finishes.
+func TestConcurrentProducers(t *testing.T) {
+	const limit, window, producers = 10000, 500, 8
+	b := New(limit)
+	work := make(chan *Account, 1000)
+	var sorter sync.WaitGroup
+	sorter.Go(func() {
+		for a := range work {
+			time.Sleep(50 * time.Microsecond)
+			a.WindowDone()
+		}
+	})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	most := int64(0)
+	var accounts []*Account
+	for range producers {
+		a, err := b.Open(Footprint{Reserve: 600, Window: window})
+		if err != nil {
+			t.Fatal(err)
+		}
+		accounts = append(accounts, a)
+	}
+	for _, a := range accounts {
+		wg.Go(func() {
+			for range 200 {
+				a.Wait(context.Background())
+				a.WindowFull()
+				mu.Lock()
+				most = max(most, b.Stats().Used)
+				mu.Unlock()
+				work <- a
+			}
+		})
+	}
+	wg.Wait()
+	close(work)
+	sorter.Wait()
+	if most > limit+producers*window {
+		t.Errorf("charges reached %d, limit %d", most, limit)
+	}
+	if st := b.Stats(); st.Windows != 0 || st.Reserved != producers*600 {
+		t.Errorf("after: %+v", st)
+	}
+}
+
+func TestSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"0", 0}, {"1048576", 1 << 20}, {"512MiB", 512 << 20}, {"512 mib", 512 << 20},
+		{"1.5GiB", 3 << 29}, {"4G", 4 << 30}, {"2TB", 2 << 40}, {"10KiB", 10 << 10}, {"7B", 7},
+	} {
+		got, err := ParseSize(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "-1GiB", "1.5.2G", "12 parsecs", "1e30TiB", "NaN"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", bad)
+		}
+	}
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{512, "512 B"}, {256 << 20, "256 MiB"}, {3 << 29, "1.5 GiB"}, {1023 << 10, "1023 KiB"}, {10*(1<<20) + 1<<19, "10.5 MiB"}} {
+		if got := Size(tc.n); got != tc.want {
+			t.Errorf("Size(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package items
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"streamd/internal/radix"
+)
+
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		item string
+		want error
+	}{
+		{"/index.html", nil},
+		{"café", nil},
+		{strings.Repeat("x", MaxLen), nil},
+		{"", ErrEmpty},
+		{strings.Repeat("x", MaxLen+1), ErrTooLong},
+		{"\xff", ErrBadUTF8},
+		{"a\xc3", ErrBadUTF8},
+	} {
+		if err := Check([]byte(c.item)); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("Check(%.20q) = %v, want %v", c.item, err, c.want)
+		}
+	}
+}
+
+// TestFingerprint checks that every fingerprint is carried by a finite
+// float64 other than −0 whose key it is, and that the carriers order like
+// the fingerprints.
+func TestFingerprint(t *testing.T) {
+	hashes := []uint64{0, 1, minKey - 1, minKey, maxKey, maxKey + 1, math.MaxUint64, negZero, negZero + 1, negZero - 1, 1 << 63}
+	for i := range 1000 {
+		hashes = append(hashes, uint64(i)*0x9e3779b97f4a7c15)
+	}
+	var fps []uint64
+	for _, h := range hashes {
+		fp := Fingerprint(h)
+		v := Value(fp)
+		if math.IsNaN(v) || math.IsInf(v, 0) || (v == 0 && math.Signbit(v)) {
+			t.Fatalf("hash %#x: fingerprint %#x carried by %v", h, fp, v)
+		}
+		if FromValue(v) != fp || radix.Key64(v) != fp {
+			t.Fatalf("hash %#x: fingerprint %#x, back from %v: %#x", h, fp, v, FromValue(v))
+		}
+		if h >= minKey && h <= maxKey && h != negZero && fp != h {
+			t.Fatalf("valid hash %#x changed to %#x", h, fp)
+		}
+		fps = append(fps, fp)
+	}
+	slices.Sort(fps)
+	fps = slices.Compact(fps)
+	for i := 1; i < len(fps); i++ {
+		if !(Value(fps[i-1]) < Value(fps[i])) {
+			t.Fatalf("carriers of %#x and %#x out of order", fps[i-1], fps[i])
+		}
+	}
+	h := SipHash(Key{1})
+	if h([]byte("a")) == h([]byte("b")) || h([]byte("a")) == SipHash(Key{2})([]byte("a")) {
+		t.Error("SipHash does not depend on its input and key")
+	}
+}
+
+func TestBatch(t *testing.T) {
+	var b, c Batch
+	list := []string{"a", "bc", "", "def"}
+	for _, x := range list {
+		b.AppendString(x)
+	}
+	c.Append([]byte("z"))
+	c.AppendBatch(&b, 1, 4)
+	want := []string{"z", "bc", "", "def"}
+	for i, x := range want {
+		if string(c.Item(i)) != x {
+			t.Errorf("item %d = %q, want %q", i, c.Item(i), x)
+		}
+	}
+	if c.Len() != 4 || c.Size() != 6 {
+		t.Errorf("Len %d, Size %d", c.Len(), c.Size())
+	}
+	h := SipHash(Key{})
+	fps := c.AppendFingerprints(nil, h)
+	for i, x := range want {
+		if fps[i] != Fingerprint(h([]byte(x))) {
+			t.Errorf("fingerprint %d", i)
+		}
+	}
+	c.Reset()
+	if c.Len() != 0 || c.Size() != 0 {
+		t.Error("Reset left items")
+	}
+}
+
+func batchOf(list ...string) (*Batch, []uint64) {
+	var b Batch
+	h := SipHash(Key{7})
+	for _, x := range list {
+		b.AppendString(x)
+	}
+	return &b, b.AppendFingerprints(nil, h)
+}
+
+// TestNames follows the strings through windows: new table entries get
+// the string of their window, pruned ones lose it, raw chunks expire once
+// summarised and older than retain, and everything survives encoding.
+func TestNames(t *testing.T) {
+	n := NewNames(4, 4)
+	b, fps := batchOf("a", "b", "a", "c", "d", "a", "e", "f", "g", "a")
+	n.Append(fps, b)
+	fp := func(x string) uint64 { _, f := batchOf(x); return f[0] }
+	// Before any Sync the strings come from the raw chunks.
+	if got := n.Lookup([]uint64{fp("a"), fp("g"), fp("zz")}); !slices.Equal(got, []string{"a", "g", ""}) {
+		t.Fatalf("Lookup before Sync = %q", got)
+	}
+	table := []uint64{fp("a"), fp("c")}
+	slices.Sort(table)
+	n.Sync(0, table)
+	if n.Len() != 2 {
+		t.Fatalf("%d strings after Sync, want 2", n.Len())
+	}
+	// The window at 4 brings d and drops c.
+	table = []uint64{fp("a"), fp("d")}
+	slices.Sort(table)
+	n.Sync(4, table)
+	if got := n.Lookup([]uint64{fp("a"), fp("d")}); !slices.Equal(got, []string{"a", "d"}) {
+		t.Fatalf("Lookup = %q", got)
+	}
+	if _, ok := n.known[fp("c")]; ok {
+		t.Fatal("the string of a pruned fingerprint is kept")
+	}
+	// Chunk 0 is summarised and older than the newest 4 items: gone.
+	if n.Raw() != 6 {
+		t.Fatalf("%d raw items, want 6 (chunks at 4 and 8)", n.Raw())
+	}
+	if got := n.Lookup([]uint64{fp("b")}); got[0] != "" {
+		t.Fatalf("string of b kept after its chunk expired: %q", got[0])
+	}
+	data, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Names
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Lookup([]uint64{fp("a"), fp("d"), fp("g")}); !slices.Equal(got, []string{"a", "d", "g"}) || d.Raw() != 6 || d.pos != 10 {
+		t.Fatalf("decoded: Lookup %q, %d raw, pos %d", got, d.Raw(), d.pos)
+	}
+	b2, fps2 := batchOf("h", "i")
+	d.Append(fps2, b2)
+	if d.pos != 12 || len(d.chunks) != 1 { // the chunk at 4 expired
+		t.Fatalf("after decoding and appending: pos %d, %d chunks", d.pos, len(d.chunks))
+	}
+	for i := range data {
+		bad := slices.Clone(data)
+		bad[i] ^= 0x40
+		if err := new(Names).UnmarshalBinary(bad); err == nil {
+			t.Fatalf("corrupt byte %d accepted", i)
+		}
+	}
+}
+
+func FuzzNamesUnmarshal(f *testing.F) {
+	n := NewNames(3, 3)
+	b, fps := batchOf("x", "y", "x", "z")
+	n.Append(fps, b)
+	n.Sync(0, []uint64{fps[0]})
+	data, _ := n.MarshalBinary()
+	f.Add(data)
+	f.Add([]byte("NAME\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d Names
+		if err := d.UnmarshalBinary(data); err != nil {
+			return
+		}
+		// A valid decoded Names takes more items and encodes again.
+		b, fps := batchOf("p", "q")
+		d.Append(fps, b)
+		d.Lookup(fps)
+		if _, err := d.MarshalBinary(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,89 @@
+package pipeline
+
+import (
+	"math"
+
+	"streamd/gksketch"
+	"streamd/internal/membudget"
+	"streamd/lossy"
+	"streamd/slidingwindow"
+	"streamd/summary"
+)
+
+// streamOverhead is what a stream holds besides its windows and summaries:
+// its structures, name and reject counts.
+const streamOverhead = 4 << 10
+
+// StreamFootprint returns what a stream of cfg is charged against the
+// pipeline's memory budget (see streamd/internal/membudget). With W the
+// window size, N the sliding window, v = 4 bytes per value (8 for Float64)
+// and w = W·v the bytes of one window:
+//
+//	digest     d = 24·min(W, ⌈2/ε⌉+2) + 16·min(W, ⌈1/ε⌉+1)
+//	             (a window's ε/2 sample and the runs lossy counting keeps)
+//	in flight  f = 4w + d
+//	             (the window, which queries read until it is summarised,
+//	             with room for the growth of a stream's first buffer: 2w;
+//	             the copy the sorter sorts: w; the sort's scratch keys: w;
+//	             its digest: d)
+//	summaries  s = 24·(2·G + L) + R
+//	             (G = gksketch.SpaceBound(ε, W, N) GK tuples, twice for the
+//	             merged copy queries share; L = lossy.SpaceBound(ε, N) lossy
+//	             entries; R = slidingwindow.Footprint(ε, N), 8N bytes when
+//	             the sliding window keeps its last N values raw)
+//
+// Reserve is 2w (the partial window, with room to grow) + f + s + 4 KiB;
+// Window is f, charged for each further window in flight; Summaries is s.
+// So the summaries are reserved at their size after N values; past that
+// they grow with log(N) and the growth is charged as measured. The strings
+// of an item stream (up to items.MaxLen bytes for each of its last N items
+// and its lossy table's entries) are not reserved, since their size
+// depends on the items: they are charged as measured too.
+//
+// A stream fed by Kafka keeps one part per partition (see Stream): each
+// part's summaries and partial window are charged as measured, beside the
+// reservation, and each of its windows in flight is a window of the
+// stream.
+func StreamFootprint(cfg summary.Config) membudget.Footprint {
+	cfg = cfg.WithDefaults()
+	eps, n := cfg.Epsilon, cfg.SlidingWindow
+	size := int64(cfg.WindowSize)
+	v := int64(4)
+	if cfg.Float64 {
+		v = 8
+	}
+	w := size * v
+	digest := 24*min(size, int64(math.Ceil(2/eps))+2) + 16*min(size, int64(math.Ceil(1/eps))+1)
+	inflight := 4*w + digest
+	sums := 24*(2*gksketch.SpaceBound(eps, size, n)+int64(lossy.SpaceBound(eps, n))) + slidingwindow.Footprint(eps, n)
+	return membudget.Footprint{
+		Reserve:   2*w + inflight + sums + streamOverhead,
+		Window:    inflight,
+		Summaries: sums,
+	}
+}
+
+// summaryBytes returns what s's summaries hold: each part's, with the
+// merged copy of its quantile sketch that queries share, the sliding
+// window, for an item stream the strings it keeps, and the partial windows
+// of the Kafka partitions' parts (the reservation holds one partial
+// window: the local part's). s.mu must be held.
+func (s *Stream) summaryBytes() int64 {
+	b := s.recent.Bytes()
+	if s.items != nil {
+		b += s.items.recent.Bytes()
+	}
+	for _, pt := range s.partsLocked() {
+		b += pt.sum.Stats().Bytes + pt.sum.History().Bytes()
+		if pt.items != nil {
+			b += pt.items.names.Bytes()
+		}
+		if pt != s.local {
+			b += pt.filler.Bytes()
+		}
+	}
+	return int64(b)
+}
+
+// Memory returns the pipeline's memory budget figures.
+func (p *Pipeline) Memory() membudget.Stats { return p.mem.Stats() }

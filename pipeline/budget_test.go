@@ -1,0 +1,258 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"streamd/gpusort"
+	"streamd/ingest"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+// TestBudgetRefusesStreams: Create and the first data of a new stream are
+// refused once the budget cannot hold a stream's footprint, are counted,
+// and room comes back when a stream is deleted.
+func TestBudgetRefusesStreams(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 10000}
+	fp := StreamFootprint(cfg)
+	p := open(t, Config{Defaults: cfg, MaxMemory: 3*fp.Reserve + fp.Reserve/2})
+	ctx := context.Background()
+	if _, err := p.Create("a", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Accept(ctx, "b", []float64{1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Create("c", summary.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Create("d", cfg)
+	if !errors.Is(err, ErrMemoryBudget) || !errors.Is(err, ingest.ErrMemoryBudget) {
+		t.Fatalf("fourth stream: %v", err)
+	}
+	err = p.Accept(ctx, "e", []float64{1, 2})
+	if r, ok := ingest.RefusalReason(err); !ok || r != ingest.ReasonMemoryBudget {
+		t.Fatalf("first data of a fifth stream: %v", err)
+	}
+	// A stream larger than the whole budget says so.
+	if _, err := p.Create("huge", summary.Config{WindowSize: summary.MaxWindowSize}); err == nil {
+		t.Fatal("created a stream larger than the budget")
+	} else {
+		t.Log(err)
+	}
+	m := p.Memory()
+	if m.Reserved != 3*fp.Reserve || m.Refused != 3 {
+		t.Errorf("memory %+v, want 3 reservations of %d", m, fp.Reserve)
+	}
+	if err := p.Delete("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Create("d", cfg); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+	s, _ := p.Stream("d")
+	if st := s.Stats(); st.Reserved != fp.Reserve || st.Memory != fp.Reserve {
+		t.Errorf("stream stats: reserved %d, charged %d; want %d", st.Reserved, st.Memory, fp.Reserve)
+	}
+}
+
+// TestFootprintCoversStreams fills streams of several configurations and
+// checks that their summaries stay within their share of the reservation
+// up to N values, and that the charge follows growth past it.
+func TestFootprintCoversStreams(t *testing.T) {
+	for _, cfg := range []summary.Config{
+		{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 20000},
+		{Epsilon: 0.001, WindowSize: 4096, SlidingWindow: 1 << 16},
+		{Epsilon: 0.1, WindowSize: 500, SlidingWindow: 1 << 18},
+		{Epsilon: 0.0001, WindowSize: 1 << 15, SlidingWindow: 1 << 15, Float64: true},
+	} {
+		t.Run(fmt.Sprintf("ε=%v,W=%d,N=%d", cfg.Epsilon, cfg.WindowSize, cfg.SlidingWindow), func(t *testing.T) {
+			fp := StreamFootprint(cfg)
+			p := open(t, Config{Defaults: cfg, MaxMemory: 1 << 40})
+			for _, d := range []synth.Dist{synth.Uniform, synth.Zipf} {
+				x, _ := synth.Generate(synth.Spec{Dist: d, Seed: 9}, int(cfg.SlidingWindow))
+				name := string(d)
+				if err := p.Accept(context.Background(), name, x); err != nil {
+					t.Fatal(err)
+				}
+				s, _ := p.Stream(name)
+				waitStreamSummarised(t, s, int64(len(x)/cfg.WindowSize*cfg.WindowSize))
+				s.mu.Lock()
+				got := s.summaryBytes()
+				s.mu.Unlock()
+				if got > fp.Summaries {
+					t.Errorf("%s: summaries hold %d bytes after N values, share %d", d, got, fp.Summaries)
+				}
+				if st := s.Stats(); st.Memory != fp.Reserve {
+					t.Errorf("%s: charged %d, reserved %d", d, st.Memory, fp.Reserve)
+				}
+			}
+		})
+	}
+}
+
+func waitStreamSummarised(t *testing.T, s *Stream, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for s.Stats().Summarised < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: summarised %d of %d", s.Name(), s.Stats().Summarised, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBudgetBackPressure: with room for only a few windows in flight and a
+// sorter that holds them, Accept waits instead of passing the budget, goes
+// on as windows are summarised, and every value is counted within ε.
+func TestBudgetBackPressure(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 5000}
+	fp := StreamFootprint(cfg)
+	limit := 2*fp.Reserve + 3*fp.Window // two streams, three more windows
+	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(bs.release) }) }
+	p := open(t, Config{Defaults: cfg, Sorter: bs, MaxMemory: limit, Linger: time.Millisecond})
+	t.Cleanup(release)
+
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 2}, 40000)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	accepted := map[string]int{}
+	for _, name := range []string{"p", "q"} {
+		if _, err := p.Create(name, cfg); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for i := 0; i < len(x); i += 500 {
+				if err := p.Accept(context.Background(), name, append([]float64(nil), x[i:i+500]...)); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				accepted[name] += 500
+				mu.Unlock()
+			}
+		})
+	}
+	// With the sorter stuck, the producers stop once the budget is full,
+	// far before the sorter's queue would stop them: past the limit by at
+	// most the window each producer fills between two waits.
+	var stuck int
+	for range 50 {
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		n := accepted["p"] + accepted["q"]
+		mu.Unlock()
+		if n == stuck {
+			break
+		}
+		stuck = n
+	}
+	m := p.Memory()
+	t.Logf("with the sorter stuck: %d values accepted, %+v", stuck, m)
+	if m.Used > limit+2*fp.Window || m.Waits == 0 {
+		t.Errorf("with the sorter stuck: %+v, limit %d", m, limit)
+	}
+	// Each stream: the partial window and the one in its reservation, and
+	// three more windows in all, and one per producer past the limit.
+	if max := 2*(2*cfg.WindowSize) + (3+2)*cfg.WindowSize; stuck > max {
+		t.Errorf("accepted %d values with the sorter stuck, want at most %d", stuck, max)
+	}
+	release()
+	wg.Wait()
+	for _, name := range []string{"p", "q"} {
+		s, _ := p.Stream(name)
+		checkStream(t, s, x, cfg.Epsilon)
+	}
+	waitStreamSummarised(t, mustStream(t, p, "p"), int64(len(x)))
+	if m := p.Memory(); m.Windows != 0 || m.Reserved != 2*fp.Reserve {
+		t.Errorf("after: %+v", m)
+	}
+}
+
+func mustStream(t *testing.T, p *Pipeline, name string) *Stream {
+	t.Helper()
+	s, err := p.Stream(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRestoreReservesPastTheBudget: streams restored from a snapshot are
+// kept even when they no longer fit, and new ones are refused.
+func TestRestoreReservesPastTheBudget(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 5000}
+	fp := StreamFootprint(cfg)
+	p := open(t, Config{Defaults: cfg})
+	for i := range 4 {
+		if err := p.Accept(context.Background(), fmt.Sprint("r", i), make([]float64, 1500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := New(Config{Defaults: cfg, Sorter: gpusort.NewCPU(0), MaxMemory: 2 * fp.Reserve})
+	if err := q.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	_ = q.Open(context.Background())
+	defer q.Close(context.Background())
+	if q.Len() != 4 || q.Memory().Reserved != 4*fp.Reserve {
+		t.Errorf("restored %d streams, memory %+v", q.Len(), q.Memory())
+	}
+	if err := q.Accept(context.Background(), "new", []float64{1}); !errors.Is(err, ErrMemoryBudget) {
+		t.Errorf("new stream past the budget: %v", err)
+	}
+	// The restored streams still take values.
+	if err := q.Accept(context.Background(), "r0", make([]float64, 3000)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeleteReturnsTheBudget: deleting a stream with windows being sorted
+// and windows never sent (their Accept's context ended) returns its whole
+// charge once the sorted ones come back.
+func TestDeleteReturnsTheBudget(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}
+	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(bs.release) }) }
+	p := open(t, Config{Defaults: cfg, Sorter: bs, Queue: 1, MaxMemory: 1 << 30, Linger: time.Millisecond})
+	t.Cleanup(release)
+	// With the sorter stuck, the queue fills and an Accept whose context
+	// ends leaves its windows unsent.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	for ctx.Err() == nil {
+		if err := p.Accept(ctx, "d", make([]float64, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := mustStream(t, p, "d")
+	s.mu.Lock()
+	unsent, inflight := len(s.pendingQ), len(s.local.inflight)
+	s.mu.Unlock()
+	if unsent == 0 {
+		t.Fatalf("no unsent windows (%d in flight)", inflight)
+	}
+	if err := p.Delete("d"); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.Memory().Used != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the delete: %+v (%d windows were unsent, %d in flight)", p.Memory(), unsent, inflight)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,282 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"streamd/ingest"
+	"streamd/items"
+	"streamd/lossy"
+	"streamd/slidingwindow"
+	"streamd/summary"
+	"streamd/window"
+)
+
+// itemStream is the item half of an item stream: the hash of its items and
+// the strings of its newest items, from every source, that last-n and
+// time-window answers name.
+type itemStream struct {
+	hash   items.Hash
+	recent *items.Names // no table (items.NewRecentNames)
+}
+
+// itemPart is the item half of a part of an item stream: the strings of
+// its lossy table and of its windows not yet summarised.
+type itemPart struct {
+	names   *items.Names // retain 0
+	windows []itemWindow // the windows in flight and their positions
+	table   []uint64     // scratch: the lossy table's fingerprints
+}
+
+// itemWindow is a full window of an item stream in flight, and the part's
+// position of its first item.
+type itemWindow struct {
+	w     *window.Window
+	start int64
+}
+
+// newItems returns the item half of an item stream of cfg whose sliding
+// window is recent, with hash (nil: cfg.ItemHash if set, else the
+// pipeline's keyed SipHash) and the strings of recent (nil: none).
+func (p *Pipeline) newItems(cfg summary.Config, recent *slidingwindow.Window, hash items.Hash) *itemStream {
+	if hash == nil {
+		hash = cfg.ItemHash
+	}
+	if hash == nil {
+		hash = p.itemHash
+	}
+	return &itemStream{hash: hash, recent: items.NewRecentNames(cfg.WindowSize, recent.RawCapacity())}
+}
+
+// newItemPart returns the item half of a part of cfg with names (nil:
+// none yet).
+func newItemPart(cfg summary.Config, names *items.Names) *itemPart {
+	if names == nil {
+		names = items.NewNames(cfg.WindowSize, 0)
+	}
+	return &itemPart{names: names}
+}
+
+// addWindow records the position of a window in flight.
+func (it *itemPart) addWindow(w *window.Window, start int64) {
+	it.windows = append(it.windows, itemWindow{w, start})
+}
+
+// sync keeps the strings in step with the lossy table after the window w
+// was added to it.
+func (it *itemPart) sync(w *window.Window, counts *lossy.Summary) {
+	i := slices.IndexFunc(it.windows, func(x itemWindow) bool { return x.w == w })
+	if i < 0 {
+		panic("pipeline: an item window without its position")
+	}
+	start := it.windows[i].start
+	it.windows = slices.Delete(it.windows, i, i+1)
+	it.table = it.table[:0]
+	for _, e := range counts.Entries() {
+		it.table = append(it.table, items.FromValue(e.Value))
+	}
+	it.names.Sync(start, it.table)
+}
+
+// itemBuf is the scratch space of one AcceptItems: the items'
+// fingerprints and the values that carry them.
+type itemBuf struct {
+	fps    []uint64
+	values []float64
+}
+
+// AcceptItems adds items to an item stream, creating it with the default
+// config (as an item stream) on first items. It returns once the items are
+// accepted: every later query counts them. The items must be valid
+// (items.Check; ingest rejects the others). at is their arrival time; zero
+// means the pipeline's clock. It fails with ErrWrongKind for a value
+// stream.
+func (p *Pipeline) AcceptItems(ctx context.Context, name string, b *items.Batch, at time.Time) error {
+	cfg := p.cfg.Defaults
+	cfg.Items = true
+	s, _, err := p.getOrCreate(name, cfg)
+	if err != nil {
+		return err
+	}
+	return p.AcceptItemsTo(ctx, s, b, at)
+}
+
+// AcceptItemsTo adds items to s; see AcceptItems.
+func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch, at time.Time) error {
+	return p.acceptItemsFrom(ctx, s, Local, b, at)
+}
+
+// AcceptPartitionItems adds items that came from a Kafka partition to an
+// item stream, creating it on first items: they are kept apart from the
+// items of other partitions and of the local inputs (see Stream). It is
+// AcceptItems otherwise, and with AcceptPartition makes the pipeline an
+// ingest.PartitionSink.
+func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp ingest.TopicPartition, name string, b *items.Batch, at time.Time) error {
+	cfg := p.cfg.Defaults
+	cfg.Items = true
+	s, _, err := p.getOrCreate(name, cfg)
+	if err != nil {
+		return err
+	}
+	return p.acceptItemsFrom(ctx, s, tp, b, at)
+}
+
+// acceptItemsFrom adds items from src to s.
+func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.TopicPartition, b *items.Batch, at time.Time) error {
+	if s.items == nil {
+		return fmt.Errorf("%w: items for value stream %q", ErrWrongKind, s.name)
+	}
+	if at.IsZero() {
+		at = p.cfg.Now()
+	}
+	buf, _ := p.itemBufs.Get().(*itemBuf)
+	if buf == nil {
+		buf = new(itemBuf)
+	}
+	defer p.itemBufs.Put(buf)
+	buf.fps = b.AppendFingerprints(buf.fps[:0], s.items.hash)
+	buf.values = buf.values[:0]
+	for _, fp := range buf.fps {
+		buf.values = append(buf.values, items.Value(fp))
+	}
+	s.mu.Lock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	if len(buf.values) > 0 {
+		pt := s.partLocked(src)
+		s.items.recent.Append(buf.fps, b)
+		pt.items.names.Append(buf.fps, b)
+		full = s.appendLocked(pt, buf.values, at.UnixNano(), full)
+	}
+	s.mu.Unlock()
+	return p.send(ctx, s, full)
+}
+
+// IsItems reports whether s is an item stream.
+func (s *Stream) IsItems() bool { return s.items != nil }
+
+// ItemValue returns the value that carries item's fingerprint in the item
+// stream s: what to ask its summaries about item. It panics if s is not an
+// item stream.
+func (s *Stream) ItemValue(item string) float64 {
+	return items.Value(items.Fingerprint(s.items.hash([]byte(item))))
+}
+
+// ItemNames returns the strings of the items whose fingerprints the values
+// carry, "" for one whose string the stream does not keep (see
+// items.Names): the strings of its parts' lossy tables and windows not yet
+// summarised first, local part first, then those of its newest items. It
+// panics if s is not an item stream.
+func (s *Stream) ItemNames(values []float64) []string {
+	out := make([]string, len(values))
+	fps := make([]uint64, len(values))
+	for i, v := range values {
+		fps[i] = items.FromValue(v)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sources := []*items.Names{}
+	for _, it := range s.itemPartsLocked() {
+		sources = append(sources, it.names)
+	}
+	sources = append(sources, s.items.recent)
+	want, at := fps, make([]int, len(fps)) // fingerprints not found yet, and where they go
+	for i := range at {
+		at[i] = i
+	}
+	for _, names := range sources {
+		if len(want) == 0 {
+			break
+		}
+		found := names.Lookup(want)
+		k := 0
+		for j, x := range found {
+			if x != "" {
+				out[at[j]] = x
+				continue
+			}
+			want[k], at[k] = want[j], at[j]
+			k++
+		}
+		want, at = want[:k], at[:k]
+	}
+	return out
+}
+
+// ItemCount is an item of an item stream with bounds on its count among
+// the values an answer covers.
+type ItemCount struct {
+	// Item is the item's string: for a heavy hitter, the string the stream
+	// keeps for its fingerprint ("" if it keeps none); for a frequency, the
+	// item asked about.
+	Item string
+	// Fingerprint is the item's fingerprint (package items).
+	Fingerprint uint64
+	// Min and Max bound the total count of the items with this
+	// fingerprint, so Max bounds Item's own count; Min bounds Item's own
+	// count too unless another item shares the fingerprint, which is
+	// unlikely (see package items) and, where the stream knows of it,
+	// reported by Shared with Min 0.
+	Min, Max int64
+	// Shared reports that the stream keeps another item's string for this
+	// fingerprint: the two collide, and Min is 0.
+	Shared bool
+}
+
+// Counter answers counts: the all-history summary.View or a last-n or
+// time-window slidingwindow.Snapshot of an item stream.
+type Counter interface {
+	Frequency(v float64) (lo, hi int64)
+	HeavyHitters(support float64) []lossy.Entry
+}
+
+// HeavyItems returns the heavy hitters of c, an answer of the item stream
+// s, with their strings, in c's order (largest count first).
+func (s *Stream) HeavyItems(c Counter, support float64) []ItemCount {
+	hh := c.HeavyHitters(support)
+	values := make([]float64, len(hh))
+	for i, e := range hh {
+		values[i] = e.Value
+	}
+	names := s.ItemNames(values)
+	out := make([]ItemCount, len(hh))
+	for i, e := range hh {
+		out[i] = ItemCount{Item: names[i], Fingerprint: items.FromValue(e.Value), Min: e.Count, Max: e.Count + e.Delta}
+	}
+	return out
+}
+
+// ItemFrequencies returns bounds on the counts of list's items in c, an
+// answer of the item stream s. An item whose fingerprint the stream knows
+// under another string gets Shared and Min 0.
+func (s *Stream) ItemFrequencies(c Counter, list []string) []ItemCount {
+	values := make([]float64, len(list))
+	for i, x := range list {
+		values[i] = s.ItemValue(x)
+	}
+	names := s.ItemNames(values)
+	out := make([]ItemCount, len(list))
+	for i, x := range list {
+		lo, hi := c.Frequency(values[i])
+		ic := ItemCount{Item: x, Fingerprint: items.FromValue(values[i]), Min: lo, Max: hi}
+		if names[i] != "" && names[i] != x {
+			ic.Shared, ic.Min = true, 0
+		}
+		out[i] = ic
+	}
+	return out
+}
+
+// IsItemStream reports whether the named stream exists and is an item
+// stream (ingest.ItemSink).
+func (p *Pipeline) IsItemStream(name string) bool {
+	s, err := p.Stream(name)
+	return err == nil && s.items != nil
+}
+
+var (
+	_ ingest.ItemSink  = (*Pipeline)(nil)
+	_ ingest.TimedSink = (*Pipeline)(nil)
+)

@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+
+	"streamd/gpusort"
+	"streamd/items"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+// BenchmarkAcceptItems measures the item path of the pipeline: hashing,
+// keeping the strings, filling windows, sorting and summarising them (on
+// the CPU, with every core), for Zipf strings over 10^6 distinct items in
+// batches of 65536, as the TCP decoder hands them over. ns/op is per item.
+func BenchmarkAcceptItems(b *testing.B) {
+	ranks, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, S: 1.1, Distinct: 1_000_000, Seed: 1}, 1<<22)
+	var batches []*items.Batch
+	for i := 0; i < len(ranks); i += 1 << 16 {
+		var bt items.Batch
+		for _, r := range ranks[i : i+1<<16] {
+			bt.AppendString(synth.ItemName(r))
+		}
+		batches = append(batches, &bt)
+	}
+	ctx := context.Background()
+	p, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Open(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s, err := p.Create("urls", summary.Config{Items: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		bt := batches[i%len(batches)]
+		if err := p.AcceptItemsTo(ctx, s, bt, p.Now()); err != nil {
+			b.Fatal(err)
+		}
+		n += bt.Len()
+	}
+	if err := p.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/item")
+}

@@ -1,0 +1,216 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"streamd/items"
+	"streamd/loadgen/synth"
+	"streamd/summary"
+)
+
+// zipfItems returns n Zipf-distributed item strings over distinct ranks,
+// in the given arrival order of their ranks.
+func zipfItems(t *testing.T, n int, distinct uint64, order synth.Order, seed uint64) []string {
+	t.Helper()
+	ranks, err := synth.Generate(synth.Spec{Dist: synth.Zipf, S: 1.1, Distinct: distinct, Seed: seed, Order: order, Period: 5000}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, n)
+	names := make(map[float64]string)
+	for i, r := range ranks {
+		s, ok := names[r]
+		if !ok {
+			s = synth.ItemName(r)
+			names[r] = s
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// acceptItems pushes list to the item stream name in batches of per.
+func acceptItems(t *testing.T, p *Pipeline, name string, list []string, per int) {
+	t.Helper()
+	ctx := context.Background()
+	var b items.Batch
+	for i := 0; i < len(list); i += per {
+		b.Reset()
+		for _, x := range list[i:min(i+per, len(list))] {
+			b.AppendString(x)
+		}
+		if err := p.AcceptItems(ctx, name, &b, p.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func countItems(list []string) map[string]int64 {
+	m := make(map[string]int64)
+	for _, x := range list {
+		m[x]++
+	}
+	return m
+}
+
+// checkItems checks the answers of the item stream s over c, which covers
+// list, against the exact counts: heavy hitters named by their strings,
+// none missing and none too small, and count bounds that hold.
+func checkItems(t *testing.T, s *Stream, c Counter, list []string, eps float64) {
+	t.Helper()
+	exact := countItems(list)
+	n := float64(len(list))
+	for _, support := range []float64{2 * eps, 0.01, 0.05} {
+		got := s.HeavyItems(c, support)
+		seen := make(map[string]bool, len(got))
+		for _, h := range got {
+			want, ok := exact[h.Item]
+			switch {
+			case !ok:
+				t.Fatalf("support %v: heavy hitter %q (fingerprint %#x) is no item of the stream", support, h.Item, h.Fingerprint)
+			case want < h.Min || want > h.Max:
+				t.Fatalf("support %v: %q counted %d, bounds [%d, %d]", support, h.Item, want, h.Min, h.Max)
+			case float64(want) < (support-eps)*n:
+				t.Fatalf("support %v: %q counted %d < (s−ε)N = %v", support, h.Item, want, (support-eps)*n)
+			case float64(h.Max-h.Min) > eps*n:
+				t.Fatalf("support %v: %q bounds [%d, %d] wider than εN", support, h.Item, h.Min, h.Max)
+			}
+			seen[h.Item] = true
+		}
+		for x, k := range exact {
+			if float64(k) >= support*n && !seen[x] {
+				t.Fatalf("support %v: %q counted %d ≥ sN = %v is missing", support, x, k, support*n)
+			}
+		}
+	}
+	// Frequencies of the heaviest items, some others, and absent ones.
+	list2 := make([]string, 0, len(exact))
+	for x := range exact {
+		list2 = append(list2, x)
+	}
+	slices.SortFunc(list2, func(a, b string) int { return int(exact[b] - exact[a]) })
+	ask := list2[:min(50, len(list2))]
+	for i := 50; i < len(list2); i += max(1, len(list2)/50) {
+		ask = append(ask, list2[i])
+	}
+	ask = append(ask, "absent", "item-absent-too")
+	for _, f := range s.ItemFrequencies(c, ask) {
+		want := exact[f.Item]
+		if want < f.Min || want > f.Max || float64(f.Max-f.Min) > eps*n || f.Shared {
+			t.Fatalf("frequency of %q: true %d, bounds [%d, %d] (shared %v), εN = %v", f.Item, want, f.Min, f.Max, f.Shared, eps*n)
+		}
+	}
+}
+
+// TestItemStreamZipf feeds Zipf-distributed strings (10^6 distinct, 10^7
+// items; less with -short) in several arrival orders, and checks the
+// all-history and last-n answers against exact counts.
+func TestItemStreamZipf(t *testing.T) {
+	n, distinct := 10_000_000, uint64(1_000_000)
+	if testing.Short() {
+		n, distinct = 400_000, 40_000
+	}
+	const eps = 0.001
+	for _, order := range synth.Orders {
+		size := n
+		if order != synth.Random {
+			size = n / 10 // the other orders at a tenth of the size
+		}
+		t.Run(string(order), func(t *testing.T) {
+			p := open(t, Config{})
+			if _, err := p.Create("urls", summary.Config{Epsilon: eps, WindowSize: 1 << 16, SlidingWindow: 1 << 16, Items: true}); err != nil {
+				t.Fatal(err)
+			}
+			list := zipfItems(t, size, distinct, order, 7)
+			acceptItems(t, p, "urls", list, 10000)
+			s, _ := p.Stream("urls")
+			v := s.View(true)
+			if v.Count() != int64(len(list)) {
+				t.Fatalf("view counts %d of %d items", v.Count(), len(list))
+			}
+			checkItems(t, s, v, list, eps)
+			for _, last := range []int64{1000, 50000, 1 << 16} {
+				last = min(last, int64(len(list)))
+				snap, err := s.Last(last)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkItems(t, s, snap, list[len(list)-int(last):], eps)
+			}
+			if err := p.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// Once every window is summarised, every fingerprint of the
+			// lossy table has its string, and no other is kept.
+			s.mu.Lock()
+			table, known := s.local.sum.Counts().Len(), s.local.items.names.Len()
+			s.mu.Unlock()
+			if table != known {
+				t.Errorf("lossy table holds %d fingerprints, names %d strings", table, known)
+			}
+			checkItems(t, s, s.View(true), list, eps)
+		})
+	}
+}
+
+// TestItemCollisions forces fingerprint collisions with a hash of 6 bits
+// (64 fingerprints for 2000 items) and checks that the count bounds still
+// hold: every item's count is at most the upper bound of its fingerprint,
+// every lower bound at most the total count of the items that share it,
+// and a frequency asked for an item whose fingerprint is known under
+// another string reports the collision with a lower bound of 0.
+func TestItemCollisions(t *testing.T) {
+	const eps = 0.001
+	key := items.Key{1, 2, 3}
+	sip := items.SipHash(key)
+	hash := func(b []byte) uint64 { return sip(b) & 63 }
+	p := open(t, Config{})
+	if _, err := p.Create("c", summary.Config{Epsilon: eps, WindowSize: 4096, SlidingWindow: 1 << 14, Items: true, ItemHash: hash}); err != nil {
+		t.Fatal(err)
+	}
+	list := zipfItems(t, 300_000, 2000, synth.Random, 3)
+	acceptItems(t, p, "c", list, 777)
+	s, _ := p.Stream("c")
+	exact := countItems(list)
+	class := make(map[uint64]int64)
+	for x, k := range exact {
+		class[items.Fingerprint(hash([]byte(x)))] += k
+	}
+	n := float64(len(list))
+	v := s.View(true)
+	for _, support := range []float64{0.005, 0.02, 0.1} {
+		got := s.HeavyItems(v, support)
+		seen := make(map[uint64]bool)
+		for _, h := range got {
+			k, ok := exact[h.Item]
+			if !ok || k > h.Max || h.Min > class[h.Fingerprint] || h.Fingerprint != items.Fingerprint(hash([]byte(h.Item))) {
+				t.Fatalf("support %v: heavy hitter %q: count %d (known %v), fingerprint total %d, bounds [%d, %d]", support, h.Item, k, ok, class[h.Fingerprint], h.Min, h.Max)
+			}
+			seen[h.Fingerprint] = true
+		}
+		for fp, k := range class {
+			if float64(k) >= support*n && !seen[fp] {
+				t.Fatalf("support %v: fingerprint %#x with total %d missing", support, fp, k)
+			}
+		}
+	}
+	var all []string
+	for x := range exact {
+		all = append(all, x)
+	}
+	shared := 0
+	for _, f := range s.ItemFrequencies(v, all) {
+		k := exact[f.Item]
+		if k > f.Max || f.Min > class[f.Fingerprint] || (f.Shared && f.Min != 0) {
+			t.Fatalf("frequency of %q: count %d, fingerprint total %d, bounds [%d, %d], shared %v", f.Item, k, class[f.Fingerprint], f.Min, f.Max, f.Shared)
+		}
+		if f.Shared {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Error("no collision reported among 2000 items on 64 fingerprints")
+	}
+}
