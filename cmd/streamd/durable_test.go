@@ -266,10 +266,11 @@ func TestKafka(t *testing.T) {
 	closeDaemon(t, d2)
 }
 
-// TestCrashRecovery kills the real daemon with SIGKILL at random moments —
-// at least once in the middle of writing a checkpoint — while a producer
-// writes to Kafka, restarts it each time, and checks that in the end every
-// value is counted exactly once and every quantile is within ε.
+// TestCrashRecovery kills the real daemon with SIGKILL at random moments
+// once it has joined its group — at least once in the middle of writing a
+// checkpoint — while a producer writes to Kafka, restarts it each time, and
+// checks that in the end every value is counted exactly once and every
+// quantile is within ε.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the daemon; consumer-group rejoins take seconds")
@@ -293,7 +294,15 @@ func TestCrashRecovery(t *testing.T) {
 
 	addrRE := regexp.MustCompile(`grpc=(\S+)`)
 	var lastLog *os.File
-	start := func() (*exec.Cmd, string) {
+	// start starts the daemon and returns once it serves gRPC and, with
+	// joined, once it consumes in a generation of the group. A daemon is
+	// killed only once it has joined: the in-process broker (kfake) starts
+	// a member's session timer only when its JoinGroup answer reaches it,
+	// so a member killed while its first join waits stays in the group
+	// with no session to expire, and if the generation it is put into
+	// completes without it, it holds its partitions until the next
+	// rebalance, which nothing starts. (A Kafka broker expires it.)
+	start := func(joined bool) (*exec.Cmd, string) {
 		cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
 			"--data-dir", dir, "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
 			"--checkpoint-interval", "30ms", "--kafka-brokers", strings.Join(brokers, ","),
@@ -307,19 +316,50 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		lastLog = log
-		sc := bufio.NewScanner(io.TeeReader(stderr, log))
-		for sc.Scan() {
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				go io.Copy(log, stderr)
-				return cmd, m[1]
+		addr, generation := make(chan string, 1), make(chan struct{}, 1)
+		go func() {
+			sc := bufio.NewScanner(io.TeeReader(stderr, log))
+			for sc.Scan() {
+				if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+					select {
+					case addr <- m[1]:
+					default:
+					}
+				}
+				if strings.Contains(sc.Text(), "kafka generation started") {
+					select {
+					case generation <- struct{}{}:
+					default:
+					}
+				}
+			}
+			_, _ = io.Copy(log, stderr)
+			close(addr)
+		}()
+		timeout := time.After(60 * time.Second)
+		var a string
+		select {
+		case a = <-addr:
+		case <-timeout:
+		}
+		if joined && a != "" {
+			select {
+			case <-generation:
+			case <-timeout:
+				a = ""
 			}
 		}
-		t.Fatalf("daemon exited: %v", cmd.Wait())
-		return nil, ""
+		if a == "" {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+			out, _ := os.ReadFile(log.Name())
+			t.Fatalf("daemon not serving in a generation of the group after 60s; its log:\n%s", out)
+		}
+		return cmd, a
 	}
 	midCheckpoint := 0
 	for kill := range 6 {
-		cmd, _ := start()
+		cmd, _ := start(true)
 		if kill%2 == 1 {
 			// Kill while a checkpoint's temporary file exists.
 			deadline := time.Now().Add(10 * time.Second)
@@ -340,7 +380,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	produced.Wait()
 
-	cmd, addr := start()
+	cmd, addr := start(false)
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
