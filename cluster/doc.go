@@ -72,9 +72,18 @@
 // the parts' εᵢ: their common ε when the members agree on the stream's ε,
 // and never more than the largest. The answers state that ε and N.
 //
-// # Last n
+// # Last n and time windows
 //
-// Queries of the last n values are refused over a cluster: the partitions
-// of a topic share no order of arrival, so "the last n" has no meaning
-// across them. Each daemon answers them for the values it received.
+// Queries of the last n values, and of the values of the last d, are
+// refused over a cluster: the partitions of a topic share no order of
+// arrival, so "the last n" has no meaning across them, and the daemons
+// share no clock. Each daemon answers them for the values it received.
+//
+// # Item streams
+//
+// Item streams have no cluster answers (ErrItemStream): each daemon counts
+// items by their fingerprints under its own item key, so the members'
+// summaries of one item stream do not merge. A partition's state of an
+// item stream still moves between members: the new owner hashes the
+// strings it carries again under its own key (package pipeline).
 package cluster

@@ -26,8 +26,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/ingest"
 	"streamd/internal/exact"
 	"streamd/loadgen/synth"
 )
@@ -504,4 +506,89 @@ func TestClusterTLSToken(t *testing.T) {
 	if status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("peer call without the token: %v", err)
 	}
+}
+
+// produceItems writes list as items messages of per items each, spread
+// over the partitions.
+func produceItems(t *testing.T, brokers []string, topic, stream string, list []string, per int) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: 5 * time.Millisecond, BatchSize: 100}
+	defer w.Close()
+	var msgs []kafka.Message
+	for i := 0; i < len(list); i += per {
+		msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: []byte(strings.Join(list[i:min(i+per, len(list))], "\n")),
+			Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeItems)}}})
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClusterItems runs two daemons in one group on items and values:
+// scope CLUSTER refuses the item stream (FailedPrecondition) and time
+// windows (InvalidArgument). Then one daemon leaves and hands its
+// partitions over to the other, which hashes items under another key:
+// its answers name every heavy hitter of the whole topic by its string
+// and bound every count.
+func TestClusterItems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("consumer-group joins and rebalances take seconds")
+	}
+	brokers, topic := kafkaTopic(t, clusterPartitions)
+	mod := clusterConfig(brokers, topic, "cluster-items")
+	logw := &syncBuffer{}
+	d0, c0 := openOn(t, t.TempDir(), logw, mod)
+	d1, c1 := openOn(t, t.TempDir(), logw, mod)
+	waitSplit(t, []*Daemon{d0, d1}, clusterPartitions/2)
+	list := zipfStrings(60000, 3000, 3)
+	produceItems(t, brokers, topic, "urls", list, 500)
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 5}, 20000)
+	produce(t, brokers, topic, "v", x, 500)
+	waitCluster(t, c0, "v", uint64(len(x)), 30*time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n uint64
+		for _, c := range []pb.StreamdClient{c0, c1} {
+			if st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "urls"}); err == nil {
+				n += st.Count
+			}
+		}
+		if n == uint64(len(list)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemons count %d items of %d", n, len(list))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	ctx := context.Background()
+	cl := pb.Scope_SCOPE_CLUSTER
+	for i, c := range []pb.StreamdClient{c0, c1} {
+		_, err := c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: "urls", Support: 0.01, Scope: cl})
+		if status.Code(err) != codes.FailedPrecondition {
+			t.Fatalf("daemon %d: cluster heavy hitters of an item stream: %v, want FailedPrecondition", i, err)
+		}
+		_, err = c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: "urls", Items: list[:3], Scope: cl})
+		if status.Code(err) != codes.FailedPrecondition {
+			t.Fatalf("daemon %d: cluster frequencies of an item stream: %v, want FailedPrecondition", i, err)
+		}
+		_, err = c.Quantiles(ctx, &pb.QuantilesRequest{Stream: "v", Phis: phis, Last: durationpb.New(time.Minute), Scope: cl})
+		if status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("daemon %d: cluster quantiles of the last minute: %v, want InvalidArgument", i, err)
+		}
+	}
+	// A stream no daemon has answers NotFound, not FailedPrecondition.
+	if _, err := c0.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: "none", Support: 0.01, Scope: cl}); status.Code(err) != codes.NotFound {
+		t.Fatalf("cluster heavy hitters of no stream: %v, want NotFound", err)
+	}
+
+	closeDaemon(t, d1)
+	waitCount(t, c0, "urls", uint64(len(list)))
+	checkItemAnswers(t, c0, "urls", list, 0.001)
+	if n := strings.Count(logw.String(), "partition state handed over"); n == 0 {
+		t.Errorf("no partition state handed over; the log:\n%s", logw.String())
+	}
+	closeDaemon(t, d0)
 }
