@@ -166,8 +166,8 @@ func TestBackPressure(t *testing.T) {
 		}
 	}()
 	// With the sorter stuck, at most the queue (2), a batch being packed,
-	// one waiting to sort and one in each of the two workers (4 windows
-	// each), and the one being sent can be accepted.
+	// one waiting to sort and one in each worker (4 windows each), and the
+	// one being sent can be accepted.
 	deadline := time.After(2 * time.Second)
 	n := 0
 wait:
@@ -181,7 +181,7 @@ wait:
 			break wait
 		}
 	}
-	if n >= 100 || n > 2+4+4+2*4+1 {
+	if n >= 100 || n > 2+4+4+p.cfg.Workers*4+1 {
 		t.Fatalf("accepted %d windows with the sorter stuck", n)
 	}
 	release()
