@@ -40,15 +40,17 @@ import (
 //
 // # Batches in flight
 //
-// A Compute has two batch slots, each with its own GPU buffers and mapped
-// memory. The GL context belongs to one locked OS thread, which only
-// issues commands and polls fences; the rest of a batch happens on the
-// goroutine that called Sort or Digest: copying windows into mapped
-// staging memory (on all cores), and, once its fence has signalled,
-// reading the digests or the sorted windows from mapped memory. So two
-// goroutines calling Digest keep the GPU busy: while the GPU sorts one
-// batch, the other's windows are copied in, and its commands queue behind.
-// A third caller waits for a free slot.
+// A Compute has computeSlots (4) batch slots, each with its own GPU
+// buffers and mapped memory. The GL context belongs to one locked OS
+// thread, which only issues commands and polls fences; the rest of a batch
+// happens on the goroutine that called Sort or Digest: copying windows
+// into mapped staging memory (on all cores), and, once its fence has
+// signalled, reading the digests or the sorted windows from mapped memory.
+// So goroutines calling Digest at once keep the GPU busy: while the GPU
+// sorts one batch, the others' windows are copied in, and their commands
+// queue behind. A caller beyond the slots waits for a free one. (On an
+// H100 with 16 cores, four slots took the daemon from 739 to 909 M values/s
+// over two.)
 //
 // # Staging
 //
@@ -130,7 +132,7 @@ type ComputeConfig struct {
 }
 
 // computeSlots is the number of batches a Compute has in flight at most.
-const computeSlots = 2
+const computeSlots = 4
 
 type computeProgs struct {
 	local, step, runs, scan, search, gather, fill uint32

@@ -49,9 +49,11 @@ type fenceWait struct {
 	done func(error)
 }
 
-// fencePoll is how long the GL thread waits on a fence before it looks for
-// new jobs again: the most a job submitted meanwhile waits to start.
-const fencePoll = 100 * time.Microsecond
+// fencePoll is how long the GL thread sleeps between two looks at the
+// oldest fence while batches are in flight, unless a job comes first. It
+// sleeps rather than wait in glClientWaitSync, which a driver may spin in
+// (NVIDIA's does), taking a core from the daemon while the GPU works.
+const fencePoll = 50 * time.Microsecond
 
 // newGLThread starts the goroutine, makes the context of the given kind on
 // it and loads GL. setup, when not nil, runs next on that thread (compiling
@@ -97,26 +99,26 @@ func (t *glThread) loop(kind GLContext, setup func() error, ready chan<- error) 
 		}
 	}
 	ready <- nil
+	timer := time.NewTimer(fencePoll)
+	timer.Stop()
 	for {
-		if len(t.fences) == 0 {
-			select {
-			case job := <-t.jobs:
-				job()
-			case <-t.quit:
-				return
+		var wake <-chan time.Time
+		if len(t.fences) > 0 {
+			if t.poll(0) {
+				continue // look at the next fence at once
 			}
-			continue
+			timer.Reset(fencePoll)
+			wake = timer.C
 		}
 		select {
 		case job := <-t.jobs:
 			job()
+		case <-wake:
 		case <-t.quit:
 			for len(t.fences) > 0 {
 				t.poll(time.Second)
 			}
 			return
-		default:
-			t.poll(fencePoll)
 		}
 	}
 }
@@ -131,8 +133,9 @@ func (t *glThread) await(done func(error)) {
 }
 
 // poll waits up to timeout for the oldest fence, and reports it if it has
-// signalled. Fences signal in the order they were issued.
-func (t *glThread) poll(timeout time.Duration) {
+// signalled, returning true then. Fences signal in the order they were
+// issued.
+func (t *glThread) poll(timeout time.Duration) bool {
 	f := t.fences[0]
 	var err error
 	switch gl.ClientWaitSync(f.sync, gl.SYNC_FLUSH_COMMANDS_BIT, uint64(timeout)) {
@@ -143,11 +146,12 @@ func (t *glThread) poll(timeout time.Duration) {
 			err = errors.New("wait for GPU: glClientWaitSync failed")
 		}
 	default:
-		return // timed out
+		return false // timed out
 	}
 	gl.DeleteSync(f.sync)
 	t.fences = t.fences[1:]
 	f.done(err)
+	return true
 }
 
 // do runs f on the GL thread and waits for it.

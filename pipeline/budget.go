@@ -6,7 +6,6 @@ import (
 	"streamd/gksketch"
 	"streamd/internal/membudget"
 	"streamd/lossy"
-	"streamd/slidingwindow"
 	"streamd/summary"
 )
 
@@ -55,7 +54,10 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	w := size * v
 	digest := 24*min(size, int64(math.Ceil(2/eps))+2) + 16*min(size, int64(math.Ceil(1/eps))+1)
 	inflight := 4*w + digest
-	sums := 24*(2*gksketch.SpaceBound(eps, size, n)+int64(lossy.SpaceBound(eps, n))) + slidingwindow.Footprint(eps, n)
+	sums := 24 * (2*gksketch.SpaceBound(eps, size, n) + int64(lossy.SpaceBound(eps, n)))
+	if recent, err := summary.NewSlidingWindow(cfg); err == nil {
+		sums += recent.Footprint()
+	}
 	return membudget.Footprint{
 		Reserve:   2*w + inflight + sums + streamOverhead,
 		Window:    inflight,

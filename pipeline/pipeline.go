@@ -77,9 +77,9 @@ type Config struct {
 	// back only the digests); required. Every gpusort back-end is one.
 	Sorter gpusort.Digester
 	// Workers is the number of batches sorted and summarised at once
-	// (default runtime.GOMAXPROCS(0)). Batches of one stream are sorted in
-	// parallel too; only adding their digests to the stream's summaries
-	// takes the stream's lock.
+	// (default runtime.GOMAXPROCS(0), and at least minWorkers). Batches of
+	// one stream are sorted in parallel too; only adding their digests to
+	// the stream's summaries takes the stream's lock.
 	Workers int
 	// Logger receives the pipeline's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -149,7 +149,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg.Queue = 16
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
+		cfg.Workers = max(runtime.GOMAXPROCS(0), minWorkers)
 	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = 2 * time.Millisecond
@@ -188,6 +188,11 @@ func New(cfg Config) (*Pipeline, error) {
 
 // Now returns the time of the pipeline's clock (Config.Now).
 func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
+
+// minWorkers is the fewest sort workers by default: a GPU sorter keeps
+// several batches in flight, each waiting on the GPU while it works, even
+// when the daemon has only a core or two.
+const minWorkers = 4
 
 // calibrator is a sorter that measures something per window size (the
 // compute back-end: which of its sorts is faster) and can do it ahead.

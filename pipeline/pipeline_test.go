@@ -166,8 +166,8 @@ func TestBackPressure(t *testing.T) {
 		}
 	}()
 	// With the sorter stuck, at most the queue (2), a batch being packed,
-	// one waiting to sort and one in each of the two workers (4 windows
-	// each), and the one being sent can be accepted.
+	// one waiting to sort and one in each worker (4 windows each), and the
+	// one being sent can be accepted.
 	deadline := time.After(2 * time.Second)
 	n := 0
 wait:
@@ -181,7 +181,7 @@ wait:
 			break wait
 		}
 	}
-	if n >= 100 || n > 2+4+4+2*4+1 {
+	if n >= 100 || n > 2+4+4+p.cfg.Workers*4+1 {
 		t.Fatalf("accepted %d windows with the sorter stuck", n)
 	}
 	release()
@@ -374,5 +374,43 @@ func TestStagedWindows(t *testing.T) {
 	}
 	if n := st.out(); n != 2 {
 		t.Errorf("%d lent buffers out after close, want 2 (the partial windows of a and c)", n)
+	}
+}
+
+// TestWorkers: however many sort workers digest batches at once — and so
+// in whatever order the windows of one stream reach its summaries — every
+// answer stays within ε of the exact one, for one hot stream and several.
+func TestWorkers(t *testing.T) {
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 11}, 120000)
+	for _, workers := range []int{1, 3, 16} {
+		t.Run(fmt.Sprint(workers), func(t *testing.T) {
+			p := open(t, Config{Workers: workers, Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}})
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			for _, name := range []string{"hot", "a", "b"} {
+				// Four producers feed each stream at once, as connections do.
+				for part := range 4 {
+					wg.Go(func() {
+						for i := part * 1000; i < len(x); i += 4000 {
+							if err := p.Accept(ctx, name, slices.Clone(x[i:i+1000])); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			if err := p.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"hot", "a", "b"} {
+				s, err := p.Stream(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkStream(t, s, x, 0.01)
+			}
+		})
 	}
 }

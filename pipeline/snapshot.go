@@ -452,6 +452,9 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if s.recent.Epsilon() != cfg.Epsilon || s.recent.Capacity() != cfg.SlidingWindow {
 		return nil, fmt.Errorf("%w: sliding window does not match the configuration", codec.ErrCorrupt)
 	}
+	if !cfg.Float64 {
+		s.recent.KeepFloat32() // as summary.NewSlidingWindow makes it
+	}
 	if cfg.Items {
 		names := new(items.Names)
 		if err := names.UnmarshalBinary(namesBytes); err != nil {

@@ -85,7 +85,7 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	recent, err := slidingwindow.New(cfg.Epsilon, cfg.SlidingWindow)
+	recent, err := summary.NewSlidingWindow(cfg)
 	if err != nil {
 		return nil, err
 	}

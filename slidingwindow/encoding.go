@@ -42,7 +42,7 @@ func (w *Window) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(w.pos))
 	dst = binary.AppendVarint(dst, w.firstT)
 	dst = binary.AppendVarint(dst, w.lastT)
-	ring := w.last(nil, int64(len(w.ring)))
+	ring := w.last(nil, w.ring.len())
 	dst = binary.AppendUvarint(dst, uint64(len(ring)))
 	for _, v := range ring {
 		dst = codec.AppendFloat64(dst, v)
@@ -105,28 +105,30 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	d.pos = r.Int("position", maxCount)
 	d.firstT = readVarint(r)
 	d.lastT = readVarint(r)
-	nr := r.Int("ring length", min(d.ringCap, int64(r.Remaining()/8)))
-	if r.Err() == nil && nr != min(d.pos, d.ringCap) {
+	nr := r.Int("ring length", min(d.ring.capacity, int64(r.Remaining()/8)))
+	if r.Err() == nil && nr != min(d.pos, d.ring.capacity) {
 		return fmt.Errorf("decode sliding window: %w: ring holds %d of %d values", codec.ErrCorrupt, nr, d.pos)
 	}
+	var vals []float64
 	if r.Err() == nil {
-		d.ring = make([]float64, 0, nr)
+		vals = make([]float64, 0, nr)
 	}
 	for range nr {
 		v := r.Float64()
 		if math.IsNaN(v) {
 			return fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
 		}
-		d.ring = append(d.ring, v)
+		vals = append(vals, v)
 	}
 	// Lay the ring out so that the newest value sits at (pos-1) % cap.
-	if int64(len(d.ring)) == d.ringCap && d.ringCap > 0 {
-		k := int(d.pos % d.ringCap)
-		rotated := make([]float64, len(d.ring))
-		copy(rotated[k:], d.ring[:len(d.ring)-k])
-		copy(rotated[:k], d.ring[len(d.ring)-k:])
-		d.ring = rotated
+	if int64(len(vals)) == d.ring.capacity && d.ring.capacity > 0 {
+		k := int(d.pos % d.ring.capacity)
+		rotated := make([]float64, len(vals))
+		copy(rotated[k:], vals[:len(vals)-k])
+		copy(rotated[:k], vals[len(vals)-k:])
+		vals = rotated
 	}
+	d.ring.f64 = vals
 	nb := r.Int("blocks", int64(r.Remaining()/8))
 	var prevEnd int64 = -1
 	for range nb {
@@ -197,10 +199,10 @@ func checkBlock(w *Window, b *block, prevEnd int64) error {
 // block (in Exact mode: of the current run of s0 values): the values
 // before that run get arrival time 0, unknown.
 func version1Marks(w *Window) []mark {
-	if len(w.ring) == 0 {
+	if w.ring.len() == 0 {
 		return nil
 	}
-	oldest := w.pos - int64(len(w.ring))
+	oldest := w.pos - w.ring.len()
 	open := w.pos - w.pos%w.s0
 	if open == w.pos {
 		open -= w.s0
@@ -215,13 +217,13 @@ func version1Marks(w *Window) []mark {
 // the first at or before its oldest value, times never going back, the
 // last ending at the newest value's time.
 func checkMarks(w *Window) error {
-	if len(w.ring) == 0 {
+	if w.ring.len() == 0 {
 		if len(w.marks) > 0 {
 			return fmt.Errorf("marks in an empty window")
 		}
 		return nil
 	}
-	if len(w.marks) == 0 || w.marks[0].start > w.pos-int64(len(w.ring)) || w.marks[len(w.marks)-1].last != w.lastT {
+	if len(w.marks) == 0 || w.marks[0].start > w.pos-w.ring.len() || w.marks[len(w.marks)-1].last != w.lastT {
 		return fmt.Errorf("marks do not cover the ring")
 	}
 	for i, m := range w.marks {

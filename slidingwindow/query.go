@@ -33,7 +33,7 @@ func (w *Window) Last(n int64) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: last %d of a %d-value window", ErrRange, n, w.capacity)
 	}
 	n = min(n, w.Count())
-	if n <= int64(len(w.ring)) && (w.mode == Exact || n <= w.ringCap) {
+	if n <= w.ring.len() && (w.mode == Exact || n <= w.ring.capacity) {
 		s := &Snapshot{n: n, exact: true, sorted: w.last(nil, n)}
 		radix.Float64s(s.sorted, nil)
 		return s, nil
@@ -300,7 +300,7 @@ func (w *Window) Since(cutoff int64) (*Snapshot, Span) {
 		span.OlderMax = unit - 1
 	}
 	n := w.pos - start
-	if n <= int64(len(w.ring)) {
+	if n <= w.ring.len() {
 		s := &Snapshot{n: n, exact: true, sorted: w.last(nil, n)}
 		radix.Float64s(s.sorted, nil)
 		return s, span

@@ -83,8 +83,7 @@ type Window struct {
 	s0       int64 // level-0 block size (Blocks mode)
 	pos      int64 // values added so far
 
-	ring    []float64 // the last len(ring) values; ring[(pos-1)%cap] is the newest
-	ringCap int64
+	ring ring // the newest values raw
 
 	blocks []block // oldest first
 	lastT  int64   // arrival time of the newest value
@@ -120,6 +119,23 @@ type mark struct {
 // maxMarks is about the most marks a full ring holds.
 const maxMarks = 4096
 
+// NewFloat32 is New for a window of float32 values (a float32 stream's):
+// it keeps its raw values as float32, in half the memory. The values given
+// to Add must be float32 values.
+func NewFloat32(eps float64, n int64) (*Window, error) {
+	w, err := New(eps, n)
+	if err != nil {
+		return nil, err
+	}
+	w.ring.float32 = true
+	return w, nil
+}
+
+// KeepFloat32 makes w, a window of float32 values, keep its raw values as
+// float32, as NewFloat32 does: for a window decoded from its encoding,
+// which does not say.
+func (w *Window) KeepFloat32() { w.ring.keepFloat32() }
+
 // New returns an empty window of capacity n (≥ 1) and error ε in (0, 1).
 func New(eps float64, n int64) (*Window, error) {
 	if !(eps > 0 && eps < 1) {
@@ -132,11 +148,11 @@ func New(eps float64, n int64) (*Window, error) {
 	w.s0 = max(16, int64(math.Ceil(1/eps)))
 	r := int64(math.Ceil(8 * float64(w.s0) / eps))
 	if r >= n || blockEntries(eps, n, w.s0, r)*3 >= n {
-		w.mode, w.ringCap = Exact, n
+		w.mode, w.ring.capacity = Exact, n
 	} else {
-		w.mode, w.ringCap = Blocks, r
+		w.mode, w.ring.capacity = Blocks, r
 	}
-	w.markGap = max(1, w.ringCap/maxMarks)
+	w.markGap = max(1, w.ring.capacity/maxMarks)
 	return w, nil
 }
 
@@ -159,7 +175,7 @@ func (w *Window) Capacity() int64 { return w.capacity }
 
 // RawCapacity reports R, the most values the window keeps raw: the
 // largest last-n (or time-window) range it answers exactly.
-func (w *Window) RawCapacity() int64 { return w.ringCap }
+func (w *Window) RawCapacity() int64 { return w.ring.capacity }
 
 // Mode reports how w keeps its values.
 func (w *Window) Mode() Mode { return w.mode }
@@ -175,7 +191,7 @@ func (w *Window) Blocks() int { return len(w.blocks) }
 
 // Entries reports the raw values, time marks and summary entries held.
 func (w *Window) Entries() int {
-	e := len(w.ring) + len(w.marks)
+	e := int(w.ring.len()) + len(w.marks)
 	for i := range w.blocks {
 		e += w.blocks[i].q.Len() + w.blocks[i].f.Len()
 	}
@@ -185,7 +201,7 @@ func (w *Window) Entries() int {
 // Bytes reports the memory held by values, entries and the buffers used to
 // seal blocks.
 func (w *Window) Bytes() int {
-	b := 8*cap(w.ring) + 24*cap(w.marks) + 8*cap(w.sortBuf) + 8*cap(w.keyBuf) + 16*cap(w.runBuf)
+	b := w.ring.bytes() + 24*cap(w.marks) + 8*cap(w.sortBuf) + 8*cap(w.keyBuf) + 16*cap(w.runBuf)
 	for i := range w.blocks {
 		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + blockOverhead
 	}
@@ -196,11 +212,11 @@ func (w *Window) Bytes() int {
 // block itself and the lossy summary's header.
 const blockOverhead = 64
 
-// Footprint returns the bytes a full Window of error eps and capacity n
-// holds, as Bytes counts them.
+// Footprint returns the bytes w holds once full, as Bytes counts them.
 //
-// In Exact mode that is 8n and the ring's time marks, a bound: the ring
-// never grows past n values, nor its marks past twice maxMarks.
+// In Exact mode that is vN (v = 8 bytes a value, 4 for NewFloat32) and the
+// ring's time marks, a bound: the ring never grows past N values, nor its
+// marks past twice maxMarks.
 // In Blocks mode it is an estimate: the ring and the sealing buffers, and
 // for each level j (blocks of s_j = s0·2^j values, up to s_j ≤ εn/8, since
 // two blocks join only at a distance of 8·s_{j+1}/ε) at most
@@ -212,18 +228,19 @@ const blockOverhead = 64
 // in practice (their proven sizes grow as j²/ε and are far larger), so the
 // estimate is checked by the tests on every arrival order, and it is not a
 // bound: a caller that needs one measures Bytes as the window fills.
-func Footprint(eps float64, n int64) int64 {
-	w, err := New(eps, n)
-	if err != nil {
-		return 0
+func (w *Window) Footprint() int64 {
+	eps, n := w.eps, w.capacity
+	v := int64(8)
+	if w.ring.float32 {
+		v = 4
 	}
 	// The ring's arrival-time marks: at most about maxMarks, in a slice
 	// that append grows to at most twice that.
 	marks := 24 * 2 * (min(maxMarks, n) + 2)
 	if w.mode == Exact {
-		return 8*n + marks
+		return v*n + marks
 	}
-	total := 8*w.ringCap + marks + 32*w.s0
+	total := v*w.ring.capacity + marks + 32*w.s0
 	perLevel := int64(math.Ceil(8/eps)) + 2
 	top := max(2*w.s0, int64(eps*float64(n)/8))
 	for j, s := 0, w.s0; s <= top; j, s = j+1, 2*s {
@@ -267,7 +284,7 @@ func add[T float32 | float64](w *Window, t int64, values []T) {
 		if w.pos%w.s0 == 0 || w.firstT == 0 {
 			w.firstT = t
 		}
-		push(w, values[:k])
+		w.pos = push(&w.ring, w.pos, values[:k])
 		values = values[k:]
 		w.lastT = t
 		if w.mode == Blocks && w.pos%w.s0 == 0 {
@@ -275,7 +292,7 @@ func add[T float32 | float64](w *Window, t int64, values []T) {
 		}
 	}
 	// Drop the marks whose values have all left the ring.
-	oldest := w.pos - int64(len(w.ring))
+	oldest := w.pos - w.ring.len()
 	k := 0
 	for k+1 < len(w.marks) && w.marks[k+1].start <= oldest {
 		k++
@@ -283,56 +300,10 @@ func add[T float32 | float64](w *Window, t int64, values []T) {
 	w.marks = w.marks[k:]
 }
 
-// push appends vals to the ring.
-func push[T float32 | float64](w *Window, vals []T) {
-	for len(vals) > 0 {
-		if int64(len(w.ring)) < w.ringCap {
-			k := min(int64(len(vals)), w.ringCap-int64(len(w.ring)))
-			if need := int64(len(w.ring)) + k; need > int64(cap(w.ring)) {
-				// Double (append grows large slices by only 1.25×, copying
-				// the ring many more times on its way to the capacity).
-				grown := make([]float64, len(w.ring), min(w.ringCap, max(need, 2*int64(cap(w.ring)), 64)))
-				copy(grown, w.ring)
-				w.ring = grown
-			}
-			n := int64(len(w.ring))
-			w.ring = w.ring[:n+k]
-			widen(w.ring[n:], vals[:k])
-			vals = vals[k:]
-			w.pos += k
-			continue
-		}
-		i := w.pos % w.ringCap
-		k := min(int64(len(vals)), w.ringCap-i)
-		widen(w.ring[i:i+k], vals[:k])
-		vals = vals[k:]
-		w.pos += k
-	}
-}
-
-// widen copies src into dst, which is as long.
-func widen[T float32 | float64](dst []float64, src []T) {
-	if src, ok := any(src).([]float64); ok {
-		copy(dst, src)
-		return
-	}
-	for i, v := range src {
-		dst[i] = float64(v)
-	}
-}
-
-// last copies the newest n values (n ≤ len(ring)) into dst, oldest first.
+// last copies the newest n values (n ≤ the ring's length) into dst,
+// oldest first.
 func (w *Window) last(dst []float64, n int64) []float64 {
-	dst = dst[:0]
-	if int64(len(w.ring)) < w.ringCap {
-		return append(dst, w.ring[int64(len(w.ring))-n:]...)
-	}
-	start := (w.pos - n) % w.ringCap
-	if start+n <= w.ringCap {
-		return append(dst, w.ring[start:start+n]...)
-	}
-	dst = append(dst, w.ring[start:]...)
-	return append(dst, w.ring[:start+n-w.ringCap]...)
+	return w.ring.last(dst[:0], n, w.pos)
 }
 
 // seal turns the newest s0 values into a level-0 block, joins blocks that

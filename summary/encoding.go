@@ -124,6 +124,9 @@ func (s *Stream) UnmarshalBinary(data []byte) error {
 	case d.history.Count() != d.counts.Count() || d.history.Count() > d.count:
 		return fmt.Errorf("decode stream: %w: summaries count %d and %d of %d values", codec.ErrCorrupt, d.history.Count(), d.counts.Count(), d.count)
 	}
+	if !cfg.Float64 && d.recent != nil {
+		d.recent.KeepFloat32() // as NewSlidingWindow makes it
+	}
 	*s = d
 	return nil
 }

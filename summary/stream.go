@@ -141,7 +141,7 @@ func NewStream(cfg Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := slidingwindow.New(cfg.Epsilon, cfg.SlidingWindow)
+	r, err := NewSlidingWindow(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +171,17 @@ func (s *Stream) DetachRecent() *slidingwindow.Window {
 	r := s.recent
 	s.recent = nil
 	return r
+}
+
+// NewSlidingWindow returns the empty sliding window of a stream of cfg:
+// one that keeps float32 values, in half the memory, unless the stream
+// keeps float64 (or items, whose fingerprints are float64 keys).
+func NewSlidingWindow(cfg Config) (*slidingwindow.Window, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Float64 {
+		return slidingwindow.New(cfg.Epsilon, cfg.SlidingWindow)
+	}
+	return slidingwindow.NewFloat32(cfg.Epsilon, cfg.SlidingWindow)
 }
 
 // Config returns the stream's configuration.

@@ -298,7 +298,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
 	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
 	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
-	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, one per core)")
+	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, one per core, at least 4)")
 	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "how often state is checkpointed to the data dir (0: only at shutdown)")
 	fs.Func("kafka-brokers", "comma-separated Kafka brokers to consume from", func(v string) error {
 		c.KafkaBrokers = splitList(v)
