@@ -75,16 +75,22 @@ func (s *Stream) summaryBytes() int64 {
 	if s.items != nil {
 		b += s.items.recent.Bytes()
 	}
-	for _, pt := range s.partsLocked() {
-		b += pt.sum.Stats().Bytes + pt.sum.History().Bytes()
-		if pt.items != nil {
-			b += pt.items.names.Bytes()
-		}
-		if pt != s.local {
-			b += pt.filler.Bytes()
-		}
+	b += s.local.summaryBytes()
+	for _, pt := range s.kafka {
+		b += pt.summaryBytes() + pt.filler.Bytes()
 	}
 	return int64(b)
+}
+
+// summaryBytes returns what pt's summaries hold, with the merged copy of
+// its quantile sketch and, for an item stream, its strings. The stream's
+// lock must be held.
+func (pt *part) summaryBytes() int {
+	b := pt.sum.Stats().Bytes + pt.sum.History().Bytes()
+	if pt.items != nil {
+		b += pt.items.names.Bytes()
+	}
+	return b
 }
 
 // Memory returns the pipeline's memory budget figures.
