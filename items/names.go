@@ -40,7 +40,7 @@ type Names struct {
 	table []uint64          // the table's fingerprints at the last Sync, ascending
 
 	chunks []*chunk // oldest first; chunk i starts at a multiple of window
-	spare  *chunk   // an expired chunk whose memory the next one reuses
+	spares []*chunk // expired chunks whose memory later ones reuse, at most maxSpares
 }
 
 // chunk is the items of one window, in arrival order.
@@ -52,6 +52,11 @@ type chunk struct {
 }
 
 func (c *chunk) end() int64 { return c.start + int64(len(c.fps)) }
+
+// maxSpares is the most expired chunks a Names keeps for reuse: windows
+// are summarised in batches of four, so that many chunks may expire at
+// once.
+const maxSpares = 4
 
 // NewNames returns an empty Names for a stream of windows of window items
 // (≥ 1) that keeps the newest retain summarised items raw.
@@ -93,13 +98,17 @@ func (n *Names) Raw() int64 {
 	return r
 }
 
-// Bytes reports the memory held, approximately.
+// Bytes reports the memory held, approximately, the spare chunks kept for
+// reuse included.
 func (n *Names) Bytes() int {
 	b := 8 * cap(n.table)
 	for _, s := range n.known {
 		b += len(s) + 32
 	}
 	for _, c := range n.chunks {
+		b += 8*cap(c.fps) + c.items.Bytes() + 64
+	}
+	for _, c := range n.spares {
 		b += 8*cap(c.fps) + c.items.Bytes() + 64
 	}
 	return b
@@ -128,18 +137,25 @@ func (n *Names) Append(fps []uint64, b *Batch) {
 	n.expire()
 }
 
-// newChunk returns an empty chunk starting at the next item: the spare
-// one if there is one, else a new one, sized for a whole window once the
+// newChunk returns an empty chunk starting at the next item: a spare one
+// if there is one, else a new one, sized for a whole window once the
 // stream has filled one (a stream's first window starts small, so that
 // small streams stay small).
 func (n *Names) newChunk() *chunk {
-	c := n.spare
-	n.spare = nil
-	if c == nil {
+	var c *chunk
+	if k := len(n.spares); k > 0 {
+		c = n.spares[k-1]
+		n.spares[k-1] = nil
+		n.spares = n.spares[:k-1]
+	} else {
 		c = new(chunk)
-		if k := len(n.chunks); k > 0 {
+		if n.pos >= n.window {
+			size := n.window * 16 // about the items' bytes, if no chunk says better
+			if k := len(n.chunks); k > 0 {
+				size = int64(n.chunks[k-1].items.Size())
+			}
 			c.fps = make([]uint64, 0, n.window)
-			c.items.Grow(int(n.window), n.chunks[k-1].items.Size())
+			c.items.Grow(int(n.window), int(size))
 		}
 	}
 	c.start, c.fps, c.synced = n.pos, c.fps[:0], n.recent
@@ -312,10 +328,10 @@ func (n *Names) expire() {
 	for k < len(n.chunks) && n.chunks[k].synced && n.chunks[k].end() <= n.pos-n.retain {
 		k++
 	}
-	if k > 0 {
-		n.spare = n.chunks[k-1]
-		n.chunks = slices.Delete(n.chunks, 0, k)
+	for _, c := range n.chunks[max(0, k-(maxSpares-len(n.spares))):k] {
+		n.spares = append(n.spares, c)
 	}
+	n.chunks = slices.Delete(n.chunks, 0, k)
 }
 
 // Encoding (see streamd/internal/codec for the envelope), magic "NAME",
