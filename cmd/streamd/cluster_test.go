@@ -31,6 +31,7 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
 	"streamd/internal/exact"
+	"streamd/internal/tlsconf"
 	"streamd/loadgen/synth"
 )
 
@@ -590,5 +591,65 @@ func TestClusterItems(t *testing.T) {
 	if n := strings.Count(logw.String(), "partition state handed over"); n == 0 {
 		t.Errorf("no partition state handed over; the log:\n%s", logw.String())
 	}
+	closeDaemon(t, d0)
+}
+
+// TestClusterKafkaSASLTLS runs two daemons of one group against brokers
+// that require SASL over TLS: they consume with the Kafka flags, and find
+// each other through the announcements topic on the same brokers with the
+// same settings, so their CLUSTER answers are complete.
+func TestClusterKafkaSASLTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("consumer-group joins take seconds")
+	}
+	certFile, keyFile, err := tlsconf.WriteSelfSigned(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTLS, err := tlsconf.Server(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := fmt.Sprintf("secure-%d", rand.Int64())
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(clusterPartitions, topic),
+		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "streamd", "s3cret"), kfake.TLS(srvTLS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	brokers := kc.ListenAddrs()
+	mod := func(c *Config) {
+		clusterConfig(brokers, topic, "secure")(c)
+		c.KafkaSASL, c.KafkaUser, c.KafkaPassword, c.KafkaTLSCA = "scram-sha-256", "streamd", "s3cret", certFile
+	}
+	logw := &syncBuffer{}
+	d0, c0 := openOn(t, t.TempDir(), logw, mod)
+	d1, c1 := openOn(t, t.TempDir(), logw, mod)
+	waitSplit(t, []*Daemon{d0, d1}, clusterPartitions/2)
+
+	mech, err := ingest.KafkaSASL("scram-sha-256", "streamd", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: certFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: 5 * time.Millisecond, Transport: &kafka.Transport{SASL: mech, TLS: cli}}
+	defer w.Close()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 8}, 30000)
+	var msgs []kafka.Message
+	for i := 0; i < len(x); i += 500 {
+		msgs = append(msgs, kafka.Message{Key: []byte("s"), Value: []byte(strings.Trim(fmt.Sprint(x[i:i+500]), "[]"))})
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []pb.StreamdClient{c0, c1} {
+		waitCluster(t, c, "s", uint64(len(x)), 30*time.Second)
+		checkClusterAnswers(t, c, "s", round32(x), 2)
+	}
+	closeDaemon(t, d1)
 	closeDaemon(t, d0)
 }
