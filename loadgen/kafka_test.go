@@ -1,7 +1,9 @@
 package loadgen_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -134,9 +136,15 @@ func TestDecodeMessage(t *testing.T) {
 	}
 }
 
-// TestKafkaNoKey: without keys, one stream's messages spread over every
-// partition, and read back as the topic's stream.
+// TestKafkaNoKey: without keys, one stream's messages — values, and items
+// — spread over every partition, and read back as the topic's stream.
 func TestKafkaNoKey(t *testing.T) {
+	for _, items := range []bool{false, true} {
+		t.Run(fmt.Sprintf("items=%v", items), func(t *testing.T) { testKafkaNoKey(t, items) })
+	}
+}
+
+func testKafkaNoKey(t *testing.T, items bool) {
 	const topic = "spread"
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
 	if err != nil {
@@ -146,14 +154,25 @@ func TestKafkaNoKey(t *testing.T) {
 	brokers := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform, Seed: 6}, Count: 3000, Streams: []string{topic}}
+	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform, Seed: 6}, Count: 3000, Streams: []string{topic}, Items: items}
 	target := &loadgen.Kafka{Brokers: brokers, Topic: topic, ValuesPerMessage: 100, NoKey: true}
 	if _, err := (&loadgen.Runner{Source: src, Target: target, Conns: 1}).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+	got := 0 // items read back
 	for p := range 3 {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
 		m, err := r.ReadMessage(ctx)
+		for err == nil && items {
+			// Every message of the partition, up to its high-water mark.
+			got += bytes.Count(m.Value, []byte("\n"))
+			lag, lerr := r.ReadLag(ctx)
+			if lerr != nil || lag == 0 {
+				err = lerr
+				break
+			}
+			m, err = r.ReadMessage(ctx)
+		}
 		r.Close()
 		if err != nil {
 			t.Fatalf("partition %d: %v", p, err)
@@ -161,6 +180,12 @@ func TestKafkaNoKey(t *testing.T) {
 		if m.Key != nil {
 			t.Errorf("partition %d: message key %q", p, m.Key)
 		}
+	}
+	if items {
+		if got != 3000 {
+			t.Fatalf("read back %d items, want 3000", got)
+		}
+		return
 	}
 	sink := &collectSink{limit: 3000, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
 	if err := loadgen.ReadKafka(ctx, brokers, topic, loadgen.KafkaFloat64, nil, sink); err != nil {

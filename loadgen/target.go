@@ -471,6 +471,10 @@ func (c *kafkaConn) Send(stream string, values []float64) error {
 func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
 	c.msgs = c.msgs[:0]
 	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(ingest.ContentTypeItems)}}
+	key := []byte(stream)
+	if c.noKey {
+		key = nil // kafka.Hash spreads keyless messages round robin
+	}
 	for i := 0; i < b.Len(); {
 		n := min(b.Len()-i, c.per)
 		var value []byte
@@ -481,7 +485,7 @@ func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
 			}
 			value = append(append(value, x...), '\n')
 		}
-		c.msgs = append(c.msgs, kafka.Message{Key: []byte(stream), Value: value, Headers: header})
+		c.msgs = append(c.msgs, kafka.Message{Key: key, Value: value, Headers: header})
 		i += n
 	}
 	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
