@@ -16,6 +16,14 @@
 // summaries as float64 values; the stream keeps the strings answers name.
 // Every value's arrival time is the pipeline's clock at Accept (Config.Now)
 // or the time AcceptAt is given; Stream.Since answers time windows.
+//
+// A stream keeps the values (and items) of each Kafka partition apart from
+// those of the local inputs and of other partitions (AcceptPartition,
+// AcceptPartitionItems; see Stream), so that a partition's state can move
+// to another daemon whole (PartitionState, ReplacePartition) and a cluster
+// answer can count each partition once. Memory is accounted per stream
+// against a budget (Config.MaxMemory, StreamFootprint), every part's
+// windows and summaries included.
 package pipeline
 
 import (
