@@ -112,7 +112,7 @@ func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch,
 // item stream, creating it on first items: they are kept apart from the
 // items of other partitions and of the local inputs (see Stream). It is
 // AcceptItems otherwise, and with AcceptPartition makes the pipeline an
-// ingest.PartitionSink.
+// ingest.PartitionItemSink.
 func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp ingest.TopicPartition, name string, b *items.Batch, at time.Time) error {
 	cfg := p.cfg.Defaults
 	cfg.Items = true
@@ -277,6 +277,7 @@ func (p *Pipeline) IsItemStream(name string) bool {
 }
 
 var (
-	_ ingest.ItemSink  = (*Pipeline)(nil)
-	_ ingest.TimedSink = (*Pipeline)(nil)
+	_ ingest.ItemSink          = (*Pipeline)(nil)
+	_ ingest.TimedSink         = (*Pipeline)(nil)
+	_ ingest.PartitionItemSink = (*Pipeline)(nil)
 )
