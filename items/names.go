@@ -328,9 +328,7 @@ func (n *Names) expire() {
 	for k < len(n.chunks) && n.chunks[k].synced && n.chunks[k].end() <= n.pos-n.retain {
 		k++
 	}
-	for _, c := range n.chunks[max(0, k-(maxSpares-len(n.spares))):k] {
-		n.spares = append(n.spares, c)
-	}
+	n.spares = append(n.spares, n.chunks[max(0, k-(maxSpares-len(n.spares))):k]...)
 	n.chunks = slices.Delete(n.chunks, 0, k)
 }
 
