@@ -119,3 +119,27 @@ func BenchmarkDecodeFloat32s(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDecodeValues decodes a frame of 65,536 finite float32 values
+// into float32 and float64 slices, as the pipeline does for each frame.
+func BenchmarkDecodeValues(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	src := make([]byte, 4*65536)
+	for i := 0; i < len(src); i += 4 {
+		binary.LittleEndian.PutUint32(src[i:], math.Float32bits(float32(r.NormFloat64())))
+	}
+	b.Run("float32", func(b *testing.B) {
+		dst := make([]float32, 0, len(src)/4)
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			dst, _, _ = DecodeValues(dst[:0], src, 4)
+		}
+	})
+	b.Run("float64", func(b *testing.B) {
+		dst := make([]float64, 0, len(src)/4)
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			dst, _, _ = DecodeValues(dst[:0], src, 4)
+		}
+	})
+}

@@ -434,16 +434,20 @@ func TestDecoderLimits(t *testing.T) {
 
 // TestDecodeValues: DecodeValues gives what decoding each value, CleanValues
 // and rounding to the destination type give, for both encodings and both
-// types, special values included, and never stores −0.
+// types, special values included, dense and sparse, and never stores −0.
 func TestDecodeValues(t *testing.T) {
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -1e-50, 1e-50, 3.5e38, -1e300, 1, math.SmallestNonzeroFloat32}
 	r := rand.New(rand.NewPCG(1, 2))
+	// One value in three special, then one in a thousand: most blocks of
+	// the float32 decoding hold one, then few do.
 	var in []float64
-	for range 2000 {
-		if r.IntN(3) == 0 {
-			in = append(in, specials[r.IntN(len(specials))])
-		} else {
-			in = append(in, r.NormFloat64()*1e3)
+	for _, every := range []int{3, 1000} {
+		for range 5000 {
+			if r.IntN(every) == 0 {
+				in = append(in, specials[r.IntN(len(specials))])
+			} else {
+				in = append(in, r.NormFloat64()*1e3)
+			}
 		}
 	}
 	for _, size := range []int{4, 8} {

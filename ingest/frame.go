@@ -315,22 +315,38 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 	out := dst[n:]
 	j := 0
 	if size == 4 {
-		for i := 0; i+4 <= len(data); i += 4 {
-			b := binary.LittleEndian.Uint32(data[i:])
-			if b&0x7f800000 == 0x7f800000 { // NaN or ±Inf
-				if b&0x007fffff != 0 {
-					nan++
-				} else {
-					inf++
+		// Blocks of decodeBlock values are decoded without a branch per
+		// value: adding +0 turns −0 into +0, and the exponent bits of a
+		// value plus one in the lowest exponent bit carry into bit 31 only
+		// when they are all ones (NaN or ±Inf). A block that holds one is
+		// decoded again value by value.
+		for len(data) >= 4 {
+			k := min(len(data)/4, decodeBlock)
+			block, o := data[:4*k], out[j:j+k]
+			var special uint32
+			for m := range o {
+				b := binary.LittleEndian.Uint32(block[4*m:])
+				special |= b&0x7f800000 + 0x00800000
+				o[m] = T(math.Float32frombits(b)) + 0
+			}
+			if special&0x80000000 == 0 {
+				j += k
+			} else {
+				for i := 0; i < len(block); i += 4 {
+					b := binary.LittleEndian.Uint32(block[i:])
+					if b&0x7f800000 == 0x7f800000 {
+						if b&0x007fffff != 0 {
+							nan++
+						} else {
+							inf++
+						}
+						continue
+					}
+					out[j] = T(math.Float32frombits(b)) + 0
+					j++
 				}
-				continue
 			}
-			v := T(math.Float32frombits(b))
-			if v == 0 {
-				v = 0 // −0 becomes +0
-			}
-			out[j] = v
-			j++
+			data = data[4*k:]
 		}
 	} else {
 		for i := 0; i+8 <= len(data); i += 8 {
@@ -343,16 +359,16 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 				}
 				continue
 			}
-			v := T(x) // rounds to T
-			if v == 0 {
-				v = 0 // −0, or a value too small for T, becomes +0
-			}
-			out[j] = v
+			out[j] = T(x) + 0 // rounds to T; −0, or a value too small for T, becomes +0
 			j++
 		}
 	}
 	return dst[:n+j], nan, inf
 }
+
+// decodeBlock is the number of float32 values DecodeValues checks for NaN
+// and ±Inf at once.
+const decodeBlock = 256
 
 // appendFloat32s appends the little-endian float32 values of src, whose
 // length is a multiple of 4, to dst.
