@@ -271,7 +271,7 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 				}
 			}
 			out.Count += uint64(ps.stats.Count)
-			addStats(&a.Stats, ps.stats)
+			a.Stats.Add(ps.stats)
 			for k, n := range ps.rejected {
 				a.Rejected[k] += n
 			}
@@ -323,20 +323,6 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 }
 
 var errDuplicate = errors.New("answered twice")
-
-func addStats(st *summary.Stats, x summary.Stats) {
-	if x.Count > 0 {
-		if st.Count == 0 {
-			st.Min, st.Max = x.Min, x.Max
-		} else {
-			st.Min, st.Max = min(st.Min, x.Min), max(st.Max, x.Max)
-		}
-	}
-	st.Count += x.Count
-	st.Sum += x.Sum
-	st.Entries += x.Entries
-	st.Bytes += x.Bytes
-}
 
 // A Gatherer answers for a stream over the whole cluster: it asks every
 // member for its share, concurrently and within Timeout, and merges them.

@@ -431,18 +431,7 @@ func (s *Stream) Stats() Stats {
 
 // addStats adds the statistics and rejects of one part to st.
 func addStats(st *Stats, x summary.Stats, rejected map[ingest.Reason]uint64) {
-	if x.Count > 0 {
-		if st.Count == 0 {
-			st.Min, st.Max = x.Min, x.Max
-		} else {
-			st.Min, st.Max = min(st.Min, x.Min), max(st.Max, x.Max)
-		}
-	}
-	st.Count += x.Count
-	st.Summarised += x.Summarised
-	st.Sum += x.Sum
-	st.Entries += x.Entries
-	st.Bytes += x.Bytes
+	st.Stats.Add(x)
 	for r, n := range rejected {
 		st.Rejected[r] += n
 	}

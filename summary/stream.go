@@ -352,6 +352,23 @@ type Stats struct {
 	Bytes         int // memory held by those entries
 }
 
+// Add adds the statistics of x, those of other values, to st: the
+// statistics of both together.
+func (st *Stats) Add(x Stats) {
+	if x.Count > 0 {
+		if st.Count == 0 {
+			st.Min, st.Max = x.Min, x.Max
+		} else {
+			st.Min, st.Max = min(st.Min, x.Min), max(st.Max, x.Max)
+		}
+	}
+	st.Count += x.Count
+	st.Summarised += x.Summarised
+	st.Sum += x.Sum
+	st.Entries += x.Entries
+	st.Bytes += x.Bytes
+}
+
 // Stats returns the stream's statistics.
 func (s *Stream) Stats() Stats {
 	st := Stats{
