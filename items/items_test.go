@@ -186,3 +186,24 @@ func FuzzNamesUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestASCII(t *testing.T) {
+	for n := range 70 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + i%26)
+		}
+		if !ASCII(b) {
+			t.Errorf("ASCII(%q) = false", b)
+		}
+		for i := range b {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				b[i] = c
+				if ASCII(b) {
+					t.Errorf("ASCII of %d bytes with %#x at %d = true", n, c, i)
+				}
+			}
+			b[i] = 0x7f
+		}
+	}
+}
