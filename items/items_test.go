@@ -207,3 +207,21 @@ func TestASCII(t *testing.T) {
 		}
 	}
 }
+
+func TestPutFingerprints(t *testing.T) {
+	var b Batch
+	for i := range 100 {
+		b.AppendString(strings.Repeat("x", i%13+1) + string(rune('a'+i%26)))
+	}
+	h := SipHash(Key{1, 2, 3})
+	want := b.AppendFingerprints(nil, h)
+	got := make([]uint64, b.Len())
+	for _, cut := range []int{0, 1, 37, 99, 100} {
+		clear(got)
+		b.PutFingerprints(got[:cut], h, 0)
+		b.PutFingerprints(got[cut:], h, cut)
+		if !slices.Equal(got, want) {
+			t.Errorf("fingerprints put in two parts cut at %d differ from AppendFingerprints", cut)
+		}
+	}
+}
