@@ -24,7 +24,7 @@
 #   FLOAT32      1 (default) sends float32 values to the tcp targets, 0 float64
 #   SORTER       the daemon's --sorter (default cpu)
 #   DAEMON_CPUS, SENDER_CPUS  pin the daemon and loadgen with taskset, such as
-#                0-3 and 4-15 (GOMAXPROCS set to match)
+#                0-3 and 4-15
 #   OUT          directory for the logs, profiles and summary.txt (default: a
 #                new temporary directory, kept)
 set -euo pipefail

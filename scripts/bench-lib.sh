@@ -7,9 +7,10 @@
 # profiles when go is on the PATH.
 #
 # Environment:
-#   DAEMON_CPUS, SENDER_CPUS  CPU lists for taskset, such as 0-3 and 4-15;
-#                             GOMAXPROCS is set to the number of CPUs listed.
-#                             Unset: no pinning.
+#   DAEMON_CPUS, SENDER_CPUS  CPU lists for taskset, such as 0-3 and 4-15
+#                             (Go sets GOMAXPROCS to the number of CPUs
+#                             listed; the daemon doubles it with a GPU
+#                             sorter). Unset: no pinning.
 #   GRPC_ADDR, TCP_ADDR, METRICS_ADDR
 #                             the daemon's addresses (default 127.0.0.1:7070,
 #                             :7071, :7072); the sender measured alone sends to
@@ -35,13 +36,13 @@ cpu_count() {
 	echo "$1" | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); c += n == 2 ? r[2] - r[1] + 1 : 1 } } END { print c }'
 }
 
-# pinned CPUS CMD...: runs CMD on the CPUs of the list CPUS with GOMAXPROCS
-# set to match, or as it is when CPUS is empty.
+# pinned CPUS CMD...: runs CMD on the CPUs of the list CPUS, or as it is
+# when CPUS is empty.
 pinned() {
 	local cpus=$1
 	shift
 	if [ -n "$cpus" ]; then
-		GOMAXPROCS=$(cpu_count "$cpus") taskset -c "$cpus" "$@"
+		taskset -c "$cpus" "$@"
 	else
 		"$@"
 	fi
@@ -53,7 +54,7 @@ spawn() {
 	local cpus=$1
 	shift
 	if [ -n "$cpus" ]; then
-		GOMAXPROCS=$(cpu_count "$cpus") taskset -c "$cpus" "$@" &
+		taskset -c "$cpus" "$@" &
 	else
 		"$@" &
 	fi

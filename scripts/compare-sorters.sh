@@ -11,7 +11,7 @@
 # Run it from the repository root (it reads data/). Environment: COUNT
 # (default 200,000,000 values), CONNS (default 8), STREAMS (default
 # CONNS: a stream per connection), DAEMON_CPUS and SENDER_CPUS (taskset
-# lists; GOMAXPROCS set to match), and those of scripts/bench-lib.sh.
+# lists), and those of scripts/bench-lib.sh.
 set -euo pipefail
 bin=$1 out=$2
 shift 2

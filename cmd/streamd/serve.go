@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -298,7 +299,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
 	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
 	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
-	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, one per core, at least 4)")
+	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, at least 4; GOMAXPROCS is two per core with a GPU sorter unless set in the environment)")
 	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "how often state is checkpointed to the data dir (0: only at shutdown)")
 	fs.Func("kafka-brokers", "comma-separated Kafka brokers to consume from", func(v string) error {
 		c.KafkaBrokers = splitList(v)
@@ -504,6 +505,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
 	}
+	if usesGPU(d.sorter) && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) <= runtime.NumCPU() {
+		// The GL thread's calls into the driver hold a P of the Go
+		// scheduler while they run or wait, so with one P per core the
+		// other goroutines wait while a core idles.
+		n := 2 * runtime.GOMAXPROCS(0)
+		runtime.GOMAXPROCS(n)
+		d.Logger.Info("two Go threads per core for the GPU sorter", "gomaxprocs", n)
+	}
 	d.pipe, err = pipeline.New(pipeline.Config{
 		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue, Workers: cfg.Workers,
 		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget,
@@ -640,6 +649,14 @@ func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
 		return nil, fmt.Errorf("open sorter %s: it does not digest windows", name)
 	}
 	return dg, nil
+}
+
+// usesGPU reports whether s sorts on a GPU.
+func usesGPU(s gpusort.Sorter) bool {
+	if a, ok := s.(*gpusort.Auto); ok {
+		return a.GPUErr() == nil
+	}
+	return s.Name() != "cpu"
 }
 
 // openGRPC serves the API and the Peer service on the gRPC listener.
