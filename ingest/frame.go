@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"streamd/items"
 )
@@ -216,6 +217,12 @@ func (d *frameDecoder) items(left int) error {
 		buf, _ := d.br.Peek(min(d.br.Buffered(), left))
 		used := 0
 		for used+2 <= len(buf) && b.itemRoom() {
+			if n, end := itemRun(buf[used:], batchLen-b.list.Len(), batchItemBytes-b.list.Size()); n > 0 {
+				b.appendRun(buf[used : used+end])
+				used += end
+				continue
+			}
+			// The next item is empty, too long, or not in the buffer whole.
 			k := int(buf[used]) | int(buf[used+1])<<8
 			if used+2+k > len(buf) {
 				break
@@ -258,6 +265,41 @@ func (d *frameDecoder) items(left int) error {
 		}
 	}
 	return nil
+}
+
+// itemRun returns the number n of whole items of 1 to items.MaxLen bytes
+// at the start of buf, items := (length:uint16 item:[length]byte)*, that a
+// batch with room for maxN more items and for more while it holds fewer
+// than maxBytes more bytes takes, and the length of their encoding.
+func itemRun(buf []byte, maxN, maxBytes int) (n, end int) {
+	size := 0
+	for end+2 <= len(buf) && n < maxN && size < maxBytes {
+		k := int(buf[end]) | int(buf[end+1])<<8
+		if k == 0 || k > items.MaxLen || end+2+k > len(buf) {
+			break
+		}
+		end += 2 + k
+		size += k
+		n++
+	}
+	return n, end
+}
+
+// appendRun adds the items of run, a run of whole items of 1 to
+// items.MaxLen bytes (itemRun), counting those not valid UTF-8 as rejects.
+// A run all ASCII, lengths included, needs no check of each item.
+func (b *batch) appendRun(run []byte) {
+	ascii := items.ASCII(run)
+	for i := 0; i < len(run); {
+		k := int(run[i]) | int(run[i+1])<<8
+		item := run[i+2 : i+2+k]
+		i += 2 + k
+		if !ascii && !utf8.Valid(item) {
+			b.sink.Reject(b.stream, ReasonBadUTF8, 1)
+			continue
+		}
+		b.list.Append(item)
+	}
 }
 
 // encoded hands the left bytes of values of a frame to es as they are in

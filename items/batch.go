@@ -64,6 +64,20 @@ func (b *Batch) AppendFingerprints(dst []uint64, h Hash) []uint64 {
 	return dst
 }
 
+// PutFingerprints sets dst[k] to the fingerprint under h of item i+k,
+// for every k < len(dst): AppendFingerprints for a part of b, into place,
+// so that parts of a batch can be hashed at once.
+func (b *Batch) PutFingerprints(dst []uint64, h Hash, i int) {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	for k, end := range b.ends[i : i+len(dst)] {
+		dst[k] = Fingerprint(h(b.data[start:end]))
+		start = end
+	}
+}
+
 // Grow makes room for n more items of size bytes in all.
 func (b *Batch) Grow(n, size int) {
 	b.data = slices.Grow(b.data, size)

@@ -133,3 +133,24 @@ func Value(fp uint64) float64 { return radix.FromKey64(fp) }
 
 // FromValue returns the fingerprint that v carries (radix.Key64).
 func FromValue(v float64) uint64 { return radix.Key64(v) }
+
+// ASCII reports whether every byte of b is below 0x80. Every item of 1 to
+// MaxLen such bytes is valid UTF-8: a decoder that finds a run of items
+// (and of whatever lies between them) all ASCII may skip Check's UTF-8
+// scan of each, which costs more than this scan of the run.
+func ASCII(b []byte) bool {
+	var acc uint64
+	for len(b) >= 32 {
+		acc |= binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[8:]) |
+			binary.LittleEndian.Uint64(b[16:]) | binary.LittleEndian.Uint64(b[24:])
+		b = b[32:]
+	}
+	for len(b) >= 8 {
+		acc |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		acc |= uint64(c)
+	}
+	return acc&0x8080_8080_8080_8080 == 0
+}

@@ -186,3 +186,42 @@ func FuzzNamesUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestASCII(t *testing.T) {
+	for n := range 70 {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + i%26)
+		}
+		if !ASCII(b) {
+			t.Errorf("ASCII(%q) = false", b)
+		}
+		for i := range b {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				b[i] = c
+				if ASCII(b) {
+					t.Errorf("ASCII of %d bytes with %#x at %d = true", n, c, i)
+				}
+			}
+			b[i] = 0x7f
+		}
+	}
+}
+
+func TestPutFingerprints(t *testing.T) {
+	var b Batch
+	for i := range 100 {
+		b.AppendString(strings.Repeat("x", i%13+1) + string(rune('a'+i%26)))
+	}
+	h := SipHash(Key{1, 2, 3})
+	want := b.AppendFingerprints(nil, h)
+	got := make([]uint64, b.Len())
+	for _, cut := range []int{0, 1, 37, 99, 100} {
+		clear(got)
+		b.PutFingerprints(got[:cut], h, 0)
+		b.PutFingerprints(got[cut:], h, cut)
+		if !slices.Equal(got, want) {
+			t.Errorf("fingerprints put in two parts cut at %d differ from AppendFingerprints", cut)
+		}
+	}
+}

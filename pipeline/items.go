@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"streamd/ingest"
@@ -87,6 +89,35 @@ type itemBuf struct {
 	values []float64
 }
 
+// parallelItems is the fewest items of a batch whose hashing is split
+// between two goroutines: hashing them takes about half a millisecond.
+const parallelItems = 16384
+
+// fingerprint sets buf.fps to the fingerprints under hash of b's items and
+// buf.values to the values that carry them. A large batch is split with a
+// second goroutine when there is more than one core: the connection that
+// sent it decodes its next batch only once this one is accepted, so the
+// hashing of one batch is what limits one connection into one stream.
+func (buf *itemBuf) fingerprint(b *items.Batch, hash items.Hash) {
+	n := b.Len()
+	buf.fps = slices.Grow(buf.fps[:0], n)[:n]
+	buf.values = slices.Grow(buf.values[:0], n)[:n]
+	put := func(i, j int) {
+		b.PutFingerprints(buf.fps[i:j], hash, i)
+		for k, fp := range buf.fps[i:j] {
+			buf.values[i+k] = items.Value(fp)
+		}
+	}
+	if n < parallelItems || runtime.GOMAXPROCS(0) < 2 {
+		put(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { put(n/2, n) })
+	put(0, n/2)
+	wg.Wait()
+}
+
 // AcceptItems adds items to an item stream, creating it with the default
 // config (as an item stream) on first items. It returns once the items are
 // accepted: every later query counts them. The items must be valid
@@ -136,11 +167,7 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.To
 		buf = new(itemBuf)
 	}
 	defer p.itemBufs.Put(buf)
-	buf.fps = b.AppendFingerprints(buf.fps[:0], s.items.hash)
-	buf.values = buf.values[:0]
-	for _, fp := range buf.fps {
-		buf.values = append(buf.values, items.Value(fp))
-	}
+	buf.fingerprint(b, s.items.hash)
 	s.mu.Lock()
 	full := s.pendingQ
 	s.pendingQ = nil

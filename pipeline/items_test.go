@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -212,5 +213,26 @@ func TestItemCollisions(t *testing.T) {
 	}
 	if shared == 0 {
 		t.Error("no collision reported among 2000 items on 64 fingerprints")
+	}
+}
+
+// TestItemFingerprintsSplit checks that a batch hashed by two goroutines
+// gets the fingerprints and values of one hashed in order.
+func TestItemFingerprintsSplit(t *testing.T) {
+	var b items.Batch
+	for i := range 3*parallelItems + 1 {
+		b.AppendString(fmt.Sprintf("item-%d", i))
+	}
+	h := items.SipHash(items.Key{7})
+	var buf itemBuf
+	buf.fingerprint(&b, h)
+	want := b.AppendFingerprints(nil, h)
+	if !slices.Equal(buf.fps, want) {
+		t.Fatal("fingerprints of a split batch differ from AppendFingerprints")
+	}
+	for i, fp := range want {
+		if buf.values[i] != items.Value(fp) {
+			t.Fatalf("value %d = %v, want %v", i, buf.values[i], items.Value(fp))
+		}
 	}
 }
