@@ -191,7 +191,13 @@ measure() {
 	local cpu0 wait0 start
 	cpu0=$(proc_cpu "$daemon_pid")
 	wait0=$(proc_wait "$daemon_pid")
-	start=$(date -d "$(sed -n 's/^time=\([^ ]*\) .*msg="loadgen sending".*/\1/p' "$lgerr" | head -1)" +%s.%N)
+	start=$(sed -n 's/^time=\([^ ]*\) .*msg="loadgen sending".*/\1/p' "$lgerr" | head -1)
+	# Never date -d "": that is midnight, and the rate would be nonsense.
+	if [ -n "$start" ]; then
+		start=$(date -d "$start" +%s.%N)
+	else
+		start=$(now)
+	fi
 	local secs=${PROFILE_SECONDS:-}
 	if [ -z "$secs" ]; then
 		# The daemon is slower than the sender alone: five times the
