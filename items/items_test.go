@@ -104,6 +104,19 @@ func batchOf(list ...string) (*Batch, []uint64) {
 	return &b, b.AppendFingerprints(nil, h)
 }
 
+// checkKnownSize checks the running size of n's strings against a count of
+// them.
+func checkKnownSize(t *testing.T, n *Names) {
+	t.Helper()
+	want := 0
+	for _, s := range n.known {
+		want += len(s) + 32
+	}
+	if n.knownSize != want {
+		t.Fatalf("knownSize %d, want %d", n.knownSize, want)
+	}
+}
+
 // TestNames follows the strings through windows: new table entries get
 // the string of their window, pruned ones lose it, raw chunks expire once
 // summarised and older than retain, and everything survives encoding.
@@ -132,6 +145,7 @@ func TestNames(t *testing.T) {
 	if _, ok := n.known[fp("c")]; ok {
 		t.Fatal("the string of a pruned fingerprint is kept")
 	}
+	checkKnownSize(t, n)
 	// Chunk 0 is summarised and older than the newest 4 items: gone.
 	if n.Raw() != 6 {
 		t.Fatalf("%d raw items, want 6 (chunks at 4 and 8)", n.Raw())
@@ -150,6 +164,12 @@ func TestNames(t *testing.T) {
 	if got := d.Lookup([]uint64{fp("a"), fp("d"), fp("g")}); !slices.Equal(got, []string{"a", "d", "g"}) || d.Raw() != 6 || d.pos != 10 {
 		t.Fatalf("decoded: Lookup %q, %d raw, pos %d", got, d.Raw(), d.pos)
 	}
+	checkKnownSize(t, &d)
+	d.Rekey(func(b []byte) uint64 { return uint64(len(b)) }) // "a" and "d" fall together
+	if d.Len() != 1 {
+		t.Fatalf("%d strings after a rekey that joins both, want 1", d.Len())
+	}
+	checkKnownSize(t, &d)
 	b2, fps2 := batchOf("h", "i")
 	d.Append(fps2, b2)
 	if d.pos != 12 || len(d.chunks) != 1 { // the chunk at 4 expired

@@ -36,8 +36,9 @@ type Names struct {
 	pos    int64 // items appended
 	recent bool  // no table: chunks count as summarised (NewRecentNames)
 
-	known map[uint64]string // strings of the table's fingerprints
-	table []uint64          // the table's fingerprints at the last Sync, ascending
+	known     map[uint64]string // strings of the table's fingerprints
+	knownSize int               // bytes of known: its strings and 32 per entry
+	table     []uint64          // the table's fingerprints at the last Sync, ascending
 
 	chunks []*chunk // oldest first; chunk i starts at a multiple of window
 	spares []*chunk // expired chunks whose memory later ones reuse, at most maxSpares
@@ -101,10 +102,7 @@ func (n *Names) Raw() int64 {
 // Bytes reports the memory held, approximately, the spare chunks kept for
 // reuse included.
 func (n *Names) Bytes() int {
-	b := 8 * cap(n.table)
-	for _, s := range n.known {
-		b += len(s) + 32
-	}
+	b := 8*cap(n.table) + n.knownSize
 	for _, c := range n.chunks {
 		b += 8*cap(c.fps) + c.items.Bytes() + 64
 	}
@@ -180,7 +178,7 @@ func (n *Names) Sync(start int64, table []uint64) {
 	for i < len(old) || j < len(table) {
 		switch {
 		case j == len(table) || (i < len(old) && old[i] < table[j]):
-			delete(n.known, old[i])
+			n.forget(old[i])
 			i++
 		case i == len(old) || table[j] < old[i]:
 			missing = append(missing, table[j])
@@ -201,10 +199,25 @@ func (n *Names) Sync(start int64, table []uint64) {
 	if len(missing) > 0 {
 		found := n.find(missing, c)
 		for fp, s := range found {
-			n.known[fp] = s
+			n.remember(fp, s)
 		}
 	}
 	n.expire()
+}
+
+// remember keeps s as the string of fingerprint fp.
+func (n *Names) remember(fp uint64, s string) {
+	n.forget(fp)
+	n.known[fp] = s
+	n.knownSize += len(s) + 32
+}
+
+// forget drops the string of fingerprint fp, if n has one.
+func (n *Names) forget(fp uint64) {
+	if s, ok := n.known[fp]; ok {
+		delete(n.known, fp)
+		n.knownSize -= len(s) + 32
+	}
 }
 
 // find returns the strings of the fingerprints of want that the raw
@@ -298,21 +311,22 @@ func (n *Names) PendingStarts() []int64 {
 // as colliding items do. It costs one hash of each string and item kept.
 func (n *Names) Rekey(hash Hash) map[uint64]uint64 {
 	moved := make(map[uint64]uint64, len(n.known))
-	known := make(map[uint64]string, len(n.known))
+	old := n.known
+	n.known, n.knownSize = make(map[uint64]string, len(old)), 0
 	table := make([]uint64, 0, len(n.table))
 	for _, fp := range n.table {
-		if s, ok := n.known[fp]; ok {
+		if s, ok := old[fp]; ok {
 			nfp := Fingerprint(hash([]byte(s)))
 			moved[fp] = nfp
-			if _, dup := known[nfp]; !dup {
-				known[nfp] = s
+			if _, dup := n.known[nfp]; !dup {
+				n.remember(nfp, s)
 			}
 			fp = nfp
 		}
 		table = append(table, fp)
 	}
 	slices.Sort(table)
-	n.table, n.known = slices.Compact(table), known
+	n.table = slices.Compact(table)
 	for _, c := range n.chunks {
 		for i := range c.fps {
 			c.fps[i] = Fingerprint(hash(c.items.Item(i)))
@@ -422,7 +436,7 @@ func (n *Names) UnmarshalBinary(data []byte) error {
 		}
 		d.table = append(d.table, fp)
 		if len(s) > 0 {
-			d.known[fp] = string(s)
+			d.remember(fp, string(s))
 		}
 	}
 	nc := r.Int("chunks", int64(r.Remaining()/3))
