@@ -70,7 +70,8 @@ func NewCounted(values []float64, counts []int64) *Stream {
 	var total int64
 	add := func(v float64, c int64) {
 		total += c
-		if n := len(s.sorted); n > 0 && s.sorted[n-1] == v {
+		// By bits: −0 and +0 stay apart, in that order, as New keeps them.
+		if n := len(s.sorted); n > 0 && math.Float64bits(s.sorted[n-1]) == math.Float64bits(v) {
 			s.cum[n-1] = total
 			return
 		}
@@ -82,7 +83,10 @@ func NewCounted(values []float64, counts []int64) *Stream {
 	for i := range heap {
 		heap[i] = i
 	}
-	less := func(a, b int) bool { return runs[heap[a]].vals[0] < runs[heap[b]].vals[0] }
+	less := func(a, b int) bool {
+		x, y := runs[heap[a]].vals[0], runs[heap[b]].vals[0]
+		return x < y || x == y && math.Signbit(x) && !math.Signbit(y)
+	}
 	down := func(i int) {
 		for {
 			m := i

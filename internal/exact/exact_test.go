@@ -65,7 +65,7 @@ func TestNewCounted(t *testing.T) {
 		if got.N() != want.N() {
 			t.Fatalf("%s: N = %d, want %d", tc.name, got.N(), want.N())
 		}
-		if !slices.Equal(got.Sorted(), want.Sorted()) {
+		if !sameBits(got.Sorted(), want.Sorted()) {
 			t.Fatalf("%s: sorted values differ", tc.name)
 		}
 		if want.N() == 0 {
@@ -110,4 +110,10 @@ func TestNewCountedPanics(t *testing.T) {
 			NewCounted([]float64{1, 2}, counts)
 		}()
 	}
+}
+
+// sameBits reports whether a and b hold the same float64 values bit for
+// bit: −0 and +0 differ.
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
