@@ -3,6 +3,7 @@ package slidingwindow
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"streamd/loadgen/synth"
@@ -23,11 +24,18 @@ func TestSince(t *testing.T) {
 		{"exact", 0.01, 20000, 15000},
 		{"exact-expired", 0.01, 5000, 23000},
 		{"blocks", 0.1, 1 << 22, 60000},
+		// Blocks with values expired: capacities of at least 1/ε² keep
+		// blocks rather than every value (RawCapacity).
+		{"blocks-expired", 0.2, 50000, 160000},
+		{"blocks-expired-2", 0.1, 200000, 500000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := New(c.eps, c.capacity)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := Exact; strings.HasPrefix(c.name, "blocks") != (w.mode != want) {
+				t.Fatalf("mode %v for case %s", w.mode, c.name)
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 5}, c.n)
