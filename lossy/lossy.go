@@ -304,10 +304,12 @@ func (s *Summary) mergeEntries(other []Entry, oAbsent, sAbsent int64) {
 
 // Remap replaces the value v of every entry by f(v), for values that are
 // the keys of something else: an item stream's fingerprints moved to
-// another key, say. Entries that f maps to one value are merged, their
-// counts and Deltas added as Merge adds those of one value, so every bound
-// of the package doc holds for the values' classes under f. f must return
-// no NaN. It costs O(Len·log Len).
+// another key, say. If f is one to one, every bound of the package doc
+// holds for the new values. Entries that f maps to one value are merged,
+// their counts and Deltas added as Merge adds those of one value (as
+// colliding keys are counted together); a value without an entry that f
+// maps onto another can then be undercounted by up to Absent. f must
+// return no NaN. It costs O(Len·log Len).
 func (s *Summary) Remap(f func(float64) float64) {
 	for i := range s.entries {
 		s.entries[i].Value = f(s.entries[i].Value)

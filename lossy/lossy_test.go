@@ -247,3 +247,41 @@ func TestStaleKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestRemap relabels the values of summaries, one to one, as a rekeyed
+// item stream does, and checks every guarantee against the exact counts of
+// the relabelled stream; and checks that entries mapped onto one value are
+// merged with their counts and Deltas added.
+func TestRemap(t *testing.T) {
+	relabel := func(v float64) float64 { return -3*v + 7 } // one to one, order reversed
+	for _, st := range exact.Synthetic(100000, 11, synth.Random, synth.Sorted) {
+		for _, eps := range []float64{0.01, 0.001} {
+			t.Run(fmt.Sprintf("%s/ε=%v", st.Name, eps), func(t *testing.T) {
+				s := build(t, eps, 1<<12, st.Values)
+				s.Remap(relabel)
+				mapped := make([]float64, len(st.Values))
+				for i, v := range st.Values {
+					mapped[i] = relabel(v)
+				}
+				check(t, exact.New(mapped), s, eps)
+			})
+		}
+	}
+	s := build(t, 0.01, 100, []float64{1, 1, 1, 2, 2, 3, 3, 3, 3, 9})
+	before := map[float64]Entry{}
+	for _, e := range s.Entries() {
+		before[e.Value] = e
+	}
+	s.Remap(func(v float64) float64 { return min(v, 2) }) // 3 and 9 onto 2
+	if err := s.Valid(); err != nil {
+		t.Fatal(err)
+	}
+	var merged Entry
+	for _, v := range []float64{2, 3, 9} {
+		merged.Count += before[v].Count
+		merged.Delta += before[v].Delta
+	}
+	if got := s.Entries(); len(got) != 2 || got[1].Value != 2 || got[1].Count != merged.Count || got[1].Delta != merged.Delta {
+		t.Fatalf("entries after merging remap: %+v, want value 2 with %+v", got, merged)
+	}
+}
