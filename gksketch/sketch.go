@@ -124,7 +124,8 @@ func SpaceBound(eps float64, w, n int64) int64 {
 // AddWindow adds the summary of one window of values — normally
 // FromSorted(window, ε·len(window)/2) — as a bucket of id 1, then combines
 // buckets of equal id. It returns an error, adding nothing, if s is invalid
-// or its MaxError exceeds ε/2 of its count. Add takes ownership of s.
+// or its MaxError exceeds ε/2 of its count. It takes ownership of s: the
+// sketch may reuse s's tuples for later buckets.
 func (k *Sketch) AddWindow(s Summary) error {
 	if s.IsEmpty() {
 		return nil
@@ -232,13 +233,11 @@ func (k *Sketch) Summary() *Summary {
 	if k.merged != nil {
 		return k.merged
 	}
-	var m Summary
-	var buf []Tuple
-	for _, b := range k.buckets {
-		buf = AppendMerge(buf[:0], &m, &b.s)
-		m.n += b.s.n
-		m.tuples, buf = buf, m.tuples
+	ss := make([]*Summary, len(k.buckets))
+	for i := range k.buckets {
+		ss[i] = &k.buckets[i].s
 	}
+	m := MergeAll(ss)
 	k.merged = &m
 	return k.merged
 }
