@@ -24,6 +24,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 )
@@ -70,24 +71,36 @@ func AppendSample[K float32 | float64](dst []Tuple, x []K, h float64) []Tuple {
 	if h < 1 || math.IsNaN(h) {
 		panic("gksketch: sample spacing below 1")
 	}
-	w := int64(len(x))
-	if w == 0 {
-		return dst
-	}
-	dst = append(dst, Tuple{float64(x[0]), 1, 1})
-	for i := 1.0; ; i++ {
-		r := int64(math.Ceil(i * h))
-		if r >= w {
-			break
-		}
-		if r > dst[len(dst)-1].RMin {
-			dst = append(dst, Tuple{float64(x[r-1]), r, r})
-		}
-	}
-	if w > 1 {
-		dst = append(dst, Tuple{float64(x[w-1]), w, w})
+	for r := range SampleRanks(int64(len(x)), h) {
+		dst = append(dst, Tuple{float64(x[r-1]), r, r})
 	}
 	return dst
+}
+
+// SampleRanks yields the 1-based ranks that FromSorted keeps of w sorted
+// values with spacing h ≥ 1, ascending, each once: 1, ⌈h⌉, ⌈2h⌉, …, w.
+func SampleRanks(w int64, h float64) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		if w == 0 || !yield(1) {
+			return
+		}
+		last := int64(1)
+		for i := 1.0; ; i++ {
+			r := int64(math.Ceil(i * h))
+			if r >= w {
+				break
+			}
+			if r > last {
+				if !yield(r) {
+					return
+				}
+				last = r
+			}
+		}
+		if w > 1 {
+			yield(w)
+		}
+	}
 }
 
 // New returns a summary of n values with the given tuples (which it keeps),

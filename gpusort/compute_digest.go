@@ -5,6 +5,7 @@ package gpusort
 import (
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
@@ -62,7 +63,7 @@ func newDigestPlan(v *keyView, n int, specs *[Channels]summary.WindowSpec) *dige
 		p.runOff[i] = p.total
 		p.runCap[i] = uint32(l / (t + 1))
 		p.total += p.runCap[i]
-		p.ranks[i] = sampleRanks(p.ranks[i], l, specs[i].Spacing)
+		p.ranks[i] = slices.AppendSeq(p.ranks[i][:0], gksketch.SampleRanks(l, specs[i].Spacing))
 		for _, r := range p.ranks[i] {
 			p.index = append(p.index, uint32(i*n)+uint32(r-1))
 		}
@@ -281,30 +282,6 @@ func (plan *digestPlan) assemble(key64 bool, out *[Channels]summary.Digest) {
 			}
 		}
 	}
-}
-
-// sampleRanks appends to dst the 1-based ranks that gksketch.AppendSample
-// keeps from a sorted window of w values with spacing h: 1, ⌈h⌉, ⌈2h⌉, …,
-// w, each once.
-func sampleRanks(dst []int64, w int64, h float64) []int64 {
-	dst = dst[:0]
-	if w == 0 {
-		return dst
-	}
-	dst = append(dst, 1)
-	for i := 1.0; ; i++ {
-		r := int64(math.Ceil(i * h))
-		if r >= w {
-			break
-		}
-		if r > dst[len(dst)-1] {
-			dst = append(dst, r)
-		}
-	}
-	if w > 1 {
-		dst = append(dst, w)
-	}
-	return dst
 }
 
 // knownKeys returns the key range of the floats equal to the Known value
