@@ -167,17 +167,11 @@ func (a *Auto) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.Wi
 	return err
 }
 
-// calibrator is a GPU back-end that measures something once per size of
-// window (Compute: which of its sorts is faster) and can do it ahead.
-type calibrator interface {
-	Calibrate(ctx context.Context, n int, key64 bool) error
-}
-
 // Calibrate lets the GPU side, if it measures something per window size
 // (Compute: which of its sorts is faster), do it now for windows of n keys
 // rather than on the first such batch.
 func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
-	if c, ok := a.gpu.(calibrator); ok {
+	if c, ok := a.gpu.(Calibrator); ok {
 		return c.Calibrate(ctx, n, key64)
 	}
 	return nil
@@ -187,7 +181,7 @@ func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
 // windows before the batch is timed, so that they do not count against the
 // GPU's rate. An error is left for the batch itself to meet.
 func (a *Auto) calibrate(ctx context.Context, b *Batch) {
-	c, ok := a.gpu.(calibrator)
+	c, ok := a.gpu.(Calibrator)
 	if !ok {
 		return
 	}

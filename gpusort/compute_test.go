@@ -5,7 +5,6 @@ package gpusort
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -291,7 +290,7 @@ func TestComputeConcurrent(t *testing.T) {
 					return
 				}
 				for i := range Channels {
-					if !sameDigest(&out[i], &dc.want[i]) {
+					if summary.DiffDigests(&out[i], &dc.want[i]) != "" {
 						errc <- fmt.Errorf("worker %d batch %d window %d: digest differs from the CPU's", w, k, i)
 						return
 					}
@@ -306,26 +305,6 @@ func TestComputeConcurrent(t *testing.T) {
 	for err := range errc {
 		t.Error(err)
 	}
-}
-
-// sameDigest reports whether two digests are identical, bit for bit.
-func sameDigest(a, b *summary.Digest) bool {
-	if a.N != b.N || len(a.Sample) != len(b.Sample) || len(a.Runs) != len(b.Runs) {
-		return false
-	}
-	for i := range a.Sample {
-		x, y := a.Sample[i], b.Sample[i]
-		if math.Float64bits(x.Value) != math.Float64bits(y.Value) || x.RMin != y.RMin || x.RMax != y.RMax {
-			return false
-		}
-	}
-	for i := range a.Runs {
-		x, y := a.Runs[i], b.Runs[i]
-		if math.Float64bits(x.Value) != math.Float64bits(y.Value) || x.Count != y.Count {
-			return false
-		}
-	}
-	return true
 }
 
 // TestComputeUnmapped runs both algorithms as without persistent mapping
@@ -389,7 +368,7 @@ func TestAutoStaged(t *testing.T) {
 					return
 				}
 				for i := range Channels {
-					if !sameDigest(&out[i], &dc.want[i]) {
+					if summary.DiffDigests(&out[i], &dc.want[i]) != "" {
 						errc <- fmt.Errorf("worker %d batch %d window %d: digest differs from the CPU's", w, k, i)
 						return
 					}

@@ -40,6 +40,13 @@ type Profiler interface {
 	LastPhases() Phases
 }
 
+// A Calibrator is a sorter that measures something once per window size
+// (Compute: which of its sorts is faster) and can do it ahead, for windows
+// of n keys of 64 bits if key64, rather than on the first such batch.
+type Calibrator interface {
+	Calibrate(ctx context.Context, n int, key64 bool) error
+}
+
 // Digest sorts a copy of each window of b and runs summary.DigestSorted on
 // it, the windows of a batch in parallel (up to c's workers); b is left as
 // it was.

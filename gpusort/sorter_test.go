@@ -413,21 +413,8 @@ func testDigester(t *testing.T, newSorter func() (Sorter, error)) {
 
 func checkDigest(t *testing.T, name string, got, want *summary.Digest) {
 	t.Helper()
-	if got.N != want.N || len(got.Sample) != len(want.Sample) || len(got.Runs) != len(want.Runs) {
-		t.Fatalf("%s: N %d, %d samples, %d runs; want N %d, %d samples, %d runs\ngot runs %v\nwant %v",
-			name, got.N, len(got.Sample), len(got.Runs), want.N, len(want.Sample), len(want.Runs), head(got.Runs), head(want.Runs))
-	}
-	for i, g := range got.Sample {
-		w := want.Sample[i]
-		if math.Float64bits(g.Value) != math.Float64bits(w.Value) || g.RMin != w.RMin || g.RMax != w.RMax {
-			t.Fatalf("%s: sample[%d] = %+v, want %+v", name, i, g, w)
-		}
-	}
-	for i, g := range got.Runs {
-		w := want.Runs[i]
-		if math.Float64bits(g.Value) != math.Float64bits(w.Value) || g.Count != w.Count {
-			t.Fatalf("%s: run[%d] = %+v, want %+v", name, i, g, w)
-		}
+	if d := summary.DiffDigests(got, want); d != "" {
+		t.Fatalf("%s: got %s; runs %v, want %v", name, d, head(got.Runs), head(want.Runs))
 	}
 }
 

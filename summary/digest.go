@@ -1,6 +1,8 @@
 package summary
 
 import (
+	"fmt"
+	"math"
 	"sort"
 
 	"streamd/gksketch"
@@ -29,6 +31,29 @@ type Digest struct {
 	N      int64
 	Sample []gksketch.Tuple
 	Runs   []lossy.Run
+}
+
+// DiffDigests returns "" if a and b hold the same digest, bit for bit,
+// or else the first difference: how the GPU back-ends' digests are checked
+// against the CPU's.
+func DiffDigests(a, b *Digest) string {
+	if a.N != b.N || len(a.Sample) != len(b.Sample) || len(a.Runs) != len(b.Runs) {
+		return fmt.Sprintf("N %d, %d samples, %d runs against N %d, %d samples, %d runs",
+			a.N, len(a.Sample), len(a.Runs), b.N, len(b.Sample), len(b.Runs))
+	}
+	for i, x := range a.Sample {
+		y := b.Sample[i]
+		if math.Float64bits(x.Value) != math.Float64bits(y.Value) || x.RMin != y.RMin || x.RMax != y.RMax {
+			return fmt.Sprintf("sample[%d] %+v against %+v", i, x, y)
+		}
+	}
+	for i, x := range a.Runs {
+		y := b.Runs[i]
+		if math.Float64bits(x.Value) != math.Float64bits(y.Value) || x.Count != y.Count {
+			return fmt.Sprintf("run[%d] %+v against %+v", i, x, y)
+		}
+	}
+	return ""
 }
 
 // SampleSpacing returns the rank spacing of the ε/2 sample of a window of w

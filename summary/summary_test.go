@@ -345,3 +345,27 @@ func TestMergeViews(t *testing.T) {
 		t.Fatal("merging one view should return it")
 	}
 }
+
+// TestDiffDigests: equal digests have no difference; a count, a rank or
+// the sign of a zero does.
+func TestDiffDigests(t *testing.T) {
+	x := []float64{-1, 0, 0, 2, 2, 2, 5}
+	var a, b Digest
+	DigestSorted(x, WindowSpec{Spacing: 2, Threshold: 1}, &a)
+	DigestSorted(x, WindowSpec{Spacing: 2, Threshold: 1}, &b)
+	if d := DiffDigests(&a, &b); d != "" {
+		t.Fatalf("equal digests: %s", d)
+	}
+	for _, change := range []func(d *Digest){
+		func(d *Digest) { d.N++ },
+		func(d *Digest) { d.Sample[1].RMax++ },
+		func(d *Digest) { d.Runs[0].Count++ },
+		func(d *Digest) { d.Runs[0].Value = math.Copysign(0, -1) },
+	} {
+		c := Digest{N: b.N, Sample: slices.Clone(b.Sample), Runs: slices.Clone(b.Runs)}
+		change(&c)
+		if DiffDigests(&a, &c) == "" {
+			t.Fatalf("no difference found: %+v against %+v", a, c)
+		}
+	}
+}

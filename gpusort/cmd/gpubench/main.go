@@ -254,18 +254,8 @@ func (w *workload) checkSorted(name string, b *gpusort.Batch) error {
 // checkDigests compares digests with the CPU's, exactly.
 func (w *workload) checkDigests(name string, out *[gpusort.Channels]summary.Digest) error {
 	for c := range out {
-		g, x := &out[c], &w.want[c]
-		ok := g.N == x.N && len(g.Sample) == len(x.Sample) && len(g.Runs) == len(x.Runs)
-		for i := 0; ok && i < len(g.Sample); i++ {
-			ok = math.Float64bits(g.Sample[i].Value) == math.Float64bits(x.Sample[i].Value) &&
-				g.Sample[i].RMin == x.Sample[i].RMin && g.Sample[i].RMax == x.Sample[i].RMax
-		}
-		for i := 0; ok && i < len(g.Runs); i++ {
-			ok = math.Float64bits(g.Runs[i].Value) == math.Float64bits(x.Runs[i].Value) && g.Runs[i].Count == x.Runs[i].Count
-		}
-		if !ok {
-			return fmt.Errorf("MISMATCH: %s n=2^%d: Digest of window %d differs from the CPU's (N %d/%d, %d/%d samples, %d/%d runs)",
-				name, w.lg, c, g.N, x.N, len(g.Sample), len(x.Sample), len(g.Runs), len(x.Runs))
+		if d := summary.DiffDigests(&out[c], &w.want[c]); d != "" {
+			return fmt.Errorf("MISMATCH: %s n=2^%d: Digest of window %d differs from the CPU's: %s", name, w.lg, c, d)
 		}
 	}
 	return nil
@@ -274,9 +264,7 @@ func (w *workload) checkDigests(name string, out *[gpusort.Channels]summary.Dige
 // calibrate makes a measured back-end's choice for the workload's size
 // before anything is timed.
 func (b *backend) calibrate(w *workload) error {
-	c, ok := b.s.(interface {
-		Calibrate(context.Context, int, bool) error
-	})
+	c, ok := b.s.(gpusort.Calibrator)
 	if !ok {
 		return nil
 	}
