@@ -374,7 +374,7 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 			continue
 		}
 		if !c.fits(v) {
-			if err := c.cpu.Sort(ctx, b); err != nil {
+			if err := c.cpu.sort(ctx, b, keyWidth(b, w == 1)); err != nil {
 				return err
 			}
 			continue
@@ -384,6 +384,13 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 		}
 	}
 	return nil
+}
+
+// keyWidth selects the windows of b of 64-bit keys if key64, else those of
+// 32-bit keys: the part of a batch that does not fit the GPU goes to the
+// CPU alone.
+func keyWidth(b *Batch, key64 bool) func(int) bool {
+	return func(i int) bool { return (len(b.F64[i]) > 0) == key64 }
 }
 
 // Digest sorts each window of b on the GPU, computes there each window's
@@ -408,8 +415,7 @@ func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary
 			continue
 		}
 		if !c.fits(v) {
-			key64 := w == 1
-			if err := c.cpu.digest(ctx, b, specs, out, func(i int) bool { return (len(b.F64[i]) > 0) == key64 }); err != nil {
+			if err := c.cpu.digest(ctx, b, specs, out, keyWidth(b, w == 1)); err != nil {
 				return err
 			}
 			continue

@@ -456,3 +456,62 @@ func TestComputeRadixTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeTooLarge: windows of a key width that do not fit the GPU's
+// storage blocks are sorted and digested on the CPU, those that fit on the
+// GPU, in one batch; every result equals the CPU's.
+func TestComputeTooLarge(t *testing.T) {
+	c, err := NewComputeConfig(ComputeConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 5000
+	c.maxStorage = Channels * n * 4 * 2 // float32 windows fit, float64 ones do not
+	r := rand.New(rand.NewPCG(11, 12))
+	newBatch := func() *Batch {
+		var b Batch
+		for i := range Channels {
+			if i%2 == 0 {
+				b.F32[i] = make([]float32, n)
+				for j := range b.F32[i] {
+					b.F32[i][j] = float32(r.IntN(300))
+				}
+			} else {
+				b.F64[i] = make([]float64, n)
+				for j := range b.F64[i] {
+					b.F64[i][j] = r.NormFloat64()
+				}
+			}
+		}
+		return &b
+	}
+	ctx := context.Background()
+	var specs [Channels]summary.WindowSpec
+	for i := range specs {
+		specs[i] = summary.WindowSpec{Spacing: 10, Threshold: 20}
+	}
+	b := newBatch()
+	var got, want [Channels]summary.Digest
+	if err := c.Digest(ctx, b, &specs, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewCPU(0).Digest(ctx, b, &specs, &want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		checkDigest(t, fmt.Sprintf("digest ch%d", i), &got[i], &want[i])
+	}
+	sorted := Batch{}
+	for i := range Channels {
+		sorted.F32[i], sorted.F64[i] = slices.Sorted(slices.Values(b.F32[i])), slices.Sorted(slices.Values(b.F64[i]))
+	}
+	if err := c.Sort(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range Channels {
+		if !slices.Equal(b.F32[i], sorted.F32[i]) || !slices.Equal(b.F64[i], sorted.F64[i]) {
+			t.Fatalf("window %d not sorted", i)
+		}
+	}
+}

@@ -56,7 +56,13 @@ func (c *CPU) Close() error {
 // measures the digit widths: some milliseconds for windows of 2^16 keys,
 // up to a quarter of a second for the largest (see radix.Sorter).
 func (c *CPU) Sort(ctx context.Context, b *Batch) error {
-	return c.each(ctx, "cpu sort", b, func(int) bool { return true }, func(i int) {
+	return c.sort(ctx, b, func(int) bool { return true })
+}
+
+// sort sorts in place the non-empty windows i of b for which want(i)
+// holds.
+func (c *CPU) sort(ctx context.Context, b *Batch, want func(int) bool) error {
+	return c.each(ctx, "cpu sort", b, want, func(i int) {
 		if w := b.F32[i]; len(w) > 1 {
 			c.sort32(w)
 		}
