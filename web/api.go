@@ -310,10 +310,9 @@ func reply(w http.ResponseWriter, m proto.Message, err error) {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := json.NewEncoder(w).Encode(v); err != nil {
-		// The header is sent; the client sees a truncated body.
-		return
-	}
+	// An error comes after the header is sent: the client sees a
+	// truncated body, and there is nothing more to tell it.
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // writeStatus writes a gRPC status error with its HTTP counterpart.
