@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 )
 
@@ -118,42 +120,64 @@ func (s *Server) apiStreams(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	names, err := s.api.ListStreams(r.Context(), &pb.ListStreamsRequest{})
+	listed, total, err := listStats(r.Context(), s.api, q.Get("match"), limit)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	list := streamList{Streams: []streamEntry{}}
-	match := q.Get("match")
-	for _, name := range names.Streams {
-		if !strings.Contains(name, match) {
-			continue
-		}
-		list.Total++
-		if len(list.Streams) == limit {
-			continue
-		}
-		st, err := s.api.Stats(r.Context(), &pb.StatsRequest{Stream: name})
-		if status.Code(err) == codes.NotFound {
-			list.Total-- // deleted since the list was made
-			continue
-		}
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		b, err := marshal(st)
+	list := streamList{Total: total, Streams: []streamEntry{}}
+	for _, x := range listed {
+		b, err := marshal(x.stats)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "Internal", err.Error())
 			return
 		}
-		e := streamEntry{Stream: name, Stats: b}
-		if rate, ok := s.history.rate(name); ok {
+		e := streamEntry{Stream: x.name, Stats: b}
+		if rate, ok := s.history.rate(x.name); ok {
 			e.ValuesPerSecond = &rate
 		}
 		list.Streams = append(list.Streams, e)
 	}
 	writeJSON(w, list)
+}
+
+// streamStats is one stream's name and statistics.
+type streamStats struct {
+	name  string
+	stats *pb.StatsResponse
+}
+
+// listStats lists the streams whose names contain match and asks for the
+// statistics of the first limit of them by name, through the gRPC
+// service's code. It returns those and the number of streams that match;
+// a stream deleted since the list was made (NotFound) is left out of both.
+// It fails on any other error.
+func listStats(ctx context.Context, a *api.Server, match string, limit int) ([]streamStats, int, error) {
+	names, err := a.ListStreams(ctx, &pb.ListStreamsRequest{})
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []streamStats
+	total := 0
+	for _, name := range names.Streams {
+		if !strings.Contains(name, match) {
+			continue
+		}
+		total++
+		if len(out) == limit {
+			continue
+		}
+		st, err := a.Stats(ctx, &pb.StatsRequest{Stream: name})
+		if status.Code(err) == codes.NotFound {
+			total--
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, streamStats{name, st})
+	}
+	return out, total, nil
 }
 
 // historyResponse is the answer of /api/history.
