@@ -61,15 +61,16 @@ func (s *Server) apiHeavyHitters(w http.ResponseWriter, r *http.Request) {
 	reply(w, resp, err)
 }
 
-// apiFrequencies answers /api/frequencies?stream=&value=&last_n= like the
-// Frequencies RPC.
+// apiFrequencies answers /api/frequencies?stream=&value=&item=&last_n=
+// like the Frequencies RPC: value for a stream of values, item for an item
+// stream.
 func (s *Server) apiFrequencies(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream", "value", "last_n")
+	p, err := parseQuery(r.URL.Query(), "stream", "value", "item", "last_n")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, LastN: p.lastN})
+	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, Items: p.items, LastN: p.lastN})
 	reply(w, resp, err)
 }
 
@@ -234,12 +235,14 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 type params struct {
 	stream       string
 	phis, values []float64
+	items        []string
 	support      float64
 	lastN, since uint64
 }
 
 // parseQuery parses the query parameters of a request: stream (required),
-// phi and value (lists of numbers, repeated or comma-separated), support
+// phi and value (lists of numbers, repeated or comma-separated), item
+// (a list of strings, repeated only: an item may hold a comma), support
 // (a number), last_n and since (unsigned integers). Unknown parameters
 // and malformed numbers are errors; the API checks the ranges.
 func parseQuery(q url.Values, allowed ...string) (params, error) {
@@ -257,6 +260,7 @@ func parseQuery(q url.Values, allowed ...string) (params, error) {
 	if p.values, err = floatList(q, "value"); err != nil {
 		return p, err
 	}
+	p.items = q["item"]
 	if v := q.Get("support"); v != "" {
 		if p.support, err = strconv.ParseFloat(v, 64); err != nil {
 			return p, fmt.Errorf("parameter support: %q is not a number", v)
@@ -292,7 +296,8 @@ func floatList(q url.Values, name string) ([]float64, error) {
 }
 
 // checkParams refuses parameters outside allowed, and repeated ones other
-// than the lists phi and value, so that a misspelt one is not ignored.
+// than the lists phi, value and item, so that a misspelt one is not
+// ignored.
 func checkParams(q url.Values, allowed ...string) error {
 	for name, vs := range q {
 		ok := false
@@ -302,7 +307,7 @@ func checkParams(q url.Values, allowed ...string) error {
 		if !ok {
 			return fmt.Errorf("unknown parameter %q (want %s)", name, strings.Join(allowed, ", "))
 		}
-		if len(vs) > 1 && name != "phi" && name != "value" {
+		if len(vs) > 1 && name != "phi" && name != "value" && name != "item" {
 			return fmt.Errorf("parameter %q given %d times", name, len(vs))
 		}
 	}

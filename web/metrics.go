@@ -28,7 +28,7 @@ type exportedStream struct {
 // values are a summary, streamd_stream_value, whose quantiles are asked
 // through the Quantiles RPC's code: over all history, each within ε·count
 // of its rank, or over the last LastN values; its count and sum are over
-// all history.
+// all history. An item stream's summary has no quantiles.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	listed, total, err := listStats(ctx, s.api, "", s.MaxStreams)
@@ -109,7 +109,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	family("streamd_stream_value", "summary", "Values of each stream: quantiles over "+scope+", each within epsilon*n of its rank; count and sum of all values.")
 	for _, e := range streams {
 		name := labelValue(e.name)
-		for i, phi := range s.Quantiles {
+		phis := s.Quantiles
+		if e.stats.Kind == pb.StreamKind_STREAM_KIND_ITEMS {
+			phis = nil // an item stream's summary has only its count and sum (0)
+		}
+		for i, phi := range phis {
 			v := "NaN" // no values yet, as client libraries write it
 			if i < len(e.quantiles) {
 				v = formatValue(e.quantiles[i].Value, e.stats.Float64)
