@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 )
 
@@ -59,15 +61,16 @@ func (s *Server) apiHeavyHitters(w http.ResponseWriter, r *http.Request) {
 	reply(w, resp, err)
 }
 
-// apiFrequencies answers /api/frequencies?stream=&value=&last_n= like the
-// Frequencies RPC.
+// apiFrequencies answers /api/frequencies?stream=&value=&item=&last_n=
+// like the Frequencies RPC: value for a stream of values, item for an item
+// stream.
 func (s *Server) apiFrequencies(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream", "value", "last_n")
+	p, err := parseQuery(r.URL.Query(), "stream", "value", "item", "last_n")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, LastN: p.lastN})
+	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, Items: p.items, LastN: p.lastN})
 	reply(w, resp, err)
 }
 
@@ -118,42 +121,64 @@ func (s *Server) apiStreams(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	names, err := s.api.ListStreams(r.Context(), &pb.ListStreamsRequest{})
+	listed, total, err := listStats(r.Context(), s.api, q.Get("match"), limit)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	list := streamList{Streams: []streamEntry{}}
-	match := q.Get("match")
-	for _, name := range names.Streams {
-		if !strings.Contains(name, match) {
-			continue
-		}
-		list.Total++
-		if len(list.Streams) == limit {
-			continue
-		}
-		st, err := s.api.Stats(r.Context(), &pb.StatsRequest{Stream: name})
-		if status.Code(err) == codes.NotFound {
-			list.Total-- // deleted since the list was made
-			continue
-		}
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		b, err := marshal(st)
+	list := streamList{Total: total, Streams: []streamEntry{}}
+	for _, x := range listed {
+		b, err := marshal(x.stats)
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, "Internal", err.Error())
 			return
 		}
-		e := streamEntry{Stream: name, Stats: b}
-		if rate, ok := s.history.rate(name); ok {
+		e := streamEntry{Stream: x.name, Stats: b}
+		if rate, ok := s.history.rate(x.name); ok {
 			e.ValuesPerSecond = &rate
 		}
 		list.Streams = append(list.Streams, e)
 	}
 	writeJSON(w, list)
+}
+
+// streamStats is one stream's name and statistics.
+type streamStats struct {
+	name  string
+	stats *pb.StatsResponse
+}
+
+// listStats lists the streams whose names contain match and asks for the
+// statistics of the first limit of them by name, through the gRPC
+// service's code. It returns those and the number of streams that match;
+// a stream deleted since the list was made (NotFound) is left out of both.
+// It fails on any other error.
+func listStats(ctx context.Context, a *api.Server, match string, limit int) ([]streamStats, int, error) {
+	names, err := a.ListStreams(ctx, &pb.ListStreamsRequest{})
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []streamStats
+	total := 0
+	for _, name := range names.Streams {
+		if !strings.Contains(name, match) {
+			continue
+		}
+		total++
+		if len(out) == limit {
+			continue
+		}
+		st, err := a.Stats(ctx, &pb.StatsRequest{Stream: name})
+		if status.Code(err) == codes.NotFound {
+			total--
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, streamStats{name, st})
+	}
+	return out, total, nil
 }
 
 // historyResponse is the answer of /api/history.
@@ -210,12 +235,14 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 type params struct {
 	stream       string
 	phis, values []float64
+	items        []string
 	support      float64
 	lastN, since uint64
 }
 
 // parseQuery parses the query parameters of a request: stream (required),
-// phi and value (lists of numbers, repeated or comma-separated), support
+// phi and value (lists of numbers, repeated or comma-separated), item
+// (a list of strings, repeated only: an item may hold a comma), support
 // (a number), last_n and since (unsigned integers). Unknown parameters
 // and malformed numbers are errors; the API checks the ranges.
 func parseQuery(q url.Values, allowed ...string) (params, error) {
@@ -233,6 +260,7 @@ func parseQuery(q url.Values, allowed ...string) (params, error) {
 	if p.values, err = floatList(q, "value"); err != nil {
 		return p, err
 	}
+	p.items = q["item"]
 	if v := q.Get("support"); v != "" {
 		if p.support, err = strconv.ParseFloat(v, 64); err != nil {
 			return p, fmt.Errorf("parameter support: %q is not a number", v)
@@ -268,7 +296,8 @@ func floatList(q url.Values, name string) ([]float64, error) {
 }
 
 // checkParams refuses parameters outside allowed, and repeated ones other
-// than the lists phi and value, so that a misspelt one is not ignored.
+// than the lists phi, value and item, so that a misspelt one is not
+// ignored.
 func checkParams(q url.Values, allowed ...string) error {
 	for name, vs := range q {
 		ok := false
@@ -278,7 +307,7 @@ func checkParams(q url.Values, allowed ...string) error {
 		if !ok {
 			return fmt.Errorf("unknown parameter %q (want %s)", name, strings.Join(allowed, ", "))
 		}
-		if len(vs) > 1 && name != "phi" && name != "value" {
+		if len(vs) > 1 && name != "phi" && name != "value" && name != "item" {
 			return fmt.Errorf("parameter %q given %d times", name, len(vs))
 		}
 	}
@@ -310,10 +339,9 @@ func reply(w http.ResponseWriter, m proto.Message, err error) {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if err := json.NewEncoder(w).Encode(v); err != nil {
-		// The header is sent; the client sees a truncated body.
-		return
-	}
+	// An error comes after the header is sent: the client sees a
+	// truncated body, and there is nothing more to tell it.
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // writeStatus writes a gRPC status error with its HTTP counterpart.

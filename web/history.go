@@ -110,16 +110,13 @@ func (h *history) sample(ctx context.Context, now time.Time) {
 	if h.size == 0 {
 		return
 	}
-	list, err := h.api.ListStreams(ctx, &pb.ListStreamsRequest{})
+	listed, _, err := listStats(ctx, h.api, "", h.max)
 	if err != nil {
 		return
 	}
-	names := list.Streams[:min(len(list.Streams), h.max)]
-	stats := make(map[string]*pb.StatsResponse, len(names))
-	for _, name := range names {
-		if st, err := h.api.Stats(ctx, &pb.StatsRequest{Stream: name}); err == nil {
-			stats[name] = st
-		}
+	stats := make(map[string]*pb.StatsResponse, len(listed))
+	for _, x := range listed {
+		stats[x.name] = x.stats
 	}
 	ms := now.UnixMilli()
 	var todo []due

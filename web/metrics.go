@@ -28,30 +28,21 @@ type exportedStream struct {
 // values are a summary, streamd_stream_value, whose quantiles are asked
 // through the Quantiles RPC's code: over all history, each within ε·count
 // of its rank, or over the last LastN values; its count and sum are over
-// all history.
+// all history. An item stream's summary has no quantiles.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	list, err := s.api.ListStreams(ctx, &pb.ListStreamsRequest{})
+	listed, total, err := listStats(ctx, s.api, "", s.MaxStreams)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		http.Error(w, err.Error(), httpStatus(status.Code(err)))
 		return
 	}
-	names := list.Streams
-	omitted := len(names) - min(len(names), s.MaxStreams)
+	omitted := total - len(listed)
 	var streams []exportedStream
-	for _, name := range names[:len(names)-omitted] {
-		st, err := s.api.Stats(ctx, &pb.StatsRequest{Stream: name})
-		if status.Code(err) == codes.NotFound {
-			continue // deleted since the list was made
-		}
-		if err != nil {
-			http.Error(w, err.Error(), httpStatus(status.Code(err)))
-			return
-		}
-		e := exportedStream{name: name, stats: st}
+	for _, x := range listed {
+		e := exportedStream{name: x.name, stats: x.stats}
 		// An item stream has no quantiles: its series are counts only.
-		if st.Count > 0 && len(s.Quantiles) > 0 && st.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
-			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: s.Quantiles, LastN: min(s.LastN, st.SlidingWindow)})
+		if x.stats.Count > 0 && len(s.Quantiles) > 0 && x.stats.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
+			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: x.name, Phis: s.Quantiles, LastN: min(s.LastN, x.stats.SlidingWindow)})
 			if status.Code(err) == codes.NotFound {
 				continue
 			}
@@ -70,56 +61,47 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	family := func(name, typ, help string) {
 		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
+	// single writes a family of one series; v is an integer, or a float
+	// written by formatFloat.
+	single := func(name, typ, help string, v any) {
+		family(name, typ, help)
+		fmt.Fprintf(b, "%s %v\n", name, v)
+	}
+	// perStream writes a family of one series per exported stream.
+	perStream := func(name, typ, help string, v func(*pb.StatsResponse) uint64) {
+		family(name, typ, help)
+		for _, e := range streams {
+			fmt.Fprintf(b, "%s{stream=\"%s\"} %d\n", name, labelValue(e.name), v(e.stats))
+		}
+	}
 	c := s.Pipeline.Counters()
-	family("streamd_streams", "gauge", "Number of streams.")
-	fmt.Fprintf(b, "streamd_streams %d\n", c.Streams)
-	family("streamd_metrics_streams_omitted", "gauge", "Streams left out of the per-stream series by the cap on exported streams.")
-	fmt.Fprintf(b, "streamd_metrics_streams_omitted %d\n", omitted)
-	family("streamd_windows_sorted_total", "counter", "Windows sorted and summarised.")
-	fmt.Fprintf(b, "streamd_windows_sorted_total %d\n", c.WindowsSorted)
-	family("streamd_values_sorted_total", "counter", "Values in sorted windows.")
-	fmt.Fprintf(b, "streamd_values_sorted_total %d\n", c.ValuesSorted)
-	family("streamd_sort_seconds_total", "counter", "Time spent sorting batches.")
-	fmt.Fprintf(b, "streamd_sort_seconds_total %s\n", formatFloat(c.SortSeconds))
-	family("streamd_sort_errors_total", "counter", "Batches the configured sorter failed on (sorted on the CPU instead).")
-	fmt.Fprintf(b, "streamd_sort_errors_total %d\n", c.SortErrors)
-	family("streamd_windows_queued", "gauge", "Full windows waiting for the sorter.")
-	fmt.Fprintf(b, "streamd_windows_queued %d\n", c.Queued)
+	single("streamd_streams", "gauge", "Number of streams.", c.Streams)
+	single("streamd_metrics_streams_omitted", "gauge", "Streams left out of the per-stream series by the cap on exported streams.", omitted)
+	single("streamd_windows_sorted_total", "counter", "Windows sorted and summarised.", c.WindowsSorted)
+	single("streamd_values_sorted_total", "counter", "Values in sorted windows.", c.ValuesSorted)
+	single("streamd_sort_seconds_total", "counter", "Time spent sorting batches.", formatFloat(c.SortSeconds))
+	single("streamd_sort_errors_total", "counter", "Batches the configured sorter failed on (sorted on the CPU instead).", c.SortErrors)
+	single("streamd_windows_queued", "gauge", "Full windows waiting for the sorter.", c.Queued)
 
 	m := s.Pipeline.Memory()
-	family("streamd_memory_limit_bytes", "gauge", "The streams' memory budget (--max-memory); 0 for none.")
-	fmt.Fprintf(b, "streamd_memory_limit_bytes %d\n", m.Limit)
-	family("streamd_memory_used_bytes", "gauge", "What the memory budget charges the streams: reserved + windows + growth.")
-	fmt.Fprintf(b, "streamd_memory_used_bytes %d\n", m.Used)
-	family("streamd_memory_reserved_bytes", "gauge", "The streams' reservations: their worst cases with one window in flight each.")
-	fmt.Fprintf(b, "streamd_memory_reserved_bytes %d\n", m.Reserved)
-	family("streamd_memory_windows_bytes", "gauge", "Windows in flight beyond each stream's first.")
-	fmt.Fprintf(b, "streamd_memory_windows_bytes %d\n", m.Windows)
-	family("streamd_memory_growth_bytes", "gauge", "Summary growth past the streams' reservations.")
-	fmt.Fprintf(b, "streamd_memory_growth_bytes %d\n", m.Growth)
-	family("streamd_memory_streams_refused_total", "counter", "Streams refused because the memory budget could not hold them.")
-	fmt.Fprintf(b, "streamd_memory_streams_refused_total %d\n", m.Refused)
-	family("streamd_memory_waits_total", "counter", "Times ingest waited for memory (back-pressure).")
-	fmt.Fprintf(b, "streamd_memory_waits_total %d\n", m.Waits)
-	family("streamd_memory_wait_seconds_total", "counter", "Time ingest spent waiting for memory.")
-	fmt.Fprintf(b, "streamd_memory_wait_seconds_total %s\n", formatFloat(m.WaitSeconds))
+	single("streamd_memory_limit_bytes", "gauge", "The streams' memory budget (--max-memory); 0 for none.", m.Limit)
+	single("streamd_memory_used_bytes", "gauge", "What the memory budget charges the streams: reserved + windows + growth.", m.Used)
+	single("streamd_memory_reserved_bytes", "gauge", "The streams' reservations: their worst cases with one window in flight each.", m.Reserved)
+	single("streamd_memory_windows_bytes", "gauge", "Windows in flight beyond each stream's first.", m.Windows)
+	single("streamd_memory_growth_bytes", "gauge", "Summary growth past the streams' reservations.", m.Growth)
+	single("streamd_memory_streams_refused_total", "counter", "Streams refused because the memory budget could not hold them.", m.Refused)
+	single("streamd_memory_waits_total", "counter", "Times ingest waited for memory (back-pressure).", m.Waits)
+	single("streamd_memory_wait_seconds_total", "counter", "Time ingest spent waiting for memory.", formatFloat(m.WaitSeconds))
 	if rss := residentBytes(); rss > 0 {
-		family("streamd_process_resident_bytes", "gauge", "The process's resident memory (VmRSS).")
-		fmt.Fprintf(b, "streamd_process_resident_bytes %d\n", rss)
+		single("streamd_process_resident_bytes", "gauge", "The process's resident memory (VmRSS).", rss)
 	}
 
-	family("streamd_stream_values_total", "counter", "Values accepted per stream.")
-	for _, e := range streams {
-		fmt.Fprintf(b, "streamd_stream_values_total{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.Count)
-	}
-	family("streamd_stream_memory_bytes", "gauge", "Memory the summaries of each stream take.")
-	for _, e := range streams {
-		fmt.Fprintf(b, "streamd_stream_memory_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.SummaryBytes)
-	}
-	family("streamd_stream_memory_budget_bytes", "gauge", "What the memory budget charges each stream: its reservation, windows in flight beyond the first, summary growth.")
-	for _, e := range streams {
-		fmt.Fprintf(b, "streamd_stream_memory_budget_bytes{stream=\"%s\"} %d\n", labelValue(e.name), e.stats.MemoryBytes)
-	}
+	perStream("streamd_stream_values_total", "counter", "Values accepted per stream.",
+		func(st *pb.StatsResponse) uint64 { return st.Count })
+	perStream("streamd_stream_memory_bytes", "gauge", "Memory the summaries of each stream take.",
+		func(st *pb.StatsResponse) uint64 { return st.SummaryBytes })
+	perStream("streamd_stream_memory_budget_bytes", "gauge", "What the memory budget charges each stream: its reservation, windows in flight beyond the first, summary growth.",
+		func(st *pb.StatsResponse) uint64 { return st.MemoryBytes })
 	scope := "all history"
 	if s.LastN > 0 {
 		scope = fmt.Sprintf("the last %d values", s.LastN)
@@ -127,7 +109,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	family("streamd_stream_value", "summary", "Values of each stream: quantiles over "+scope+", each within epsilon*n of its rank; count and sum of all values.")
 	for _, e := range streams {
 		name := labelValue(e.name)
-		for i, phi := range s.Quantiles {
+		phis := s.Quantiles
+		if e.stats.Kind == pb.StreamKind_STREAM_KIND_ITEMS {
+			phis = nil // an item stream's summary has only its count and sum (0)
+		}
+		for i, phi := range phis {
 			v := "NaN" // no values yet, as client libraries write it
 			if i < len(e.quantiles) {
 				v = formatValue(e.quantiles[i].Value, e.stats.Float64)
@@ -163,21 +149,19 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.TCPStats != nil {
 		t := s.TCPStats()
-		family("streamd_tcp_connections_total", "counter", "TCP ingest connections accepted.")
-		fmt.Fprintf(b, "streamd_tcp_connections_total %d\n", t.Connections)
-		family("streamd_tcp_bytes_total", "counter", "Bytes read from TCP ingest connections.")
-		fmt.Fprintf(b, "streamd_tcp_bytes_total %d\n", t.Bytes)
-		family("streamd_tcp_connections_open", "gauge", "TCP ingest connections being served.")
-		fmt.Fprintf(b, "streamd_tcp_connections_open %d\n", t.OpenConnections)
+		single("streamd_tcp_connections_total", "counter", "TCP ingest connections accepted.", t.Connections)
+		single("streamd_tcp_bytes_total", "counter", "Bytes read from TCP ingest connections.", t.Bytes)
+		single("streamd_tcp_connections_open", "gauge", "TCP ingest connections being served.", t.OpenConnections)
 		family("streamd_tcp_connections_refused_total", "counter", "TCP ingest connections refused, by reason.")
-		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"max_connections\"} %d\n", t.OverLimit)
-		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"tls_handshake\"} %d\n", t.TLSFailed)
-		fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"unauthenticated\"} %d\n", t.Unauthenticated)
-		family("streamd_tcp_connections_idle_closed_total", "counter", "TCP ingest connections closed after --idle-timeout without input.")
-		fmt.Fprintf(b, "streamd_tcp_connections_idle_closed_total %d\n", t.IdleClosed)
+		for _, x := range []struct {
+			reason string
+			n      uint64
+		}{{"max_connections", t.OverLimit}, {"tls_handshake", t.TLSFailed}, {"unauthenticated", t.Unauthenticated}} {
+			fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"%s\"} %d\n", x.reason, x.n)
+		}
+		single("streamd_tcp_connections_idle_closed_total", "counter", "TCP ingest connections closed after --idle-timeout without input.", t.IdleClosed)
 	}
-	family("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.")
-	fmt.Fprintf(b, "streamd_http_unauthorized_total %d\n", s.unauthorized.Load())
+	single("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.", s.unauthorized.Load())
 }
 
 // formatFloat writes a sample value or a quantile label as the exposition

@@ -68,6 +68,12 @@ func accept(t testing.TB, s *Server, stream string, values []float64) {
 	if err := s.Pipeline.Accept(context.Background(), stream, append([]float64(nil), values...)); err != nil {
 		t.Fatal(err)
 	}
+	settle(t, s, stream)
+}
+
+// settle waits until no window of a stream is in flight.
+func settle(t testing.TB, s *Server, stream string) {
+	t.Helper()
 	st, err := s.Pipeline.Stream(stream)
 	if err != nil {
 		t.Fatal(err)
@@ -465,8 +471,9 @@ func TestPageHeaders(t *testing.T) {
 func FuzzAPIQuery(f *testing.F) {
 	s := openServer(f, nil)
 	accept(f, s, "x", []float64{1, 2, 2, 3, 5})
+	acceptItems(f, s, "i", []string{"a", "b,c", "a"})
 	h := s.handler()
-	for _, q := range []string{"stream=x&phi=0.5", "stream=x&phi=0,1&last_n=3", "stream=x&value=2", "stream=x&support=0.5",
+	for _, q := range []string{"stream=i&item=a&item=b,c", "stream=x&item=a", "stream=i&support=0.5", "stream=x&phi=0.5", "stream=x&phi=0,1&last_n=3", "stream=x&value=2", "stream=x&support=0.5",
 		"stream=x&since=0", "stream=%zz", "stream=x&phi=1e400", "stream=x&last_n=18446744073709551616", "match=x&limit=2", ""} {
 		f.Add("quantiles", q)
 	}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -356,6 +357,69 @@ func TestWebPage(t *testing.T) {
 	}
 
 	checkScreenshot(t, shot, 1280, 1240)
+
+	// An item stream, first by name, is the default view: its heavy
+	// hitters show its items, and it has no quantile charts or tables.
+	const itemStream = "a.items"
+	var list []string
+	for i := range 7000 {
+		list = append(list, []string{"/index.html", "a,b", "é ü", fmt.Sprintf("item-%d", i%500)}[min(i%7, 3)])
+	}
+	push, err := c.Push(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := push.Send(&pb.PushRequest{Stream: itemStream, Items: list}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := push.CloseAndRecv(); err != nil || resp.Accepted != uint64(len(list)) {
+		t.Fatalf("push: %v (%v)", resp, err)
+	}
+	askItems := func() *pb.HeavyHittersResponse {
+		hh, err := c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: itemStream, Support: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hh
+	}
+	wantItems := askItems()
+	if len(wantItems.Items) != 3 {
+		t.Fatalf("want 3 heavy hitters: %v", wantItems)
+	}
+	dom = headless(t, chromium, "--window-size=1280,1240", "--virtual-time-budget=4000", "--dump-dom",
+		fmt.Sprintf("http://%s/", d.MetricsAddr()))
+	if !proto.Equal(askItems(), wantItems) {
+		t.Fatal("the item stream's answer changed while the page was open")
+	}
+	if doc, err = html.Parse(bytes.NewReader(dom)); err != nil {
+		t.Fatal(err)
+	}
+	root = element{doc}
+	body = root.all(tag("body"))[0]
+	if body.attr("data-state") != "ready" || root.byID("stream-name").text() != itemStream {
+		t.Fatalf("item stream's page: state %q, stream %q; status %q, error %q", body.attr("data-state"),
+			root.byID("stream-name").text(), root.byID("status").text(), root.byID("error").text())
+	}
+	hits = root.byID("heavy-hitters").all(func(e element) bool { return e.Data == "tr" && e.attr("data-count-min") != "" })
+	if len(hits) != len(wantItems.Items) {
+		t.Fatalf("page shows %d heavy hitters, gRPC %d", len(hits), len(wantItems.Items))
+	}
+	for i, it := range wantItems.Items {
+		row, cells := hits[i], hits[i].cells()
+		if row.attr("data-item") != it.Item || len(cells) != 4 || cells[0] != it.Item ||
+			shownNumber(t, cells[1]) != float64(it.CountMin) || shownNumber(t, cells[2]) != float64(it.CountMax) {
+			t.Errorf("heavy hitter %d: page shows %q (%v), gRPC %v", i, cells, row.Attr, it)
+		}
+	}
+	for _, id := range []string{"chart-time", "chart-cdf", "quantiles", "phi-choice"} {
+		hidden := false
+		for n := root.byID(id).Node; n != nil; n = n.Parent {
+			hidden = hidden || slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "hidden" })
+		}
+		if !hidden {
+			t.Errorf("the item stream's page shows #%s", id)
+		}
+	}
 }
 
 // checkScreenshot checks that a screenshot is a PNG of the window's size

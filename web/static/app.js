@@ -1,6 +1,7 @@
 // streamd's live page: polls the JSON API under /api/ every second and
 // draws the streams, one stream's quantiles over time, its distribution and
-// its heavy hitters. The view (stream, quantiles, window, span, support)
+// its heavy hitters (an item stream's heavy hitters only: it has no
+// quantiles). The view (stream, quantiles, window, span, support)
 // lives in the URL's fragment, so that a view can be bookmarked.
 "use strict";
 
@@ -15,7 +16,7 @@
   const $ = (id) => document.getElementById(id);
   const state = {
     stream: "", phis: DEFAULT_PHIS.slice(), scope: "all", lastN: 10000, span: 300, support: null,
-    filter: "", grid: [], float64: false, epsilon: 0, count: 0,
+    filter: "", grid: [], float64: false, items: false, epsilon: 0, count: 0,
     // The chart's points: times in seconds and, per grid φ, a column.
     times: [], cols: [], since: 0, sampled: true,
     timeChart: null, timeKey: "", cdfChart: null, updates: 0, ready: false,
@@ -148,12 +149,16 @@
   function renderCards(st, rate) {
     const count = Number(st.count);
     const rejected = Object.entries(st.rejected || {}).sort().map(([k, v]) => `${k}: ${v}`).join(", ");
-    const cards = [
-      ["count", intFmt.format(count)],
-      ["values/s", fmtRate(rate)],
+    // An item stream has no mean, min or max.
+    const values = state.items ? [] : [
       ["mean", count ? String(Number((st.sum / count).toPrecision(6))) : "—"],
       ["min", count ? fmtValue(st.min) : "—"],
       ["max", count ? fmtValue(st.max) : "—"],
+    ];
+    const cards = [
+      ["count", intFmt.format(count)],
+      [state.items ? "items/s" : "values/s", fmtRate(rate)],
+      ...values,
       ["ε", String(st.epsilon)],
       ["window W", intFmt.format(Number(st.window_size))],
       ["last n ≤", intFmt.format(Number(st.sliding_window))],
@@ -314,10 +319,13 @@
     for (const it of hh.items) {
       const lo = Number(it.count_min), hi = Number(it.count_max);
       const tr = document.createElement("tr");
-      tr.dataset.value = String(it.value);
+      // An item the daemon kept no string for shows its fingerprint.
+      const key = state.items ? [it.item || `fingerprint ${it.fingerprint}`, "item"] : [fmtValue(it.value), "num"];
+      if (state.items) tr.dataset.item = it.item;
+      else tr.dataset.value = String(it.value);
       tr.dataset.countMin = it.count_min;
       tr.dataset.countMax = it.count_max;
-      for (const [text, cls] of [[fmtValue(it.value), "num"], [intFmt.format(lo), "num"], [intFmt.format(hi), "num"]]) {
+      for (const [text, cls] of [key, [intFmt.format(lo), "num"], [intFmt.format(hi), "num"]]) {
         const td = document.createElement("td");
         td.textContent = text;
         td.className = cls;
@@ -338,8 +346,20 @@
       tr.appendChild(td);
       tbody.appendChild(tr);
     }
-    $("hh-note").textContent = `Every value with at least ${(support * 100).toPrecision(3)}% of the ${state.scope === "last" ? "window" : "stream"}, ` +
+    $("hh-note").textContent = `Every ${state.items ? "item" : "value"} with at least ${(support * 100).toPrecision(3)}% of the ${state.scope === "last" ? "window" : "stream"}, ` +
       `and none below ${(Math.max(0, support - hh.epsilon) * 100).toPrecision(3)}%` + (hh.items.length ? "." : ": none.");
+  }
+
+  // showKind shows the quantile charts, tables and controls for a stream of
+  // values and hides them for an item stream, whose heavy hitters are
+  // items.
+  function showKind() {
+    for (const el of [$("chart-time").closest(".panel"), $("chart-cdf").closest(".row"),
+      $("phi-choice"), $("span").closest("fieldset")]) {
+      el.hidden = state.items;
+    }
+    $("heavy-hitters").tHead.rows[0].cells[0].textContent = state.items ? "item" : "value";
+    $("heavy-hitters").tHead.rows[0].cells[0].className = state.items ? "item" : "num";
   }
 
   // ---- the loop ----
@@ -380,7 +400,9 @@
     if (stream !== state.stream) return; // another stream was chosen meanwhile
     $("stream-name").textContent = stream;
     state.float64 = !!st.float64;
+    state.items = st.kind === "STREAM_KIND_ITEMS";
     state.epsilon = st.epsilon;
+    showKind();
     if (state.grid.join(",") !== hist.phis.join(",")) {
       state.grid = hist.phis;
       resetPoints();
@@ -393,12 +415,13 @@
     const n = lastN();
     const support = state.support || (0.01 > st.epsilon ? 0.01 : Math.min(1, 2 * st.epsilon));
     if (!state.support) $("support").placeholder = String(support);
-    const asks = [
-      api("quantiles", { stream, phi: state.phis, last_n: n }),
-      api("quantiles", { stream, phi: CDF_PHIS, last_n: n }),
-      api("heavy-hitters", { stream, support, last_n: n }),
-    ];
-    const local = state.scope === "last" || !hist.sampled;
+    // An item stream answers heavy hitters only.
+    const asks = [api("heavy-hitters", { stream, support, last_n: n })];
+    if (!state.items) {
+      asks.push(api("quantiles", { stream, phi: state.phis, last_n: n }),
+        api("quantiles", { stream, phi: CDF_PHIS, last_n: n }));
+    }
+    const local = !state.items && (state.scope === "last" || !hist.sampled);
     if (local) asks.push(api("quantiles", { stream, phi: state.grid, last_n: n }));
     let answers;
     try {
@@ -410,16 +433,18 @@
       throw e;
     }
     if (stream !== state.stream) return;
-    const [now, cdf, hh, point] = answers;
-    if (local) {
-      addSamples([{ time_unix_ms: Date.now(), quantiles: Number(point.count) ? point.quantiles.map((a) => a.value) : null }]);
-    } else {
-      addSamples(hist.samples);
-    }
-    renderTimeChart();
-    renderCDF(cdf);
-    renderQuantiles(now);
+    const [hh, now, cdf, point] = answers;
     renderHeavyHitters(hh, support);
+    if (!state.items) {
+      if (local) {
+        addSamples([{ time_unix_ms: Date.now(), quantiles: Number(point.count) ? point.quantiles.map((a) => a.value) : null }]);
+      } else {
+        addSamples(hist.samples);
+      }
+      renderTimeChart();
+      renderCDF(cdf);
+      renderQuantiles(now);
+    }
     state.ready = true;
     document.body.dataset.state = "ready";
   }
