@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
 	"syscall"
@@ -86,7 +84,8 @@ func BenchmarkClusterQuantilesLatency(b *testing.B) {
 	brokers, topic := kafkaTopic(b, 6)
 	const n = 10_000_000
 	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, n)
-	produceB(b, brokers, topic, "big", x, 1000)
+	msgs, _ := valueMessages("big", x, 1000, false)
+	writeMessages(b, brokers, topic, msgs)
 	var ds []*Daemon
 	for range 3 {
 		cfg := DefaultConfig()
@@ -158,24 +157,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// produceB writes vals to topic as binary messages of per values, spread
-// over the partitions.
-func produceB(b *testing.B, brokers []string, topic, stream string, vals []float64, per int) {
-	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: 5 * time.Millisecond, BatchSize: 100}
-	defer w.Close()
-	var msgs []kafka.Message
-	for i := 0; i < len(vals); i += per {
-		buf := make([]byte, 0, 8*per)
-		for _, v := range vals[i:min(i+per, len(vals))] {
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
-		}
-		msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: buf,
-			Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeBinary64)}}})
-	}
-	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
-		b.Fatal(err)
-	}
 }

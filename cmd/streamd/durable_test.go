@@ -151,53 +151,46 @@ func TestDurablePush(t *testing.T) {
 // KAFKA_BROKERS, with a fresh topic of four partitions.
 func kafkaCluster(t *testing.T) (brokers []string, topic string) {
 	t.Helper()
-	topic = fmt.Sprintf("values-%d", rand.Int64())
-	if env := os.Getenv("KAFKA_BROKERS"); env != "" {
-		brokers = strings.Split(env, ",")
-		conn, err := kafka.Dial("tcp", brokers[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		if err := conn.CreateTopics(kafka.TopicConfig{Topic: topic, NumPartitions: 4, ReplicationFactor: 1}); err != nil {
-			t.Fatal(err)
-		}
-		return brokers, topic
-	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(4, topic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs(), topic
+	return kafkaTopic(t, 4)
 }
 
 // produce writes vals as binary messages of per values, spread over the
 // partitions, with bad messages mixed in; it returns the count of bad ones.
-func produce(t *testing.T, brokers []string, topic, stream string, vals []float64, per int) int {
+func produce(t testing.TB, brokers []string, topic, stream string, vals []float64, per int) int {
 	t.Helper()
-	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: 5 * time.Millisecond, BatchSize: 100}
-	defer w.Close()
-	var msgs []kafka.Message
-	bad := 0
+	msgs, bad := valueMessages(stream, vals, per, true)
+	writeMessages(t, brokers, topic, msgs)
+	return bad
+}
+
+// valueMessages returns vals as binary messages of per values for stream,
+// with, if withBad, a malformed message after every tenth; and the count
+// of malformed ones.
+func valueMessages(stream string, vals []float64, per int, withBad bool) (msgs []kafka.Message, bad int) {
+	header := []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeBinary64)}}
 	for i := 0; i < len(vals); i += per {
 		buf := make([]byte, 0, 8*per)
 		for _, v := range vals[i:min(i+per, len(vals))] {
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
 		}
-		msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: buf,
-			Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeBinary64)}}})
-		if (i/per)%10 == 3 {
-			msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: []byte{1, 2, 3},
-				Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypeBinary64)}}})
+		msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: buf, Headers: header})
+		if withBad && (i/per)%10 == 3 {
+			msgs = append(msgs, kafka.Message{Key: []byte(stream), Value: []byte{1, 2, 3}, Headers: header})
 			bad++
 		}
 	}
+	return msgs, bad
+}
+
+// writeMessages writes msgs to topic, spread over its partitions.
+func writeMessages(t testing.TB, brokers []string, topic string, msgs []kafka.Message) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.RoundRobin{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: 5 * time.Millisecond, BatchSize: 100}
+	defer w.Close()
 	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
 		t.Fatal(err)
 	}
-	return bad
 }
 
 func kafkaConfig(brokers []string, topic, group string) func(*Config) {
