@@ -18,6 +18,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
+	"streamd/internal/grpcauth"
 	"streamd/internal/tlsconf"
 	"streamd/loadgen"
 )
@@ -123,15 +124,6 @@ func (p *progressFlag) Set(s string) error {
 	return nil
 }
 
-// tokenCreds adds a bearer token to every gRPC call.
-type tokenCreds string
-
-func (t tokenCreds) GetRequestMetadata(ctx context.Context, uri ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(t)}, nil
-}
-
-func (t tokenCreds) RequireTransportSecurity() bool { return false }
-
 // getenv returns the environment variable name, or "" if m has no
 // environment.
 func (m *Main) getenv(name string) string {
@@ -198,7 +190,7 @@ func (m *Main) dialGRPC(f *sendFlags) (*grpc.ClientConn, error) {
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
 	if token := m.token(f); token != "" {
-		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.Bearer(token)))
 	}
 	cc, err := grpc.NewClient(f.grpcAddr, opts...)
 	if err != nil {
