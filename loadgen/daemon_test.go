@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,6 +85,50 @@ func TestTargetsVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestRunFloat32Overflow sends values beyond float32's range to a daemon
+// over float32 and float64 targets: as float32 they are left out and
+// counted as ±Inf, as a Payload leaves them out, so that the daemon counts
+// every value sent and Verify passes.
+func TestRunFloat32Overflow(t *testing.T) {
+	d := daemontest.Start(t)
+	values := []float64{1, 3.5e38, -1e39, 2, 1e-50, math.Copysign(0, -1), math.MaxFloat32, 3}
+	for _, tt := range []struct {
+		name     string
+		target   loadgen.Target
+		wantSent int64
+	}{
+		{"ovf.tcp-float32", &loadgen.TCP{Addr: d.TCPAddr, Float32: true}, 6},
+		{"ovf.tcp-binary-float32", &loadgen.TCP{Addr: d.TCPAddr, Binary: true, Float32: true}, 6},
+		{"ovf.tcp-binary", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, 8},
+	} {
+		src := sourceFunc(func(ctx context.Context, sink ingest.Sink) error {
+			return sink.Accept(ctx, tt.name, slices.Clone(values))
+		})
+		res, err := (&loadgen.Runner{Source: src, Target: tt.target, Keep: true}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Streams[tt.name]
+		if st.Sent != tt.wantSent || st.Skipped[ingest.ReasonInf] != 8-tt.wantSent {
+			t.Errorf("%s: sent %d, skipped %v; want %d sent, %d ±Inf", tt.name, st.Sent, st.Skipped, tt.wantSent, 8-tt.wantSent)
+		}
+		v, err := loadgen.Verify(context.Background(), d.Client, res, loadgen.VerifyConfig{Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.OK() {
+			var out bytes.Buffer
+			v.WriteTo(&out)
+			t.Errorf("%s: verification failed:\n%s", tt.name, out.String())
+		}
+	}
+}
+
+// sourceFunc is a Source that calls itself.
+type sourceFunc func(ctx context.Context, sink ingest.Sink) error
+
+func (f sourceFunc) Run(ctx context.Context, sink ingest.Sink) error { return f(ctx, sink) }
 
 // multiSource runs sources one after the other.
 type multiSource []loadgen.Source
