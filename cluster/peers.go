@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/grpcauth"
 )
 
 // Peers keeps one gRPC connection to each peer it is asked for. Calls
@@ -51,7 +51,7 @@ func (p *Peers) Client(addr string) (pb.PeerClient, error) {
 	// gRPC's default limit of 4 MiB.
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxPeerMessage))}
 	if p.Token != "" {
-		opts = append(opts, grpc.WithPerRPCCredentials(bearer(p.Token)))
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.Bearer(p.Token)))
 	}
 	c, err := grpc.NewClient(addr, opts...)
 	if err != nil {
@@ -76,13 +76,3 @@ func (p *Peers) Close() error {
 	p.conns = nil
 	return errors.Join(errs...)
 }
-
-// bearer sends a bearer token with every call, as the daemon's token check
-// expects; over TLS or not, as the daemons are configured.
-type bearer string
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-func (b bearer) RequireTransportSecurity() bool { return false }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,6 +85,50 @@ func TestTargetsVerify(t *testing.T) {
 		})
 	}
 }
+
+// TestRunFloat32Overflow sends values beyond float32's range to a daemon
+// over float32 and float64 targets: as float32 they are left out and
+// counted as ±Inf, as a Payload leaves them out, so that the daemon counts
+// every value sent and Verify passes.
+func TestRunFloat32Overflow(t *testing.T) {
+	d := daemontest.Start(t)
+	values := []float64{1, 3.5e38, -1e39, 2, 1e-50, math.Copysign(0, -1), math.MaxFloat32, 3}
+	for _, tt := range []struct {
+		name     string
+		target   loadgen.Target
+		wantSent int64
+	}{
+		{"ovf.tcp-float32", &loadgen.TCP{Addr: d.TCPAddr, Float32: true}, 6},
+		{"ovf.tcp-binary-float32", &loadgen.TCP{Addr: d.TCPAddr, Binary: true, Float32: true}, 6},
+		{"ovf.tcp-binary", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, 8},
+	} {
+		src := sourceFunc(func(ctx context.Context, sink ingest.Sink) error {
+			return sink.Accept(ctx, tt.name, slices.Clone(values))
+		})
+		res, err := (&loadgen.Runner{Source: src, Target: tt.target, Keep: true}).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := res.Streams[tt.name]
+		if st.Sent != tt.wantSent || st.Skipped[ingest.ReasonInf] != 8-tt.wantSent {
+			t.Errorf("%s: sent %d, skipped %v; want %d sent, %d ±Inf", tt.name, st.Sent, st.Skipped, tt.wantSent, 8-tt.wantSent)
+		}
+		v, err := loadgen.Verify(context.Background(), d.Client, res, loadgen.VerifyConfig{Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.OK() {
+			var out bytes.Buffer
+			v.WriteTo(&out)
+			t.Errorf("%s: verification failed:\n%s", tt.name, out.String())
+		}
+	}
+}
+
+// sourceFunc is a Source that calls itself.
+type sourceFunc func(ctx context.Context, sink ingest.Sink) error
+
+func (f sourceFunc) Run(ctx context.Context, sink ingest.Sink) error { return f(ctx, sink) }
 
 // multiSource runs sources one after the other.
 type multiSource []loadgen.Source
@@ -225,6 +271,62 @@ func TestVerifyBadAnswers(t *testing.T) {
 		return &pb.StatsResponse{Count: n - 1, Epsilon: 0.01}, nil
 	}
 	check("values missing", c, loadgen.VerifyConfig{}, false)
+}
+
+// TestVerifyBadItemAnswers checks that Verify catches heavy hitters of an
+// item stream that break their bounds.
+func TestVerifyBadItemAnswers(t *testing.T) {
+	// εN = 10, and at support 0.05 sN = 50 and (s−ε)N = 40: "hot" and
+	// "mid" must be reported, "low" may be, "rare" must not be.
+	const n = 1000
+	var items []string
+	for _, r := range []struct {
+		item  string
+		count int
+	}{{"hot", 300}, {"mid", 60}, {"low", 40}, {"rare", 30}} {
+		for range r.count {
+			items = append(items, r.item)
+		}
+	}
+	for i := len(items); i < n; i++ {
+		items = append(items, fmt.Sprintf("u%d", i))
+	}
+	res := &loadgen.Result{Sent: n, Streams: map[string]*loadgen.StreamResult{"s": {Sent: n, Items: items}}}
+	client := func(answer ...*pb.Item) *fakeClient {
+		return &fakeClient{
+			stats: func(*pb.StatsRequest) (*pb.StatsResponse, error) {
+				return &pb.StatsResponse{Count: n, Epsilon: 0.01}, nil
+			},
+			heavyHitters: func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
+				return &pb.HeavyHittersResponse{Count: n, Epsilon: 0.01, Items: answer}, nil
+			},
+		}
+	}
+	hot, mid := &pb.Item{Item: "hot", CountMin: 295, CountMax: 305}, &pb.Item{Item: "mid", CountMin: 50, CountMax: 60}
+	for _, tc := range []struct {
+		name   string
+		answer []*pb.Item
+		wantOK bool
+	}{
+		{"good", []*pb.Item{hot, mid}, true},
+		{"good with an item at (s−ε)N", []*pb.Item{hot, mid, {Item: "low", CountMin: 40, CountMax: 40}}, true},
+		{"heavy item missing", []*pb.Item{hot}, false},
+		{"item never sent", []*pb.Item{hot, mid, {Item: "ghost", CountMin: 0, CountMax: 10}}, false},
+		{"count min more than εN below", []*pb.Item{hot, {Item: "mid", CountMin: 49, CountMax: 60}}, false},
+		{"count max below the count", []*pb.Item{hot, {Item: "mid", CountMin: 50, CountMax: 59}}, false},
+		{"item below (s−ε)N", []*pb.Item{hot, mid, {Item: "rare", CountMin: 30, CountMax: 30}}, false},
+	} {
+		v, err := loadgen.Verify(context.Background(), client(tc.answer...), res,
+			loadgen.VerifyConfig{Support: 0.05, Timeout: 200 * time.Millisecond, Poll: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if v.OK() != tc.wantOK {
+			var b bytes.Buffer
+			v.WriteTo(&b)
+			t.Errorf("%s: OK = %v, want %v\n%s", tc.name, v.OK(), tc.wantOK, b.String())
+		}
+	}
 }
 
 // TestRecordRoundTrip records a TCP feed in both protocols with a Recorder

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -31,7 +32,7 @@ type Payload struct {
 	head    int    // bytes of a frame before its values
 	stride  int    // bytes of a full frame
 	frames  []byte // the frames, back to back
-	skipped map[ingest.Reason]int64
+	skipped skipCount
 }
 
 // NewPayload renders values for stream as frames of frameValues values
@@ -40,10 +41,15 @@ type Payload struct {
 // ±Inf (for float32 frames, also those that overflow float32), counting
 // them in Skipped, and sends −0 as +0. values is not modified or kept.
 func NewPayload(stream string, values []float64, f32 bool, frameValues int) (*Payload, error) {
+	return newPayload(stream, slices.Clone(values), f32, frameValues)
+}
+
+// newPayload is NewPayload for values it may modify.
+func newPayload(stream string, values []float64, f32 bool, frameValues int) (*Payload, error) {
 	if err := ingest.ValidStreamName(stream); err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
-	p := &Payload{stream: stream, f32: f32, per: frameValues, size: 8, skipped: make(map[ingest.Reason]int64)}
+	p := &Payload{stream: stream, f32: f32, per: frameValues, size: 8, skipped: make(skipCount)}
 	if p.per <= 0 {
 		p.per = DefaultFrameValues
 	}
@@ -55,7 +61,7 @@ func NewPayload(stream string, values []float64, f32 bool, frameValues int) (*Pa
 		return nil, fmt.Errorf("payload: %d values per frame: %w", p.per, ingest.ErrFrameTooLarge)
 	}
 	p.stride = p.head + p.size*p.per
-	values = p.clean(values)
+	values = cleanValues(stream, values, f32, p.skipped)
 	p.n = len(values)
 	nf := p.frameCount()
 	if nf == 0 {
@@ -75,43 +81,6 @@ func NewPayload(stream string, values []float64, f32 bool, frameValues int) (*Pa
 		return nil, fmt.Errorf("payload: %w", err)
 	}
 	return p, nil
-}
-
-// clean returns values without those that cannot be sent, counted in
-// p.skipped, and with −0 as +0. It copies values only if it must change
-// them.
-func (p *Payload) clean(values []float64) []float64 {
-	bad := func(v float64) bool {
-		if p.f32 {
-			v = float64(float32(v))
-		}
-		return v-v != 0 || math.Signbit(v) && v == 0 // NaN, ±Inf, −0
-	}
-	i := 0
-	for i < len(values) && !bad(values[i]) {
-		i++
-	}
-	if i == len(values) {
-		return values
-	}
-	out := append(make([]float64, 0, len(values)), values[:i]...)
-	for _, v := range values[i:] {
-		w := v
-		if p.f32 {
-			w = float64(float32(v))
-		}
-		switch {
-		case w != w:
-			p.skipped[ingest.ReasonNaN]++
-		case w-w != 0:
-			p.skipped[ingest.ReasonInf]++
-		case w == 0:
-			out = append(out, 0)
-		default:
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // SynthPayload draws n values of spec for stream on all cores, arranges
@@ -139,7 +108,7 @@ func SynthPayload(spec synth.Spec, stream string, n int, f32 bool, frameValues i
 	if err := synth.Arrange(values, spec.Order, spec.Period); err != nil {
 		return nil, err
 	}
-	return NewPayload(stream, values, f32, frameValues)
+	return newPayload(stream, values, f32, frameValues)
 }
 
 // blockSeed mixes a seed and a block number into the seed of the block

@@ -19,7 +19,9 @@ import (
 const DefaultBatch = 8192
 
 // A Runner sends the values of a Source to a Target. Set the fields, then
-// call Run.
+// call Run. It leaves out the values the daemon would refuse, NaN and ±Inf
+// (for a target that sends float32, also values beyond float32's range),
+// counting them in StreamResult.Skipped, and sends −0 as +0.
 type Runner struct {
 	// Source and Target are required.
 	Source Source
@@ -159,6 +161,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		work:    make(chan *work, conns),
 		start:   time.Now(),
 		streams: res.Streams,
+		f32:     sendsFloat32(r.Target),
 	}
 	s.pool.New = func() any { return &work{vals: make([]float64, 0, batch)} }
 	if r.Duration > 0 {
@@ -294,6 +297,7 @@ type runSink struct {
 	sent     atomic.Int64 // values the connections sent
 	last     *StreamResult
 	lastName string
+	f32      bool // the target sends values as float32
 }
 
 func (s *runSink) stream(name string) *StreamResult {
@@ -326,7 +330,7 @@ func (s *runSink) Accept(ctx context.Context, stream string, values []float64) e
 		}
 		w := s.pool.Get().(*work)
 		w.stream = stream
-		w.vals = ingest.CleanValues(stream, append(w.vals[:0], values[:n]...), s)
+		w.vals = cleanValues(stream, append(w.vals[:0], values[:n]...), s.f32, s)
 		values = values[n:]
 		if len(w.vals) == 0 {
 			s.pool.Put(w)

@@ -523,7 +523,7 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 		if !ok {
 			return errors.New("synth: items for a sink that takes no items")
 		}
-		accept = itemNamer(is)
+		accept = itemNamer(is, s.Spec)
 	}
 	buf := make([]float64, sourceBatch)
 	for live := k; live > 0; {
@@ -542,10 +542,18 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	return nil
 }
 
-// itemNamer returns an Accept that hands the items named by values
-// (synth.ItemName) to sink. The names of the integers below 2^22 are made
-// once and kept, so that a Zipf stream costs no allocation per item.
-func itemNamer(sink ingest.ItemSink) func(ctx context.Context, stream string, values []float64) error {
+// itemNamer returns an Accept that hands the items named by values of
+// spec (synth.ItemName) to sink. The names of the integers below a limit
+// are made once and kept, so that a Zipf stream costs no allocation per
+// item: 2^16, or for Zipf, whose values are the integers below
+// spec.Distinct, spec.Distinct if greater (at most 2^22). The integer
+// parts of other distributions may spread far (Pareto's reach millions),
+// so their rarer names are made as they come.
+func itemNamer(sink ingest.ItemSink, spec synth.Spec) func(ctx context.Context, stream string, values []float64) error {
+	limit := uint64(1 << 16)
+	if spec.Dist == synth.Zipf {
+		limit = max(limit, min(spec.Distinct, 1<<22))
+	}
 	var (
 		names []string
 		b     items.Batch
@@ -554,7 +562,7 @@ func itemNamer(sink ingest.ItemSink) func(ctx context.Context, stream string, va
 		b.Reset()
 		for _, v := range values {
 			k := uint64(math.Abs(v))
-			if k < 1<<22 {
+			if k < limit {
 				for uint64(len(names)) <= k {
 					names = append(names, synth.ItemName(float64(len(names))))
 				}

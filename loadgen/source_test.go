@@ -371,6 +371,18 @@ func TestItemSources(t *testing.T) {
 		t.Fatalf("synthetic items %q..., want %q...", got[:min(5, len(got))], want[:5])
 	}
 
+	// Pareto's integer parts reach far past the names kept.
+	spec = synth.Spec{Dist: synth.Pareto, Alpha: 0.3, Seed: 5}
+	m = run(&loadgen.Synth{Spec: spec, Count: 1000, Streams: []string{"p"}, Items: true})
+	values, _ := synth.Generate(spec, 1000)
+	want = want[:0]
+	for _, v := range values {
+		want = append(want, synth.ItemName(v))
+	}
+	if got := m.items["p"]; !slices.Equal(got, want) || slices.Max(values) < 1<<22 {
+		t.Fatalf("Pareto items %q..., want %q... (greatest value %v)", got[:min(5, len(got))], want[:5], slices.Max(values))
+	}
+
 	csv := writeFile(t, "log.csv", []byte("url,status,ms\n/a,200,1.5\n/b c,404,2\n,500,3\n/a,200,4\n"))
 	m = run(&loadgen.CSVFile{Path: csv, Columns: []string{"ms"}, ItemColumns: []string{"url", "status"}})
 	if got := m.items["url"]; !slices.Equal(got, []string{"/a", "/b c", "/a"}) {

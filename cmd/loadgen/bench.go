@@ -31,45 +31,13 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 		return err
 	}
 	defer srv.Close()
+	// The sink takes no token and no TLS, and the rate is measured
+	// without progress reports.
 	f.send.addr = srv.Addr()
-	var res *loadgen.Result
-	if f.items || f.file != "" {
-		// Items, and recordings, go batch by batch.
-		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items}
-		if f.file != "" {
-			src = &loadgen.Loop{Source: &loadgen.Recording{Path: f.file}}
-		}
-		res, err = (&loadgen.Runner{
-			Source: src,
-			Target: &loadgen.TCP{Addr: srv.Addr(), Binary: f.send.target == "tcp-binary", Float32: f.send.float32},
-			Conns:  f.send.conns, Count: f.send.count, Duration: f.send.duration,
-			Rate: f.send.rate, Batch: f.send.batch,
-		}).Run(ctx)
-		if err != nil {
-			return err
-		}
-	} else if f.send.target == "tcp-binary" {
-		payloads, err := m.renderSynth(f)
-		if err != nil {
-			return err
-		}
-		res, err = (&loadgen.FrameRunner{
-			Addr: srv.Addr(), Payloads: payloads, Conns: f.send.conns,
-			Count: f.send.count, Duration: f.send.duration, Rate: f.send.rate,
-		}).Run(ctx)
-		if err != nil {
-			return err
-		}
-	} else {
-		res, err = (&loadgen.Runner{
-			Source: &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names()},
-			Target: &loadgen.TCP{Addr: srv.Addr(), Float32: f.send.float32},
-			Conns:  f.send.conns, Count: f.send.count, Duration: f.send.duration,
-			Rate: f.send.rate, Batch: f.send.batch,
-		}).Run(ctx)
-		if err != nil {
-			return err
-		}
+	target := &loadgen.TCP{Addr: srv.Addr(), Binary: f.send.target == "tcp-binary", Float32: f.send.float32}
+	res, err := m.runSynth(ctx, f, destination{target: target})
+	if err != nil {
+		return err
 	}
 	secs := res.Elapsed.Seconds()
 	fmt.Fprintf(m.Stdout, "bench-sink %s conns=%d: %d values in %.3fs: %.0f values/s, %.1f MB/s\n",

@@ -213,6 +213,7 @@ func TestBenchSink(t *testing.T) {
 		{"--count", "100000"},
 		{"--count", "100000", "--dist", "lognormal", "--conns", "2", "--stream-per-conn", "--float32"},
 		{"--count", "100000", "--target", "tcp", "--conns", "2"},
+		{"--count", "100000", "--items", "--dist", "zipf"},
 	} {
 		out, _, err := run(t, append([]string{"bench-sink"}, args...)...)
 		if err != nil {

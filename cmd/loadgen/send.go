@@ -18,6 +18,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
+	"streamd/internal/grpcauth"
 	"streamd/internal/tlsconf"
 	"streamd/loadgen"
 )
@@ -123,15 +124,6 @@ func (p *progressFlag) Set(s string) error {
 	return nil
 }
 
-// tokenCreds adds a bearer token to every gRPC call.
-type tokenCreds string
-
-func (t tokenCreds) GetRequestMetadata(ctx context.Context, uri ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(t)}, nil
-}
-
-func (t tokenCreds) RequireTransportSecurity() bool { return false }
-
 // getenv returns the environment variable name, or "" if m has no
 // environment.
 func (m *Main) getenv(name string) string {
@@ -198,7 +190,7 @@ func (m *Main) dialGRPC(f *sendFlags) (*grpc.ClientConn, error) {
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
 	if token := m.token(f); token != "" {
-		opts = append(opts, grpc.WithPerRPCCredentials(tokenCreds(token)))
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.Bearer(token)))
 	}
 	cc, err := grpc.NewClient(f.grpcAddr, opts...)
 	if err != nil {
@@ -221,99 +213,119 @@ func (f *sendFlags) check() error {
 // send runs src into the target of f, prints the summary and, with
 // --verify, the verification.
 func (m *Main) send(ctx context.Context, f *sendFlags, src loadgen.Source) error {
-	if err := f.check(); err != nil {
-		return err
-	}
-	var cc *grpc.ClientConn
-	if f.target == "grpc" || f.verify {
-		var err error
-		if cc, err = m.dialGRPC(f); err != nil {
-			return err
-		}
-		defer cc.Close()
-	}
-	var target loadgen.Target
-	switch f.target {
-	case "tcp", "tcp-binary":
-		tc, err := f.daemonTLS()
-		if err != nil {
-			return err
-		}
-		target = &loadgen.TCP{Addr: f.addr, Binary: f.target == "tcp-binary", Float32: f.float32, Token: m.token(f), TLS: tc}
-	case "grpc":
-		target = &loadgen.GRPC{Client: pb.NewStreamdClient(cc), Durable: f.durable}
-	case "kafka":
-		format, err := loadgen.ParseKafkaFormat(f.kafkaFormat)
-		if err != nil {
-			return err
-		}
-		k := &loadgen.Kafka{
-			Brokers: strings.Split(f.brokers, ","), Topic: f.topic,
-			Format: format, ValuesPerMessage: f.perMessage, NoKey: f.kafkaNoKey,
-		}
-		tr, err := m.kafkaTransport(f)
-		if err != nil {
-			return err
-		}
-		if tr != nil {
-			k.Transport = tr
-		}
-		target = k
-	default:
-		return fmt.Errorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)
-	}
-	r := &loadgen.Runner{
-		Source: src, Target: target,
-		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
-		Batch: f.batch, Keep: f.verify,
-	}
-	pp, every := m.progressPrinter(f.progress)
-	if pp != nil {
-		r.Progress, r.ProgressInterval = pp.Print, every
-	}
-	m.logger().Info("loadgen sending", "target", f.target, "conns", f.conns, "rate", f.rate, "count", f.count, "duration", f.duration)
-	res, err := r.Run(ctx)
-	return m.finish(ctx, f, cc, pp, res, err)
-}
-
-// sendFrames sends pre-rendered payloads to the tcp-binary target of f,
-// then prints the summary and, with --verify, the verification.
-func (m *Main) sendFrames(ctx context.Context, f *sendFlags, payloads []*loadgen.Payload) error {
-	if err := f.check(); err != nil {
-		return err
-	}
-	var cc *grpc.ClientConn
-	if f.verify {
-		var err error
-		if cc, err = m.dialGRPC(f); err != nil {
-			return err
-		}
-		defer cc.Close()
-	}
-	tc, err := f.daemonTLS()
+	cc, dst, err := m.open(f)
 	if err != nil {
 		return err
 	}
+	if cc != nil {
+		defer cc.Close()
+	}
+	m.logger().Info("loadgen sending", "target", f.target, "conns", f.conns, "rate", f.rate, "count", f.count, "duration", f.duration)
+	res, err := m.run(ctx, f, dst, src)
+	return m.finish(ctx, f, cc, res, err)
+}
+
+// destination is where a run sends: target for a Runner; the token and
+// TLS of f's address for a FrameRunner; progress reports to pp every
+// interval when pp is set.
+type destination struct {
+	target loadgen.Target
+	token  string
+	tls    *tls.Config
+	pp     *loadgen.ProgressPrinter
+	every  time.Duration
+}
+
+// open checks f and returns its destination, and the connection to the
+// daemon's gRPC address that the grpc target and --verify need (nil
+// otherwise; the caller closes it).
+func (m *Main) open(f *sendFlags) (*grpc.ClientConn, destination, error) {
+	if err := f.check(); err != nil {
+		return nil, destination{}, err
+	}
+	dst := destination{token: m.token(f)}
+	dst.pp, dst.every = m.progressPrinter(f.progress)
+	var cc *grpc.ClientConn
+	var err error
+	if f.target == "grpc" || f.verify {
+		if cc, err = m.dialGRPC(f); err != nil {
+			return nil, destination{}, err
+		}
+	}
+	switch f.target {
+	case "tcp", "tcp-binary":
+		if dst.tls, err = f.daemonTLS(); err == nil {
+			dst.target = &loadgen.TCP{Addr: f.addr, Binary: f.target == "tcp-binary", Float32: f.float32, Token: dst.token, TLS: dst.tls}
+		}
+	case "grpc":
+		dst.target = &loadgen.GRPC{Client: pb.NewStreamdClient(cc), Durable: f.durable}
+	case "kafka":
+		dst.target, err = m.kafkaTarget(f)
+	default:
+		err = fmt.Errorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)
+	}
+	if err != nil {
+		if cc != nil {
+			cc.Close()
+		}
+		return nil, destination{}, err
+	}
+	return cc, dst, nil
+}
+
+// kafkaTarget returns the kafka target of f.
+func (m *Main) kafkaTarget(f *sendFlags) (*loadgen.Kafka, error) {
+	format, err := loadgen.ParseKafkaFormat(f.kafkaFormat)
+	if err != nil {
+		return nil, err
+	}
+	k := &loadgen.Kafka{
+		Brokers: strings.Split(f.brokers, ","), Topic: f.topic,
+		Format: format, ValuesPerMessage: f.perMessage, NoKey: f.kafkaNoKey,
+	}
+	tr, err := m.kafkaTransport(f)
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		k.Transport = tr
+	}
+	return k, nil
+}
+
+// run sends src to dst through a Runner as f says, keeping the values
+// sent for --verify.
+func (m *Main) run(ctx context.Context, f *sendFlags, dst destination, src loadgen.Source) (*loadgen.Result, error) {
+	r := &loadgen.Runner{
+		Source: src, Target: dst.target,
+		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
+		Batch: f.batch, Keep: f.verify,
+	}
+	if dst.pp != nil {
+		r.Progress, r.ProgressInterval = dst.pp.Print, dst.every
+		defer dst.pp.Done()
+	}
+	return r.Run(ctx)
+}
+
+// runFrames sends pre-rendered payloads to the tcp-binary address of f
+// through a FrameRunner, keeping the counts sent for --verify.
+func (m *Main) runFrames(ctx context.Context, f *sendFlags, dst destination, payloads []*loadgen.Payload) (*loadgen.Result, error) {
 	r := &loadgen.FrameRunner{
-		Addr: f.addr, Payloads: payloads, Token: m.token(f), TLS: tc,
+		Addr: f.addr, Payloads: payloads, Token: dst.token, TLS: dst.tls,
 		Conns: f.conns, Rate: f.rate, Count: f.count, Duration: f.duration,
 		Keep: f.verify,
 	}
-	pp, every := m.progressPrinter(f.progress)
-	if pp != nil {
-		r.Progress, r.ProgressInterval = pp.Print, every
+	if dst.pp != nil {
+		r.Progress, r.ProgressInterval = dst.pp.Print, dst.every
+		defer dst.pp.Done()
 	}
-	m.logger().Info("loadgen sending", "target", f.target, "conns", f.conns, "streams", len(payloads), "rate", f.rate, "count", f.count, "duration", f.duration)
-	res, err := r.Run(ctx)
-	return m.finish(ctx, f, cc, pp, res, err)
+	return r.Run(ctx)
 }
 
 // finish ends a run: it prints the summary and, with --verify and no
 // error, checks the daemon's answers.
-func (m *Main) finish(ctx context.Context, f *sendFlags, cc *grpc.ClientConn, pp *loadgen.ProgressPrinter, res *loadgen.Result, err error) error {
-	if pp != nil {
-		pp.Done()
-	}
+func (m *Main) finish(ctx context.Context, f *sendFlags, cc *grpc.ClientConn, res *loadgen.Result, err error) error {
 	if res != nil {
 		res.WriteSummary(m.Stdout)
 	}

@@ -107,17 +107,38 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 	return m.sendSynth(ctx, f)
 }
 
-// sendSynth sends the synthetic streams of f: to the tcp-binary target as
-// pre-rendered frames, else through a Runner.
+// sendSynth sends the synthetic streams of f to its target, prints the
+// summary and, with --verify, the verification.
 func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
-	if f.send.target != "tcp-binary" || f.items {
-		return m.send(ctx, &f.send, &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items})
-	}
-	payloads, err := m.renderSynth(f)
+	cc, dst, err := m.open(&f.send)
 	if err != nil {
 		return err
 	}
-	return m.sendFrames(ctx, &f.send, payloads)
+	if cc != nil {
+		defer cc.Close()
+	}
+	m.logger().Info("loadgen sending", "target", f.send.target, "conns", f.send.conns, "streams", f.streams, "rate", f.send.rate, "count", f.send.count, "duration", f.send.duration)
+	res, err := m.runSynth(ctx, f, dst)
+	return m.finish(ctx, &f.send, cc, res, err)
+}
+
+// runSynth sends the synthetic streams of f, or the recording f.file in a
+// loop, to dst: to the tcp-binary target as pre-rendered frames, else
+// (items, recordings and the other targets) batch by batch through a
+// Runner.
+func (m *Main) runSynth(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
+	if f.send.target != "tcp-binary" || f.items || f.file != "" {
+		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items}
+		if f.file != "" {
+			src = &loadgen.Loop{Source: &loadgen.Recording{Path: f.file}}
+		}
+		return m.run(ctx, &f.send, dst, src)
+	}
+	payloads, err := m.renderSynth(f)
+	if err != nil {
+		return nil, err
+	}
+	return m.runFrames(ctx, &f.send, dst, payloads)
 }
 
 // renderSynth draws and renders each stream's payload: its whole share of

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -20,13 +19,10 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
-	"google.golang.org/grpc/status"
 
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
@@ -34,6 +30,7 @@ import (
 	"streamd/cluster"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/grpcauth"
 	"streamd/internal/membudget"
 	"streamd/internal/tlsconf"
 	"streamd/pipeline"
@@ -666,10 +663,7 @@ func (d *Daemon) openGRPC() {
 	if d.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(d.tls)))
 	}
-	if cfg.Token != "" {
-		auth := tokenAuth(cfg.Token)
-		opts = append(opts, grpc.ChainUnaryInterceptor(auth.unary), grpc.ChainStreamInterceptor(auth.stream))
-	}
+	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
 	d.grpc = grpc.NewServer(opts...)
 	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
 	if d.store != nil {
@@ -686,36 +680,6 @@ func (d *Daemon) openGRPC() {
 			d.Logger.Error("grpc server stopped", "err", err)
 		}
 	})
-}
-
-// tokenAuth checks the bearer token of every RPC but the health checks.
-type tokenAuth string
-
-func (t tokenAuth) check(ctx context.Context, method string) error {
-	if strings.HasPrefix(method, "/grpc.health.v1.Health/") {
-		return nil
-	}
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
-		if tok, ok := strings.CutPrefix(v, "Bearer "); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(t)) == 1 {
-			return nil
-		}
-	}
-	return status.Error(codes.Unauthenticated, "missing or wrong bearer token")
-}
-
-func (t tokenAuth) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := t.check(ctx, info.FullMethod); err != nil {
-		return nil, err
-	}
-	return h(ctx, req)
-}
-
-func (t tokenAuth) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if err := t.check(ss.Context(), info.FullMethod); err != nil {
-		return err
-	}
-	return h(srv, ss)
 }
 
 // openWeb serves the HTTP port: the web page, /api/, /metrics, /healthz.

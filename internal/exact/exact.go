@@ -239,14 +239,41 @@ func (s *Stream) CheckRank(v float64, lo, hi int64, eps float64) error {
 // CheckFrequency returns an error unless lo ≤ count(v) ≤ hi and the lower
 // bound is within eps·N of the count.
 func (s *Stream) CheckFrequency(v float64, lo, hi int64, eps float64) error {
-	c := s.Count(v)
+	return checkFrequency(v, s.Count(v), s.N(), lo, hi, eps)
+}
+
+// checkFrequency returns an error unless lo ≤ c ≤ hi and c − lo ≤ eps·n,
+// for key k of count c among n.
+func checkFrequency[K any](k K, c, n, lo, hi int64, eps float64) error {
 	if c < lo || c > hi {
-		return fmt.Errorf("count of %v is %d, reported [%d, %d]", v, c, lo, hi)
+		return fmt.Errorf("count of %v is %d, reported [%d, %d]", k, c, lo, hi)
 	}
-	if float64(c-lo) > eps*float64(s.N()) {
-		return fmt.Errorf("count of %v is %d, lower bound %d more than εN below", v, c, lo)
+	if float64(c-lo) > eps*float64(n) {
+		return fmt.Errorf("count of %v is %d, lower bound %d more than εN below", k, c, lo)
 	}
 	return nil
+}
+
+// BelowHeavyCut reports whether count, among n, is below (support − eps)·n:
+// too rare for a heavy hitter reported at support with error eps. The
+// tolerance absorbs rounding in (s − ε)N, not real errors.
+func BelowHeavyCut(count, n int64, support, eps float64) bool {
+	return float64(count) < (support-eps)*float64(n)*(1-1e-12)-1e-9
+}
+
+// checkHeavyHitter returns an error if key k, of count c among n, is too
+// rare to be reported as a heavy hitter at support with error eps.
+func checkHeavyHitter[K any](k K, c, n int64, support, eps float64) error {
+	if BelowHeavyCut(c, n, support, eps) {
+		return fmt.Errorf("heavy hitter %v has count %d < (s−ε)N = %v", k, c, (support-eps)*float64(n))
+	}
+	return nil
+}
+
+// CheckHeavyHitter returns an error if v, reported as a heavy hitter at
+// support with error eps, has a count below (support − eps)·N.
+func (s *Stream) CheckHeavyHitter(v, support, eps float64) error {
+	return checkHeavyHitter(v, s.Count(v), s.N(), support, eps)
 }
 
 // Run is a distinct value and its count.
@@ -289,9 +316,8 @@ func (s *Stream) CheckHeavyHitters(support, eps float64, got []float64) error {
 	n := float64(s.N())
 	for _, v := range got {
 		have[v] = true
-		// The tolerance absorbs rounding in (s−ε)N, not real errors.
-		if c := s.Count(v); float64(c) < (support-eps)*n*(1-1e-12)-1e-9 {
-			return fmt.Errorf("heavy hitter %v has count %d < (s−ε)N = %v", v, c, (support-eps)*n)
+		if err := s.CheckHeavyHitter(v, support, eps); err != nil {
+			return err
 		}
 	}
 	for _, r := range s.HeavyHitters(support) {

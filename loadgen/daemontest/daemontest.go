@@ -13,16 +13,14 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/grpcauth"
 	"streamd/pipeline"
 )
 
@@ -60,19 +58,7 @@ func StartWith(t testing.TB, o Options) *Daemon {
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
-	if o.Token != "" {
-		opts = append(opts, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			if err := checkToken(ctx, o.Token); err != nil {
-				return nil, err
-			}
-			return h(ctx, req)
-		}), grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			if err := checkToken(ss.Context(), o.Token); err != nil {
-				return err
-			}
-			return h(srv, ss)
-		}))
-	}
+	opts = append(opts, grpcauth.ServerOptions(o.Token)...)
 	gs := grpc.NewServer(opts...)
 	pb.RegisterStreamdServer(gs, &api.Server{Pipeline: p})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -92,7 +78,7 @@ func StartWith(t testing.TB, o Options) *Daemon {
 	}
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
 	if o.Token != "" {
-		dial = append(dial, grpc.WithPerRPCCredentials(bearer(o.Token)))
+		dial = append(dial, grpc.WithPerRPCCredentials(grpcauth.Bearer(o.Token)))
 	}
 	cc, err := grpc.NewClient(ln.Addr().String(), dial...)
 	if err != nil {
@@ -108,26 +94,6 @@ func StartWith(t testing.TB, o Options) *Daemon {
 	})
 	return &Daemon{GRPCAddr: ln.Addr().String(), TCPAddr: tcp.ListenAddr().String(), Client: pb.NewStreamdClient(cc)}
 }
-
-// checkToken checks the bearer token of a call, as streamd does.
-func checkToken(ctx context.Context, token string) error {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
-		if v == "Bearer "+token {
-			return nil
-		}
-	}
-	return status.Error(codes.Unauthenticated, "missing or wrong bearer token")
-}
-
-// bearer adds a bearer token to every call.
-type bearer string
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-func (b bearer) RequireTransportSecurity() bool { return false }
 
 func discardLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
