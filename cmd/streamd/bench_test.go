@@ -11,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "streamd/api/proto/streamd/v1"
-	"streamd/ingest"
 	"streamd/loadgen/synth"
 )
 
