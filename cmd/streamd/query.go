@@ -17,12 +17,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/grpcauth"
 	"streamd/internal/membudget"
 )
 
@@ -111,9 +111,6 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	}
 	defer conn.Close()
 	c := pb.NewStreamdClient(conn)
-	if f.token != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+f.token)
-	}
 	cmd, rest := pos[0], pos[1:]
 	if cmd == "watch" {
 		return m.watch(ctx, c, f, rest)
@@ -144,7 +141,11 @@ func dial(f queryFlags) (*grpc.ClientConn, error) {
 			creds = credentials.NewTLS(cfg)
 		}
 	}
-	conn, err := grpc.NewClient(f.addr, grpc.WithTransportCredentials(creds))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if f.token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.Bearer(f.token)))
+	}
+	conn, err := grpc.NewClient(f.addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", f.addr, err)
 	}
