@@ -300,3 +300,30 @@ func TestDirectory(t *testing.T) {
 	<-doneB
 	wait("b's withdrawal", func() bool { return len(a.Members()) == 0 })
 }
+
+// BenchmarkSummaries: a PeerSummaries answer for quantiles of a stream
+// that does not change sends the cached compact encoding of each part.
+func BenchmarkSummaries(b *testing.B) {
+	p, err := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}, Sorter: gpusort.NewCPU(1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close(ctx) })
+	if err := p.AcceptPartition(ctx, tp(0), "s", gen(1, 100000), time.Time{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Accept(ctx, "s", gen(2, 100000)); err != nil {
+		b.Fatal(err)
+	}
+	req := &pb.PeerSummariesRequest{Stream: "s", Quantiles: true}
+	self := member("a", 1, 0)
+	for b.Loop() {
+		if _, err := Summaries(p, req, self); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

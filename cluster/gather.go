@@ -40,7 +40,10 @@ type partShare struct {
 	cfg      summary.Config
 	stats    summary.Stats
 	rejected map[string]uint64
-	view     *summary.View // nil when neither quantiles nor counts were asked for
+	// view is nil when neither quantiles nor counts were asked for. In
+	// this daemon's share it is the part's own view, whose compact
+	// encoding is cached (summary.View.CompactBinary).
+	view *summary.View
 }
 
 // localShare returns this daemon's share of stream: its local inputs and
@@ -63,13 +66,8 @@ func localShare(p *pipeline.Pipeline, stream string, quantiles, counts bool, sel
 		for r, n := range pv.Rejected {
 			ps.rejected[string(r)] = n
 		}
-		switch {
-		case counts:
+		if quantiles || counts {
 			ps.view = pv.View
-		case quantiles:
-			// Compressed to the part's error budget: a few times fewer
-			// tuples to send and merge, within the same bound.
-			ps.view = summary.NewView(pv.View.Epsilon(), pv.View.Compact(), nil)
 		}
 		sh.parts = append(sh.parts, ps)
 	}
@@ -412,6 +410,14 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 		})
 	}
 	replies[0].share = localShare(g.Pipeline, stream, quantiles, counts, self)
+	if quantiles && !counts {
+		// Compressed to each part's error budget, as the members send
+		// theirs: a few times fewer tuples to merge, within the same bound.
+		for i := range replies[0].share.parts {
+			ps := &replies[0].share.parts[i]
+			ps.view = summary.NewView(ps.view.Epsilon(), ps.view.Compact(), nil)
+		}
+	}
 	wg.Wait()
 	if allErr != nil {
 		return nil, fmt.Errorf("gather %q: %w", stream, allErr)
