@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -161,6 +162,56 @@ func TestMerge(t *testing.T) {
 	replies = append(replies, reply{announced: Member{Addr: "e:1"}, static: true, err: errors.New("connection refused")})
 	if a := merge(all, replies); !a.Partial || len(a.Missing) != 0 {
 		t.Fatalf("a silent static peer: partial %v, missing %v", a.Partial, a.Missing)
+	}
+}
+
+// TestGatherNoPart: a stream that no member that answered has gives,
+// when a member does not answer, a partial answer whose view is empty but
+// answers every query asked for.
+func TestGatherNoPart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := l.Addr().String()
+	l.Close()
+	peers := &Peers{}
+	defer peers.Close()
+	g := &Gatherer{
+		Pipeline: testPipeline(t, nil),
+		Self:     func() *pb.ClusterMember { return member("a", 1) },
+		Static:   []string{silent},
+		Peers:    peers,
+		Timeout:  5 * time.Second,
+	}
+	for _, kind := range []struct{ quantiles, counts bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		a, err := g.Gather(context.Background(), "s", kind.quantiles, kind.counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Found || !a.Partial || a.Stats.Count != 0 {
+			t.Fatalf("%+v: found %v, partial %v, count %d", kind, a.Found, a.Partial, a.Stats.Count)
+		}
+		if !kind.quantiles && !kind.counts {
+			if a.View != nil {
+				t.Fatalf("a view for stats only")
+			}
+			continue
+		}
+		if a.View == nil || a.View.Count() != 0 {
+			t.Fatalf("%+v: view %v", kind, a.View)
+		}
+		if lo, hi := a.View.Rank(1); lo != 0 || hi != 0 {
+			t.Fatalf("%+v: rank [%d, %d] in an empty view", kind, lo, hi)
+		}
+		if kind.counts {
+			if lo, hi := a.View.Frequency(1); lo != 0 || hi != 0 {
+				t.Fatalf("%+v: frequency [%d, %d] in an empty view", kind, lo, hi)
+			}
+			if hh := a.View.HeavyHitters(0.5); len(hh) != 0 {
+				t.Fatalf("%+v: heavy hitters %v in an empty view", kind, hh)
+			}
+		}
 	}
 }
 

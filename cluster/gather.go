@@ -182,8 +182,9 @@ func countOnly(n int64) *gksketch.Summary {
 type Answer struct {
 	// Found reports whether any member that answered has the stream.
 	Found bool
-	// View is the merge of the counted parts' views; nil when neither
-	// quantiles nor counts were asked for.
+	// View is the merge of the counted parts' views, an empty view (with
+	// counts if they were asked for) when no part is counted; nil when
+	// neither quantiles nor counts were asked for.
 	View *summary.View
 	// Epsilon is the answer's ε: Σ εᵢ·nᵢ / N over the counted parts, their
 	// common ε when they agree.
@@ -427,7 +428,11 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 			return nil, fmt.Errorf("gather: member %s: stream %q: %w", r.announced.Addr, stream, ErrItemStream)
 		}
 	}
-	return merge(all, replies), nil
+	a := merge(all, replies)
+	if a.View == nil && (quantiles || counts) {
+		a.View = summary.NewView(a.Epsilon, new(gksketch.Summary), new(lossy.Summary))
+	}
+	return a, nil
 }
 
 // ToPB returns tp as the API names a partition.
