@@ -250,10 +250,8 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 		}
 	}
 
+	var counted []partShare
 	var views []*summary.View
-	var errSum, maxEps float64
-	sameEps := true
-	first := true
 	for _, i := range answered {
 		r := replies[i]
 		out := &pb.ClusterMember{Id: r.share.member.Id, Address: r.share.member.Address, Generation: r.share.member.Generation, Answered: true}
@@ -277,25 +275,18 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 			if ps.view != nil {
 				views = append(views, ps.view)
 			}
-			errSum += ps.cfg.Epsilon * float64(ps.stats.Count)
-			if first {
-				a.Config, first = ps.cfg, false
-			}
-			sameEps = sameEps && ps.cfg.Epsilon == a.Config.Epsilon
-			maxEps = max(maxEps, ps.cfg.Epsilon)
+			counted = append(counted, ps)
 		}
 		a.Members = append(a.Members, out)
 	}
-	switch {
-	case sameEps:
-		a.Epsilon = a.Config.Epsilon
-	case a.Stats.Count > 0:
-		a.Epsilon = errSum / float64(a.Stats.Count)
-	default:
-		a.Epsilon = maxEps
+	if len(counted) > 0 {
+		a.Config = counted[0].cfg
 	}
 	if len(views) > 0 {
 		a.View = summary.MergeViews(views)
+		a.Epsilon = a.View.Epsilon()
+	} else {
+		a.Epsilon = mergedEpsilon(counted)
 	}
 
 	for _, r := range replies {
@@ -322,6 +313,25 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 }
 
 var errDuplicate = errors.New("answered twice")
+
+// mergedEpsilon returns the ε of the union of parts' values, as
+// summary.MergeViews gives it for their views: Σ εᵢ·nᵢ / N, their common ε
+// when they agree, the largest when they hold no values; 0 for no parts.
+func mergedEpsilon(parts []partShare) float64 {
+	var errSum, maxEps float64
+	var n int64
+	same := true
+	for _, ps := range parts {
+		errSum += ps.cfg.Epsilon * float64(ps.stats.Count)
+		n += ps.stats.Count
+		maxEps = max(maxEps, ps.cfg.Epsilon)
+		same = same && ps.cfg.Epsilon == parts[0].cfg.Epsilon
+	}
+	if same || n == 0 {
+		return maxEps
+	}
+	return errSum / float64(n)
+}
 
 // A Gatherer answers for a stream over the whole cluster: it asks every
 // member for its share, concurrently and within Timeout, and merges them.
