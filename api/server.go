@@ -278,17 +278,9 @@ func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.Q
 		if err != nil {
 			return nil, err
 		}
-		resp := &pb.QuantilesResponse{Count: uint64(a.Stats.Count), Epsilon: a.Epsilon, Partial: a.Partial, MissingPartitions: missing(a), Members: a.Members}
-		if a.Stats.Count > 0 {
-			for _, phi := range req.Phis {
-				q := a.View.Quantile(phi)
-				resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
-			}
-		}
+		resp := &pb.QuantilesResponse{Quantiles: quantilesOf(a.View, req.Phis)}
+		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(a)
 		return resp, nil
-	}
-	if err != nil {
-		return nil, err
 	}
 	st, err := s.lookup(op, req.Stream, sc, true)
 	if err != nil {
@@ -323,12 +315,57 @@ func (s *Server) gather(ctx context.Context, op, stream string, sc scope, quanti
 	return a, nil
 }
 
-// missing returns the partitions a cluster answer misses, as the API names
-// them.
-func missing(a *cluster.Answer) []*pb.KafkaPartition {
-	out := make([]*pb.KafkaPartition, 0, len(a.Missing))
+// clusterHeader returns the fields every response to a cluster query
+// shares: the count, ε, whether the answer is partial, the partitions it
+// misses (as the API names them) and the members asked.
+func clusterHeader(a *cluster.Answer) (count uint64, eps float64, partial bool, missing []*pb.KafkaPartition, members []*pb.ClusterMember) {
+	missing = make([]*pb.KafkaPartition, 0, len(a.Missing))
 	for _, tp := range a.Missing {
-		out = append(out, cluster.ToPB(tp))
+		missing = append(missing, cluster.ToPB(tp))
+	}
+	return uint64(a.Stats.Count), a.Epsilon, a.Partial, missing, a.Members
+}
+
+// quantilesOf answers the φ-quantiles of phis from v: none when v is
+// empty.
+func quantilesOf(v *summary.View, phis []float64) []*pb.QuantilesResponse_Quantile {
+	if v.Count() == 0 {
+		return nil
+	}
+	out := make([]*pb.QuantilesResponse_Quantile, 0, len(phis))
+	for _, phi := range phis {
+		q := v.Quantile(phi)
+		out = append(out, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
+	}
+	return out
+}
+
+// ranksOf answers bounds on the rank of each of xs from a.
+func ranksOf(a answers, xs []float64) []*pb.RanksResponse_Rank {
+	out := make([]*pb.RanksResponse_Rank, 0, len(xs))
+	for _, x := range xs {
+		lo, hi := a.Rank(x)
+		out = append(out, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
+	}
+	return out
+}
+
+// heavyHittersOf answers the values of a whose count may reach
+// support·count.
+func heavyHittersOf(a answers, support float64) []*pb.Item {
+	var out []*pb.Item
+	for _, e := range a.HeavyHitters(support) {
+		out = append(out, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
+	}
+	return out
+}
+
+// frequenciesOf answers bounds on the count of each of xs from a.
+func frequenciesOf(a answers, xs []float64) []*pb.Item {
+	out := make([]*pb.Item, 0, len(xs))
+	for _, x := range xs {
+		lo, hi := a.Frequency(x)
+		out = append(out, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
 	}
 	return out
 }
@@ -338,14 +375,7 @@ func (s *Server) quantiles(st *pipeline.Stream, phis []float64, sc scope) (*pb.Q
 	if sc.lastN == 0 && sc.last == 0 {
 		v := st.View(false)
 		resp.Epsilon = v.Epsilon() // a merged view's, if the stream has parts of other ε
-		resp.Count = uint64(v.Count())
-		if v.Count() == 0 {
-			return resp, nil
-		}
-		for _, phi := range phis {
-			q := v.Quantile(phi)
-			resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
-		}
+		resp.Count, resp.Quantiles = uint64(v.Count()), quantilesOf(v, phis)
 		return resp, nil
 	}
 	a, window, err := s.view("quantiles", st, sc, false)
@@ -379,14 +409,8 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 		if err != nil {
 			return nil, err
 		}
-		resp := &pb.RanksResponse{Count: uint64(ca.Stats.Count), Epsilon: ca.Epsilon, Partial: ca.Partial, MissingPartitions: missing(ca), Members: ca.Members}
-		for _, x := range req.Values {
-			var lo, hi int64
-			if ca.Stats.Count > 0 {
-				lo, hi = ca.View.Rank(x)
-			}
-			resp.Ranks = append(resp.Ranks, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
-		}
+		resp := &pb.RanksResponse{Ranks: ranksOf(ca.View, req.Values)}
+		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(ca)
 		return resp, nil
 	}
 	st, err := s.lookup(op, req.Stream, sc, true)
@@ -397,12 +421,7 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window}
-	for _, x := range req.Values {
-		lo, hi := a.Rank(x)
-		resp.Ranks = append(resp.Ranks, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
-	}
-	return resp, nil
+	return &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window, Ranks: ranksOf(a, req.Values)}, nil
 }
 
 // HeavyHitters answers the values (or items) whose count may reach
@@ -421,16 +440,9 @@ func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) 
 		if !(req.Support > a.Epsilon && req.Support <= 1) {
 			return nil, status.Errorf(codes.InvalidArgument, "%s: support %v outside (ε=%v, 1]", op, req.Support, a.Epsilon)
 		}
-		resp := &pb.HeavyHittersResponse{Count: uint64(a.Stats.Count), Epsilon: a.Epsilon, Partial: a.Partial, MissingPartitions: missing(a), Members: a.Members}
-		if a.Stats.Count > 0 {
-			for _, e := range a.View.HeavyHitters(req.Support) {
-				resp.Items = append(resp.Items, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
-			}
-		}
+		resp := &pb.HeavyHittersResponse{Items: heavyHittersOf(a.View, req.Support)}
+		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(a)
 		return resp, nil
-	}
-	if err != nil {
-		return nil, err
 	}
 	st, err := s.lookup(op, req.Stream, sc, false)
 	if err != nil {
@@ -455,9 +467,7 @@ func (s *Server) heavyHitters(st *pipeline.Stream, support float64, sc scope) (*
 		}
 		return resp, nil
 	}
-	for _, e := range a.HeavyHitters(support) {
-		resp.Items = append(resp.Items, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
-	}
+	resp.Items = heavyHittersOf(a, support)
 	return resp, nil
 }
 
@@ -490,14 +500,8 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		resp := &pb.FrequenciesResponse{Count: uint64(ca.Stats.Count), Epsilon: ca.Epsilon, Partial: ca.Partial, MissingPartitions: missing(ca), Members: ca.Members}
-		for _, x := range req.Values {
-			var lo, hi int64
-			if ca.Stats.Count > 0 {
-				lo, hi = ca.View.Frequency(x)
-			}
-			resp.Items = append(resp.Items, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
-		}
+		resp := &pb.FrequenciesResponse{Items: frequenciesOf(ca.View, req.Values)}
+		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(ca)
 		return resp, nil
 	}
 	st, err := s.lookup(op, req.Stream, sc, false)
@@ -521,10 +525,7 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 		}
 		return resp, nil
 	}
-	for _, x := range req.Values {
-		lo, hi := a.Frequency(x)
-		resp.Items = append(resp.Items, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
-	}
+	resp.Items = frequenciesOf(a, req.Values)
 	return resp, nil
 }
 
@@ -536,11 +537,11 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 			return nil, err
 		}
 		resp := &pb.StatsResponse{
-			Count: uint64(a.Stats.Count), Min: a.Stats.Min, Max: a.Stats.Max, Sum: a.Stats.Sum,
-			Epsilon: a.Epsilon, WindowSize: uint64(a.Config.WindowSize), SlidingWindow: uint64(a.Config.SlidingWindow),
-			SummaryEntries: uint64(a.Stats.Entries), SummaryBytes: uint64(a.Stats.Bytes),
-			Rejected: a.Rejected, Partial: a.Partial, MissingPartitions: missing(a), Members: a.Members,
+			Min: a.Stats.Min, Max: a.Stats.Max, Sum: a.Stats.Sum,
+			WindowSize: uint64(a.Config.WindowSize), SlidingWindow: uint64(a.Config.SlidingWindow),
+			SummaryEntries: uint64(a.Stats.Entries), SummaryBytes: uint64(a.Stats.Bytes), Rejected: a.Rejected,
 		}
+		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(a)
 		for _, n := range a.Rejected {
 			resp.RejectedTotal += n
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -22,11 +24,17 @@ import (
 
 func tp(i int) ingest.TopicPartition { return ingest.TopicPartition{Topic: "t", Partition: i} }
 
-// testPipeline returns an open pipeline whose stream "s" holds, for each
-// partition i in parts, the values vals[i], and local values.
+// testPipeline returns an open pipeline whose stream "s", of ε 0.01, holds
+// for each partition i in parts the values vals[i], and local values.
 func testPipeline(t *testing.T, vals map[ingest.TopicPartition][]float64) *pipeline.Pipeline {
 	t.Helper()
-	p, err := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}, Sorter: gpusort.NewCPU(1)})
+	return testPipelineEps(t, 0.01, vals)
+}
+
+// testPipelineEps is testPipeline with a stream of ε eps.
+func testPipelineEps(t *testing.T, eps float64, vals map[ingest.TopicPartition][]float64) *pipeline.Pipeline {
+	t.Helper()
+	p, err := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: eps, WindowSize: 1000}, Sorter: gpusort.NewCPU(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +169,137 @@ func TestMerge(t *testing.T) {
 	replies = append(replies, reply{announced: Member{Addr: "e:1"}, static: true, err: errors.New("connection refused")})
 	if a := merge(all, replies); !a.Partial || len(a.Missing) != 0 {
 		t.Fatalf("a silent static peer: partial %v, missing %v", a.Partial, a.Missing)
+	}
+}
+
+// TestMergeMixedEpsilon: members whose streams have different ε merge
+// into an answer within the count-weighted mean ε, which lies between
+// them, for quantiles, ranks, frequencies and heavy hitters alike.
+func TestMergeMixedEpsilon(t *testing.T) {
+	all := []ingest.TopicPartition{tp(0), tp(1), tp(2), tp(3)}
+	v := func(i int) []float64 { return gen(uint64(i+11), 4000+2000*i) }
+	pa := testPipelineEps(t, 0.01, map[ingest.TopicPartition][]float64{tp(0): v(0), tp(1): v(1), pipeline.Local: v(4)})
+	pb1 := testPipelineEps(t, 0.001, map[ingest.TopicPartition][]float64{tp(2): v(2), tp(3): v(3), pipeline.Local: v(5)})
+	ma, mb := member("a", 3, 0, 1), member("b", 3, 2, 3)
+	want := slices.Concat(v(0), v(1), v(2), v(3), v(4), v(5))
+	key := exact.New(want)
+	nA := float64(len(v(0)) + len(v(1)) + len(v(4)))
+	var probes []float64 // every 997th value, for ranks and frequencies
+	for i, x := range key.Sorted() {
+		if i%997 == 0 {
+			probes = append(probes, x)
+		}
+	}
+	wantEps := (0.01*nA + 0.001*(float64(len(want))-nA)) / float64(len(want))
+
+	statsOnly := merge(all, []reply{
+		{share: localShare(pa, "s", false, false, ma)},
+		{announced: Member{ID: "b"}, share: remote(t, pb1, mb, false, false)},
+	})
+	for _, kind := range []struct{ quantiles, counts bool }{{true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("quantiles=%v,counts=%v", kind.quantiles, kind.counts), func(t *testing.T) {
+			// Each member in turn answers for itself, the other through
+			// the encoding.
+			for _, replies := range [][]reply{
+				{{share: localShare(pa, "s", kind.quantiles, kind.counts, ma)}, {announced: Member{ID: "b"}, share: remote(t, pb1, mb, kind.quantiles, kind.counts)}},
+				{{share: localShare(pb1, "s", kind.quantiles, kind.counts, mb)}, {announced: Member{ID: "a"}, share: remote(t, pa, ma, kind.quantiles, kind.counts)}},
+			} {
+				a := merge(all, replies)
+				if a.Partial || a.Stats.Count != int64(len(want)) {
+					t.Fatalf("partial %v, count %d, want %d", a.Partial, a.Stats.Count, len(want))
+				}
+				if !(a.Epsilon > 0.001 && a.Epsilon < 0.01) || math.Abs(a.Epsilon-wantEps) > 1e-12 {
+					t.Fatalf("ε %v, want %v, between 0.001 and 0.01", a.Epsilon, wantEps)
+				}
+				if a.Epsilon != statsOnly.Epsilon {
+					t.Fatalf("ε %v, %v for statistics only", a.Epsilon, statsOnly.Epsilon)
+				}
+				if kind.quantiles {
+					for _, phi := range []float64{0, 0.001, 0.01, 0.25, 0.5, 0.75, 0.99, 0.999, 1} {
+						q := a.View.Quantile(phi)
+						if err := key.CheckQuantile(phi, q.Value, a.Epsilon, q.RMin, q.RMax); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for _, x := range probes {
+						lo, hi := a.View.Rank(x)
+						if err := key.CheckRank(x, lo, hi, a.Epsilon); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if kind.counts {
+					for _, support := range []float64{0.011, 0.05, 0.2} {
+						var got []float64
+						for _, e := range a.View.HeavyHitters(support) {
+							got = append(got, e.Value)
+							if err := key.CheckFrequency(e.Value, e.Count, e.Count+e.Delta, a.Epsilon); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if err := key.CheckHeavyHitters(support, a.Epsilon, got); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for _, x := range probes {
+						lo, hi := a.View.Frequency(x)
+						if err := key.CheckFrequency(x, lo, hi, a.Epsilon); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGatherNoPart: a stream that no member that answered has gives,
+// when a member does not answer, a partial answer whose view is empty but
+// answers every query asked for.
+func TestGatherNoPart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := l.Addr().String()
+	l.Close()
+	peers := &Peers{}
+	defer peers.Close()
+	g := &Gatherer{
+		Pipeline: testPipeline(t, nil),
+		Self:     func() *pb.ClusterMember { return member("a", 1) },
+		Static:   []string{silent},
+		Peers:    peers,
+		Timeout:  5 * time.Second,
+	}
+	for _, kind := range []struct{ quantiles, counts bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		a, err := g.Gather(context.Background(), "s", kind.quantiles, kind.counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Found || !a.Partial || a.Stats.Count != 0 {
+			t.Fatalf("%+v: found %v, partial %v, count %d", kind, a.Found, a.Partial, a.Stats.Count)
+		}
+		if !kind.quantiles && !kind.counts {
+			if a.View != nil {
+				t.Fatalf("a view for stats only")
+			}
+			continue
+		}
+		if a.View == nil || a.View.Count() != 0 {
+			t.Fatalf("%+v: view %v", kind, a.View)
+		}
+		if lo, hi := a.View.Rank(1); lo != 0 || hi != 0 {
+			t.Fatalf("%+v: rank [%d, %d] in an empty view", kind, lo, hi)
+		}
+		if kind.counts {
+			if lo, hi := a.View.Frequency(1); lo != 0 || hi != 0 {
+				t.Fatalf("%+v: frequency [%d, %d] in an empty view", kind, lo, hi)
+			}
+			if hh := a.View.HeavyHitters(0.5); len(hh) != 0 {
+				t.Fatalf("%+v: heavy hitters %v in an empty view", kind, hh)
+			}
+		}
 	}
 }
 
@@ -299,4 +438,31 @@ func TestDirectory(t *testing.T) {
 	stopB()
 	<-doneB
 	wait("b's withdrawal", func() bool { return len(a.Members()) == 0 })
+}
+
+// BenchmarkSummaries: a PeerSummaries answer for quantiles of a stream
+// that does not change sends the cached compact encoding of each part.
+func BenchmarkSummaries(b *testing.B) {
+	p, err := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}, Sorter: gpusort.NewCPU(1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close(ctx) })
+	if err := p.AcceptPartition(ctx, tp(0), "s", gen(1, 100000), time.Time{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Accept(ctx, "s", gen(2, 100000)); err != nil {
+		b.Fatal(err)
+	}
+	req := &pb.PeerSummariesRequest{Stream: "s", Quantiles: true}
+	self := member("a", 1, 0)
+	for b.Loop() {
+		if _, err := Summaries(p, req, self); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -353,16 +354,6 @@ func (d *Directory) Members() []Member {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, func(a, b Member) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -40,7 +40,10 @@ type partShare struct {
 	cfg      summary.Config
 	stats    summary.Stats
 	rejected map[string]uint64
-	view     *summary.View // nil when neither quantiles nor counts were asked for
+	// view is nil when neither quantiles nor counts were asked for. In
+	// this daemon's share it is the part's own view, whose compact
+	// encoding is cached (summary.View.CompactBinary).
+	view *summary.View
 }
 
 // localShare returns this daemon's share of stream: its local inputs and
@@ -63,13 +66,8 @@ func localShare(p *pipeline.Pipeline, stream string, quantiles, counts bool, sel
 		for r, n := range pv.Rejected {
 			ps.rejected[string(r)] = n
 		}
-		switch {
-		case counts:
+		if quantiles || counts {
 			ps.view = pv.View
-		case quantiles:
-			// Compressed to the part's error budget: a few times fewer
-			// tuples to send and merge, within the same bound.
-			ps.view = summary.NewView(pv.View.Epsilon(), pv.View.Compact(), nil)
 		}
 		sh.parts = append(sh.parts, ps)
 	}
@@ -184,8 +182,9 @@ func countOnly(n int64) *gksketch.Summary {
 type Answer struct {
 	// Found reports whether any member that answered has the stream.
 	Found bool
-	// View is the merge of the counted parts' views; nil when neither
-	// quantiles nor counts were asked for.
+	// View is the merge of the counted parts' views, an empty view (with
+	// counts if they were asked for) when no part is counted; nil when
+	// neither quantiles nor counts were asked for.
 	View *summary.View
 	// Epsilon is the answer's ε: Σ εᵢ·nᵢ / N over the counted parts, their
 	// common ε when they agree.
@@ -251,10 +250,8 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 		}
 	}
 
+	var counted []partShare
 	var views []*summary.View
-	var errSum, maxEps float64
-	sameEps := true
-	first := true
 	for _, i := range answered {
 		r := replies[i]
 		out := &pb.ClusterMember{Id: r.share.member.Id, Address: r.share.member.Address, Generation: r.share.member.Generation, Answered: true}
@@ -278,25 +275,18 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 			if ps.view != nil {
 				views = append(views, ps.view)
 			}
-			errSum += ps.cfg.Epsilon * float64(ps.stats.Count)
-			if first {
-				a.Config, first = ps.cfg, false
-			}
-			sameEps = sameEps && ps.cfg.Epsilon == a.Config.Epsilon
-			maxEps = max(maxEps, ps.cfg.Epsilon)
+			counted = append(counted, ps)
 		}
 		a.Members = append(a.Members, out)
 	}
-	switch {
-	case sameEps:
-		a.Epsilon = a.Config.Epsilon
-	case a.Stats.Count > 0:
-		a.Epsilon = errSum / float64(a.Stats.Count)
-	default:
-		a.Epsilon = maxEps
+	if len(counted) > 0 {
+		a.Config = counted[0].cfg
 	}
 	if len(views) > 0 {
 		a.View = summary.MergeViews(views)
+		a.Epsilon = a.View.Epsilon()
+	} else {
+		a.Epsilon = mergedEpsilon(counted)
 	}
 
 	for _, r := range replies {
@@ -323,6 +313,25 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 }
 
 var errDuplicate = errors.New("answered twice")
+
+// mergedEpsilon returns the ε of the union of parts' values, as
+// summary.MergeViews gives it for their views: Σ εᵢ·nᵢ / N, their common ε
+// when they agree, the largest when they hold no values; 0 for no parts.
+func mergedEpsilon(parts []partShare) float64 {
+	var errSum, maxEps float64
+	var n int64
+	same := true
+	for _, ps := range parts {
+		errSum += ps.cfg.Epsilon * float64(ps.stats.Count)
+		n += ps.stats.Count
+		maxEps = max(maxEps, ps.cfg.Epsilon)
+		same = same && ps.cfg.Epsilon == parts[0].cfg.Epsilon
+	}
+	if same || n == 0 {
+		return maxEps
+	}
+	return errSum / float64(n)
+}
 
 // A Gatherer answers for a stream over the whole cluster: it asks every
 // member for its share, concurrently and within Timeout, and merges them.
@@ -412,6 +421,14 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 		})
 	}
 	replies[0].share = localShare(g.Pipeline, stream, quantiles, counts, self)
+	if quantiles && !counts {
+		// Compressed to each part's error budget, as the members send
+		// theirs: a few times fewer tuples to merge, within the same bound.
+		for i := range replies[0].share.parts {
+			ps := &replies[0].share.parts[i]
+			ps.view = summary.NewView(ps.view.Epsilon(), ps.view.Compact(), nil)
+		}
+	}
 	wg.Wait()
 	if allErr != nil {
 		return nil, fmt.Errorf("gather %q: %w", stream, allErr)
@@ -421,7 +438,11 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 			return nil, fmt.Errorf("gather: member %s: stream %q: %w", r.announced.Addr, stream, ErrItemStream)
 		}
 	}
-	return merge(all, replies), nil
+	a := merge(all, replies)
+	if a.View == nil && (quantiles || counts) {
+		a.View = summary.NewView(a.Epsilon, new(gksketch.Summary), new(lossy.Summary))
+	}
+	return a, nil
 }
 
 // ToPB returns tp as the API names a partition.

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,6 +22,7 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
 	"streamd/ingest"
+	"streamd/internal/tlsconf"
 	"streamd/pipeline"
 )
 
@@ -75,22 +74,15 @@ func peerCreds(cfg *Config) (credentials.TransportCredentials, error) {
 	if cfg.TLSCert == "" {
 		return nil, nil
 	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
 	file := cfg.ClusterCA
 	if file == "" {
 		file = cfg.TLSCert
 	}
-	pem, err := os.ReadFile(file)
+	tc, err := tlsconf.Client(tlsconf.ClientOptions{CAFile: file, SystemRoots: true})
 	if err != nil {
-		return nil, fmt.Errorf("read cluster ca: %w", err)
+		return nil, fmt.Errorf("cluster ca: %w", err)
 	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("read cluster ca %s: no certificate", file)
-	}
-	return credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}), nil
+	return credentials.NewTLS(tc), nil
 }
 
 // openCluster sets up what the daemon needs to answer for its group: its
@@ -228,7 +220,7 @@ func (d *Daemon) partitions(ctx context.Context) ([]ingest.TopicPartition, error
 
 // refreshPartitions reads the list of partitions from the brokers.
 func (d *Daemon) refreshPartitions(ctx context.Context) ([]ingest.TopicPartition, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.clusterTimeout())
+	ctx, cancel := context.WithTimeout(ctx, d.Config.ClusterTimeout)
 	defer cancel()
 	parts, err := d.kafka.Partitions(ctx)
 	d.partsMu.Lock()
@@ -305,7 +297,7 @@ func (d *Daemon) assigned(ctx context.Context, generation int, tps []ingest.Topi
 // peerStates asks the peers which of tps they hold a state of, and returns
 // for each partition the peer whose state goes furthest, if beyond local.
 func (d *Daemon) peerStates(ctx context.Context, tps []ingest.TopicPartition, local map[ingest.TopicPartition]int64) map[ingest.TopicPartition]string {
-	qctx, cancel := context.WithTimeout(ctx, d.clusterTimeout())
+	qctx, cancel := context.WithTimeout(ctx, d.Config.ClusterTimeout)
 	defer cancel()
 	addrs := append([]string(nil), d.Config.ClusterPeers...)
 	if d.dir != nil {
@@ -364,13 +356,6 @@ func (d *Daemon) peerStates(ctx context.Context, tps []ingest.TopicPartition, lo
 		out[tp] = f.addr
 	}
 	return out
-}
-
-func (d *Daemon) clusterTimeout() time.Duration {
-	if d.Config.ClusterTimeout > 0 {
-		return d.Config.ClusterTimeout
-	}
-	return cluster.DefaultTimeout
 }
 
 // fetchState fetches a peer's state of tp and installs it, returning the

@@ -172,6 +172,9 @@ func checkClusterAnswers(t *testing.T, c pb.StreamdClient, stream string, values
 		var got []float64
 		for _, it := range hh.Items {
 			got = append(got, it.Value)
+			if err := key.CheckFrequency(it.Value, int64(it.CountMin), int64(it.CountMax), hh.Epsilon); err != nil {
+				t.Fatalf("cluster heavy hitter, support %v: %v", s, err)
+			}
 		}
 		// Every value with count ≥ sN of the whole topic, none below (s − ε)N.
 		if err := key.CheckHeavyHitters(s, hh.Epsilon, got); err != nil {

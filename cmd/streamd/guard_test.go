@@ -475,14 +475,14 @@ func TestGuardConfig(t *testing.T) {
 			t.Errorf("Set(%q) succeeded", bad)
 		}
 	}
+	if n, err := memTotal([]byte("MemFree: 1 kB\nMemTotal:       16314948 kB\n")); err != nil || n != 16314948<<10 {
+		t.Errorf("memTotal: %d, %v", n, err)
+	}
 	total, err := machineMemory()
 	if err != nil {
 		t.Skip(err)
 	}
 	if half, _ := (MemoryLimit{Percent: 50}).Resolve(); half != total/2 {
 		t.Errorf("50%% of %d is %d", total, half)
-	}
-	if n, err := memTotal([]byte("MemFree: 1 kB\nMemTotal:       16314948 kB\n")); err != nil || n != 16314948<<10 {
-		t.Errorf("memTotal: %d, %v", n, err)
 	}
 }

@@ -35,6 +35,9 @@ type ClientOptions struct {
 	// CAFile is a PEM file of the certificates to trust; empty means the
 	// system's.
 	CAFile string
+	// SystemRoots, with CAFile, trusts the system's roots as well as
+	// CAFile's certificates.
+	SystemRoots bool
 	// CertFile and KeyFile, if set, are the client's own certificate and
 	// key (for servers that check clients).
 	CertFile, KeyFile string
@@ -54,6 +57,12 @@ func Client(o ClientOptions) (*tls.Config, error) {
 			return nil, fmt.Errorf("read tls ca: %w", err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
+		if o.SystemRoots {
+			// Without system roots (an error), CAFile's alone.
+			if sys, err := x509.SystemCertPool(); err == nil {
+				cfg.RootCAs = sys
+			}
+		}
 		if !cfg.RootCAs.AppendCertsFromPEM(data) {
 			return nil, fmt.Errorf("read tls ca %s: no PEM certificate", o.CAFile)
 		}

@@ -2,7 +2,9 @@ package tlsconf
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
+	"os"
 	"testing"
 )
 
@@ -57,6 +59,26 @@ func TestSelfSigned(t *testing.T) {
 		t.Fatalf("insecure client: %v", err)
 	}
 	c.Close()
+	// SystemRoots adds the system's roots to CAFile's certificate.
+	both, err := Client(ClientOptions{CAFile: certFile, SystemRoots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = tls.Dial("tcp", ln.Addr().String(), both)
+	if err != nil {
+		t.Fatalf("client trusting the system's roots too: %v", err)
+	}
+	c.Close()
+	if sys, err := x509.SystemCertPool(); err == nil {
+		pem, err := os.ReadFile(certFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys.AppendCertsFromPEM(pem)
+		if !both.RootCAs.Equal(sys) {
+			t.Error("SystemRoots: the roots are not the system's and the CA file's")
+		}
+	}
 	if _, err := Client(ClientOptions{CAFile: keyFile}); err == nil {
 		t.Error("a key file taken as a CA")
 	}
