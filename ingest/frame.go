@@ -349,7 +349,9 @@ func (d *frameDecoder) cut(stream string, err error) error {
 // float32 values if size is 4 or float64 values if size is 8 (len(data) a
 // multiple of size), converted to T, and applies the value rules of
 // CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
-// becomes +0 — as does a value that rounds to zero in T. It is how an
+// becomes +0 — as does a value that rounds to zero in T. A float64 value
+// beyond the range of float32, when T is float32, rounds to ±Inf and is
+// left out and counted as ±Inf (ReasonInf). It is how an
 // EncodedSink decodes frames. It allocates only when dst is too short.
 func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, nan, inf int) {
 	n := len(dst)
@@ -392,16 +394,18 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 		}
 	} else {
 		for i := 0; i+8 <= len(data); i += 8 {
-			x := math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))
-			if x-x != 0 { // NaN or ±Inf
-				if x != x {
+			// Rounding to T first catches a value beyond T's range too: it
+			// rounds to ±Inf and is counted as one.
+			r := T(math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))) + 0
+			if r-r != 0 { // NaN or ±Inf
+				if r != r {
 					nan++
 				} else {
 					inf++
 				}
 				continue
 			}
-			out[j] = T(x) + 0 // rounds to T; −0, or a value too small for T, becomes +0
+			out[j] = r // −0, or a value too small for T, has become +0
 			j++
 		}
 	}

@@ -223,19 +223,45 @@ func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) [
 	return full
 }
 
-// countRejects counts NaN and ±Inf values of the local inputs rejected by
-// the decoder.
-func (s *Stream) countRejects(nan, inf int) {
+// cleanValues rounds values to float32 unless keep64, in place, and leaves
+// out NaN and ±Inf — a value beyond the range of float32 in a float32
+// stream rounds to ±Inf and is left out as one — and turns −0 into +0, as
+// ingest.CleanValues and ingest.DecodeValues do. It returns the values kept
+// and how many NaN and ±Inf it left out.
+func cleanValues(values []float64, keep64 bool) (_ []float64, nan, inf int) {
+	j := 0
+	for _, v := range values {
+		if !keep64 {
+			v = float64(float32(v))
+		}
+		if v-v != 0 { // NaN or ±Inf
+			if v != v {
+				nan++
+			} else {
+				inf++
+			}
+			continue
+		}
+		values[j] = v + 0 // −0 becomes +0
+		j++
+	}
+	return values[:j], nan, inf
+}
+
+// countRejects counts nan NaN and inf ±Inf values from src rejected by
+// the decoder or by cleanValues.
+func (s *Stream) countRejects(src ingest.TopicPartition, nan, inf int) {
 	if nan == 0 && inf == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	pt := s.partLocked(src)
 	if nan > 0 {
-		s.local.rejected[ingest.ReasonNaN] += uint64(nan)
+		pt.rejected[ingest.ReasonNaN] += uint64(nan)
 	}
 	if inf > 0 {
-		s.local.rejected[ingest.ReasonInf] += uint64(inf)
+		pt.rejected[ingest.ReasonInf] += uint64(inf)
 	}
 }
 

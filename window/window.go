@@ -6,7 +6,6 @@ package window
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -65,9 +64,10 @@ func (f *Filler) Bytes() int { return 4*cap(f.f32) + 8*cap(f.f64) }
 
 // Append adds values to the partial window. Each time the window fills, it
 // is passed to full (which takes ownership) and a new one is started.
-// Values are rounded to the stream's precision first; Append returns the
-// rounded values in the same slice, so that the caller records exactly
-// what the summaries will see.
+// The values must be clean (finite, no −0) and, unless the stream keeps
+// float64, already of float32 precision: the caller rounds and cleans them
+// first, so that it counts a value beyond the range of float32 as a reject
+// and records exactly what the summaries will see.
 func (f *Filler) Append(values []float64, full func(*Window)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
@@ -75,7 +75,9 @@ func (f *Filler) Append(values []float64, full func(*Window)) {
 		if f.float64 {
 			f.f64 = append(f.f64, values[:k]...)
 		} else {
-			f.f32 = appendRounded(f.f32, values[:k])
+			for _, v := range values[:k] {
+				f.f32 = append(f.f32, float32(v))
+			}
 		}
 		values = values[k:]
 		f.pass(full)
@@ -101,24 +103,6 @@ func (f *Filler) pass(full func(*Window)) {
 	full(&Window{F32: f.f32, F64: f.f64, Staged: f.staged})
 	f.f32, f.f64, f.staged = nil, nil, false
 	f.filled = true
-}
-
-// appendRounded appends chunk rounded to float32 to dst, which has room
-// for it, and writes the rounded values back into chunk. A value too small
-// for float32 rounds to +0, never to −0.
-func appendRounded(dst []float32, chunk []float64) []float32 {
-	n := len(dst)
-	dst = slices.Grow(dst, len(chunk))[:n+len(chunk)]
-	out := dst[n:]
-	for i, v := range chunk {
-		r := float32(v)
-		if r == 0 {
-			r = 0
-		}
-		out[i] = r
-		chunk[i] = float64(r)
-	}
-	return dst
 }
 
 // AppendFloat32 is Append for values already rounded to float32 and
