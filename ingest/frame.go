@@ -184,10 +184,13 @@ func (d *frameDecoder) frame(n int) error {
 		k := min(d.br.Buffered(), left, d.b.room()*size)
 		k -= k % size
 		buf, _ := d.br.Peek(k)
-		if size == 4 {
-			d.b.vals = appendFloat32s(d.b.vals, buf)
-		} else {
-			d.b.vals = appendFloat64s(d.b.vals, buf)
+		var nan, inf int
+		d.b.vals, nan, inf = DecodeValues(d.b.vals, buf, size)
+		if nan > 0 {
+			d.b.sink.Reject(d.b.stream, ReasonNaN, nan)
+		}
+		if inf > 0 {
+			d.b.sink.Reject(d.b.stream, ReasonInf, inf)
 		}
 		d.br.Discard(k)
 		left -= k
@@ -415,30 +418,3 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 // decodeBlock is the number of float32 values DecodeValues checks for NaN
 // and ±Inf at once.
 const decodeBlock = 256
-
-// appendFloat32s appends the little-endian float32 values of src, whose
-// length is a multiple of 4, to dst.
-//
-// encoding/binary compiles to one load per value, as fast as shifting bytes
-// together by hand (see BenchmarkDecodeFloat32s).
-func appendFloat32s(dst []float64, src []byte) []float64 {
-	n := len(dst)
-	dst = slices.Grow(dst, len(src)/4)
-	out := dst[n : n+len(src)/4]
-	for i := range out {
-		out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:])))
-	}
-	return dst[:n+len(out)]
-}
-
-// appendFloat64s appends the little-endian float64 values of src, whose
-// length is a multiple of 8, to dst.
-func appendFloat64s(dst []float64, src []byte) []float64 {
-	n := len(dst)
-	dst = slices.Grow(dst, len(src)/8)
-	out := dst[n : n+len(src)/8]
-	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:]))
-	}
-	return dst[:n+len(out)]
-}

@@ -278,19 +278,17 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			continue
 		}
 		n := len(p.vals)
-		var bad int
+		var bad, nan, inf int
 		switch format {
-		case FormatBinary64:
-			if len(m.Value)%8 == 0 {
-				p.vals = appendFloat64s(p.vals, m.Value)
-			} else {
-				bad = 1
+		case FormatBinary64, FormatBinary32:
+			size := 8
+			if format == FormatBinary32 {
+				size = 4
 			}
-		case FormatBinary32:
-			if len(m.Value)%4 == 0 {
-				p.vals = appendFloat32s(p.vals, m.Value)
+			if len(m.Value) == 0 || len(m.Value)%size != 0 {
+				bad = 1 // a binary message cut short or without values
 			} else {
-				bad = 1
+				p.vals, nan, inf = DecodeValues(p.vals, m.Value, size)
 			}
 		default:
 			var tokens int
@@ -298,9 +296,15 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			if tokens == 0 {
 				bad = 1
 			}
+			read := len(p.vals)
+			p.vals = p.vals[:n+len(CleanValues(name, p.vals[n:], p.sink))]
+			c.stats.rejected.Add(uint64(read - len(p.vals)))
 		}
-		if len(p.vals) == n && bad == 0 {
-			bad = 1 // a binary message without values
+		if nan > 0 {
+			p.reject(name, ReasonNaN, nan)
+		}
+		if inf > 0 {
+			p.reject(name, ReasonInf, inf)
 		}
 		if bad > 0 {
 			p.reject(name, ReasonMalformed, bad)
@@ -318,11 +322,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	if len(p.vals) == 0 {
 		return i, nil
 	}
-	vals := CleanValues(stream, p.vals, p.sink)
-	c.stats.rejected.Add(uint64(len(p.vals) - len(vals)))
-	if len(vals) == 0 {
-		return i, nil
-	}
+	vals := p.vals
 	var err error
 	if c.MessageTime {
 		err = p.sink.(TimedSink).AcceptAt(ctx, stream, vals, at)
