@@ -82,6 +82,15 @@ func TestPool(t *testing.T) {
 		if c := cap(full[1].F32) + cap(full[1].F64); c != 1000 {
 			t.Errorf("float64=%v: second window's buffer holds %d values, want 1000", f64, c)
 		}
+		// Only whole windows go back to the pool, and the pool keeps
+		// buffers of one size only: the first, grown buffer is dropped.
+		if full[0].home != nil || full[1].home == nil {
+			t.Errorf("float64=%v: windows recycled to %p and %p, want nil and the pool", f64, full[0].home, full[1].home)
+		}
+		pool.Recycle(full[0])
+		if len(pool.pools) != 1 {
+			t.Errorf("float64=%v: pool keeps %d sizes of buffers, want 1", f64, len(pool.pools))
+		}
 		old := full[1]
 		pool.Recycle(old)
 		if old.F32 != nil || old.F64 != nil {
@@ -93,7 +102,7 @@ func TestPool(t *testing.T) {
 		}
 	}
 	var none *Pool
-	if b, staged := none.getF32(8, true); cap(b) != 8 || len(b) != 0 || staged {
+	if b, staged := none.getF32(8, true, nil); cap(b) != 8 || len(b) != 0 || staged {
 		t.Errorf("nil pool: buffer len %d cap %d, staged %v", len(b), cap(b), staged)
 	}
 	none.Recycle(&Window{F32: make([]float32, 8)})
