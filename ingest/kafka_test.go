@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -678,7 +679,7 @@ func TestKafkaAssigned(t *testing.T) {
 		if gen < 1 {
 			t.Errorf("generation %d", gen)
 		}
-		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, compareTopicPartitions) {
+		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, TopicPartition.Compare) {
 			t.Errorf("assigned %v", parts)
 		}
 		return map[TopicPartition]int64{{topic, 0}: 5, {topic, 2}: -1, {topic, 3}: 3}, nil
@@ -846,5 +847,17 @@ func testKafkaItems(t *testing.T, name string, wrap func(*itemSink) Sink) {
 	}
 	if len(sink.times) < 3 {
 		t.Errorf("%d calls with arrival times, want one per timestamp and stream", len(sink.times))
+	}
+}
+
+// TestTopicPartitionCompare: topic first, then partition.
+func TestTopicPartitionCompare(t *testing.T) {
+	sorted := []TopicPartition{{"a", 2}, {"a", 10}, {"b", 0}, {"b", 1}}
+	for i, a := range sorted {
+		for j, b := range sorted {
+			if got, want := a.Compare(b), cmp.Compare(i, j); got != want {
+				t.Errorf("%v.Compare(%v) = %d, want %d", a, b, got, want)
+			}
+		}
 	}
 }

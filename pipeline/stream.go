@@ -545,19 +545,7 @@ func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []Par
 
 // sortedSources returns the keys of m in order.
 func sortedSources(m map[ingest.TopicPartition]*part) []ingest.TopicPartition {
-	keys := slices.Collect(maps.Keys(m))
-	slices.SortFunc(keys, compareSources)
-	return keys
-}
-
-func compareSources(a, b ingest.TopicPartition) int {
-	if a.Topic != b.Topic {
-		if a.Topic < b.Topic {
-			return -1
-		}
-		return 1
-	}
-	return a.Partition - b.Partition
+	return slices.SortedFunc(maps.Keys(m), ingest.TopicPartition.Compare)
 }
 
 // itemPartsLocked returns the item halves of s's parts, local first; nil
