@@ -329,14 +329,12 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	} else {
 		err = p.sink.Accept(ctx, stream, vals)
 	}
-	reason, refused := RefusalReason(err)
-	switch {
-	case err == nil:
-		c.stats.values.Add(uint64(len(vals)))
-	case refused:
-		p.reject(stream, reason, len(vals))
-	default:
+	accepted, err := settle(err, stream, len(vals), p.reject)
+	if err != nil {
 		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
+	}
+	if accepted {
+		c.stats.values.Add(uint64(len(vals)))
 	}
 	if cap(p.vals) > 4*batchLen {
 		p.vals = nil // do not keep a huge message's memory
@@ -368,15 +366,12 @@ func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) 
 func (p *partitionConsumer) acceptItems(ctx context.Context, sink ItemSink, stream string, at time.Time) error {
 	c := p.c
 	n := p.list.Len()
-	err := sink.AcceptItems(ctx, stream, &p.list, at)
-	reason, refused := RefusalReason(err)
-	switch {
-	case err == nil:
-		c.stats.values.Add(uint64(n))
-	case refused:
-		p.reject(stream, reason, n)
-	default:
+	accepted, err := settle(sink.AcceptItems(ctx, stream, &p.list, at), stream, n, p.reject)
+	if err != nil {
 		return fmt.Errorf("accept %d items of stream %q from kafka partition %s: %w", n, stream, p.tp, err)
+	}
+	if accepted {
+		c.stats.values.Add(uint64(n))
 	}
 	if p.list.Size() > 4*batchItemBytes {
 		p.list = items.Batch{} // do not keep a huge message's memory
