@@ -33,11 +33,11 @@ var Local = ingest.TopicPartition{}
 // part, and costs what it did before partitions were kept apart.
 type Stream struct {
 	name    string
-	float64 bool         // the stream keeps float64 values
-	pool    *window.Pool // its windows' buffers
+	float64 bool           // the stream keeps float64 values: cfg.Float64
+	pool    *window.Pool   // its windows' buffers
+	cfg     summary.Config // set when the stream is made, never changed
 
 	mu       sync.Mutex
-	cfg      summary.Config
 	recent   *slidingwindow.Window
 	local    *part
 	kafka    map[ingest.TopicPartition]*part // nil until the first Kafka value
@@ -126,12 +126,9 @@ func partOf(s *Stream, src ingest.TopicPartition, sum *summary.Stream) *part {
 // Name returns the stream's name.
 func (s *Stream) Name() string { return s.name }
 
-// Config returns the stream's configuration.
-func (s *Stream) Config() summary.Config {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg
-}
+// Config returns the stream's configuration. It never changes: it needs
+// no lock.
+func (s *Stream) Config() summary.Config { return s.cfg }
 
 // partLocked returns the part of src, creating it if needed. The caller
 // holds s.mu.
