@@ -197,15 +197,10 @@ func (b *batch) flush() error {
 	if len(vals) == 0 {
 		return nil
 	}
-	err := b.sink.Accept(b.ctx, b.stream, vals)
-	if err == nil {
-		return nil
+	_, err := settle(b.sink.Accept(b.ctx, b.stream, vals), b.stream, len(vals), b.sink.Reject)
+	if err != nil {
+		b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
 	}
-	if reason, ok := RefusalReason(err); ok {
-		b.sink.Reject(b.stream, reason, len(vals))
-		return nil
-	}
-	b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
 	return b.err
 }
 
@@ -213,16 +208,11 @@ func (b *batch) flush() error {
 // values.
 func (b *batch) flushItems() error {
 	n := b.list.Len()
-	err := b.isink.AcceptItems(b.ctx, b.stream, &b.list, time.Time{})
+	_, err := settle(b.isink.AcceptItems(b.ctx, b.stream, &b.list, time.Time{}), b.stream, n, b.sink.Reject)
 	b.list.Reset()
-	if err == nil {
-		return nil
+	if err != nil {
+		b.err = fmt.Errorf("accept %d items of stream %q: %w", n, b.stream, err)
 	}
-	if reason, ok := RefusalReason(err); ok {
-		b.sink.Reject(b.stream, reason, n)
-		return nil
-	}
-	b.err = fmt.Errorf("accept %d items of stream %q: %w", n, b.stream, err)
 	return b.err
 }
 
@@ -235,15 +225,26 @@ func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 		return b.err
 	}
 	_, err := es.AcceptEncoded(b.ctx, b.stream, size, data)
+	if _, err = settle(err, b.stream, len(data)/size, b.sink.Reject); err != nil {
+		b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)
+	}
+	return b.err
+}
+
+// settle sorts out err, the error of a sink's Accept (or AcceptItems,
+// AcceptEncoded) of n values or items of stream: accepted reports whether
+// it is nil; a refusal for the stream (RefusalReason) is counted through
+// reject as n rejects and settled; any other error is returned, for the
+// caller to wrap and stop on.
+func settle(err error, stream string, n int, reject func(stream string, reason Reason, n int)) (accepted bool, _ error) {
 	if err == nil {
-		return nil
+		return true, nil
 	}
 	if reason, ok := RefusalReason(err); ok {
-		b.sink.Reject(b.stream, reason, len(data)/size)
-		return nil
+		reject(stream, reason, n)
+		return false, nil
 	}
-	b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)
-	return b.err
+	return false, err
 }
 
 // end flushes b when the input has ended with err, and returns the error

@@ -474,13 +474,21 @@ func TestDecodeValues(t *testing.T) {
 			t.Errorf("size %d float64: values differ from CleanValues'", size)
 		}
 
-		got32, nan, inf := DecodeValues[float32](nil, data, size)
-		if nan != wantNaN || inf != wantInf {
-			t.Errorf("size %d float32: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN, wantInf)
+		// The reference for float32 rounds first, then cleans: a value
+		// beyond the range of float32 rounds to ±Inf and is rejected as one.
+		rounded := make([]float64, len(decoded))
+		for i, v := range decoded {
+			rounded[i] = float64(float32(v))
 		}
-		var want32 []float64
-		for _, v := range clean {
-			want32 = append(want32, float64(float32(v))+0) // +0: a tiny value rounds to +0
+		sink32 := newRecordSink()
+		want32 := CleanValues("s", rounded, sink32)
+		wantNaN32, wantInf32 := sink32.result().rejects[reject{"s", ReasonNaN}], sink32.result().rejects[reject{"s", ReasonInf}]
+		got32, nan, inf := DecodeValues[float32](nil, data, size)
+		if nan != wantNaN32 || inf != wantInf32 {
+			t.Errorf("size %d float32: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN32, wantInf32)
+		}
+		if size == 8 && wantInf32 <= wantInf {
+			t.Errorf("size 8: no value beyond the range of float32 in the test (%d Inf either way)", wantInf)
 		}
 		wide := make([]float64, len(got32))
 		for i, v := range got32 {
@@ -492,6 +500,9 @@ func TestDecodeValues(t *testing.T) {
 		for _, v := range append(wide, got64...) {
 			if v == 0 && math.Signbit(v) {
 				t.Fatalf("size %d: stored −0", size)
+			}
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				t.Fatalf("size %d: stored %v", size, v)
 			}
 		}
 	}

@@ -184,10 +184,13 @@ func (d *frameDecoder) frame(n int) error {
 		k := min(d.br.Buffered(), left, d.b.room()*size)
 		k -= k % size
 		buf, _ := d.br.Peek(k)
-		if size == 4 {
-			d.b.vals = appendFloat32s(d.b.vals, buf)
-		} else {
-			d.b.vals = appendFloat64s(d.b.vals, buf)
+		var nan, inf int
+		d.b.vals, nan, inf = DecodeValues(d.b.vals, buf, size)
+		if nan > 0 {
+			d.b.sink.Reject(d.b.stream, ReasonNaN, nan)
+		}
+		if inf > 0 {
+			d.b.sink.Reject(d.b.stream, ReasonInf, inf)
 		}
 		d.br.Discard(k)
 		left -= k
@@ -349,7 +352,9 @@ func (d *frameDecoder) cut(stream string, err error) error {
 // float32 values if size is 4 or float64 values if size is 8 (len(data) a
 // multiple of size), converted to T, and applies the value rules of
 // CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
-// becomes +0 — as does a value that rounds to zero in T. It is how an
+// becomes +0 — as does a value that rounds to zero in T. A float64 value
+// beyond the range of float32, when T is float32, rounds to ±Inf and is
+// left out and counted as ±Inf (ReasonInf). It is how an
 // EncodedSink decodes frames. It allocates only when dst is too short.
 func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, nan, inf int) {
 	n := len(dst)
@@ -392,16 +397,18 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 		}
 	} else {
 		for i := 0; i+8 <= len(data); i += 8 {
-			x := math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))
-			if x-x != 0 { // NaN or ±Inf
-				if x != x {
+			// Rounding to T first catches a value beyond T's range too: it
+			// rounds to ±Inf and is counted as one.
+			r := T(math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))) + 0
+			if r-r != 0 { // NaN or ±Inf
+				if r != r {
 					nan++
 				} else {
 					inf++
 				}
 				continue
 			}
-			out[j] = T(x) + 0 // rounds to T; −0, or a value too small for T, becomes +0
+			out[j] = r // −0, or a value too small for T, has become +0
 			j++
 		}
 	}
@@ -411,30 +418,3 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 // decodeBlock is the number of float32 values DecodeValues checks for NaN
 // and ±Inf at once.
 const decodeBlock = 256
-
-// appendFloat32s appends the little-endian float32 values of src, whose
-// length is a multiple of 4, to dst.
-//
-// encoding/binary compiles to one load per value, as fast as shifting bytes
-// together by hand (see BenchmarkDecodeFloat32s).
-func appendFloat32s(dst []float64, src []byte) []float64 {
-	n := len(dst)
-	dst = slices.Grow(dst, len(src)/4)
-	out := dst[n : n+len(src)/4]
-	for i := range out {
-		out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:])))
-	}
-	return dst[:n+len(out)]
-}
-
-// appendFloat64s appends the little-endian float64 values of src, whose
-// length is a multiple of 8, to dst.
-func appendFloat64s(dst []float64, src []byte) []float64 {
-	n := len(dst)
-	dst = slices.Grow(dst, len(src)/8)
-	out := dst[n : n+len(src)/8]
-	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:]))
-	}
-	return dst[:n+len(out)]
-}

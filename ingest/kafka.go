@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,15 @@ const (
 type TopicPartition struct {
 	Topic     string
 	Partition int
+}
+
+// Compare orders topic partitions by topic, then partition: it returns
+// -1, 0 or +1 as tp sorts before, with or after other.
+func (tp TopicPartition) Compare(other TopicPartition) int {
+	if c := strings.Compare(tp.Topic, other.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(tp.Partition, other.Partition)
 }
 
 // String returns tp as "topic/partition".
@@ -470,7 +480,7 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 // of committed) and returns where each starts: the offsets it returned,
 // which become the partitions' next offsets, or kafka.FirstOffset.
 func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed map[TopicPartition]int64) (map[TopicPartition]int64, error) {
-	tps := slices.SortedFunc(maps.Keys(committed), compareTopicPartitions)
+	tps := slices.SortedFunc(maps.Keys(committed), TopicPartition.Compare)
 	// Until Assigned says where they start, Barrier reports no offset for
 	// the partitions: the one where c left them may no longer match the
 	// sink's state of them.
@@ -498,13 +508,6 @@ func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed ma
 	return starts, nil
 }
 
-func compareTopicPartitions(a, b TopicPartition) int {
-	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-		return c
-	}
-	return a.Partition - b.Partition
-}
-
 // Assignment returns the group generation the consumer is in and the
 // partitions assigned to it, sorted, once it knows where each starts
 // (after Assigned returns); generation 0 and no partitions between
@@ -515,7 +518,7 @@ func (c *KafkaConsumer) Assignment() (generation int, partitions []TopicPartitio
 	if c.gen == nil {
 		return 0, nil
 	}
-	return int(c.gen.ID), slices.SortedFunc(maps.Keys(c.assigned), compareTopicPartitions)
+	return int(c.gen.ID), slices.SortedFunc(maps.Keys(c.assigned), TopicPartition.Compare)
 }
 
 // Position returns the next offset of tp, as Barrier reports it, without
@@ -554,7 +557,7 @@ func (c *KafkaConsumer) Partitions(ctx context.Context) ([]TopicPartition, error
 		for _, p := range parts {
 			out = append(out, TopicPartition{p.Topic, p.ID})
 		}
-		slices.SortFunc(out, compareTopicPartitions)
+		slices.SortFunc(out, TopicPartition.Compare)
 		return out, nil
 	}
 	return nil, fmt.Errorf("read kafka partitions: %w", errors.Join(errs...))

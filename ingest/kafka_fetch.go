@@ -278,19 +278,17 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			continue
 		}
 		n := len(p.vals)
-		var bad int
+		var bad, nan, inf int
 		switch format {
-		case FormatBinary64:
-			if len(m.Value)%8 == 0 {
-				p.vals = appendFloat64s(p.vals, m.Value)
-			} else {
-				bad = 1
+		case FormatBinary64, FormatBinary32:
+			size := 8
+			if format == FormatBinary32 {
+				size = 4
 			}
-		case FormatBinary32:
-			if len(m.Value)%4 == 0 {
-				p.vals = appendFloat32s(p.vals, m.Value)
+			if len(m.Value) == 0 || len(m.Value)%size != 0 {
+				bad = 1 // a binary message cut short or without values
 			} else {
-				bad = 1
+				p.vals, nan, inf = DecodeValues(p.vals, m.Value, size)
 			}
 		default:
 			var tokens int
@@ -298,9 +296,15 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			if tokens == 0 {
 				bad = 1
 			}
+			read := len(p.vals)
+			p.vals = p.vals[:n+len(CleanValues(name, p.vals[n:], p.sink))]
+			c.stats.rejected.Add(uint64(read - len(p.vals)))
 		}
-		if len(p.vals) == n && bad == 0 {
-			bad = 1 // a binary message without values
+		if nan > 0 {
+			p.reject(name, ReasonNaN, nan)
+		}
+		if inf > 0 {
+			p.reject(name, ReasonInf, inf)
 		}
 		if bad > 0 {
 			p.reject(name, ReasonMalformed, bad)
@@ -318,25 +322,19 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	if len(p.vals) == 0 {
 		return i, nil
 	}
-	vals := CleanValues(stream, p.vals, p.sink)
-	c.stats.rejected.Add(uint64(len(p.vals) - len(vals)))
-	if len(vals) == 0 {
-		return i, nil
-	}
+	vals := p.vals
 	var err error
 	if c.MessageTime {
 		err = p.sink.(TimedSink).AcceptAt(ctx, stream, vals, at)
 	} else {
 		err = p.sink.Accept(ctx, stream, vals)
 	}
-	reason, refused := RefusalReason(err)
-	switch {
-	case err == nil:
-		c.stats.values.Add(uint64(len(vals)))
-	case refused:
-		p.reject(stream, reason, len(vals))
-	default:
+	accepted, err := settle(err, stream, len(vals), p.reject)
+	if err != nil {
 		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
+	}
+	if accepted {
+		c.stats.values.Add(uint64(len(vals)))
 	}
 	if cap(p.vals) > 4*batchLen {
 		p.vals = nil // do not keep a huge message's memory
@@ -368,15 +366,12 @@ func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) 
 func (p *partitionConsumer) acceptItems(ctx context.Context, sink ItemSink, stream string, at time.Time) error {
 	c := p.c
 	n := p.list.Len()
-	err := sink.AcceptItems(ctx, stream, &p.list, at)
-	reason, refused := RefusalReason(err)
-	switch {
-	case err == nil:
-		c.stats.values.Add(uint64(n))
-	case refused:
-		p.reject(stream, reason, n)
-	default:
+	accepted, err := settle(sink.AcceptItems(ctx, stream, &p.list, at), stream, n, p.reject)
+	if err != nil {
 		return fmt.Errorf("accept %d items of stream %q from kafka partition %s: %w", n, stream, p.tp, err)
+	}
+	if accepted {
+		c.stats.values.Add(uint64(n))
 	}
 	if p.list.Size() > 4*batchItemBytes {
 		p.list = items.Batch{} // do not keep a huge message's memory

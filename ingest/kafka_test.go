@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -322,7 +323,8 @@ func TestKafkaConsume(t *testing.T) {
 		want2.add(topic, v...)
 	}
 	want2.add(topic, 10, 13) // text with a header; binary64 with a header
-	want2.add(topic, appendFloat32s(nil, []byte("4 5,6\n7\r\n8\t9"))...)
+	text32, _, _ := DecodeValues[float64](nil, []byte("4 5,6\n7\r\n8\t9"), 4)
+	want2.add(topic, text32...)
 	start(t, c2)
 	poll(t, "all messages", func() bool { return c2.Stats().Messages == uint64(len(msgs)) })
 	got := multiset(sink2.result())
@@ -677,7 +679,7 @@ func TestKafkaAssigned(t *testing.T) {
 		if gen < 1 {
 			t.Errorf("generation %d", gen)
 		}
-		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, compareTopicPartitions) {
+		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, TopicPartition.Compare) {
 			t.Errorf("assigned %v", parts)
 		}
 		return map[TopicPartition]int64{{topic, 0}: 5, {topic, 2}: -1, {topic, 3}: 3}, nil
@@ -845,5 +847,17 @@ func testKafkaItems(t *testing.T, name string, wrap func(*itemSink) Sink) {
 	}
 	if len(sink.times) < 3 {
 		t.Errorf("%d calls with arrival times, want one per timestamp and stream", len(sink.times))
+	}
+}
+
+// TestTopicPartitionCompare: topic first, then partition.
+func TestTopicPartitionCompare(t *testing.T) {
+	sorted := []TopicPartition{{"a", 2}, {"a", 10}, {"b", 0}, {"b", 1}}
+	for i, a := range sorted {
+		for j, b := range sorted {
+			if got, want := a.Compare(b), cmp.Compare(i, j); got != want {
+				t.Errorf("%v.Compare(%v) = %d, want %d", a, b, got, want)
+			}
+		}
 	}
 }

@@ -86,7 +86,10 @@ func (s *Stream) summaryBytes() int64 {
 // its quantile sketch and, for an item stream, its strings. The stream's
 // lock must be held.
 func (pt *part) summaryBytes() int {
-	b := pt.sum.Stats().Bytes + pt.sum.History().Bytes()
+	// A part's summary keeps no sliding window: its bytes are the quantile
+	// sketch's, twice, and the lossy summary's, read without the walk
+	// over the sketch's entries that Stats makes.
+	b := 2*pt.sum.History().Bytes() + pt.sum.Counts().Bytes()
 	if pt.items != nil {
 		b += pt.items.names.Bytes()
 	}

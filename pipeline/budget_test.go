@@ -264,3 +264,24 @@ func TestDeleteReturnsTheBudget(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestPartSummaryBytes: a part's summary bytes, read without Stats, are
+// its summaries' bytes (a history-only summary: no sliding window) and the
+// merged copy of its quantile sketch.
+func TestPartSummaryBytes(t *testing.T) {
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 500}})
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 20000)
+	tp := ingest.TopicPartition{Topic: "t", Partition: 1}
+	if err := p.AcceptPartition(context.Background(), tp, "s", x, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := p.Stream("s")
+	waitStreamSummarised(t, s, int64(len(x)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pt := s.kafka[tp]
+	want := pt.sum.Stats().Bytes + pt.sum.History().Bytes()
+	if got := pt.summaryBytes(); got != want || got == 0 {
+		t.Errorf("part summary bytes %d, want %d", got, want)
+	}
+}

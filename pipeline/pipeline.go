@@ -414,8 +414,11 @@ func (p *Pipeline) Len() int {
 // Accept adds values to a stream, creating it with the default config on
 // first data. It returns once the values are accepted: every later query
 // counts them. It blocks while the sorter's queue is full (back-pressure).
-// Values must be finite (ingest rejects NaN and ±Inf); they are rounded to
-// the stream's precision, in place.
+// Values are rounded to the stream's precision and cleaned in place, as
+// ingest.CleanValues does: NaN and ±Inf, and in a float32 stream a value
+// beyond the range of float32 (it rounds to ±Inf), are left out and counted
+// as rejects of the stream (ingest.ReasonNaN, ingest.ReasonInf); −0
+// becomes +0. The values kept are moved to the front of values.
 func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) error {
 	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
 	if err != nil {
@@ -446,8 +449,8 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 			buf = new([]float64)
 		}
 		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
-		s.countRejects(nan, inf)
-		err = p.AcceptTo(ctx, s, vals)
+		s.countRejects(Local, nan, inf)
+		err = p.send(ctx, s, s.append(Local, vals, p.cfg.Now().UnixNano()))
 		*buf = vals
 		p.decoded64.Put(buf)
 		return len(vals), err
@@ -457,7 +460,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		buf = new([]float32)
 	}
 	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
-	s.countRejects(nan, inf)
+	s.countRejects(Local, nan, inf)
 	full := s.appendFloat32(vals, summary.Measure(vals), p.cfg.Now().UnixNano())
 	*buf = vals
 	p.decoded32.Put(buf)
@@ -507,6 +510,9 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 	if s.items != nil && len(values) > 0 {
 		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
+	// Round and clean before taking the stream's lock.
+	values, nan, inf := cleanValues(values, s.float64)
+	s.countRejects(src, nan, inf)
 	return p.send(ctx, s, s.append(src, values, now))
 }
 

@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -412,5 +415,97 @@ func TestWorkers(t *testing.T) {
 				checkStream(t, s, x, 0.01)
 			}
 		})
+	}
+}
+
+// TestAcceptSpecials feeds values with NaN, ±Inf, values beyond the range
+// of float32, −0 and values too small for float32 through Accept and
+// AcceptEncoded (float32 and float64 frames) into float32 and float64
+// streams, and checks the statistics and rejects against the exact ones
+// and the quantiles within ε: nothing non-finite is ever stored.
+func TestAcceptSpecials(t *testing.T) {
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e300, -1e300, 3.5e38, math.Copysign(0, -1), 1e-50, -1e-50}
+	r := rand.New(rand.NewPCG(5, 6))
+	var in []float64
+	for range 3000 {
+		if r.IntN(5) == 0 {
+			in = append(in, specials[r.IntN(len(specials))])
+		} else {
+			in = append(in, math.Round(r.NormFloat64()*1e3))
+		}
+	}
+	const eps = 0.01
+	ctx := context.Background()
+	for _, f64 := range []bool{false, true} {
+		for _, size := range []int{0, 4, 8} { // 0: Accept
+			name := fmt.Sprintf("f64=%v/size=%d", f64, size)
+			t.Run(name, func(t *testing.T) {
+				p := open(t, Config{})
+				s, err := p.Create("s", summary.Config{Epsilon: eps, WindowSize: 256, Float64: f64})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var kept []float64
+				var nan, inf uint64
+				for _, v := range in {
+					if size == 4 {
+						v = float64(float32(v))
+					}
+					if !f64 {
+						v = float64(float32(v))
+					}
+					switch {
+					case math.IsNaN(v):
+						nan++
+					case math.IsInf(v, 0):
+						inf++
+					default:
+						kept = append(kept, v+0)
+					}
+				}
+				for i := 0; i < len(in); i += 97 {
+					chunk := in[i:min(i+97, len(in))]
+					if size == 0 {
+						err = p.Accept(ctx, "s", slices.Clone(chunk))
+					} else {
+						var data []byte
+						for _, v := range chunk {
+							if size == 4 {
+								data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+							} else {
+								data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+							}
+						}
+						_, err = p.AcceptEncoded(ctx, "s", size, data)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				var sum float64
+				for _, v := range kept {
+					sum += v
+				}
+				st := s.Stats()
+				if st.Count != int64(len(kept)) || st.Sum != sum || st.Min != slices.Min(kept) || st.Max != slices.Max(kept) {
+					t.Errorf("stats count %d sum %v min %v max %v, want %d %v %v %v",
+						st.Count, st.Sum, st.Min, st.Max, len(kept), sum, slices.Min(kept), slices.Max(kept))
+				}
+				if st.Rejected[ingest.ReasonNaN] != nan || st.Rejected[ingest.ReasonInf] != inf {
+					t.Errorf("rejected %v, want %d NaN, %d Inf", st.Rejected, nan, inf)
+				}
+				key := exact.New(kept)
+				v := s.View(false)
+				for _, phi := range []float64{0, 0.01, 0.25, 0.5, 0.75, 0.99, 1} {
+					q := v.Quantile(phi)
+					if math.IsInf(q.Value, 0) || math.IsNaN(q.Value) {
+						t.Fatalf("quantile %v is %v", phi, q.Value)
+					}
+					if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+						t.Errorf("quantile %v: %v", phi, err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -33,11 +33,11 @@ var Local = ingest.TopicPartition{}
 // part, and costs what it did before partitions were kept apart.
 type Stream struct {
 	name    string
-	float64 bool         // the stream keeps float64 values
-	pool    *window.Pool // its windows' buffers
+	float64 bool           // the stream keeps float64 values: cfg.Float64
+	pool    *window.Pool   // its windows' buffers
+	cfg     summary.Config // set when the stream is made, never changed
 
 	mu       sync.Mutex
-	cfg      summary.Config
 	recent   *slidingwindow.Window
 	local    *part
 	kafka    map[ingest.TopicPartition]*part // nil until the first Kafka value
@@ -126,12 +126,9 @@ func partOf(s *Stream, src ingest.TopicPartition, sum *summary.Stream) *part {
 // Name returns the stream's name.
 func (s *Stream) Name() string { return s.name }
 
-// Config returns the stream's configuration.
-func (s *Stream) Config() summary.Config {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg
-}
+// Config returns the stream's configuration. It never changes: it needs
+// no lock.
+func (s *Stream) Config() summary.Config { return s.cfg }
 
 // partLocked returns the part of src, creating it if needed. The caller
 // holds s.mu.
@@ -223,19 +220,45 @@ func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) [
 	return full
 }
 
-// countRejects counts NaN and ±Inf values of the local inputs rejected by
-// the decoder.
-func (s *Stream) countRejects(nan, inf int) {
+// cleanValues rounds values to float32 unless keep64, in place, and leaves
+// out NaN and ±Inf — a value beyond the range of float32 in a float32
+// stream rounds to ±Inf and is left out as one — and turns −0 into +0, as
+// ingest.CleanValues and ingest.DecodeValues do. It returns the values kept
+// and how many NaN and ±Inf it left out.
+func cleanValues(values []float64, keep64 bool) (_ []float64, nan, inf int) {
+	j := 0
+	for _, v := range values {
+		if !keep64 {
+			v = float64(float32(v))
+		}
+		if v-v != 0 { // NaN or ±Inf
+			if v != v {
+				nan++
+			} else {
+				inf++
+			}
+			continue
+		}
+		values[j] = v + 0 // −0 becomes +0
+		j++
+	}
+	return values[:j], nan, inf
+}
+
+// countRejects counts nan NaN and inf ±Inf values from src rejected by
+// the decoder or by cleanValues.
+func (s *Stream) countRejects(src ingest.TopicPartition, nan, inf int) {
 	if nan == 0 && inf == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	pt := s.partLocked(src)
 	if nan > 0 {
-		s.local.rejected[ingest.ReasonNaN] += uint64(nan)
+		pt.rejected[ingest.ReasonNaN] += uint64(nan)
 	}
 	if inf > 0 {
-		s.local.rejected[ingest.ReasonInf] += uint64(inf)
+		pt.rejected[ingest.ReasonInf] += uint64(inf)
 	}
 }
 
@@ -519,19 +542,7 @@ func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []Par
 
 // sortedSources returns the keys of m in order.
 func sortedSources(m map[ingest.TopicPartition]*part) []ingest.TopicPartition {
-	keys := slices.Collect(maps.Keys(m))
-	slices.SortFunc(keys, compareSources)
-	return keys
-}
-
-func compareSources(a, b ingest.TopicPartition) int {
-	if a.Topic != b.Topic {
-		if a.Topic < b.Topic {
-			return -1
-		}
-		return 1
-	}
-	return a.Partition - b.Partition
+	return slices.SortedFunc(maps.Keys(m), ingest.TopicPartition.Compare)
 }
 
 // itemPartsLocked returns the item halves of s's parts, local first; nil

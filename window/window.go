@@ -6,7 +6,6 @@ package window
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +22,9 @@ type Window struct {
 	// Staged is set when the buffer was lent by the Pool's Stager; the
 	// Pool hands it back in Recycle.
 	Staged bool
+	// home is the pool of whole windows that Recycle puts the buffer in:
+	// set by the Filler for a buffer of exactly W values from the heap.
+	home *sync.Pool
 }
 
 // Len reports the number of values in w.
@@ -42,8 +44,9 @@ type Filler struct {
 	size    int
 	float64 bool
 	pool    *Pool
-	filled  bool // a window was full once: take whole buffers from now on
-	staged  bool // the partial window's buffer was lent by the pool's Stager
+	whole   *sync.Pool // pool's whole windows of f's size and precision; nil without pool
+	filled  bool       // a window was full once: take whole buffers from now on
+	staged  bool       // the partial window's buffer was lent by the pool's Stager
 	f32     []float32
 	f64     []float64
 }
@@ -51,7 +54,11 @@ type Filler struct {
 // NewFiller returns a Filler of windows of size values, float64 or not,
 // taking window buffers from pool (nil: from the heap).
 func NewFiller(size int, float64 bool, pool *Pool) *Filler {
-	return &Filler{size: size, float64: float64, pool: pool}
+	f := &Filler{size: size, float64: float64, pool: pool}
+	if pool != nil {
+		f.whole = pool.of(size, float64)
+	}
+	return f
 }
 
 // Size reports W.
@@ -65,9 +72,10 @@ func (f *Filler) Bytes() int { return 4*cap(f.f32) + 8*cap(f.f64) }
 
 // Append adds values to the partial window. Each time the window fills, it
 // is passed to full (which takes ownership) and a new one is started.
-// Values are rounded to the stream's precision first; Append returns the
-// rounded values in the same slice, so that the caller records exactly
-// what the summaries will see.
+// The values must be clean (finite, no −0) and, unless the stream keeps
+// float64, already of float32 precision: the caller rounds and cleans them
+// first, so that it counts a value beyond the range of float32 as a reject
+// and records exactly what the summaries will see.
 func (f *Filler) Append(values []float64, full func(*Window)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
@@ -75,7 +83,9 @@ func (f *Filler) Append(values []float64, full func(*Window)) {
 		if f.float64 {
 			f.f64 = append(f.f64, values[:k]...)
 		} else {
-			f.f32 = appendRounded(f.f32, values[:k])
+			for _, v := range values[:k] {
+				f.f32 = append(f.f32, float32(v))
+			}
 		}
 		values = values[k:]
 		f.pass(full)
@@ -87,10 +97,19 @@ func (f *Filler) Append(values []float64, full func(*Window)) {
 func (f *Filler) start(k int) {
 	switch {
 	case f.float64 && f.f64 == nil:
-		f.f64, f.staged = f.pool.getF64(f.initialCap(k), f.filled)
+		f.f64, f.staged = f.pool.getF64(f.initialCap(k), f.filled, f.whole)
 	case !f.float64 && f.f32 == nil:
-		f.f32, f.staged = f.pool.getF32(f.initialCap(k), f.filled)
+		f.f32, f.staged = f.pool.getF32(f.initialCap(k), f.filled, f.whole)
 	}
+}
+
+// window returns the partial window, to pass on or to recycle.
+func (f *Filler) window() *Window {
+	w := &Window{F32: f.f32, F64: f.f64, Staged: f.staged}
+	if !f.staged && cap(f.f32)+cap(f.f64) == f.size {
+		w.home = f.whole
+	}
+	return w
 }
 
 // pass passes the partial window to full when it is full.
@@ -98,27 +117,9 @@ func (f *Filler) pass(full func(*Window)) {
 	if f.Len() < f.size {
 		return
 	}
-	full(&Window{F32: f.f32, F64: f.f64, Staged: f.staged})
+	full(f.window())
 	f.f32, f.f64, f.staged = nil, nil, false
 	f.filled = true
-}
-
-// appendRounded appends chunk rounded to float32 to dst, which has room
-// for it, and writes the rounded values back into chunk. A value too small
-// for float32 rounds to +0, never to −0.
-func appendRounded(dst []float32, chunk []float64) []float32 {
-	n := len(dst)
-	dst = slices.Grow(dst, len(chunk))[:n+len(chunk)]
-	out := dst[n:]
-	for i, v := range chunk {
-		r := float32(v)
-		if r == 0 {
-			r = 0
-		}
-		out[i] = r
-		chunk[i] = float64(r)
-	}
-	return dst
 }
 
 // AppendFloat32 is Append for values already rounded to float32 and
@@ -153,7 +154,7 @@ func (f *Filler) initialCap(first int) int {
 // Release recycles the partial window's buffer into pool and empties the
 // partial window: its values are dropped.
 func (f *Filler) Release(pool *Pool) {
-	pool.Recycle(&Window{F32: f.f32, F64: f.f64, Staged: f.staged})
+	pool.Recycle(f.window())
 	f.f32, f.f64, f.staged = nil, nil, false
 }
 
@@ -163,9 +164,11 @@ func (f *Filler) AppendPartial(dst []float64) []float64 {
 	return partial.AppendValues(dst)
 }
 
-// A Pool recycles window buffers, so that a busy stream does not allocate
-// (and the collector does not clear) a new buffer for every window. A nil
-// *Pool allocates every buffer. A Pool is safe for concurrent use.
+// A Pool recycles the buffers of whole windows (W values), so that a busy
+// stream does not allocate (and the collector does not clear) a new buffer
+// for every window; a stream's first, smaller buffers come from the heap
+// and are left to the collector. A nil *Pool allocates every buffer. A
+// Pool is safe for concurrent use.
 type Pool struct {
 	// Stager, if set, lends the buffers of whole windows inside the memory
 	// the sorter uploads from, so that windows are filled in place there
@@ -178,15 +181,16 @@ type Pool struct {
 }
 
 type poolKey struct {
-	cap     int
+	size    int
 	float64 bool
 }
 
-// of returns the pool of buffers of capacity c.
-func (p *Pool) of(c int, float64 bool) *sync.Pool {
+// of returns the pool of whole windows of size values. A Filler looks its
+// pool up once, so that taking and recycling buffers skips p.mu.
+func (p *Pool) of(size int, float64 bool) *sync.Pool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := poolKey{c, float64}
+	k := poolKey{size, float64}
 	sp := p.pools[k]
 	if sp == nil {
 		if p.pools == nil {
@@ -198,41 +202,43 @@ func (p *Pool) of(c int, float64 bool) *sync.Pool {
 	return sp
 }
 
-// getF32 returns an empty buffer of capacity c, lent by the Stager when
-// whole is set and it lends one (staged is then set).
-func (p *Pool) getF32(c int, whole bool) (_ []float32, staged bool) {
-	if p == nil {
+// getF32 returns an empty buffer of capacity c. When whole is set (c is
+// then W) it is lent by the Stager if it lends one (staged is then set),
+// else taken from pool, the pool of whole windows, if that holds one.
+func (p *Pool) getF32(c int, whole bool, pool *sync.Pool) (_ []float32, staged bool) {
+	if p == nil || !whole {
 		return make([]float32, 0, c), false
 	}
-	if whole && p.Stager != nil {
+	if p.Stager != nil {
 		if b := p.Stager.StageF32(c); b != nil {
 			return b[:0], true
 		}
 	}
-	if b, ok := p.of(c, false).Get().(*[]float32); ok {
+	if b, ok := pool.Get().(*[]float32); ok {
 		return (*b)[:0], false
 	}
 	return make([]float32, 0, c), false
 }
 
 // getF64 is getF32 for float64 buffers.
-func (p *Pool) getF64(c int, whole bool) (_ []float64, staged bool) {
-	if p == nil {
+func (p *Pool) getF64(c int, whole bool, pool *sync.Pool) (_ []float64, staged bool) {
+	if p == nil || !whole {
 		return make([]float64, 0, c), false
 	}
-	if whole && p.Stager != nil {
+	if p.Stager != nil {
 		if b := p.Stager.StageF64(c); b != nil {
 			return b[:0], true
 		}
 	}
-	if b, ok := p.of(c, true).Get().(*[]float64); ok {
+	if b, ok := pool.Get().(*[]float64); ok {
 		return (*b)[:0], false
 	}
 	return make([]float64, 0, c), false
 }
 
 // Recycle gives w's buffer back for later windows of any stream of the
-// same size and precision, or to the Stager that lent it. The caller must
+// same size and precision if it holds a whole window, or to the Stager
+// that lent it; any other buffer is left to the collector. The caller must
 // not use w afterwards, and must not recycle a window whose batch is being
 // sorted.
 func (p *Pool) Recycle(w *Window) {
@@ -245,15 +251,15 @@ func (p *Pool) Recycle(w *Window) {
 		if w.F64 != nil {
 			p.Stager.UnstageF64(w.F64)
 		}
-	default:
-		if b := w.F32; cap(b) > 0 {
-			p.of(cap(b), false).Put(&b)
+	case w.home != nil:
+		if b := w.F32; b != nil {
+			w.home.Put(&b)
 		}
-		if b := w.F64; cap(b) > 0 {
-			p.of(cap(b), true).Put(&b)
+		if b := w.F64; b != nil {
+			w.home.Put(&b)
 		}
 	}
-	w.F32, w.F64, w.Staged = nil, nil, false
+	w.F32, w.F64, w.Staged, w.home = nil, nil, false, nil
 }
 
 // Batch is up to four windows sorted together, each in one channel.
