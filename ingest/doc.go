@@ -20,7 +20,9 @@
 // -Inf (reason "inf"), including decimal numbers too large for a float64.
 // Negative zero becomes positive zero: the pipeline never sees -0. Every
 // other value is passed on unchanged. [CleanValues] applies these rules and
-// is used by every source.
+// is used by every source. A stream that stores float32 also rejects, as
+// "inf", a value too large for a float32: the pipeline, which knows each
+// stream's precision, counts those ([DecodeValues] does both at once).
 //
 // # Items
 //

@@ -202,15 +202,9 @@ func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
 // when the daemon has only a core or two.
 const minWorkers = 4
 
-// calibrator is a sorter that measures something per window size (the
-// compute back-end: which of its sorts is faster) and can do it ahead.
-type calibrator interface {
-	Calibrate(ctx context.Context, n int, key64 bool) error
-}
-
 // Open starts the packer and the sorting goroutines.
 func (p *Pipeline) Open(ctx context.Context) error {
-	if c, ok := p.cfg.Sorter.(calibrator); ok {
+	if c, ok := p.cfg.Sorter.(gpusort.Calibrator); ok {
 		// Measure for the default window size now, not on the first batch.
 		d := p.cfg.Defaults
 		if err := c.Calibrate(ctx, d.WindowSize, d.Float64); err != nil {
@@ -443,7 +437,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	}
 	// Decode and measure the values before taking the stream's lock, so
 	// that connections feeding one stream share only the copies.
-	if s.float64 {
+	if s.cfg.Float64 {
 		buf, _ := p.decoded64.Get().(*[]float64)
 		if buf == nil {
 			buf = new([]float64)
@@ -511,7 +505,7 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
 	// Round and clean before taking the stream's lock.
-	values, nan, inf := cleanValues(values, s.float64)
+	values, nan, inf := cleanValues(values, s.cfg.Float64)
 	s.countRejects(src, nan, inf)
 	return p.send(ctx, s, s.append(src, values, now))
 }

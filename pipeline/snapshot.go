@@ -445,7 +445,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, float64: cfg.Float64, pool: &p.buffers, cfg: cfg, recent: new(slidingwindow.Window)}
+	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}
@@ -514,7 +514,7 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
 	}
 	cfg := sum.Config()
-	s := &Stream{name: name, float64: cfg.Float64, pool: &p.buffers, cfg: cfg, recent: recent}
+	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
 	s.install(d, p.itemKey)
 	return s, nil
 }

@@ -32,10 +32,9 @@ var Local = ingest.TopicPartition{}
 // arrival order. A stream fed only by the local inputs has just the local
 // part, and costs what it did before partitions were kept apart.
 type Stream struct {
-	name    string
-	float64 bool           // the stream keeps float64 values: cfg.Float64
-	pool    *window.Pool   // its windows' buffers
-	cfg     summary.Config // set when the stream is made, never changed
+	name string
+	pool *window.Pool   // its windows' buffers
+	cfg  summary.Config // set when the stream is made, never changed
 
 	mu       sync.Mutex
 	recent   *slidingwindow.Window
@@ -89,7 +88,7 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, float64: cfg.Float64, pool: &p.buffers, cfg: cfg, recent: recent}
+	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
 	}
