@@ -93,6 +93,11 @@ func TestTargetsVerify(t *testing.T) {
 func TestRunFloat32Overflow(t *testing.T) {
 	d := daemontest.Start(t)
 	values := []float64{1, 3.5e38, -1e39, 2, 1e-50, math.Copysign(0, -1), math.MaxFloat32, 3}
+	// float64 frames carry values beyond float32's range whole, to a stream
+	// that keeps float64 (a float32 stream rejects them as inf).
+	if _, err := d.Client.CreateStream(context.Background(), &pb.CreateStreamRequest{Stream: "ovf.tcp-binary", Float64: true}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name     string
 		target   loadgen.Target
