@@ -509,3 +509,68 @@ func TestAcceptSpecials(t *testing.T) {
 		}
 	}
 }
+
+// TestViewWhileIngesting queries a stream while one producer feeds it in
+// order: views are built with the stream's lock released, yet each must be
+// a consistent snapshot — counting exactly the first n values for its
+// count n, within ε of their exact answers — for the local part alone and
+// with Kafka partitions beside it.
+func TestViewWhileIngesting(t *testing.T) {
+	for _, kafka := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kafka=%v", kafka), func(t *testing.T) {
+			const eps = 0.01
+			p := open(t, Config{Defaults: summary.Config{Epsilon: eps, WindowSize: 2000}})
+			x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 7}, 200000)
+			for i := range x {
+				x[i] = float64(float32(x[i]))
+			}
+			ctx := context.Background()
+			if _, err := p.Create("s", summary.Config{Epsilon: eps, WindowSize: 2000}); err != nil {
+				t.Fatal(err)
+			}
+			var before []float64 // in a Kafka partition's part: answers merge the parts' views
+			if kafka {
+				before = x[len(x)-5000:]
+				x = x[:len(x)-5000]
+				if err := p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t", Partition: 3}, "s", slices.Clone(before), time.Now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := 0; i < len(x); i += 700 {
+					if err := p.Accept(ctx, "s", slices.Clone(x[i:min(i+700, len(x))])); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			s := mustStream(t, p, "s")
+			views := 0
+			for running := true; running; views++ {
+				select {
+				case <-done:
+					running = false
+				default:
+				}
+				v := s.View(views%2 == 0)
+				n := v.Count() - int64(len(before))
+				if v.Count() == 0 {
+					continue
+				}
+				key := exact.New(append(slices.Clone(before), x[:n]...))
+				for _, phi := range []float64{0.1, 0.5, 0.9} {
+					q := v.Quantile(phi)
+					if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+						t.Fatalf("view %d of %d values: %v", views, n, err)
+					}
+				}
+			}
+			if v := s.View(true); v.Count() != int64(len(before)+len(x)) {
+				t.Fatalf("final view counts %d of %d", v.Count(), len(before)+len(x))
+			}
+			t.Logf("%d views while ingesting", views)
+		})
+	}
+}

@@ -378,22 +378,56 @@ func (pt *part) pendingLocked() []float64 {
 	return pt.filler.AppendPartial(out)
 }
 
-// viewLocked returns the part's all-history view; see Stream.View. The
-// view is kept until the part changes, so that queries of a stream that
-// does not change cost no copy and no sort.
-func (pt *part) viewLocked(counts bool) *summary.View {
+// viewInput is what a part's all-history view is made from, taken under
+// the stream's lock: the part's cached view, or its summaries and pending
+// values, from which build makes the view without the lock.
+type viewInput struct {
+	pt      *part
+	view    *summary.View
+	base    summary.Base
+	pending []float64
+	built   bool // view is new: build made it
+}
+
+// viewInputLocked returns what pt's view is made from. The caller holds the
+// stream's lock.
+func (pt *part) viewInputLocked(counts bool) viewInput {
 	if pt.view != nil && (pt.viewCounts || !counts) {
-		return pt.view
+		return viewInput{pt: pt, view: pt.view}
 	}
-	pending := pt.pendingLocked()
-	if len(pending) > 0 {
-		// Sorting under the lock keeps the view consistent with the
-		// summaries; it costs a few hundred microseconds for a window of
-		// 65536 values.
-		radix.Float64s(pending, nil)
+	return viewInput{pt: pt, base: pt.sum.Base(counts), pending: pt.pendingLocked()}
+}
+
+// buildViewsLocked makes the views of ins that are not cached with the
+// stream's lock released — sorting the pending values costs a few hundred
+// microseconds per window, and ingest into the stream goes on meanwhile —
+// and caches them in their parts if the stream did not change. The caller
+// holds s.mu; it holds it again on return.
+func (s *Stream) buildViewsLocked(ins []viewInput, counts bool) {
+	todo := false
+	for _, in := range ins {
+		todo = todo || in.view == nil
 	}
-	pt.view, pt.viewCounts = pt.sum.View(pending, counts), counts
-	return pt.view
+	if !todo {
+		return
+	}
+	version := s.version
+	s.mu.Unlock()
+	for i := range ins {
+		if in := &ins[i]; in.view == nil {
+			radix.Float64s(in.pending, nil)
+			in.view, in.built = in.base.View(in.pending), true
+		}
+	}
+	s.mu.Lock()
+	if s.version != version {
+		return
+	}
+	for _, in := range ins {
+		if in.built {
+			in.pt.view, in.pt.viewCounts = in.view, counts
+		}
+	}
 }
 
 // answeringLocked returns the parts whose values the stream's answers
@@ -468,20 +502,24 @@ func addStats(st *Stats, x summary.Stats, rejected map[ingest.Reason]uint64) {
 // are merged (summary.MergeViews).
 func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.kafka == nil {
-		v := s.local.viewLocked(counts)
-		s.mu.Unlock()
-		return v
+		ins := []viewInput{s.local.viewInputLocked(counts)}
+		s.buildViewsLocked(ins, counts)
+		return ins[0].view
 	}
 	if s.view != nil && s.viewVersion == s.version && (s.viewCounts || !counts) {
-		v := s.view
-		s.mu.Unlock()
-		return v
+		return s.view
 	}
 	version := s.version
-	var views []*summary.View
+	var ins []viewInput
 	for _, pt := range s.answeringLocked() {
-		views = append(views, pt.viewLocked(counts))
+		ins = append(ins, pt.viewInputLocked(counts))
+	}
+	s.buildViewsLocked(ins, counts)
+	views := make([]*summary.View, len(ins))
+	for i, in := range ins {
+		views[i] = in.view
 	}
 	s.mu.Unlock()
 	v := summary.MergeViews(views)
@@ -489,7 +527,6 @@ func (s *Stream) View(counts bool) *summary.View {
 	if s.version == version {
 		s.view, s.viewVersion, s.viewCounts = v, version, counts
 	}
-	s.mu.Unlock()
 	return v
 }
 
@@ -526,15 +563,21 @@ type PartView struct {
 func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []PartView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]PartView, 0, 1+len(s.kafka))
+	var out []PartView
+	var ins []viewInput
 	for _, pt := range s.partsLocked() {
 		if keep != nil && !keep(pt.src) {
 			continue
 		}
 		out = append(out, PartView{
 			Source: pt.src, Released: pt.released, Config: pt.sum.Config(), Stats: pt.sum.Stats(),
-			Rejected: maps.Clone(pt.rejected), View: pt.viewLocked(counts),
+			Rejected: maps.Clone(pt.rejected),
 		})
+		ins = append(ins, pt.viewInputLocked(counts))
+	}
+	s.buildViewsLocked(ins, counts)
+	for i, in := range ins {
+		out[i].View = in.view
 	}
 	return out
 }

@@ -428,17 +428,40 @@ type View struct {
 // view answers only quantiles and ranks, and costs no copy of the lossy
 // table. View shares or copies what it needs; s may change afterwards.
 func (s *Stream) View(pending []float64, counts bool) *View {
-	v := &View{eps: s.cfg.Epsilon}
-	// The sketch's merged summary is rebuilt, never changed, when the
-	// sketch changes, so the view may keep it.
-	v.q = s.history.Summary()
+	return s.Base(counts).View(pending)
+}
+
+// A Base is what a View takes of a stream's all-history summaries (see
+// Stream.Base): it holds no reference to the stream's changing state, so
+// that a caller who takes it under a lock may build the view without it.
+type Base struct {
+	eps    float64
+	q      *gksketch.Summary
+	counts *lossy.Summary // nil: the view answers no counts
+}
+
+// Base returns the stream's all-history summaries as they are now, for a
+// view: the GK sketch's merged summary, which never changes, and, with
+// counts, a copy of the frequency summary.
+func (s *Stream) Base(counts bool) Base {
+	b := Base{eps: s.cfg.Epsilon, q: s.history.Summary()}
+	if counts {
+		b.counts = s.counts.Copy()
+	}
+	return b
+}
+
+// View returns the view of the base's values and pending, the values
+// accepted since, sorted.
+func (b Base) View(pending []float64) *View {
+	v := &View{eps: b.eps, q: b.q}
 	if len(pending) > 0 {
-		p := gksketch.FromSorted(pending, SampleSpacing(s.cfg.Epsilon, len(pending)))
+		p := gksketch.FromSorted(pending, SampleSpacing(b.eps, len(pending)))
 		q := gksketch.Merge(v.q, &p)
 		v.q = &q
 	}
-	if counts {
-		v.history = s.counts.Copy()
+	if b.counts != nil {
+		v.history = b.counts
 		v.pending = lossy.AppendRuns(nil, pending)
 	}
 	return v
