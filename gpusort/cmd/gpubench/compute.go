@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 
 	"streamd/gpusort"
 )
@@ -45,13 +46,4 @@ func printChoices(b *backend) {
 	}
 }
 
-func log2(n int) int {
-	lg := 0
-	for 1<<lg < n {
-		lg++
-	}
-	return lg
-}
-
-// compute is a compute back-end, which gpubench gives staging memory.
-type compute = *gpusort.Compute
+func log2(n int) int { return bits.Len(uint(n - 1)) }

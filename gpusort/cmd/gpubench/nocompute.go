@@ -9,6 +9,3 @@ func openCompute(string, config) (gpusort.Sorter, error) { return nil, nil }
 
 // printChoices does nothing: this build has no compute back-ends.
 func printChoices(*backend) {}
-
-// compute is a type no back-end has in this build.
-type compute interface{ noCompute() }
