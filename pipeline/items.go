@@ -175,7 +175,7 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.To
 		pt := s.partLocked(src)
 		s.items.recent.Append(buf.fps, b)
 		pt.items.names.Append(buf.fps, b)
-		full = s.appendLocked(pt, buf.values, at.UnixNano(), full)
+		full = s.appendLocked(pt, buf.values, summary.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
 	}
 	s.mu.Unlock()
 	return p.send(ctx, s, full)

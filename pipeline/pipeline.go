@@ -444,7 +444,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		}
 		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
 		s.countRejects(Local, nan, inf)
-		err = p.send(ctx, s, s.append(Local, vals, p.cfg.Now().UnixNano()))
+		err = p.send(ctx, s, s.append(Local, vals, summary.Measure(vals), p.cfg.Now().UnixNano()))
 		*buf = vals
 		p.decoded64.Put(buf)
 		return len(vals), err
@@ -504,10 +504,10 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 	if s.items != nil && len(values) > 0 {
 		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
-	// Round and clean before taking the stream's lock.
+	// Round, clean and measure before taking the stream's lock.
 	values, nan, inf := cleanValues(values, s.cfg.Float64)
 	s.countRejects(src, nan, inf)
-	return p.send(ctx, s, s.append(src, values, now))
+	return p.send(ctx, s, s.append(src, values, summary.Measure(values), now))
 }
 
 // send queues s's full windows for the sorter. Then it waits while the

@@ -161,9 +161,9 @@ func (s *Stream) partsLocked() []*part {
 	return parts
 }
 
-// append adds values from src and returns the windows they filled,
-// including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src ingest.TopicPartition, values []float64, now int64) []*window.Window {
+// append adds clean values from src, of moments m, and returns the windows
+// they filled, including any left unsent by an earlier, cancelled Accept.
+func (s *Stream) append(src ingest.TopicPartition, values []float64, m summary.Moments, now int64) []*window.Window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
@@ -171,12 +171,12 @@ func (s *Stream) append(src ingest.TopicPartition, values []float64, now int64) 
 	if len(values) == 0 {
 		return full
 	}
-	return s.appendLocked(s.partLocked(src), values, now, full)
+	return s.appendLocked(s.partLocked(src), values, m, now, full)
 }
 
-// appendLocked adds values to pt and appends the windows they filled to
-// full. The caller holds s.mu.
-func (s *Stream) appendLocked(pt *part, values []float64, now int64, full []*window.Window) []*window.Window {
+// appendLocked adds values of moments m to pt and appends the windows they
+// filled to full. The caller holds s.mu.
+func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now int64, full []*window.Window) []*window.Window {
 	pt.changedLocked()
 	partial := pt.filler.Bytes()
 	start := pt.sum.Count() - int64(pt.filler.Len())
@@ -188,7 +188,7 @@ func (s *Stream) appendLocked(pt *part, values []float64, now int64, full []*win
 		start += int64(w.Len())
 		full = append(full, w)
 	})
-	pt.sum.Observe(now, values)
+	pt.sum.AddMoments(m)
 	s.recent.Add(now, values...)
 	if pt != s.local && pt.filler.Bytes() != partial {
 		// A partition's partial window is charged as measured: the
@@ -214,7 +214,7 @@ func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) [
 		pt.addInflight(w)
 		full = append(full, w)
 	})
-	pt.sum.ObserveMeasured(now, values, m)
+	pt.sum.AddMoments(m)
 	s.recent.AddFloat32(now, values)
 	return full
 }

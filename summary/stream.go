@@ -218,14 +218,17 @@ func (s *Stream) Observe(t int64, values []float64) {
 	}
 }
 
-// ObserveMeasured is Observe for the values of a float32 stream, with
-// m = Measure(values) computed beforehand — for example before taking the
-// lock that guards s, to keep the time under it short.
-func (s *Stream) ObserveMeasured(t int64, values []float32, m Moments) {
-	s.observe(m)
-	if s.recent != nil {
-		s.recent.AddFloat32(t, values)
+// AddMoments is Observe for a stream without a sliding window (History
+// only), given the moments of the values, m = Measure(values), measured
+// beforehand — for example before taking the lock that guards s, to keep
+// the time under it short. An item stream counts them alone: its values
+// carry fingerprints, which have no sum, min or max.
+func (s *Stream) AddMoments(m Moments) {
+	if s.cfg.Items {
+		s.count += m.Count
+		return
 	}
+	s.observe(m)
 }
 
 // Moments are the count, sum, min and max of some values.
