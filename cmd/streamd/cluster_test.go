@@ -349,10 +349,7 @@ func TestClusterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a daemon and waits for its session to expire")
 	}
-	bin := filepath.Join(t.TempDir(), "streamd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildStreamd(t)
 	brokers, topic := kafkaTopic(t, clusterPartitions)
 	addrRE := regexp.MustCompile(`grpc=(\S+)`)
 	start := func() (*exec.Cmd, pb.StreamdClient, string) {

@@ -9,9 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -446,10 +444,7 @@ func TestSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "streamd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildStreamd(t)
 	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "127.0.0.1:0", "--metrics-addr", "", "--data-dir", t.TempDir(), "--sorter", "cpu")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -472,7 +467,6 @@ func TestSignals(t *testing.T) {
 	if !strings.Contains(rest.String(), "streamd stopped") {
 		t.Errorf("log: %s", rest.String())
 	}
-	_ = os.Remove(bin)
 }
 
 // TestSecondSignalAborts: an open Watch stream keeps a graceful shutdown
@@ -481,10 +475,7 @@ func TestSecondSignalAborts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "streamd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildStreamd(t)
 	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
 		"--data-dir", t.TempDir(), "--sorter", "cpu", "--shutdown-timeout", "60s")
 	stderr, _ := cmd.StderrPipe()

@@ -266,10 +266,7 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the daemon; consumer-group rejoins take seconds")
 	}
-	bin := filepath.Join(t.TempDir(), "streamd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildStreamd(t)
 	brokers, topic := kafkaCluster(t)
 	dir := t.TempDir()
 	const n = 300000

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -238,10 +237,7 @@ func TestMemoryBudgetHolds(t *testing.T) {
 	}
 	const budget = 256 << 20
 	allowed := int64(budget + memoryHeadroom(budget))
-	bin := filepath.Join(t.TempDir(), "streamd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildStreamd(t)
 	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
 		"--data-dir", t.TempDir(), "--sorter", "cpu", "--checkpoint-interval", "0",
 		"--max-memory", "256MiB", "--window-size", "4096", "--sliding-window", "65536")
