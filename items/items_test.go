@@ -245,3 +245,46 @@ func TestPutFingerprints(t *testing.T) {
 		}
 	}
 }
+
+// TestRecentNames follows the names a stream keeps for its last-n and
+// time-window answers (NewRecentNames): no table, so Sync panics, and its
+// chunks expire once older than the newest retain items, without any
+// Sync; the strings of the items kept are found, older ones are not, and
+// it survives encoding.
+func TestRecentNames(t *testing.T) {
+	n := NewRecentNames(3, 4)
+	if !n.IsRecent() {
+		t.Fatal("not recent")
+	}
+	items := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for i := 0; i < len(items); i += 2 {
+		b, fps := batchOf(items[i : i+2]...)
+		n.Append(fps, b)
+	}
+	fp := func(x string) uint64 { _, f := batchOf(x); return f[0] }
+	// 8 items in chunks of 3 starting at 0, 3 and 6: the chunk at 0 ends
+	// at 3, older than the newest 4 (items 4–7), and is gone.
+	if n.Raw() != 5 {
+		t.Fatalf("%d raw items, want 5 (chunks at 3 and 6)", n.Raw())
+	}
+	if got := n.Lookup([]uint64{fp("a"), fp("d"), fp("h")}); !slices.Equal(got, []string{"", "d", "h"}) {
+		t.Fatalf("Lookup = %q", got)
+	}
+	data, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Names
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if !d.IsRecent() || d.Raw() != 5 || d.Pos() != 8 {
+		t.Fatalf("decoded: recent %v, %d raw, pos %d", d.IsRecent(), d.Raw(), d.Pos())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Sync of recent names did not panic")
+		}
+	}()
+	n.Sync(0, nil)
+}
