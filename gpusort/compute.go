@@ -82,6 +82,7 @@ type Compute struct {
 	progs      [2]*computeProgs // by key width: 32, 64 bits
 	maxStorage int
 	persistent bool // GL 4.4 buffer storage: upload and read back through mapped memory
+	subgroups  bool // the radix sort ranks keys with subgroup operations
 	warm       bool // both algorithms have run once (calibration)
 }
 
@@ -129,6 +130,9 @@ type ComputeConfig struct {
 	// unmapped makes the back-end work as without GL 4.4's persistent
 	// mapping (tests of that path).
 	unmapped bool
+	// noSubgroups makes the radix sort rank keys in shared memory even
+	// where the GPU offers subgroup operations.
+	noSubgroups bool
 }
 
 // computeSlots is the number of batches a Compute has in flight at most.
@@ -252,12 +256,16 @@ func NewComputeConfig(cfg ComputeConfig) (*Compute, error) {
 		gl.GetIntegerv(gl.MAJOR_VERSION, &major)
 		gl.GetIntegerv(gl.MINOR_VERSION, &minor)
 		c.persistent = (major > 4 || major == 4 && minor >= 4) && !cfg.unmapped
-		for w := range 2 {
-			p, err := compileCompute(w == 1)
-			if err != nil {
-				return fmt.Errorf("compute sorter: %w", err)
-			}
-			c.progs[w] = p
+		c.subgroups = radixSubgroups() && !cfg.noSubgroups
+		err := c.compile()
+		if err != nil && c.subgroups {
+			// The driver claims the extensions but will not build the
+			// shader: rank in shared memory instead.
+			c.subgroups = false
+			err = c.compile()
+		}
+		if err != nil {
+			return fmt.Errorf("compute sorter: %w", err)
 		}
 		return nil
 	})
@@ -276,8 +284,12 @@ func NewComputeConfig(cfg ComputeConfig) (*Compute, error) {
 	return c, nil
 }
 
-func compileCompute(key64 bool) (*computeProgs, error) {
+func compileCompute(key64, subgroups bool) (*computeProgs, error) {
 	p := &computeProgs{loc: make(map[uint32]map[string]int32)}
+	scatter := radixSource("", srcRadixScatter, key64)
+	if subgroups {
+		scatter = radixSource(radixSubgroupExtensions, srcRadixScatterSubgroup, key64)
+	}
 	for _, s := range []struct {
 		dst  *uint32
 		name string
@@ -290,9 +302,9 @@ func compileCompute(key64 bool) (*computeProgs, error) {
 		{&p.search, "search", computeSource(srcSearch, key64)},
 		{&p.gather, "gather", computeSource(srcGather, key64)},
 		{&p.fill, "fill", computeSource(srcFill, key64)},
-		{&p.radixCount, "radix count", radixSource(srcRadixCount, key64)},
-		{&p.radixScan, "radix scan", radixSource(srcRadixScan, key64)},
-		{&p.radixScatter, "radix scatter", radixSource(srcRadixScatter, key64)},
+		{&p.radixCount, "radix count", radixSource("", srcRadixCount, key64)},
+		{&p.radixScan, "radix scan", radixSource("", srcRadixScan, key64)},
+		{&p.radixScatter, "radix scatter", scatter},
 	} {
 		prog, err := compileProgram(s.name, shaderSource{gl.COMPUTE_SHADER, s.src})
 		if err != nil {
@@ -301,6 +313,21 @@ func compileCompute(key64 bool) (*computeProgs, error) {
 		*s.dst = prog
 	}
 	return p, nil
+}
+
+// compile builds the programs of both key widths on the GL thread.
+func (c *Compute) compile() error {
+	for w := range 2 {
+		p, err := compileCompute(w == 1, c.subgroups)
+		if err != nil {
+			for _, q := range c.progs[:w] {
+				q.delete()
+			}
+			return err
+		}
+		c.progs[w] = p
+	}
+	return nil
 }
 
 // Name returns "compute", "compute-bitonic" or "compute-radix", after the
@@ -312,8 +339,15 @@ func (c *Compute) Name() string {
 	return "compute-" + c.alg.String()
 }
 
-// Info describes the GL renderer and version in use.
-func (c *Compute) Info() string { return c.t.info }
+// Info describes the GL renderer and version in use, and how the radix
+// sort ranks keys: with subgroup operations where the GPU offers them, in
+// shared memory elsewhere.
+func (c *Compute) Info() string {
+	if c.subgroups {
+		return c.t.info + ", radix ranking by subgroups"
+	}
+	return c.t.info + ", radix ranking in shared memory"
+}
 
 // Close waits for the batches in flight, then releases the GL context and
 // the staging memory: buffers that StageF32 or StageF64 lent must not be
@@ -677,7 +711,7 @@ func (c *Compute) submit(s *slot, j *batchJob) error {
 
 	finish := j.plan == nil
 	if j.alg == ComputeRadix {
-		sortRadix(p, &s.keys, &s.radix, j.n, j.lens, j.v.key64, finish)
+		sortRadix(p, &s.keys, &s.radix, j.n, j.lens, j.v.key64, finish, nil)
 	} else {
 		sortBitonic(p, j.n, j.lens, finish)
 	}

@@ -177,7 +177,7 @@ func (c *Compute) timeSorts(class sizeClass, reps int) (rates [2]float64, agree 
 			gl.Finish()
 			start := time.Now()
 			if alg == ComputeRadix {
-				sortRadix(p, &keys, &rb, n, lens, class.key64, false)
+				sortRadix(p, &keys, &rb, n, lens, class.key64, false, nil)
 			} else {
 				sortBitonic(p, n, lens, false)
 			}

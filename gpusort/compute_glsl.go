@@ -349,9 +349,14 @@ void main() {
 `
 
 // computeSource assembles one compute shader.
-func computeSource(body string, key64 bool) string {
+func computeSource(body string, key64 bool) string { return computeSourceExt("", body, key64) }
+
+// computeSourceExt assembles one compute shader that enables the GLSL
+// extensions in ext (#extension lines).
+func computeSourceExt(ext, body string, key64 bool) string {
 	var b strings.Builder
 	b.WriteString("#version 430\n")
+	b.WriteString(ext)
 	fmt.Fprintf(&b, "#define KEY64 %d\n#define LOCAL %d\n#define STEP %d\n#define GATHER %d\n#define SEARCH %d\n",
 		map[bool]int{false: 0, true: 1}[key64], localSize, stepSize, gatherSize, searchSize)
 	b.WriteString(glslPrelude)

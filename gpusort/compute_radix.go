@@ -17,13 +17,47 @@ import "github.com/go-gl/gl/v4.5-core/gl"
 // 2^22 float32 keys moves 3 × 64 MiB, about 0.07 ms at 3 TB/s, so the four
 // passes stay well under a millisecond of memory traffic.
 //
-// Why no subgroup (ballot) ranking: the warp-level multisplit of CUB and
-// Onesweep needs ballots, shuffles and a subgroup barrier. Mesa 22's
-// llvmpipe (CI) offers GL_ARB_shader_ballot but not GL_KHR_shader_subgroup,
-// whose subgroupBarrier is needed for warp-synchronous shared memory on
-// GPUs without lockstep warps (NVIDIA since Volta), so a fast path there
-// would never run in CI. The portable block-wide ranking (two 4-bit split
-// steps in shared memory) is what both run.
+// How a tile's keys are ranked by their digit: where the GPU offers
+// subgroups of 32 with ballots (NVIDIA), by the subgroup
+// multisplit of Onesweep (srcRadixScatterSubgroup): one step per 8-bit
+// digit. Elsewhere, and on llvmpipe (CI), which offers no
+// GL_KHR_shader_subgroup, by two 4-bit split steps in shared memory
+// (srcRadixScatter), each with a scan over the work group. Both are tested
+// against the CPU's sort on a GPU that has subgroups
+// (TestComputeRadixRankings).
+
+// GL_KHR_shader_subgroup's queries and feature bits (not in the 4.5 core
+// bindings).
+const (
+	glSubgroupSize              = 0x9532
+	glSubgroupSupportedStages   = 0x9533
+	glSubgroupSupportedFeatures = 0x9534
+	glSubgroupFeatureBasic      = 0x1
+	glSubgroupFeatureArithmetic = 0x4
+	glSubgroupFeatureBallot     = 0x8
+	glSubgroupFeatureShuffle    = 0x10
+)
+
+// radixSubgroups reports, on the GL thread, whether the context can run
+// srcRadixScatterSubgroup: subgroups of 32 invocations in compute shaders
+// with the basic, ballot, arithmetic and shuffle operations.
+func radixSubgroups() bool {
+	var n int32
+	gl.GetIntegerv(gl.NUM_EXTENSIONS, &n)
+	found := false
+	for i := range uint32(n) {
+		found = found || gl.GoStr(gl.GetStringi(gl.EXTENSIONS, i)) == "GL_KHR_shader_subgroup"
+	}
+	if !found {
+		return false
+	}
+	var size, stages, features int32
+	gl.GetIntegerv(glSubgroupSize, &size)
+	gl.GetIntegerv(glSubgroupSupportedStages, &stages)
+	gl.GetIntegerv(glSubgroupSupportedFeatures, &features)
+	const need = glSubgroupFeatureBasic | glSubgroupFeatureArithmetic | glSubgroupFeatureBallot | glSubgroupFeatureShuffle
+	return size == 32 && stages&gl.COMPUTE_SHADER_BIT != 0 && features&need == need
+}
 
 // radixRowsMax is the most tiles per channel for which the scan kernel
 // runs one work group per channel, each thread walking one digit's tiles.
@@ -50,11 +84,28 @@ func (b *radixBuffers) free() {
 	b.hist.free()
 }
 
+// radixTimes, passed to sortRadix, adds up the GPU time of each of the
+// three kernels (count, scan, scatter) with timer queries, waiting for
+// each: for benchmarks only.
+type radixTimes struct {
+	queries [3]uint32
+	ns      [3]uint64
+}
+
+func newRadixTimes() *radixTimes {
+	t := new(radixTimes)
+	gl.GenQueries(3, &t.queries[0])
+	return t
+}
+
+func (t *radixTimes) free() { gl.DeleteQueries(3, &t.queries[0]) }
+
 // sortRadix sorts the channels of keys (n keys apart, lens long) with the
 // radix programs of p, using rb as scratch. The keys start as float bits;
 // with finish they end as floats again, else as keys. The result is back
-// in keys, since the number of passes is even.
-func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [Channels]uint32, key64, finish bool) {
+// in keys, since the number of passes is even. With times not nil it
+// times each kernel.
+func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [Channels]uint32, key64, finish bool, times *radixTimes) {
 	ks := 4
 	if key64 {
 		ks = 8
@@ -75,7 +126,10 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [C
 	for pass := range passes {
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, src.id)
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, dst.id)
-		for _, prog := range []uint32{p.radixCount, p.radixScan, p.radixScatter} {
+		for kernel, prog := range []uint32{p.radixCount, p.radixScan, p.radixScatter} {
+			if times != nil {
+				gl.BeginQuery(gl.TIME_ELAPSED, times.queries[kernel])
+			}
 			p.setCommon(prog, n, lens)
 			gl.Uniform1ui(p.uniform(prog, "NT"), uint32(nt))
 			gl.Uniform1ui(p.uniform(prog, "pass"), uint32(pass))
@@ -99,6 +153,12 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [C
 				dispatch(nt)
 			default:
 				dispatch(nt)
+			}
+			if times != nil {
+				gl.EndQuery(gl.TIME_ELAPSED)
+				var ns uint64
+				gl.GetQueryObjectui64v(times.queries[kernel], gl.QUERY_RESULT, &ns)
+				times.ns[kernel] += ns
 			}
 		}
 		src, dst = dst, src

@@ -436,6 +436,28 @@ func TestStagingSizes(t *testing.T) {
 // TestComputeRadixTiles sorts and digests windows at the radix sort's tile
 // boundaries, and long enough (more than radixRowsMax tiles) for its scan
 // to run one work group per digit instead of one per channel.
+// TestComputeRadixRankings runs the radix tables with keys ranked in shared
+// memory on a GPU that would rank them with subgroup operations, so that
+// both rankings are tested there (elsewhere TestComputeRadix runs the
+// shared-memory one already).
+func TestComputeRadixRankings(t *testing.T) {
+	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(c.Info())
+	subgroups := c.subgroups
+	c.Close()
+	if !subgroups {
+		t.Skip("this GPU ranks in shared memory only, which TestComputeRadix covers")
+	}
+	shared := func() (Sorter, error) {
+		return NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix, noSubgroups: true})
+	}
+	testSorter(t, shared)
+	testDigester(t, shared)
+}
+
 func TestComputeRadixTiles(t *testing.T) {
 	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
 	if err != nil {
