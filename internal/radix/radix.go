@@ -60,10 +60,8 @@ const (
 // buffer for reuse. −0 sorts before +0; NaNs go after +Inf or before −Inf
 // by sign.
 //
-// It is SortedFloat32s(x, x, scratch): a counting pass that only reads x,
-// then one scatter pass per digit that is not the same for every key, the
-// first fused with the key transform and the last with its inverse, plus
-// a copy back into x when the number of scatter passes is odd.
+// It is SortedFloat32s(x, x, scratch), plus a copy back into x when the
+// number of scatter passes is odd.
 func Float32s(x []float32, scratch []uint32) []uint32 {
 	_, scratch = sorted32(x, x, scratch, Width11)
 	return scratch
@@ -85,14 +83,12 @@ func Float64s(x []float64, scratch []uint64) []uint64 {
 // overlap src, unless it is src itself: then src is sorted in place, as
 // Float32s does. The order is that of Float32s.
 //
-// The sort reads and writes the keys fewer times than copying src and
-// sorting the copy in place: a counting pass that only reads src (the key
-// transform computed on the fly), then one scatter pass per 11-bit digit
-// that is not the same for every key, alternating between dst and
-// scratch so that the last one writes into dst. The first scatter reads
-// src and applies the key transform as it moves each key, the last applies
-// the inverse transform as it writes. When every key is equal, the sort
-// is the count and a copy.
+// The sort reads src in a counting pass, then runs one scatter pass per
+// 11-bit digit that is not the same for every key, the first reading src,
+// alternating between dst and scratch so that the last one writes into
+// dst; it never transforms the keys (see lsd32x11). When every key is
+// equal, the sort is the count and a copy. src must hold fewer than 2^31
+// values.
 func SortedFloat32s(dst, src []float32, scratch []uint32) ([]float32, []uint32) {
 	return sorted32(dst, src, scratch, Width11)
 }
@@ -147,6 +143,9 @@ func sorted64(dst, src []float64, scratch []uint64, w Width) ([]float64, []uint6
 // short. It panics if dst overlaps src without being src.
 func target[E float32 | float64](dst, src []E) []E {
 	n := len(src)
+	if n > math.MaxInt32 {
+		panic("radix: more than 2^31−1 keys")
+	}
 	if cap(dst) < n {
 		return make([]E, n)
 	}
@@ -197,29 +196,46 @@ func insertionSorted[K uint32 | uint64](dst, src []K) {
 	}
 }
 
+// The LSD sort orders the float bits as unsigned integers, digit by
+// digit, and needs no key transform: that order is the floats' order for
+// non-negative floats, and the reverse of it for negative ones, which all
+// sort above them. The last scatter pass puts both right. If it is the
+// pass of the top digit (which holds the sign bit), it lays out the
+// buckets of negative digits first, in descending order of digit, and
+// fills each from its end backwards, so that the negative floats come out
+// reversed, then the buckets of non-negative digits as usual. If the top
+// digit is the same for every key, every key has the same sign, and the
+// last pass, whichever digit it sorts by, fills all its buckets backwards
+// in descending order of digit when that sign is negative. Keys with equal
+// bits come out in reverse order of arrival where a pass reverses them,
+// which no one can tell. This puts −0 just below +0 and NaNs after +Inf or
+// before −Inf by sign, as the keys of Key32 and Key64 do.
+
 // lsd32x11 writes the float32 bits of src, sorted, into dst (src itself or
-// a slice of the same length that does not overlap it) by keys of three
-// digits of 11, 11 and 10 bits, with scratch (grown if needed) as the
-// second buffer, and returns scratch.
+// a slice of the same length that does not overlap it) by three digits of
+// 11, 11 and 10 bits, with scratch (grown if needed) as the second buffer,
+// and returns scratch.
 func lsd32x11(dst, src, scratch []uint32) []uint32 {
 	var c [3][2048]uint32
 	for _, u := range src {
-		k := key(u)
-		c[0][k&0x7ff]++
-		c[1][k>>11&0x7ff]++
-		c[2][k>>22]++
+		c[0][u&0x7ff]++
+		c[1][u>>11&0x7ff]++
+		c[2][u>>22]++
 	}
 	var digits [3]int
-	k0, m := key(src[0]), 0
+	u0, m := src[0], 0
 	for p := range c {
-		if c[p][k0>>(11*p)&0x7ff] != uint32(len(src)) {
+		if c[p][u0>>(11*p)&0x7ff] != uint32(len(src)) {
 			digits[m] = p
 			m++
 		}
 	}
 	return scatterAll(dst, src, scratch, m, func(j int, from, to []uint32) {
-		p := digits[j]
-		scatter11(from, to, &c[p], uint(11*p), j == 0, j == m-1)
+		p, neg := digits[j], len(c[0])
+		if j == m-1 {
+			neg = lastNeg(p == len(c)-1, 1<<9, int32(u0) < 0, neg)
+		}
+		scatter11(&c[p], uint(11*p), neg, from, to)
 	})
 }
 
@@ -227,23 +243,25 @@ func lsd32x11(dst, src, scratch []uint32) []uint32 {
 func lsd32x8(dst, src, scratch []uint32) []uint32 {
 	var c [4][256]uint32
 	for _, u := range src {
-		k := key(u)
-		c[0][k&0xff]++
-		c[1][k>>8&0xff]++
-		c[2][k>>16&0xff]++
-		c[3][k>>24]++
+		c[0][u&0xff]++
+		c[1][u>>8&0xff]++
+		c[2][u>>16&0xff]++
+		c[3][u>>24]++
 	}
 	var digits [4]int
-	k0, m := key(src[0]), 0
+	u0, m := src[0], 0
 	for p := range c {
-		if c[p][uint8(k0>>(8*p))] != uint32(len(src)) {
+		if c[p][uint8(u0>>(8*p))] != uint32(len(src)) {
 			digits[m] = p
 			m++
 		}
 	}
 	return scatterAll(dst, src, scratch, m, func(j int, from, to []uint32) {
-		p := digits[j]
-		scatter8(from, to, &c[p], uint(8*p), j == 0, j == m-1)
+		p, neg := digits[j], len(c[0])
+		if j == m-1 {
+			neg = lastNeg(p == len(c)-1, 1<<7, int32(u0) < 0, neg)
+		}
+		scatter8(&c[p], uint(8*p), neg, from, to)
 	})
 }
 
@@ -252,25 +270,27 @@ func lsd32x8(dst, src, scratch []uint32) []uint32 {
 func lsd64x11(dst, src, scratch []uint64) []uint64 {
 	var c [6][2048]uint32
 	for _, u := range src {
-		k := key(u)
-		c[0][k&0x7ff]++
-		c[1][k>>11&0x7ff]++
-		c[2][k>>22&0x7ff]++
-		c[3][k>>33&0x7ff]++
-		c[4][k>>44&0x7ff]++
-		c[5][k>>55]++
+		c[0][u&0x7ff]++
+		c[1][u>>11&0x7ff]++
+		c[2][u>>22&0x7ff]++
+		c[3][u>>33&0x7ff]++
+		c[4][u>>44&0x7ff]++
+		c[5][u>>55]++
 	}
 	var digits [6]int
-	k0, m := key(src[0]), 0
+	u0, m := src[0], 0
 	for p := range c {
-		if c[p][k0>>(11*p)&0x7ff] != uint32(len(src)) {
+		if c[p][u0>>(11*p)&0x7ff] != uint32(len(src)) {
 			digits[m] = p
 			m++
 		}
 	}
 	return scatterAll(dst, src, scratch, m, func(j int, from, to []uint64) {
-		p := digits[j]
-		scatter11(from, to, &c[p], uint(11*p), j == 0, j == m-1)
+		p, neg := digits[j], len(c[0])
+		if j == m-1 {
+			neg = lastNeg(p == len(c)-1, 1<<8, int64(u0) < 0, neg)
+		}
+		scatter11(&c[p], uint(11*p), neg, from, to)
 	})
 }
 
@@ -278,28 +298,44 @@ func lsd64x11(dst, src, scratch []uint64) []uint64 {
 func lsd64x8(dst, src, scratch []uint64) []uint64 {
 	var c [8][256]uint32
 	for _, u := range src {
-		k := key(u)
-		c[0][k&0xff]++
-		c[1][k>>8&0xff]++
-		c[2][k>>16&0xff]++
-		c[3][k>>24&0xff]++
-		c[4][k>>32&0xff]++
-		c[5][k>>40&0xff]++
-		c[6][k>>48&0xff]++
-		c[7][k>>56]++
+		c[0][u&0xff]++
+		c[1][u>>8&0xff]++
+		c[2][u>>16&0xff]++
+		c[3][u>>24&0xff]++
+		c[4][u>>32&0xff]++
+		c[5][u>>40&0xff]++
+		c[6][u>>48&0xff]++
+		c[7][u>>56]++
 	}
 	var digits [8]int
-	k0, m := key(src[0]), 0
+	u0, m := src[0], 0
 	for p := range c {
-		if c[p][uint8(k0>>(8*p))] != uint32(len(src)) {
+		if c[p][uint8(u0>>(8*p))] != uint32(len(src)) {
 			digits[m] = p
 			m++
 		}
 	}
 	return scatterAll(dst, src, scratch, m, func(j int, from, to []uint64) {
-		p := digits[j]
-		scatter8(from, to, &c[p], uint(8*p), j == 0, j == m-1)
+		p, neg := digits[j], len(c[0])
+		if j == m-1 {
+			neg = lastNeg(p == len(c)-1, 1<<7, int64(u0) < 0, neg)
+		}
+		scatter8(&c[p], uint(8*p), neg, from, to)
 	})
+}
+
+// lastNeg returns the neg argument of scatter11 or scatter8 for the last
+// pass of a sort, with digits of size values: the sign digit (the least
+// top digit whose keys are negative) if the pass is that of the top digit;
+// otherwise 0 if every key is negative, and size if none is.
+func lastNeg(top bool, signDigit int, negative bool, size int) int {
+	switch {
+	case top:
+		return signDigit
+	case negative:
+		return 0
+	}
+	return size
 }
 
 // scatterAll runs the m scatter passes of an LSD sort of src into dst
@@ -347,81 +383,75 @@ func scatterAll[K uint32 | uint64](dst, src, scratch []K, m int, scatter func(j 
 
 // scatter11 moves src into dst ordered by the 11-bit digit
 // (k>>shift)&0x7ff of each key k, whose counts are in count, stably,
-// turning the counts into offsets. With in, src holds float bits and the
-// digit is that of their key; with out, dst receives the float bits of
-// each key; with both, float bits move and their keys only choose where.
-// The caller skips a pass whose digit is the same for every key (common
-// for floats that came from float32 or small integers, and for the top
-// digits of values of one magnitude).
-func scatter11[K uint32 | uint64](src, dst []K, count *[2048]uint32, shift uint, in, out bool) {
-	var sum uint32
-	for i, c := range count {
-		count[i] = sum
-		sum += c
+// turning the counts into positions. The buckets of digits from neg up
+// come first, in descending order of digit, each filled backwards; then
+// the others, in ascending order, filled forwards (see lsd32x11); neg is
+// len(count) for an ascending pass. The caller skips a pass whose digit is
+// the same for every key (common for floats that came from float32 or
+// small integers, and for the top digits of values of one magnitude).
+//
+// The order of the arguments leaves the shift in CX on amd64, where SHR
+// needs it, and masking it (a no-op) and loading count before the loops
+// let the compiler keep the checks of both out of them: the loops are
+// the cost of the sort.
+func scatter11[K uint32 | uint64](count *[2048]uint32, shift uint, neg int, src, dst []K) {
+	shift &= 8*uint(unsafe.Sizeof(src[0])) - 1
+	_ = count[0]
+	if positions(count[:], neg) {
+		for _, k := range src {
+			d := (k >> shift) & 0x7ff
+			dst[count[d]] = k
+			count[d]++
+		}
+		return
 	}
-	switch {
-	case in && out:
-		for _, u := range src {
-			d := (key(u) >> shift) & 0x7ff
-			dst[count[d]] = u
-			count[d]++
-		}
-	case in:
-		for _, u := range src {
-			k := key(u)
-			d := (k >> shift) & 0x7ff
-			dst[count[d]] = k
-			count[d]++
-		}
-	case out:
-		for _, k := range src {
-			d := (k >> shift) & 0x7ff
-			dst[count[d]] = unkey(k)
-			count[d]++
-		}
-	default:
-		for _, k := range src {
-			d := (k >> shift) & 0x7ff
-			dst[count[d]] = k
-			count[d]++
-		}
+	for _, k := range src {
+		d := (k >> shift) & 0x7ff
+		q := count[d] // a position, or the complement of a backward one
+		dst[q^uint32(int32(q)>>31)] = k
+		count[d] = q + 1
 	}
 }
 
 // scatter8 is scatter11 for the 8-bit digit uint8(k>>shift).
-func scatter8[K uint32 | uint64](src, dst []K, count *[256]uint32, shift uint, in, out bool) {
-	var sum uint32
-	for i, c := range count {
-		count[i] = sum
-		sum += c
-	}
-	switch {
-	case in && out:
-		for _, u := range src {
-			d := uint8(key(u) >> shift)
-			dst[count[d]] = u
-			count[d]++
-		}
-	case in:
-		for _, u := range src {
-			k := key(u)
-			d := uint8(k >> shift)
-			dst[count[d]] = k
-			count[d]++
-		}
-	case out:
-		for _, k := range src {
-			d := uint8(k >> shift)
-			dst[count[d]] = unkey(k)
-			count[d]++
-		}
-	default:
+func scatter8[K uint32 | uint64](count *[256]uint32, shift uint, neg int, src, dst []K) {
+	shift &= 8*uint(unsafe.Sizeof(src[0])) - 1
+	_ = count[0]
+	if positions(count[:], neg) {
 		for _, k := range src {
 			d := uint8(k >> shift)
 			dst[count[d]] = k
 			count[d]++
 		}
+		return
 	}
+	for _, k := range src {
+		d := uint8(k >> shift)
+		q := count[d]
+		dst[q^uint32(int32(q)>>31)] = k
+		count[d] = q + 1
+	}
+}
+
+// positions turns the counts of the digits into the positions of the
+// next key of each digit: for the digits from neg up, whose buckets come
+// first in descending order of digit and fill backwards, the bitwise
+// complement of the position (a negative number, q, whose position is
+// q^q>>31, and q+1 that of the key before it); for the others, which
+// follow in ascending order, the position itself. It reports whether
+// every bucket fills forwards: then the positions are all non-negative.
+func positions(count []uint32, neg int) (forward bool) {
+	var start uint32
+	for d := len(count) - 1; d >= neg; d-- {
+		start += count[d]
+		count[d] = ^(start - 1)
+	}
+	backward := start
+	for d, c := range count[:neg] {
+		count[d] = start
+		start += c
+	}
+	return backward == 0
 }
 
 func insertion[K uint32 | uint64](x []K) {
