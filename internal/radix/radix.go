@@ -1,6 +1,10 @@
-// Package radix sorts float32 and float64 keys by LSD radix sort through
-// the order-preserving float-to-unsigned key transform. It is shared by the
-// CPU sort back-end and the sliding-window summaries.
+// Package radix sorts float32 and float64 keys by LSD radix sort, in place
+// ([Float32s], [Float64s]) or into a destination, leaving the source
+// unchanged ([SortedFloat32s], [SortedFloat64s]). Its passes sort the
+// floats' bits as unsigned integers and put the negative floats, whose
+// order that reverses, right in the last pass, so they never transform
+// the keys; [Key32] and [Key64] give the order it sorts by. It is shared
+// by the CPU sort back-end and the sliding-window summaries.
 //
 // The sort takes digits of 8 or 11 bits (see [Width]). Which is faster
 // depends on the machine more than on the keys: a [Sorter] measures both
@@ -144,7 +148,7 @@ func sorted64(dst, src []float64, scratch []uint64, w Width) ([]float64, []uint6
 func target[E float32 | float64](dst, src []E) []E {
 	n := len(src)
 	if n > math.MaxInt32 {
-		panic("radix: more than 2^31−1 keys")
+		panic("radix: more than 2^31-1 keys")
 	}
 	if cap(dst) < n {
 		return make([]E, n)
