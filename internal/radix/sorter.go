@@ -9,9 +9,8 @@ import (
 )
 
 // A Sorter sorts float32 and float64 keys like Float32s and Float64s (or
-// SortedFloat32s and SortedFloat64s), with
-// the digit width that sorted fastest on this machine for inputs of about
-// the same size. The best width depends on the cores: on some, the 2048
+// SortedFloat32s and SortedFloat64s), with the digit width that sorted
+// fastest on this machine for inputs of about the same size. The best width depends on the cores: on some, the 2048
 // buckets of 11-bit digits cost three times as much per key as the 256 of
 // 8-bit digits, which then win despite their extra pass; on others 11-bit
 // digits win at every size that fits in cache.
