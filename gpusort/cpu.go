@@ -20,7 +20,7 @@ type CPU struct {
 	radix    radix.Sorter
 	pool32   sync.Pool // of *[]uint32 scratch buffers
 	pool64   sync.Pool // of *[]uint64 scratch buffers
-	copies32 sync.Pool // of *[]float32: the copies Digest sorts
+	copies32 sync.Pool // of *[]float32: the sorted copies Digest digests
 	copies64 sync.Pool // of *[]float64
 	mu       sync.Mutex
 	closed   bool
@@ -73,7 +73,9 @@ func (c *CPU) sort(ctx context.Context, b *Batch, want func(int) bool) error {
 }
 
 // digest digests the non-empty windows i of b for which want(i) holds into
-// out[i], each from a sorted copy, leaving b unchanged.
+// out[i], each from a sorted copy, leaving b unchanged. The sort writes
+// the copy (radix.Sorter.SortedFloat32s), so the window is not copied
+// first.
 func (c *CPU) digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, want func(int) bool) error {
 	return c.each(ctx, "cpu digest", b, want, func(i int) {
 		if w := b.F64[i]; len(w) > 0 {
@@ -81,10 +83,10 @@ func (c *CPU) digest(ctx context.Context, b *Batch, specs *[Channels]summary.Win
 			if p == nil {
 				p = new([]float64)
 			}
-			x := append((*p)[:0], w...)
-			c.sort64(x)
-			summary.DigestSorted(x, specs[i], &out[i])
-			*p = x
+			s := c.scratch64()
+			*p, *s = c.radix.SortedFloat64s(*p, w, *s)
+			summary.DigestSorted(*p, specs[i], &out[i])
+			c.pool64.Put(s)
 			c.copies64.Put(p)
 			return
 		}
@@ -92,10 +94,10 @@ func (c *CPU) digest(ctx context.Context, b *Batch, specs *[Channels]summary.Win
 		if p == nil {
 			p = new([]float32)
 		}
-		x := append((*p)[:0], b.F32[i]...)
-		c.sort32(x)
-		summary.DigestSorted(x, specs[i], &out[i])
-		*p = x
+		s := c.scratch32()
+		*p, *s = c.radix.SortedFloat32s(*p, b.F32[i], *s)
+		summary.DigestSorted(*p, specs[i], &out[i])
+		c.pool32.Put(s)
 		c.copies32.Put(p)
 	})
 }
@@ -138,19 +140,31 @@ func (c *CPU) each(ctx context.Context, op string, b *Batch, want func(int) bool
 }
 
 func (c *CPU) sort32(w []float32) {
-	p, _ := c.pool32.Get().(*[]uint32)
-	if p == nil {
-		p = new([]uint32)
-	}
+	p := c.scratch32()
 	*p = c.radix.Float32s(w, *p)
 	c.pool32.Put(p)
 }
 
 func (c *CPU) sort64(w []float64) {
+	p := c.scratch64()
+	*p = c.radix.Float64s(w, *p)
+	c.pool64.Put(p)
+}
+
+// scratch32 returns a pooled scratch buffer (put it back in pool32).
+func (c *CPU) scratch32() *[]uint32 {
+	p, _ := c.pool32.Get().(*[]uint32)
+	if p == nil {
+		p = new([]uint32)
+	}
+	return p
+}
+
+// scratch64 returns a pooled scratch buffer (put it back in pool64).
+func (c *CPU) scratch64() *[]uint64 {
 	p, _ := c.pool64.Get().(*[]uint64)
 	if p == nil {
 		p = new([]uint64)
 	}
-	*p = c.radix.Float64s(w, *p)
-	c.pool64.Put(p)
+	return p
 }

@@ -18,9 +18,10 @@ func Key64(f float64) uint64 { return radix.Key64(f) }
 func Float64(k uint64) float64 { return radix.FromKey64(k) }
 
 // SortFloat32 sorts x in ascending order with an LSD radix sort of three
-// 11-bit passes (radix.Float32s), using scratch (grown if shorter than x) as the second buffer, and
-// returns the scratch buffer for reuse. It runs in O(len(x)) time and
-// allocates only when scratch is too short.
+// 11-bit passes (radix.Float32s), using scratch (grown when the sort needs
+// it and it is shorter than x) as the second buffer, and returns the
+// scratch buffer for reuse. It runs in O(len(x)) time and allocates only
+// when scratch is too short.
 func SortFloat32(x []float32, scratch []uint32) []uint32 { return radix.Float32s(x, scratch) }
 
 // SortFloat64 sorts x like SortFloat32, on 64-bit keys: 11-bit passes, or

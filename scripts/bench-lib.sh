@@ -235,7 +235,7 @@ measure() {
 			wall = b - a; cpu = c1 - c0; load = cpu / (wall * dc); waited = w1 - w0
 			want = (cpu + waited) / (wall * dc)
 			printf "%s: %d values in %.2f s: %.1f M values/s into the daemon\n", l, n, wall, n / wall / 1e6
-			printf "%s: daemon used %.1f CPU-s of %d cores x %.2f s: %.0f%% busy, %.0f%% idle; its threads waited %.1f s for a core\n", l, cpu, dc, wall, 100 * load, 100 * (1 - load), waited
+			printf "%s: daemon used %.2f CPU-s (%.1f CPU-ns/value) of %d cores x %.2f s: %.0f%% busy, %.0f%% idle; its threads waited %.1f s for a core\n", l, cpu, (n > 0 ? 1e9 * cpu / n : 0), dc, wall, 100 * load, 100 * (1 - load), waited
 			soloText = solo > 0 ? sprintf("%.1f M values/s alone", solo / 1e6) : "alone not measured"
 			printf "%s: loadgen sent at %.1f M values/s (%s), used %.1f CPU-s of %d cores in %.1f s\n", l, sr / 1e6, soloText, su + ss, sc, sreal
 			if (load >= 0.85)

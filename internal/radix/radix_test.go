@@ -238,9 +238,10 @@ func threadCPU(b *testing.B) func() time.Duration {
 
 // BenchmarkSort compares the radix sort at each digit width, as a
 // measuring Sorter chooses (its choice is reported as the "bits" metric),
-// and slices.Sort on uniform random float32 windows, one core. Each round
-// restores the input: see the copy baseline. cpu-ns/key counts the
-// thread's CPU time only.
+// and slices.Sort on uniform random float32 windows, one core. radix* and
+// slices.Sort copy the input and sort the copy in place (see the copy
+// baseline); sorted* sort it into a destination with SortedFloat32s,
+// leaving it unchanged. cpu-ns/key counts the thread's CPU time only.
 func BenchmarkSort(b *testing.B) {
 	auto := NewSorter()
 	for shift := 12; shift <= 22; shift += 2 {
@@ -263,6 +264,23 @@ func BenchmarkSort(b *testing.B) {
 				for b.Loop() {
 					copy(x, src)
 					scratch = s.sorter.Float32s(x, scratch)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+				b.ReportMetric(float64(cpu())/float64(b.N)/float64(n), "cpu-ns/key")
+				b.ReportMetric(float64(s.sorter.Width32(n)), "bits")
+				sink32 = x
+			})
+		}
+		for _, s := range []struct {
+			name   string
+			sorter *Sorter
+		}{{"sorted8", NewSorterWidth(Width8)}, {"sorted11", NewSorterWidth(Width11)}, {"sortedauto", auto}} {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				s.sorter.Width32(n)
+				cpu := threadCPU(b)
+				b.ReportAllocs()
+				for b.Loop() {
+					x, scratch = s.sorter.SortedFloat32s(x, src, scratch)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
 				b.ReportMetric(float64(cpu())/float64(b.N)/float64(n), "cpu-ns/key")
@@ -312,6 +330,23 @@ func BenchmarkSort64(b *testing.B) {
 				for b.Loop() {
 					copy(x, src)
 					scratch = s.sorter.Float64s(x, scratch)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+				b.ReportMetric(float64(cpu())/float64(b.N)/float64(n), "cpu-ns/key")
+				b.ReportMetric(float64(s.sorter.Width64(n)), "bits")
+				sink64 = x
+			})
+		}
+		for _, s := range []struct {
+			name   string
+			sorter *Sorter
+		}{{"sorted8", NewSorterWidth(Width8)}, {"sorted11", NewSorterWidth(Width11)}, {"sortedauto", auto}} {
+			b.Run(fmt.Sprintf("%s/n=%d", s.name, n), func(b *testing.B) {
+				s.sorter.Width64(n)
+				cpu := threadCPU(b)
+				b.ReportAllocs()
+				for b.Loop() {
+					x, scratch = s.sorter.SortedFloat64s(x, src, scratch)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
 				b.ReportMetric(float64(cpu())/float64(b.N)/float64(n), "cpu-ns/key")

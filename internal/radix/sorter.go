@@ -4,14 +4,13 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 )
 
-// A Sorter sorts float32 and float64 keys like Float32s and Float64s, with
-// the digit width that sorted fastest on this machine for inputs of about
-// the same size. The best width depends on the cores: on some, the 2048
+// A Sorter sorts float32 and float64 keys like Float32s and Float64s (or
+// SortedFloat32s and SortedFloat64s), with the digit width that sorted
+// fastest on this machine for inputs of about the same size. The best width depends on the cores: on some, the 2048
 // buckets of 11-bit digits cost three times as much per key as the 256 of
 // 8-bit digits, which then win despite their extra pass; on others 11-bit
 // digits win at every size that fits in cache.
@@ -57,19 +56,33 @@ func NewSorterWidth(w Width) *Sorter {
 // that s chose for len(x) keys (measuring it first at the first use of
 // the size class), and returns the scratch buffer for reuse.
 func (s *Sorter) Float32s(x []float32, scratch []uint32) []uint32 {
-	if len(x) <= insertionMax {
-		return float32s(x, scratch, Width11)
-	}
-	return float32s(x, scratch, s.Width32(len(x)))
+	_, scratch = s.SortedFloat32s(x, x, scratch)
+	return scratch
 }
 
 // Float64s sorts x as the package function Float64s does, with the width
 // that s chose for len(x) keys.
 func (s *Sorter) Float64s(x []float64, scratch []uint64) []uint64 {
-	if len(x) <= insertionMax {
-		return float64s(x, scratch, Width11)
+	_, scratch = s.SortedFloat64s(x, x, scratch)
+	return scratch
+}
+
+// SortedFloat32s writes src sorted into dst as the package function
+// SortedFloat32s does, with the width that s chose for len(src) keys, and
+// returns dst and the scratch buffer for reuse.
+func (s *Sorter) SortedFloat32s(dst, src []float32, scratch []uint32) ([]float32, []uint32) {
+	if len(src) <= insertionMax {
+		return sorted32(dst, src, scratch, Width11)
 	}
-	return float64s(x, scratch, s.Width64(len(x)))
+	return sorted32(dst, src, scratch, s.Width32(len(src)))
+}
+
+// SortedFloat64s is SortedFloat32s for float64 values.
+func (s *Sorter) SortedFloat64s(dst, src []float64, scratch []uint64) ([]float64, []uint64) {
+	if len(src) <= insertionMax {
+		return sorted64(dst, src, scratch, Width11)
+	}
+	return sorted64(dst, src, scratch, s.Width64(len(src)))
 }
 
 // Width32 returns the digit width s sorts n float32 keys with, measuring
@@ -115,12 +128,12 @@ func measure32(n int) Width {
 	for i := range src {
 		src[i] = float32(rng.NormFloat64() * 1e3)
 	}
-	x := slices.Clone(src)
+	dst := make([]float32, n)
 	scratch := make([]uint32, n)
-	clear(scratch) // fault its pages in before the timing
+	clear(dst) // fault their pages in before the timing
+	clear(scratch)
 	return faster(measureRounds(n), func(w Width) {
-		copy(x, src)
-		float32s(x, scratch, w)
+		sorted32(dst, src, scratch, w)
 	})
 }
 
@@ -131,12 +144,12 @@ func measure64(n int) Width {
 	for i := range src {
 		src[i] = rng.NormFloat64() * 1e3
 	}
-	x := slices.Clone(src)
+	dst := make([]float64, n)
 	scratch := make([]uint64, n)
+	clear(dst)
 	clear(scratch)
 	return faster(measureRounds(n), func(w Width) {
-		copy(x, src)
-		float64s(x, scratch, w)
+		sorted64(dst, src, scratch, w)
 	})
 }
 
