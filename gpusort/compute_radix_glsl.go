@@ -177,6 +177,24 @@ void main() {
 }
 `
 
+// glslRadixTile is the shared memory in which the scatter kernels sort a
+// tile, with its accessors: a float64 tile keeps its low words, then its
+// high words. It also holds srcRadixScatter's 16 counters per thread,
+// 16·RT words, which fit since a tile is 16·RT words of keys.
+const glslRadixTile = `
+#if KEY64
+shared uint sh[2u * pad(TILE)];
+void putKey(uint p, KEY x) { sh[pad(p)] = x.x; sh[pad(TILE) + pad(p)] = x.y; }
+KEY getKey(uint p) { return uvec2(sh[pad(p)], sh[pad(TILE) + pad(p)]); }
+#define NOKEY uvec2(0u)
+#else
+shared uint sh[pad(TILE)];
+void putKey(uint p, KEY x) { sh[pad(p)] = x; }
+KEY getKey(uint p) { return sh[pad(p)]; }
+#define NOKEY 0u
+#endif
+`
+
 // srcRadixScatter sorts one tile by the pass's digit and writes it out.
 //
 // The tile is loaded coalesced into shared memory, then each thread takes
@@ -193,19 +211,10 @@ void main() {
 // one shared array. The sorted tile is written out coalesced: the first
 // key of each digit records where the digit goes, every key its place
 // relative to that.
-const srcRadixScatter = `
+const srcRadixScatter = glslRadixTile + `
 uniform uint finish;
-shared uint sh[pad(16u * RT)];
 shared uint delta[256];
 shared uint sc[2][RT];
-
-#if KEY64
-void putKey(uint p, KEY x) { sh[pad(p)] = x.x; sh[pad(TILE) + pad(p)] = x.y; }
-KEY getKey(uint p) { return uvec2(sh[pad(p)], sh[pad(TILE) + pad(p)]); }
-#else
-void putKey(uint p, KEY x) { sh[pad(p)] = x; }
-KEY getKey(uint p) { return sh[pad(p)]; }
-#endif
 
 void main() {
 	uint ch = gl_WorkGroupID.z;
@@ -332,17 +341,12 @@ func radixSource(ext, body string, key64 bool) string {
 // subgroups first), a scan over the digits gives each digit's start in
 // the sorted tile, each key is written there, and the tile goes out
 // coalesced as in srcRadixScatter.
-const srcRadixScatterSubgroup = `
+const srcRadixScatterSubgroup = glslRadixTile + `
 // NVIDIA's compiler otherwise keeps v and rank in local memory, which made
 // the kernel 1.5 times slower on an H100; other compilers ignore it.
 #pragma optionNV(unroll all)
 #define WARPS (RT / 32u)
 uniform uint finish;
-#if KEY64
-shared uint sh[2u * pad(TILE)];
-#else
-shared uint sh[pad(TILE)];
-#endif
 // wh holds 16-bit counts, two digits a word ([subgroup][digit/2]), then
 // in their place each subgroup's offsets: 16 bits suffice for a tile of at
 // most 2^16 keys, and halving it lets more work groups share an SM.
@@ -350,16 +354,6 @@ shared uint wh[WARPS * 128u];
 shared uint start[256];       // where each digit starts in the sorted tile
 shared uint delta[256];       // a digit's destination minus its start
 shared uint wsum[WARPS];
-
-#if KEY64
-void putKey(uint p, KEY x) { sh[pad(p)] = x.x; sh[pad(TILE) + pad(p)] = x.y; }
-KEY getKey(uint p) { return uvec2(sh[pad(p)], sh[pad(TILE) + pad(p)]); }
-#define NOKEY uvec2(0u)
-#else
-void putKey(uint p, KEY x) { sh[pad(p)] = x; }
-KEY getKey(uint p) { return sh[pad(p)]; }
-#define NOKEY 0u
-#endif
 
 void main() {
 	uint ch = gl_WorkGroupID.z;
