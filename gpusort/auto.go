@@ -59,6 +59,15 @@ func (a *Auto) Name() string { return "auto" }
 // GPUErr reports why Auto has no GPU side, or nil if it has one.
 func (a *Auto) GPUErr() error { return a.gpuErr }
 
+// Info describes the GPU back-end in use as its Info method does, or is
+// empty without a GPU.
+func (a *Auto) Info() string {
+	if in, ok := a.gpu.(interface{ Info() string }); ok {
+		return in.Info()
+	}
+	return ""
+}
+
 // Rates reports the measured throughput of the GPU and CPU sides in keys
 // per second (0 until measured) and how many batches each has done.
 func (a *Auto) Rates() (gpu, cpu float64, gpuBatches, cpuBatches int64) {

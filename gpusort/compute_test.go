@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -60,6 +61,9 @@ func TestAutoConcurrentGPU(t *testing.T) {
 	defer a.Close()
 	if err := a.GPUErr(); err != nil {
 		t.Fatal(err)
+	}
+	if info := a.Info(); !strings.Contains(info, "radix ranking") {
+		t.Errorf("Info = %q, want the GPU's renderer and radix ranking", info)
 	}
 	testAutoConcurrent(t, a)
 }

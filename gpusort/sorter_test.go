@@ -483,5 +483,8 @@ func testAutoConcurrent(t *testing.T, a *Auto) {
 func TestAutoConcurrentCPU(t *testing.T) {
 	a := NewAuto(nil, nil, NewCPU(0))
 	defer a.Close()
+	if info := a.Info(); info != "" {
+		t.Errorf("Info without a GPU = %q, want empty", info)
+	}
 	testAutoConcurrent(t, a)
 }

@@ -576,9 +576,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	d.health.SetServingStatus(pb.Streamd_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	d.Logger.Info("streamd serving",
-		"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
-		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir)
+	attrs := []any{"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
+		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir}
+	if in, ok := d.sorter.(interface{ Info() string }); ok && in.Info() != "" {
+		attrs = append(attrs, "gpu", in.Info()) // the renderer, and how the radix sort ranks keys
+	}
+	d.Logger.Info("streamd serving", attrs...)
 	d.logBudget(budget)
 	return nil
 }
