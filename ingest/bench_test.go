@@ -135,14 +135,14 @@ func BenchmarkDecodeValues(b *testing.B) {
 		dst := make([]float32, 0, len(src)/4)
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			dst, _, _ = DecodeValues(dst[:0], src, 4)
+			dst, _, _, _ = DecodeValues(dst[:0], src, 4)
 		}
 	})
 	b.Run("float64", func(b *testing.B) {
 		dst := make([]float64, 0, len(src)/4)
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			dst, _, _ = DecodeValues(dst[:0], src, 4)
+			dst, _, _, _ = DecodeValues(dst[:0], src, 4)
 		}
 	})
 }

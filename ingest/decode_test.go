@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"streamd/summary"
 )
 
 // A decodeTest is one input and what decoding it must give.
@@ -433,7 +435,8 @@ func TestDecoderLimits(t *testing.T) {
 }
 
 // TestDecodeValues: DecodeValues gives what decoding each value, CleanValues
-// and rounding to the destination type give, for both encodings and both
+// and rounding to the destination type give, and the moments
+// summary.Measure gives of them, for both encodings and both
 // types, special values included, dense and sparse, and never stores −0.
 func TestDecodeValues(t *testing.T) {
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -1e-50, 1e-50, 3.5e38, -1e300, 1, math.SmallestNonzeroFloat32}
@@ -466,10 +469,11 @@ func TestDecodeValues(t *testing.T) {
 		clean := CleanValues("s", slices.Clone(decoded), sink)
 		wantNaN, wantInf := sink.result().rejects[reject{"s", ReasonNaN}], sink.result().rejects[reject{"s", ReasonInf}]
 
-		got64, nan, inf := DecodeValues([]float64{7}, data, size)
+		got64, m64, nan, inf := DecodeValues([]float64{7}, data, size)
 		if nan != wantNaN || inf != wantInf {
 			t.Errorf("size %d float64: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN, wantInf)
 		}
+		checkMoments(t, fmt.Sprintf("size %d float64", size), got64[1:], m64)
 		if !slices.Equal(got64[:1], []float64{7}) || !sameBits(got64[1:], clean) {
 			t.Errorf("size %d float64: values differ from CleanValues'", size)
 		}
@@ -483,9 +487,17 @@ func TestDecodeValues(t *testing.T) {
 		sink32 := newRecordSink()
 		want32 := CleanValues("s", rounded, sink32)
 		wantNaN32, wantInf32 := sink32.result().rejects[reject{"s", ReasonNaN}], sink32.result().rejects[reject{"s", ReasonInf}]
-		got32, nan, inf := DecodeValues[float32](nil, data, size)
+		got32, m32, nan, inf := DecodeValues[float32](nil, data, size)
 		if nan != wantNaN32 || inf != wantInf32 {
 			t.Errorf("size %d float32: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN32, wantInf32)
+		}
+		checkMoments(t, fmt.Sprintf("size %d float32", size), got32, m32)
+		// Every block free of NaN and ±Inf, and none: the two ways of
+		// measuring a block.
+		for _, part := range []int{1, 3, decodeBlock - 1, decodeBlock, decodeBlock + 5, 3*decodeBlock + 2} {
+			part := data[:min(len(data), part*size)]
+			vals, m, _, _ := DecodeValues[float32](nil, part, size)
+			checkMoments(t, fmt.Sprintf("size %d float32, %d bytes", size, len(part)), vals, m)
 		}
 		if size == 8 && wantInf32 <= wantInf {
 			t.Errorf("size 8: no value beyond the range of float32 in the test (%d Inf either way)", wantInf)
@@ -511,4 +523,19 @@ func TestDecodeValues(t *testing.T) {
 // sameBits reports whether a and b hold the same values bit for bit.
 func sameBits(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+}
+
+// checkMoments checks the moments that DecodeValues returned with the
+// values it decoded against summary.Measure's: count, min and max exactly,
+// the sum up to the rounding of adding in another order.
+func checkMoments[T float32 | float64](t *testing.T, name string, vals []T, m summary.Moments) {
+	t.Helper()
+	want := summary.Measure(vals)
+	var abs float64
+	for _, v := range vals {
+		abs += math.Abs(float64(v))
+	}
+	if m.Count != want.Count || m.Min != want.Min || m.Max != want.Max || math.Abs(m.Sum-want.Sum) > 1e-12*abs {
+		t.Errorf("%s: moments %+v, want %+v", name, m, want)
+	}
 }

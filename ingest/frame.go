@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"streamd/items"
+	"streamd/summary"
 )
 
 // Magic starts a connection that speaks the framed protocol.
@@ -185,7 +186,7 @@ func (d *frameDecoder) frame(n int) error {
 		k -= k % size
 		buf, _ := d.br.Peek(k)
 		var nan, inf int
-		d.b.vals, nan, inf = DecodeValues(d.b.vals, buf, size)
+		d.b.vals, _, nan, inf = DecodeValues(d.b.vals, buf, size)
 		if nan > 0 {
 			d.b.sink.Reject(d.b.stream, ReasonNaN, nan)
 		}
@@ -354,48 +355,16 @@ func (d *frameDecoder) cut(stream string, err error) error {
 // CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
 // becomes +0 — as does a value that rounds to zero in T. A float64 value
 // beyond the range of float32, when T is float32, rounds to ±Inf and is
-// left out and counted as ±Inf (ReasonInf). It is how an
-// EncodedSink decodes frames. It allocates only when dst is too short.
-func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, nan, inf int) {
+// left out and counted as ±Inf (ReasonInf). It also returns the moments
+// of the values it appended, as summary.Measure would give them (the sum
+// possibly added in another order). It is how an EncodedSink decodes
+// frames. It allocates only when dst is too short.
+func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m summary.Moments, nan, inf int) {
 	n := len(dst)
 	dst = slices.Grow(dst, len(data)/size)[:n+len(data)/size]
 	out := dst[n:]
 	j := 0
-	if size == 4 {
-		// Blocks of decodeBlock values are decoded without a branch per
-		// value: adding +0 turns −0 into +0, and the exponent bits of a
-		// value plus one in the lowest exponent bit carry into bit 31 only
-		// when they are all ones (NaN or ±Inf). A block that holds one is
-		// decoded again value by value.
-		for len(data) >= 4 {
-			k := min(len(data)/4, decodeBlock)
-			block, o := data[:4*k], out[j:j+k]
-			var special uint32
-			for m := range o {
-				b := binary.LittleEndian.Uint32(block[4*m:])
-				special |= b&0x7f800000 + 0x00800000
-				o[m] = T(math.Float32frombits(b)) + 0
-			}
-			if special&0x80000000 == 0 {
-				j += k
-			} else {
-				for i := 0; i < len(block); i += 4 {
-					b := binary.LittleEndian.Uint32(block[i:])
-					if b&0x7f800000 == 0x7f800000 {
-						if b&0x007fffff != 0 {
-							nan++
-						} else {
-							inf++
-						}
-						continue
-					}
-					out[j] = T(math.Float32frombits(b)) + 0
-					j++
-				}
-			}
-			data = data[4*k:]
-		}
-	} else {
+	if size != 4 {
 		for i := 0; i+8 <= len(data); i += 8 {
 			// Rounding to T first catches a value beyond T's range too: it
 			// rounds to ±Inf and is counted as one.
@@ -411,8 +380,89 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, n
 			out[j] = r // −0, or a value too small for T, has become +0
 			j++
 		}
+		return dst[:n+j], summary.Measure(out[:j]), nan, inf
 	}
-	return dst[:n+j], nan, inf
+	// Blocks of decodeBlock values are decoded and measured four at a time
+	// without a branch per value for the rules: adding +0 turns −0 into
+	// +0, and the exponent bits of a value plus one in the lowest exponent
+	// bit carry into bit 31 only when they are all ones (NaN or ±Inf). A
+	// block that holds one is decoded and measured again value by value.
+	// Measuring as the values are decoded saves summary.Measure's second
+	// pass over them, which cost as much as the decoding.
+	var s0, s1, s2, s3 float64
+	lo, hi := T(math.Inf(1)), T(math.Inf(-1))
+	for len(data) >= 4 {
+		k := min(len(data)/4, decodeBlock)
+		block, o := data[:4*k:4*k], out[j:j+k:j+k]
+		t0, t1, t2, t3, tlo, thi := s0, s1, s2, s3, lo, hi // to restore if the block holds NaN or ±Inf
+		var special uint32
+		m := 0
+		for ; m+4 <= k; m += 4 {
+			b := block[4*m : 4*m+16 : 4*m+16]
+			b0, b1 := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+			b2, b3 := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+			special |= (b0&0x7f800000 + 0x00800000) | (b1&0x7f800000 + 0x00800000) |
+				(b2&0x7f800000 + 0x00800000) | (b3&0x7f800000 + 0x00800000)
+			v0, v1 := T(math.Float32frombits(b0))+0, T(math.Float32frombits(b1))+0
+			v2, v3 := T(math.Float32frombits(b2))+0, T(math.Float32frombits(b3))+0
+			w := o[m : m+4 : m+4]
+			w[0], w[1], w[2], w[3] = v0, v1, v2, v3
+			s0 += float64(v0)
+			s1 += float64(v1)
+			s2 += float64(v2)
+			s3 += float64(v3)
+			lo, hi = minMax(lo, hi, v0)
+			lo, hi = minMax(lo, hi, v1)
+			lo, hi = minMax(lo, hi, v2)
+			lo, hi = minMax(lo, hi, v3)
+		}
+		for ; m < k; m++ {
+			b := binary.LittleEndian.Uint32(block[4*m:])
+			special |= b&0x7f800000 + 0x00800000
+			v := T(math.Float32frombits(b)) + 0
+			o[m] = v
+			s0 += float64(v)
+			lo, hi = minMax(lo, hi, v)
+		}
+		if special&0x80000000 == 0 {
+			j += k
+		} else {
+			s0, s1, s2, s3, lo, hi = t0, t1, t2, t3, tlo, thi
+			for i := 0; i < len(block); i += 4 {
+				b := binary.LittleEndian.Uint32(block[i:])
+				if b&0x7f800000 == 0x7f800000 {
+					if b&0x007fffff != 0 {
+						nan++
+					} else {
+						inf++
+					}
+					continue
+				}
+				v := T(math.Float32frombits(b)) + 0
+				out[j] = v
+				j++
+				s0 += float64(v)
+				lo, hi = minMax(lo, hi, v)
+			}
+		}
+		data = data[4*k:]
+	}
+	if j == 0 {
+		return dst[:n], summary.Moments{}, nan, inf
+	}
+	m = summary.Moments{Count: int64(j), Sum: (s0 + s1) + (s2 + s3), Min: float64(lo), Max: float64(hi)}
+	return dst[:n+j], m, nan, inf
+}
+
+// minMax returns lo and hi widened to hold v, which is not NaN.
+func minMax[T float32 | float64](lo, hi, v T) (T, T) {
+	if v < lo {
+		lo = v
+	}
+	if v > hi {
+		hi = v
+	}
+	return lo, hi
 }
 
 // decodeBlock is the number of float32 values DecodeValues checks for NaN

@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -91,10 +92,13 @@ func FuzzDecodeValues(f *testing.F) {
 		}
 		sink := newRecordSink()
 		want = CleanValues("s", want, sink)
-		got, nan, inf := DecodeValues[float64](nil, data, size)
+		got, m, nan, inf := DecodeValues[float64](nil, data, size)
 		r := sink.result()
 		if nan != r.rejects[reject{"s", ReasonNaN}] || inf != r.rejects[reject{"s", ReasonInf}] || !sameBits(got, want) {
 			t.Fatalf("DecodeValues(%x) = %v, %d NaN, %d Inf; want %v, %v", data, got, nan, inf, want, r.rejects)
 		}
+		checkMoments(t, fmt.Sprintf("DecodeValues(%x)", data), got, m)
+		got32, m32, _, _ := DecodeValues[float32](nil, data, size)
+		checkMoments(t, fmt.Sprintf("DecodeValues[float32](%x)", data), got32, m32)
 	})
 }

@@ -288,7 +288,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			if len(m.Value) == 0 || len(m.Value)%size != 0 {
 				bad = 1 // a binary message cut short or without values
 			} else {
-				p.vals, nan, inf = DecodeValues(p.vals, m.Value, size)
+				p.vals, _, nan, inf = DecodeValues(p.vals, m.Value, size)
 			}
 		default:
 			var tokens int

@@ -323,7 +323,7 @@ func TestKafkaConsume(t *testing.T) {
 		want2.add(topic, v...)
 	}
 	want2.add(topic, 10, 13) // text with a header; binary64 with a header
-	text32, _, _ := DecodeValues[float64](nil, []byte("4 5,6\n7\r\n8\t9"), 4)
+	text32, _, _, _ := DecodeValues[float64](nil, []byte("4 5,6\n7\r\n8\t9"), 4)
 	want2.add(topic, text32...)
 	start(t, c2)
 	poll(t, "all messages", func() bool { return c2.Stats().Messages == uint64(len(msgs)) })

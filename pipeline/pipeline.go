@@ -442,9 +442,9 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		if buf == nil {
 			buf = new([]float64)
 		}
-		vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+		vals, m, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
 		s.countRejects(Local, nan, inf)
-		err = p.send(ctx, s, s.append(Local, vals, summary.Measure(vals), p.cfg.Now().UnixNano()))
+		err = p.send(ctx, s, s.append(Local, vals, m, p.cfg.Now().UnixNano()))
 		*buf = vals
 		p.decoded64.Put(buf)
 		return len(vals), err
@@ -453,9 +453,9 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	if buf == nil {
 		buf = new([]float32)
 	}
-	vals, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+	vals, m, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
 	s.countRejects(Local, nan, inf)
-	full := s.appendFloat32(vals, summary.Measure(vals), p.cfg.Now().UnixNano())
+	full := s.appendFloat32(vals, m, p.cfg.Now().UnixNano())
 	*buf = vals
 	p.decoded32.Put(buf)
 	return len(vals), p.send(ctx, s, full)
