@@ -256,16 +256,18 @@ func NewComputeConfig(cfg ComputeConfig) (*Compute, error) {
 		gl.GetIntegerv(gl.MAJOR_VERSION, &major)
 		gl.GetIntegerv(gl.MINOR_VERSION, &minor)
 		c.persistent = (major > 4 || major == 4 && minor >= 4) && !cfg.unmapped
-		c.subgroups = radixSubgroups() && !cfg.noSubgroups
-		err := c.compile()
-		if err != nil && c.subgroups {
-			// The driver claims the extensions but will not build the
-			// shader: rank in shared memory instead.
-			c.subgroups = false
-			err = c.compile()
-		}
-		if err != nil {
-			return fmt.Errorf("compute sorter: %w", err)
+		subgroups := radixSubgroups() && !cfg.noSubgroups
+		c.subgroups = subgroups
+		for w := range 2 {
+			p, ranked, err := compileCompute(w == 1, subgroups)
+			if err != nil {
+				for _, q := range c.progs[:w] {
+					q.delete()
+				}
+				return fmt.Errorf("compute sorter: %w", err)
+			}
+			c.progs[w] = p
+			c.subgroups = c.subgroups && ranked
 		}
 		return nil
 	})
@@ -284,12 +286,12 @@ func NewComputeConfig(cfg ComputeConfig) (*Compute, error) {
 	return c, nil
 }
 
-func compileCompute(key64, subgroups bool) (*computeProgs, error) {
+// compileCompute builds the programs of one key width. With subgroups it
+// builds the radix scatter that ranks keys with subgroup operations, and
+// reports whether it did: if the driver claims the extensions but will not
+// build that shader, the scatter ranks in shared memory instead.
+func compileCompute(key64, subgroups bool) (_ *computeProgs, ranked bool, _ error) {
 	p := &computeProgs{loc: make(map[uint32]map[string]int32)}
-	scatter := radixSource("", srcRadixScatter, key64)
-	if subgroups {
-		scatter = radixSource(radixSubgroupExtensions, srcRadixScatterSubgroup, key64)
-	}
 	for _, s := range []struct {
 		dst  *uint32
 		name string
@@ -304,30 +306,28 @@ func compileCompute(key64, subgroups bool) (*computeProgs, error) {
 		{&p.fill, "fill", computeSource(srcFill, key64)},
 		{&p.radixCount, "radix count", radixSource("", srcRadixCount, key64)},
 		{&p.radixScan, "radix scan", radixSource("", srcRadixScan, key64)},
-		{&p.radixScatter, "radix scatter", scatter},
 	} {
 		prog, err := compileProgram(s.name, shaderSource{gl.COMPUTE_SHADER, s.src})
 		if err != nil {
-			return nil, err
+			p.delete()
+			return nil, false, err
 		}
 		*s.dst = prog
 	}
-	return p, nil
-}
-
-// compile builds the programs of both key widths on the GL thread.
-func (c *Compute) compile() error {
-	for w := range 2 {
-		p, err := compileCompute(w == 1, c.subgroups)
-		if err != nil {
-			for _, q := range c.progs[:w] {
-				q.delete()
-			}
-			return err
+	if subgroups {
+		src := radixSource(radixSubgroupExtensions, srcRadixScatterSubgroup, key64)
+		if prog, err := compileProgram("radix scatter", shaderSource{gl.COMPUTE_SHADER, src}); err == nil {
+			p.radixScatter = prog
+			return p, true, nil
 		}
-		c.progs[w] = p
 	}
-	return nil
+	prog, err := compileProgram("radix scatter", shaderSource{gl.COMPUTE_SHADER, radixSource("", srcRadixScatter, key64)})
+	if err != nil {
+		p.delete()
+		return nil, false, err
+	}
+	p.radixScatter = prog
+	return p, false, nil
 }
 
 // Name returns "compute", "compute-bitonic" or "compute-radix", after the
@@ -339,10 +339,14 @@ func (c *Compute) Name() string {
 	return "compute-" + c.alg.String()
 }
 
-// Info describes the GL renderer and version in use, and how the radix
-// sort ranks keys: with subgroup operations where the GPU offers them, in
+// Info describes the GL renderer and version in use, and, unless the
+// back-end sorts with the bitonic network only, how the radix sort ranks
+// keys: with subgroup operations on NVIDIA GPUs that offer them, in
 // shared memory elsewhere.
 func (c *Compute) Info() string {
+	if c.alg == ComputeBitonic {
+		return c.t.info
+	}
 	if c.subgroups {
 		return c.t.info + ", radix ranking by subgroups"
 	}

@@ -2,7 +2,11 @@
 
 package gpusort
 
-import "github.com/go-gl/gl/v4.5-core/gl"
+import (
+	"strings"
+
+	"github.com/go-gl/gl/v4.5-core/gl"
+)
 
 // The LSD radix sort of the compute back-end: 8-bit digits, four passes for
 // 32-bit keys and eight for 64-bit ones, each pass three kernels (count,
@@ -17,8 +21,8 @@ import "github.com/go-gl/gl/v4.5-core/gl"
 // 2^22 float32 keys moves 3 × 64 MiB, about 0.07 ms at 3 TB/s, so the four
 // passes stay well under a millisecond of memory traffic.
 //
-// How a tile's keys are ranked by their digit: where the GPU offers
-// subgroups of 32 with ballots (NVIDIA), by the subgroup
+// How a tile's keys are ranked by their digit: on NVIDIA GPUs that offer
+// subgroups of 32 with ballots, by the subgroup
 // multisplit of Onesweep (srcRadixScatterSubgroup): one step per 8-bit
 // digit. Elsewhere, and on llvmpipe (CI), which offers no
 // GL_KHR_shader_subgroup, by two 4-bit split steps in shared memory
@@ -39,9 +43,14 @@ const (
 )
 
 // radixSubgroups reports, on the GL thread, whether the context can run
-// srcRadixScatterSubgroup: subgroups of 32 invocations in compute shaders
-// with the basic, ballot, arithmetic and shuffle operations.
+// srcRadixScatterSubgroup: an NVIDIA GPU (whose warps of 32 run in
+// lockstep, which the kernel relies on) with subgroups of 32 invocations
+// in compute shaders and the basic, ballot, arithmetic and shuffle
+// operations.
 func radixSubgroups() bool {
+	if !strings.Contains(gl.GoStr(gl.GetString(gl.VENDOR)), "NVIDIA") {
+		return false
+	}
 	var n int32
 	gl.GetIntegerv(gl.NUM_EXTENSIONS, &n)
 	found := false

@@ -335,12 +335,15 @@ func radixSource(ext, body string, key64 bool) string {
 // count before the round plus the number of earlier invocations with its
 // digit, so keys keep their order within a subgroup. The first of them
 // adds with an atomic and hands the count before to the others by a
-// shuffle, which also orders the rounds: a subgroupBarrier there (a
-// memory barrier over all memory) made the sort twice as slow on an H100. Then thread d sums
-// digit d's counts over the subgroups into offsets (keys of earlier
-// subgroups first), a scan over the digits gives each digit's start in
-// the sorted tile, each key is written there, and the tile goes out
-// coalesced as in srcRadixScatter.
+// shuffle. Nothing in GLSL orders one round's atomic before the next
+// round's on the same counter but the subgroup running in lockstep, as
+// NVIDIA's warps of 32 do; a subgroupBarrier there (a barrier over all
+// memory) made the sort twice as slow on an H100. So the kernel is used on
+// NVIDIA only (radixSubgroups), where the tests compare it with the CPU's
+// sort. Then thread d sums digit d's counts over the subgroups into
+// offsets (keys of earlier subgroups first), a scan over the digits gives
+// each digit's start in the sorted tile, each key is written there, and
+// the tile goes out coalesced as in srcRadixScatter.
 const srcRadixScatterSubgroup = glslRadixTile + `
 // NVIDIA's compiler otherwise keeps v and rank in local memory, which made
 // the kernel 1.5 times slower on an H100; other compilers ignore it.
@@ -395,9 +398,11 @@ void main() {
 	uint hw = (d & 1u) * 16u;
 	uint total = 0u;
 	for (uint k = 0u; k < WARPS; k++) {
+		// The shuffle carries the odd invocation's count too, so that
+		// the even one's write depends on its partner's read of the word.
 		uint c = (wh[k * 128u + (d >> 1)] >> hw) & 0xFFFFu;
-		uint odd = subgroupShuffleXor(total, 1u);
-		if (hw == 0u) wh[k * 128u + (d >> 1)] = total | odd << 16;
+		uint pair = subgroupShuffleXor(total | c << 16, 1u);
+		if (hw == 0u) wh[k * 128u + (d >> 1)] = total | (pair & 0xFFFFu) << 16;
 		total += c;
 	}
 	uint incl = subgroupInclusiveAdd(total);

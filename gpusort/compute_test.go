@@ -437,13 +437,10 @@ func TestStagingSizes(t *testing.T) {
 	}
 }
 
-// TestComputeRadixTiles sorts and digests windows at the radix sort's tile
-// boundaries, and long enough (more than radixRowsMax tiles) for its scan
-// to run one work group per digit instead of one per channel.
-// TestComputeRadixRankings runs the radix tables with keys ranked in shared
-// memory on a GPU that would rank them with subgroup operations, so that
-// both rankings are tested there (elsewhere TestComputeRadix runs the
-// shared-memory one already).
+// TestComputeRadixRankings runs the shared sorter and digester tests with
+// keys ranked in shared memory on a GPU that would rank them with subgroup
+// operations, so that both rankings are tested there (elsewhere
+// TestComputeRadix runs the shared-memory one already).
 func TestComputeRadixRankings(t *testing.T) {
 	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
 	if err != nil {
@@ -462,6 +459,9 @@ func TestComputeRadixRankings(t *testing.T) {
 	testDigester(t, shared)
 }
 
+// TestComputeRadixTiles sorts and digests windows at the radix sort's tile
+// boundaries, and long enough (more than radixRowsMax tiles) for its scan
+// to run one work group per digit instead of one per channel.
 func TestComputeRadixTiles(t *testing.T) {
 	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
 	if err != nil {

@@ -24,26 +24,16 @@ import (
 // unsigned key whose order is the floats' order, with −0 just below +0.
 
 // Key32 returns the order-preserving unsigned key of f.
-func Key32(f float32) uint32 {
-	u := math.Float32bits(f)
-	return u ^ (uint32(int32(u)>>31) | 1<<31)
-}
+func Key32(f float32) uint32 { return key(math.Float32bits(f)) }
 
 // FromKey32 inverts Key32.
-func FromKey32(k uint32) float32 {
-	return math.Float32frombits(k ^ (uint32(int32(^k)>>31) | 1<<31))
-}
+func FromKey32(k uint32) float32 { return math.Float32frombits(unkey(k)) }
 
 // Key64 returns the order-preserving unsigned key of f.
-func Key64(f float64) uint64 {
-	u := math.Float64bits(f)
-	return u ^ (uint64(int64(u)>>63) | 1<<63)
-}
+func Key64(f float64) uint64 { return key(math.Float64bits(f)) }
 
 // FromKey64 inverts Key64.
-func FromKey64(k uint64) float64 {
-	return math.Float64frombits(k ^ (uint64(int64(^k)>>63) | 1<<63))
-}
+func FromKey64(k uint64) float64 { return math.Float64frombits(unkey(k)) }
 
 // Width is the number of bits of a digit of the LSD radix sort. Each pass
 // moves every key once, to the bucket of its digit: wider digits take

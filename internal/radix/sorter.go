@@ -10,10 +10,11 @@ import (
 
 // A Sorter sorts float32 and float64 keys like Float32s and Float64s (or
 // SortedFloat32s and SortedFloat64s), with the digit width that sorted
-// fastest on this machine for inputs of about the same size. The best width depends on the cores: on some, the 2048
-// buckets of 11-bit digits cost three times as much per key as the 256 of
-// 8-bit digits, which then win despite their extra pass; on others 11-bit
-// digits win at every size that fits in cache.
+// fastest on this machine for inputs of about the same size. The best
+// width depends on the cores: on some, the 2048 buckets of 11-bit digits
+// cost three times as much per key as the 256 of 8-bit digits, which then
+// win despite their extra pass; on others 11-bit digits win at every size
+// that fits in cache.
 //
 // The width is measured once per key type and size class (the power of two
 // at or above len(x)), at the first sort of that class: both widths sort
