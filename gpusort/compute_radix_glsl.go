@@ -180,8 +180,12 @@ void main() {
 // glslRadixTile is the shared memory in which the scatter kernels sort a
 // tile, with its accessors: a float64 tile keeps its low words, then its
 // high words. It also holds srcRadixScatter's 16 counters per thread,
-// 16·RT words, which fit since a tile is 16·RT words of keys.
+// 16·RT words, which fit since a tile is 16·RT words of keys. Both
+// kernels write the sorted tile out with writeTile, once each has set
+// delta.
 const glslRadixTile = `
+uniform uint finish;
+shared uint delta[256]; // a digit's destination minus its first place in the sorted tile
 #if KEY64
 shared uint sh[2u * pad(TILE)];
 void putKey(uint p, KEY x) { sh[pad(p)] = x.x; sh[pad(TILE) + pad(p)] = x.y; }
@@ -193,6 +197,19 @@ void putKey(uint p, KEY x) { sh[pad(p)] = x; }
 KEY getKey(uint p) { return sh[pad(p)]; }
 #define NOKEY 0u
 #endif
+
+// writeTile writes the sorted tile's valid keys out to the channel that
+// starts at base, coalesced: the key in place p, of digit d, goes to
+// delta[d] + p; with finish set, as floats again.
+void writeTile(uint base, uint valid, uint t) {
+	for (uint j = 0u; j < RK; j++) {
+		uint p = j * RT + t;
+		if (p < valid) {
+			KEY x = getKey(p);
+			o[base + delta[digitOf(x)] + p] = finish != 0u ? fromKey(x) : x;
+		}
+	}
+}
 `
 
 // srcRadixScatter sorts one tile by the pass's digit and writes it out.
@@ -212,8 +229,6 @@ KEY getKey(uint p) { return sh[pad(p)]; }
 // key of each digit records where the digit goes, every key its place
 // relative to that.
 const srcRadixScatter = glslRadixTile + `
-uniform uint finish;
-shared uint delta[256];
 shared uint sc[2][RT];
 
 void main() {
@@ -290,18 +305,14 @@ void main() {
 	for (uint j = 0u; j < RK; j++) {
 		uint p = j * RT + t;
 		if (p < valid) {
-			v[j] = getKey(p);
-			uint d = digitOf(v[j]);
+			uint d = digitOf(getKey(p));
 			if (p == 0u || digitOf(getKey(p - 1u)) != d) {
 				delta[d] = counts[(ch * 256u + d) * NT + tile] - p;
 			}
 		}
 	}
 	barrier();
-	for (uint j = 0u; j < RK; j++) {
-		uint p = j * RT + t;
-		if (p < valid) o[base + delta[digitOf(v[j])] + p] = finish != 0u ? fromKey(v[j]) : v[j];
-	}
+	writeTile(base, valid, t);
 }
 `
 
@@ -349,13 +360,11 @@ const srcRadixScatterSubgroup = glslRadixTile + `
 // the kernel 1.5 times slower on an H100; other compilers ignore it.
 #pragma optionNV(unroll all)
 #define WARPS (RT / 32u)
-uniform uint finish;
 // wh holds 16-bit counts, two digits a word ([subgroup][digit/2]), then
 // in their place each subgroup's offsets: 16 bits suffice for a tile of at
 // most 2^16 keys, and halving it lets more work groups share an SM.
 shared uint wh[WARPS * 128u];
 shared uint start[256];       // where each digit starts in the sorted tile
-shared uint delta[256];       // a digit's destination minus its start
 shared uint wsum[WARPS];
 
 void main() {
@@ -422,13 +431,7 @@ void main() {
 		}
 	}
 	barrier();
-	for (uint j = 0u; j < RK; j++) {
-		uint p = j * RT + t;
-		if (p < valid) {
-			KEY x = getKey(p);
-			o[base + delta[digitOf(x)] + p] = finish != 0u ? fromKey(x) : x;
-		}
-	}
+	writeTile(base, valid, t);
 }
 `
 
