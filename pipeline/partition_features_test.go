@@ -67,16 +67,6 @@ func feedPartitionItems(t *testing.T, p *Pipeline, name string, list []string, p
 	}
 }
 
-func itemsOf(by map[ingest.TopicPartition][]string, keep func(ingest.TopicPartition) bool) []string {
-	var out []string
-	for src, xs := range by {
-		if keep(src) {
-			out = append(out, xs...)
-		}
-	}
-	return out
-}
-
 // TestPartitionItems: an item stream fed by Kafka partitions keeps each
 // partition's items and strings apart; its answers name every heavy
 // hitter by its string and bound every count, over all sources, over the
@@ -107,7 +97,7 @@ func TestPartitionItems(t *testing.T) {
 	}
 
 	p.OwnPartitions([]ingest.TopicPartition{tpOf(0), tpOf(3)})
-	owned := itemsOf(by, func(src ingest.TopicPartition) bool { return src == Local || src == tpOf(0) || src == tpOf(3) })
+	owned := union(by, func(src ingest.TopicPartition) bool { return src == Local || src == tpOf(0) || src == tpOf(3) })
 	checkItems(t, s, s.View(true), owned, eps)
 
 	// Partition 1 moves to another pipeline: another item key, stale items

@@ -45,8 +45,9 @@ func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts i
 	return by
 }
 
-func union(by map[ingest.TopicPartition][]float64, keep func(ingest.TopicPartition) bool) []float64 {
-	var out []float64
+// union returns the values of the sources of by that keep accepts.
+func union[T any](by map[ingest.TopicPartition][]T, keep func(ingest.TopicPartition) bool) []T {
+	var out []T
 	for src, vals := range by {
 		if keep(src) {
 			out = append(out, vals...)
@@ -70,9 +71,8 @@ func TestPartitions(t *testing.T) {
 		t.Fatalf("%d parts, want 5", got)
 	}
 
-	tp := func(i int) ingest.TopicPartition { return ingest.TopicPartition{Topic: "t", Partition: i} }
-	p.OwnPartitions([]ingest.TopicPartition{tp(0), tp(3)})
-	owned := union(by, func(src ingest.TopicPartition) bool { return src == Local || src == tp(0) || src == tp(3) })
+	p.OwnPartitions([]ingest.TopicPartition{tpOf(0), tpOf(3)})
+	owned := union(by, func(src ingest.TopicPartition) bool { return src == Local || src == tpOf(0) || src == tpOf(3) })
 	checkStream(t, s, owned, 0.01)
 	if st := s.Stats(); st.Count != int64(len(owned)) {
 		t.Fatalf("stats count %d, want %d", st.Count, len(owned))
@@ -83,35 +83,35 @@ func TestPartitions(t *testing.T) {
 
 	// Hand partition 1 to another pipeline, which has stale values of its
 	// own for it, and values of partition 2.
-	states, err := p.PartitionState(tp(1))
+	states, err := p.PartitionState(tpOf(1))
 	if err != nil || len(states) != 1 {
 		t.Fatalf("partition state: %d parts, %v", len(states), err)
 	}
 	q := open(t, cfg)
 	ctx := context.Background()
 	stale := []float64{1e9, 1e9, 1e9}
-	if err := q.AcceptPartition(ctx, tp(1), "z", slices.Clone(stale), time.Time{}); err != nil {
+	if err := q.AcceptPartition(ctx, tpOf(1), "z", slices.Clone(stale), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AcceptPartition(ctx, tp(1), "gone", slices.Clone(stale), time.Time{}); err != nil {
+	if err := q.AcceptPartition(ctx, tpOf(1), "gone", slices.Clone(stale), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AcceptPartition(ctx, tp(2), "z", slices.Clone(by[tp(2)]), time.Time{}); err != nil {
+	if err := q.AcceptPartition(ctx, tpOf(2), "z", slices.Clone(by[tpOf(2)]), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.ReplacePartition(ctx, tp(1), states); err != nil {
+	if err := q.ReplacePartition(ctx, tpOf(1), states); err != nil {
 		t.Fatal(err)
 	}
 	qs, _ := q.Stream("z")
-	checkStream(t, qs, append(slices.Clone(by[tp(1)]), by[tp(2)]...), 0.01)
+	checkStream(t, qs, append(slices.Clone(by[tpOf(1)]), by[tpOf(2)]...), 0.01)
 	if g, _ := q.Stream("gone"); g.Stats().Count != 0 {
 		t.Fatalf("stale part of another stream kept: %+v", g.Stats())
 	}
 	// Emptying a partition drops its values.
-	if err := q.ReplacePartition(ctx, tp(2), nil); err != nil {
+	if err := q.ReplacePartition(ctx, tpOf(2), nil); err != nil {
 		t.Fatal(err)
 	}
-	checkStream(t, qs, by[tp(1)], 0.01)
+	checkStream(t, qs, by[tpOf(1)], 0.01)
 
 	// A snapshot keeps the parts and the released ones.
 	data, err := p.Snapshot()
@@ -128,19 +128,19 @@ func TestPartitions(t *testing.T) {
 	defer r.Close(ctx)
 	rs, _ := r.Stream("z")
 	checkStream(t, rs, owned, 0.01)
-	r.OwnPartitions([]ingest.TopicPartition{tp(0), tp(1), tp(2), tp(3)})
+	r.OwnPartitions([]ingest.TopicPartition{tpOf(0), tpOf(1), tpOf(2), tpOf(3)})
 	checkStream(t, rs, x, 0.01)
 
 	// Corrupt states are refused whole.
 	bad := slices.Clone(states[0].Data)
 	bad[len(bad)/2] ^= 1
-	if err := q.ReplacePartition(ctx, tp(1), []PartState{{Stream: "z", Data: bad}}); err == nil {
+	if err := q.ReplacePartition(ctx, tpOf(1), []PartState{{Stream: "z", Data: bad}}); err == nil {
 		t.Fatal("corrupt part state accepted")
 	}
-	if err := q.ReplacePartition(ctx, tp(3), states); err == nil {
+	if err := q.ReplacePartition(ctx, tpOf(3), states); err == nil {
 		t.Fatal("a part of partition 1 accepted as partition 3")
 	}
-	checkStream(t, qs, by[tp(1)], 0.01)
+	checkStream(t, qs, by[tpOf(1)], 0.01)
 }
 
 // TestRestoreV1 restores a snapshot of the first format: each stream
