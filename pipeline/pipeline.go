@@ -505,7 +505,7 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
 	// Round, clean and measure before taking the stream's lock.
-	values, nan, inf := cleanValues(values, s.cfg.Float64)
+	values, nan, inf := cleanValues(values, s.cfg)
 	s.countRejects(src, nan, inf)
 	return p.send(ctx, s, s.append(src, values, summary.Measure(values), now))
 }

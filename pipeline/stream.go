@@ -219,17 +219,16 @@ func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) [
 	return full
 }
 
-// cleanValues rounds values to float32 unless keep64, in place, and leaves
-// out NaN and ±Inf — a value beyond the range of float32 in a float32
-// stream rounds to ±Inf and is left out as one — and turns −0 into +0, as
+// cleanValues rounds values as a stream of cfg stores them
+// (summary.Config.Round: to float32 unless cfg keeps float64, −0 to +0), in
+// place, and leaves out NaN and ±Inf — a value beyond the range of float32
+// in a float32 stream rounds to ±Inf and is left out as one — as
 // ingest.CleanValues and ingest.DecodeValues do. It returns the values kept
 // and how many NaN and ±Inf it left out.
-func cleanValues(values []float64, keep64 bool) (_ []float64, nan, inf int) {
+func cleanValues(values []float64, cfg summary.Config) (_ []float64, nan, inf int) {
 	j := 0
 	for _, v := range values {
-		if !keep64 {
-			v = float64(float32(v))
-		}
+		v = cfg.Round(v)
 		if v-v != 0 { // NaN or ±Inf
 			if v != v {
 				nan++
@@ -238,7 +237,7 @@ func cleanValues(values []float64, keep64 bool) (_ []float64, nan, inf int) {
 			}
 			continue
 		}
-		values[j] = v + 0 // −0 becomes +0
+		values[j] = v
 		j++
 	}
 	return values[:j], nan, inf
