@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -241,6 +243,43 @@ func cleanValues(values []float64, cfg summary.Config) (_ []float64, nan, inf in
 		j++
 	}
 	return values[:j], nan, inf
+}
+
+// countKept returns how many of values a stream of cfg keeps, and how
+// many NaN and ±Inf it leaves out, as cleanValues would, without changing
+// values.
+func countKept(values []float64, cfg summary.Config) (kept, nan, inf int) {
+	for _, v := range values {
+		switch v = cfg.Round(v); {
+		case v != v:
+			nan++
+		case v-v != 0:
+			inf++
+		default:
+			kept++
+		}
+	}
+	return kept, nan, inf
+}
+
+// countKeptEncoded is countKept for values in the framed protocol's
+// encoding, little-endian float32 (size 4) or float64 (size 8).
+func countKeptEncoded(data []byte, size int, cfg summary.Config) (kept, nan, inf int) {
+	var buf [64]float64
+	for len(data) > 0 {
+		n := min(len(data)/size, len(buf))
+		for i := range n {
+			if size == 4 {
+				buf[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
+			} else {
+				buf[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
+			}
+		}
+		k, a, b := countKept(buf[:n], cfg)
+		kept, nan, inf = kept+k, nan+a, inf+b
+		data = data[n*size:]
+	}
+	return kept, nan, inf
 }
 
 // countRejects counts nan NaN and inf ±Inf values from src rejected by
