@@ -515,11 +515,11 @@ func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, 
 }
 
 // AcceptPartition adds values that came from a Kafka partition to a
-// stream, creating it on first data: they are kept apart from the values
-// of other partitions and of the local inputs (see Stream). at is their
-// arrival time (see AcceptAt); zero means the pipeline's clock. It is
-// Accept otherwise, and with AcceptPartitionItems makes the pipeline an
-// ingest.PartitionSink.
+// stream, creating it on the first values it keeps (see Accept): they are
+// kept apart from the values of other partitions and of the local inputs
+// (see Stream). at is their arrival time (see AcceptAt); zero means the
+// pipeline's clock. It is Accept otherwise, and with AcceptPartitionItems
+// makes the pipeline an ingest.PartitionSink.
 func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition, name string, values []float64, at time.Time) error {
 	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
 	if s == nil {
