@@ -340,11 +340,24 @@ func quantilesOf(v *summary.View, phis []float64) []*pb.QuantilesResponse_Quanti
 	return out
 }
 
-// ranksOf answers bounds on the rank of each of xs from a.
-func ranksOf(a answers, xs []float64) []*pb.RanksResponse_Rank {
+// ranksOf answers bounds on the rank of each of xs from a, an answer of a
+// stream of cfg. Each x is first rounded as the stream stores its values
+// (summary.Config.Round), so that it ranks the values it stands for: 0.1
+// asked of a float32 stream is float32(0.1), as 0.1 sent to it is. A finite
+// x beyond the range of float32 asked of a float32 stream, which holds no
+// such value, has the exact rank of ±Inf: every value is below +3.5e38 and
+// none below −3.5e38.
+func ranksOf(a answers, cfg summary.Config, xs []float64) []*pb.RanksResponse_Rank {
 	out := make([]*pb.RanksResponse_Rank, 0, len(xs))
 	for _, x := range xs {
-		lo, hi := a.Rank(x)
+		var lo, hi int64
+		switch r := cfg.Round(x); {
+		case math.IsInf(r, 1):
+			lo, hi = a.Count(), a.Count()
+		case math.IsInf(r, -1):
+		default:
+			lo, hi = a.Rank(r)
+		}
 		out = append(out, &pb.RanksResponse_Rank{Value: x, RankMin: uint64(lo), RankMax: uint64(hi)})
 	}
 	return out
@@ -360,11 +373,18 @@ func heavyHittersOf(a answers, support float64) []*pb.Item {
 	return out
 }
 
-// frequenciesOf answers bounds on the count of each of xs from a.
-func frequenciesOf(a answers, xs []float64) []*pb.Item {
+// frequenciesOf answers bounds on the count of each of xs from a, an
+// answer of a stream of cfg. Each x is first rounded as the stream stores
+// its values (summary.Config.Round), so that it counts the values it
+// stands for; a finite x beyond the range of float32 asked of a float32
+// stream, which holds no such value, has the exact count 0.
+func frequenciesOf(a answers, cfg summary.Config, xs []float64) []*pb.Item {
 	out := make([]*pb.Item, 0, len(xs))
 	for _, x := range xs {
-		lo, hi := a.Frequency(x)
+		var lo, hi int64
+		if r := cfg.Round(x); !math.IsInf(r, 0) {
+			lo, hi = a.Frequency(r)
+		}
 		out = append(out, &pb.Item{Value: x, CountMin: uint64(lo), CountMax: uint64(hi)})
 	}
 	return out
@@ -409,7 +429,7 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 		if err != nil {
 			return nil, err
 		}
-		resp := &pb.RanksResponse{Ranks: ranksOf(ca.View, req.Values)}
+		resp := &pb.RanksResponse{Ranks: ranksOf(ca.View, ca.Config, req.Values)}
 		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(ca)
 		return resp, nil
 	}
@@ -421,7 +441,7 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err != nil {
 		return nil, err
 	}
-	return &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window, Ranks: ranksOf(a, req.Values)}, nil
+	return &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window, Ranks: ranksOf(a, st.Config(), req.Values)}, nil
 }
 
 // HeavyHitters answers the values (or items) whose count may reach
@@ -500,7 +520,7 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		resp := &pb.FrequenciesResponse{Items: frequenciesOf(ca.View, req.Values)}
+		resp := &pb.FrequenciesResponse{Items: frequenciesOf(ca.View, ca.Config, req.Values)}
 		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(ca)
 		return resp, nil
 	}
@@ -525,7 +545,7 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 		}
 		return resp, nil
 	}
-	resp.Items = frequenciesOf(a, req.Values)
+	resp.Items = frequenciesOf(a, st.Config(), req.Values)
 	return resp, nil
 }
 

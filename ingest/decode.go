@@ -147,6 +147,37 @@ type batch struct {
 	list      items.Batch       // items; a batch holds values or items
 	names     map[string]string // interned stream names
 	err       error             // the first error of Accept; the batch is dead
+	rejects   []pendingReject   // rejects of stream, counted by flush (reject)
+}
+
+// A pendingReject is n inputs of a batch's stream rejected for reason.
+type pendingReject struct {
+	reason Reason
+	n      int
+}
+
+// reject counts n inputs of b's stream rejected for reason once the
+// values and items gathered before them are handed to the sink (flush), so
+// that the stream the input creates counts the bad parts of its first
+// input: a reject counted first would find no stream and belong to none.
+func (b *batch) reject(reason Reason, n int) {
+	for i := range b.rejects {
+		if b.rejects[i].reason == reason {
+			b.rejects[i].n += n
+			return
+		}
+	}
+	b.rejects = append(b.rejects, pendingReject{reason, n})
+}
+
+// rejectFor counts n inputs of stream rejected for reason: as b.reject
+// does for b's stream, at once for another stream.
+func (b *batch) rejectFor(stream string, reason Reason, n int) {
+	if stream != "" && stream == b.stream {
+		b.reject(reason, n)
+		return
+	}
+	b.sink.Reject(stream, reason, n)
 }
 
 // itemRoom reports whether the batch takes more items before it must be
@@ -180,9 +211,20 @@ func (b *batch) setStream(name []byte) error {
 }
 
 // flush hands the values of b to the sink, after CleanValues, and empties
-// b. Values refused for their stream (RefusalReason) are counted; any other
-// error of Accept is returned, now and by every later call.
+// b; then it counts the rejects of b's stream (reject). Values refused for
+// their stream (RefusalReason) are counted; any other error of Accept is
+// returned, now and by every later call.
 func (b *batch) flush() error {
+	err := b.flushData()
+	for _, r := range b.rejects {
+		b.sink.Reject(b.stream, r.reason, r.n)
+	}
+	b.rejects = b.rejects[:0]
+	return err
+}
+
+// flushData is flush without the rejects.
+func (b *batch) flushData() error {
 	if b.err != nil {
 		return b.err
 	}
@@ -192,8 +234,14 @@ func (b *batch) flush() error {
 	if len(b.vals) == 0 {
 		return nil
 	}
-	vals := CleanValues(b.stream, b.vals, b.sink)
+	vals, nan, inf := cleanValues(b.vals)
 	b.vals = b.vals[:0]
+	if nan > 0 {
+		b.reject(ReasonNaN, nan)
+	}
+	if inf > 0 {
+		b.reject(ReasonInf, inf)
+	}
 	if len(vals) == 0 {
 		return nil
 	}

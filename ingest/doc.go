@@ -7,7 +7,11 @@
 // Bad input is counted through [Sink.Reject] with a [Reason], never silently
 // dropped, and never stops the server: a bad value, line or frame is skipped
 // and the connection goes on, except where this document says the connection
-// is closed.
+// is closed. The rejects of a stream's input are counted after the good
+// values or items that came with them are accepted (in the same line,
+// frame, batch of lines or frames, or Kafka delivery), so that a stream
+// this input creates counts them; a Sink that creates streams on data (the
+// pipeline) thus never needs to create one for a reject.
 //
 // # Stream names
 //

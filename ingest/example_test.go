@@ -33,11 +33,11 @@ func ExampleDecoder_Decode() {
 		log.Fatal(err)
 	}
 	// Output:
-	// reject "latency" malformed 1
 	// reject "" bad_stream_name 2
 	// accept latency [12.5 13.1 14]
-	// reject "errors" nan 1
+	// reject "latency" malformed 1
 	// accept errors [1]
+	// reject "errors" nan 1
 }
 
 func ExampleAppendFrame() {

@@ -188,10 +188,10 @@ func (d *frameDecoder) frame(n int) error {
 		var nan, inf int
 		d.b.vals, _, nan, inf = DecodeValues(d.b.vals, buf, size)
 		if nan > 0 {
-			d.b.sink.Reject(d.b.stream, ReasonNaN, nan)
+			d.b.reject(ReasonNaN, nan)
 		}
 		if inf > 0 {
-			d.b.sink.Reject(d.b.stream, ReasonInf, inf)
+			d.b.reject(ReasonInf, inf)
 		}
 		d.br.Discard(k)
 		left -= k
@@ -233,7 +233,7 @@ func (d *frameDecoder) items(left int) error {
 			}
 			item := buf[used+2 : used+2+k]
 			if r := CheckItem(item); r != "" {
-				b.sink.Reject(b.stream, r, 1)
+				b.reject(r, 1)
 			} else {
 				b.list.Append(item)
 			}
@@ -299,7 +299,7 @@ func (b *batch) appendRun(run []byte) {
 		item := run[i+2 : i+2+k]
 		i += 2 + k
 		if !ascii && !utf8.Valid(item) {
-			b.sink.Reject(b.stream, ReasonBadUTF8, 1)
+			b.reject(ReasonBadUTF8, 1)
 			continue
 		}
 		b.list.Append(item)
@@ -330,7 +330,7 @@ func (d *frameDecoder) encoded(es EncodedSink, size, left int) error {
 
 // skip counts a frame body of n bytes as rejected for reason and skips it.
 func (d *frameDecoder) skip(n int, stream string, reason Reason) error {
-	d.b.sink.Reject(stream, reason, 1)
+	d.b.rejectFor(stream, reason, 1)
 	if d.br.Buffered() < n {
 		if err := d.b.flush(); err != nil {
 			return err
@@ -344,7 +344,7 @@ func (d *frameDecoder) skip(n int, stream string, reason Reason) error {
 // and returns err.
 func (d *frameDecoder) cut(stream string, err error) error {
 	if d.b.err == nil {
-		d.b.sink.Reject(stream, ReasonMalformed, 1)
+		d.b.rejectFor(stream, ReasonMalformed, 1)
 	}
 	return err
 }

@@ -163,7 +163,19 @@ func isNameByte(c byte) bool {
 // never sees -0. It returns the remaining values, a prefix of vals in their
 // original order. It makes one pass over vals and allocates nothing.
 func CleanValues(stream string, vals []float64, sink Sink) []float64 {
-	var nan, inf int
+	vals, nan, inf := cleanValues(vals)
+	if nan > 0 {
+		sink.Reject(stream, ReasonNaN, nan)
+	}
+	if inf > 0 {
+		sink.Reject(stream, ReasonInf, inf)
+	}
+	return vals
+}
+
+// cleanValues is CleanValues without the counting: it returns the values
+// kept and how many NaN and ±Inf it left out.
+func cleanValues(vals []float64) (_ []float64, nan, inf int) {
 	j := 0
 	for _, v := range vals {
 		if v-v != 0 { // true for NaN and ±Inf only
@@ -180,11 +192,5 @@ func CleanValues(stream string, vals []float64, sink Sink) []float64 {
 		vals[j] = v
 		j++
 	}
-	if nan > 0 {
-		sink.Reject(stream, ReasonNaN, nan)
-	}
-	if inf > 0 {
-		sink.Reject(stream, ReasonInf, inf)
-	}
-	return vals[:j]
+	return vals[:j], nan, inf
 }

@@ -720,10 +720,26 @@ func (c *KafkaConsumer) setNext(tp TopicPartition, off int64) {
 	c.mu.Unlock()
 }
 
-// reject counts n rejects with the sink and in the consumer's stats.
+// reject counts n rejects with the sink and in the consumer's stats, when
+// the unit being delivered ends (countRejects): after its values or items
+// are accepted, so that the stream they create counts the bad parts of its
+// first messages, which counted first would find no stream and belong to
+// none.
 func (p *partitionConsumer) reject(stream string, reason Reason, n int) {
-	p.c.stats.rejected.Add(uint64(n))
-	p.sink.Reject(stream, reason, n)
+	if k := len(p.rejects) - 1; k >= 0 && p.rejects[k].stream == stream && p.rejects[k].reason == reason {
+		p.rejects[k].n += n
+		return
+	}
+	p.rejects = append(p.rejects, unitReject{stream, reason, n})
+}
+
+// countRejects counts the rejects of the unit delivered.
+func (p *partitionConsumer) countRejects() {
+	for _, r := range p.rejects {
+		p.c.stats.rejected.Add(uint64(r.n))
+		p.sink.Reject(r.stream, r.reason, r.n)
+	}
+	p.rejects = p.rejects[:0]
 }
 
 // A PartitionSink is a Sink that keeps the values of each Kafka partition

@@ -23,10 +23,18 @@ type partitionConsumer struct {
 	log   *slog.Logger
 
 	// Delivery state, used by the delivering goroutine only.
-	format Format            // the topic's default format
-	names  map[string]string // interned stream names
-	vals   []float64         // values of the unit being delivered
-	list   items.Batch       // or its items
+	format  Format            // the topic's default format
+	names   map[string]string // interned stream names
+	vals    []float64         // values of the unit being delivered
+	list    items.Batch       // or its items
+	rejects []unitReject      // the rejects of the unit (reject)
+}
+
+// A unitReject is n inputs of stream rejected for reason.
+type unitReject struct {
+	stream string
+	reason Reason
+	n      int
 }
 
 // A fetched batch of messages of a partition.
@@ -242,6 +250,7 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 // it holds.
 func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int, error) {
 	c := p.c
+	defer p.countRejects()
 	p.vals = p.vals[:0]
 	p.list.Reset()
 	isink, _ := p.sink.(ItemSink)
@@ -296,9 +305,9 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			if tokens == 0 {
 				bad = 1
 			}
-			read := len(p.vals)
-			p.vals = p.vals[:n+len(CleanValues(name, p.vals[n:], p.sink))]
-			c.stats.rejected.Add(uint64(read - len(p.vals)))
+			var kept []float64
+			kept, nan, inf = cleanValues(p.vals[n:])
+			p.vals = p.vals[:n+len(kept)]
 		}
 		if nan > 0 {
 			p.reject(name, ReasonNaN, nan)

@@ -100,7 +100,7 @@ func (d *lineDecoder) tooLong(line []byte) {
 	if j < len(prefix) && validName(prefix[i:j]) {
 		stream = string(prefix[i:j])
 	}
-	d.b.sink.Reject(stream, ReasonLineTooLong, 1)
+	d.b.rejectFor(stream, ReasonLineTooLong, 1)
 }
 
 // line decodes one line, with or without its line ending.
@@ -154,10 +154,10 @@ func (d *lineDecoder) line(line []byte) error {
 		good++
 	}
 	if bad > 0 {
-		d.b.sink.Reject(d.b.stream, ReasonMalformed, bad)
+		d.b.reject(ReasonMalformed, bad)
 	}
 	if good+bad == 0 {
-		d.b.sink.Reject(d.b.stream, ReasonMalformed, 1)
+		d.b.reject(ReasonMalformed, 1)
 	}
 	return nil
 }
@@ -243,10 +243,9 @@ func parseSimple(tok []byte) (v float64, ok bool) {
 // items decodes the items of a line of an item stream, from offset i (see
 // itemTokens). A line without items counts one "malformed".
 func (d *lineDecoder) items(line []byte, i int) error {
-	stream := d.b.stream
-	tokens := itemTokens(line, i, &d.b.list, func(r Reason) { d.b.sink.Reject(stream, r, 1) })
+	tokens := itemTokens(line, i, &d.b.list, func(r Reason) { d.b.reject(r, 1) })
 	if tokens == 0 {
-		d.b.sink.Reject(stream, ReasonMalformed, 1)
+		d.b.reject(ReasonMalformed, 1)
 	}
 	if !d.b.itemRoom() {
 		return d.b.flush()

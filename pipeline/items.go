@@ -119,19 +119,36 @@ func (buf *itemBuf) fingerprint(b *items.Batch, hash items.Hash) {
 }
 
 // AcceptItems adds items to an item stream, creating it with the default
-// config (as an item stream) on first items. It returns once the items are
-// accepted: every later query counts them. The items must be valid
-// (items.Check; ingest rejects the others). at is their arrival time; zero
-// means the pipeline's clock. It fails with ErrWrongKind for a value
-// stream.
+// config (as an item stream) on first items; no items create no stream. It
+// returns once the items are accepted: every later query counts them. The
+// items must be valid (items.Check; ingest rejects the others). at is
+// their arrival time; zero means the pipeline's clock. It fails with
+// ErrWrongKind for a value stream.
 func (p *Pipeline) AcceptItems(ctx context.Context, name string, b *items.Batch, at time.Time) error {
-	cfg := p.cfg.Defaults
-	cfg.Items = true
-	s, _, err := p.getOrCreate(name, cfg)
-	if err != nil {
+	s, err := p.itemStream(name, b)
+	if s == nil {
 		return err
 	}
 	return p.AcceptItemsTo(ctx, s, b, at)
+}
+
+// itemStream returns the named stream for the items of b, creating it as
+// an item stream with the default config if b holds any; nil and a nil
+// error for a valid name without a stream when b is empty.
+func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
+	if s := p.lookup(name); s != nil {
+		return s, nil
+	}
+	if err := ingest.ValidStreamName(name); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
+	}
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	cfg := p.cfg.Defaults
+	cfg.Items = true
+	s, _, err := p.getOrCreate(name, cfg)
+	return s, err
 }
 
 // AcceptItemsTo adds items to s; see AcceptItems.
@@ -145,10 +162,8 @@ func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch,
 // AcceptItems otherwise, and with AcceptPartition makes the pipeline an
 // ingest.PartitionItemSink.
 func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp ingest.TopicPartition, name string, b *items.Batch, at time.Time) error {
-	cfg := p.cfg.Defaults
-	cfg.Items = true
-	s, _, err := p.getOrCreate(name, cfg)
-	if err != nil {
+	s, err := p.itemStream(name, b)
+	if s == nil {
 		return err
 	}
 	return p.acceptItemsFrom(ctx, s, tp, b, at)

@@ -406,19 +406,51 @@ func (p *Pipeline) Len() int {
 }
 
 // Accept adds values to a stream, creating it with the default config on
-// first data. It returns once the values are accepted: every later query
-// counts them. It blocks while the sorter's queue is full (back-pressure).
-// Values are rounded to the stream's precision and cleaned in place, as
-// ingest.CleanValues does: NaN and ±Inf, and in a float32 stream a value
-// beyond the range of float32 (it rounds to ±Inf), are left out and counted
-// as rejects of the stream (ingest.ReasonNaN, ingest.ReasonInf); −0
-// becomes +0. The values kept are moved to the front of values.
+// the first values it keeps. It returns once the values are accepted:
+// every later query counts them. It blocks while the sorter's queue is full
+// (back-pressure). Values are rounded to the stream's precision
+// (summary.Config.Round) and cleaned in place, as ingest.CleanValues does:
+// NaN and ±Inf, and in a float32 stream a value beyond the range of float32
+// (it rounds to ±Inf), are left out and counted as rejects of the stream
+// (ingest.ReasonNaN, ingest.ReasonInf); −0 becomes +0. The values kept are
+// moved to the front of values. Values of which none would be kept create
+// no stream: their rejects are counted as belonging to none (Rejected).
 func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) error {
-	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
-	if err != nil {
+	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
+	if s == nil {
 		return err
 	}
 	return p.AcceptTo(ctx, s, values)
+}
+
+// valueStream returns the named stream for values. It creates the stream
+// with the default config only if count, which counts how many of the
+// values a stream of a config keeps and how many NaN and ±Inf it leaves
+// out, says that it would keep some: a stream's kind comes from the values
+// or items it keeps, never from rejects. Otherwise it returns nil, having
+// counted the NaN and ±Inf as rejects that belong to no stream, and a nil
+// error for a valid name.
+func (p *Pipeline) valueStream(name string, count func(summary.Config) (kept, nan, inf int)) (*Stream, error) {
+	if s := p.lookup(name); s != nil {
+		return s, nil
+	}
+	if err := ingest.ValidStreamName(name); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
+	}
+	if kept, nan, inf := count(p.cfg.Defaults); kept == 0 {
+		p.rejectNone(ingest.ReasonNaN, nan)
+		p.rejectNone(ingest.ReasonInf, inf)
+		return nil, nil
+	}
+	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	return s, err
+}
+
+// lookup returns the named stream, or nil.
+func (p *Pipeline) lookup(name string) *Stream {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.streams[name]
 }
 
 // AcceptEncoded adds values in the framed protocol's encoding to a stream,
@@ -428,8 +460,8 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 	if size != 4 && size != 8 || len(data)%size != 0 {
 		return 0, fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
 	}
-	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
-	if err != nil {
+	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKeptEncoded(data, size, cfg) })
+	if s == nil {
 		return 0, err
 	}
 	if s.items != nil {
@@ -475,22 +507,22 @@ func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) er
 // arrival is taken as that (arrival times never go back; see
 // slidingwindow).
 func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, at time.Time) error {
-	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
-	if err != nil {
+	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
+	if s == nil {
 		return err
 	}
 	return p.acceptFrom(ctx, s, Local, values, at.UnixNano())
 }
 
 // AcceptPartition adds values that came from a Kafka partition to a
-// stream, creating it on first data: they are kept apart from the values
-// of other partitions and of the local inputs (see Stream). at is their
-// arrival time (see AcceptAt); zero means the pipeline's clock. It is
-// Accept otherwise, and with AcceptPartitionItems makes the pipeline an
-// ingest.PartitionSink.
+// stream, creating it on the first values it keeps (see Accept): they are
+// kept apart from the values of other partitions and of the local inputs
+// (see Stream). at is their arrival time (see AcceptAt); zero means the
+// pipeline's clock. It is Accept otherwise, and with AcceptPartitionItems
+// makes the pipeline an ingest.PartitionSink.
 func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition, name string, values []float64, at time.Time) error {
-	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
-	if err != nil {
+	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
+	if s == nil {
 		return err
 	}
 	if at.IsZero() {
@@ -505,7 +537,7 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
 	// Round, clean and measure before taking the stream's lock.
-	values, nan, inf := cleanValues(values, s.cfg.Float64)
+	values, nan, inf := cleanValues(values, s.cfg)
 	s.countRejects(src, nan, inf)
 	return p.send(ctx, s, s.append(src, values, summary.Measure(values), now))
 }
@@ -542,9 +574,11 @@ func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) e
 	return nil
 }
 
-// Reject counts n values of a stream rejected for reason, creating the
-// stream if its name is valid. Rejects that belong to no stream (a bad
-// name, the stream limit) are counted on the pipeline: see Rejected.
+// Reject counts n values of a stream rejected for reason. It never creates
+// a stream — a stream's kind comes from the values or items it keeps — so
+// rejects of a name with no stream (when they are counted), like those
+// without a name (a bad name, the stream limit), are counted on the
+// pipeline, by reason only, which bounds them: see Rejected.
 func (p *Pipeline) Reject(name string, reason ingest.Reason, n int) {
 	p.RejectPartition(Local, name, reason, n)
 }
@@ -552,18 +586,27 @@ func (p *Pipeline) Reject(name string, reason ingest.Reason, n int) {
 // RejectPartition counts n values of a stream from a Kafka partition
 // rejected for reason, with that partition's values (see Reject).
 func (p *Pipeline) RejectPartition(tp ingest.TopicPartition, name string, reason ingest.Reason, n int) {
-	if ingest.ValidStreamName(name) == nil {
-		if s, _, err := p.getOrCreate(name, p.cfg.Defaults); err == nil {
-			s.reject(tp, reason, n)
-			return
-		}
+	if s := p.lookup(name); s != nil {
+		s.reject(tp, reason, n)
+		return
+	}
+	p.rejectNone(reason, n)
+}
+
+// rejectNone counts n rejects for reason that belong to no stream.
+func (p *Pipeline) rejectNone(reason ingest.Reason, n int) {
+	if n == 0 {
+		return
 	}
 	p.rejectMu.Lock()
 	p.rejected[reason] += uint64(n)
 	p.rejectMu.Unlock()
 }
 
-// Rejected returns the counts of rejects that belong to no stream.
+// Rejected returns the counts of rejects that belong to no stream: those
+// without a valid stream name, those refused a stream (the stream limit,
+// the memory budget), and those of a name that had no stream when they
+// were counted.
 func (p *Pipeline) Rejected() map[ingest.Reason]uint64 {
 	p.rejectMu.Lock()
 	defer p.rejectMu.Unlock()

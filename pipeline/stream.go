@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -219,17 +221,16 @@ func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) [
 	return full
 }
 
-// cleanValues rounds values to float32 unless keep64, in place, and leaves
-// out NaN and ±Inf — a value beyond the range of float32 in a float32
-// stream rounds to ±Inf and is left out as one — and turns −0 into +0, as
+// cleanValues rounds values as a stream of cfg stores them
+// (summary.Config.Round: to float32 unless cfg keeps float64, −0 to +0), in
+// place, and leaves out NaN and ±Inf — a value beyond the range of float32
+// in a float32 stream rounds to ±Inf and is left out as one — as
 // ingest.CleanValues and ingest.DecodeValues do. It returns the values kept
 // and how many NaN and ±Inf it left out.
-func cleanValues(values []float64, keep64 bool) (_ []float64, nan, inf int) {
+func cleanValues(values []float64, cfg summary.Config) (_ []float64, nan, inf int) {
 	j := 0
 	for _, v := range values {
-		if !keep64 {
-			v = float64(float32(v))
-		}
+		v = cfg.Round(v)
 		if v-v != 0 { // NaN or ±Inf
 			if v != v {
 				nan++
@@ -238,10 +239,47 @@ func cleanValues(values []float64, keep64 bool) (_ []float64, nan, inf int) {
 			}
 			continue
 		}
-		values[j] = v + 0 // −0 becomes +0
+		values[j] = v
 		j++
 	}
 	return values[:j], nan, inf
+}
+
+// countKept returns how many of values a stream of cfg keeps, and how
+// many NaN and ±Inf it leaves out, as cleanValues would, without changing
+// values.
+func countKept(values []float64, cfg summary.Config) (kept, nan, inf int) {
+	for _, v := range values {
+		switch v = cfg.Round(v); {
+		case v != v:
+			nan++
+		case v-v != 0:
+			inf++
+		default:
+			kept++
+		}
+	}
+	return kept, nan, inf
+}
+
+// countKeptEncoded is countKept for values in the framed protocol's
+// encoding, little-endian float32 (size 4) or float64 (size 8).
+func countKeptEncoded(data []byte, size int, cfg summary.Config) (kept, nan, inf int) {
+	var buf [64]float64
+	for len(data) > 0 {
+		n := min(len(data)/size, len(buf))
+		for i := range n {
+			if size == 4 {
+				buf[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
+			} else {
+				buf[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
+			}
+		}
+		k, a, b := countKept(buf[:n], cfg)
+		kept, nan, inf = kept+k, nan+a, inf+b
+		data = data[n*size:]
+	}
+	return kept, nan, inf
 }
 
 // countRejects counts nan NaN and inf ±Inf values from src rejected by

@@ -663,11 +663,15 @@ func (v *View) HeavyHitters(support float64) []lossy.Entry {
 // MaxCountError bounds the width of Frequency's bounds.
 func (v *View) MaxCountError() int64 { return v.history.MaxError() }
 
-// Round returns v as the stream stores it: rounded to float32 unless the
-// stream keeps float64.
+// Round returns v as the stream stores it: rounded to the nearest float32
+// (ties to even) unless the stream keeps float64, and −0 as +0. A finite v
+// beyond the range of float32 rounds to ±Inf in a float32 stream, which
+// holds no such value. The pipeline rounds every value it accepts with
+// Round, and queries round the values they ask about with it, so that a
+// value asked about matches the values it stands for.
 func (c Config) Round(v float64) float64 {
-	if c.Float64 {
-		return v
+	if !c.Float64 {
+		v = float64(float32(v))
 	}
-	return float64(float32(v))
+	return v + 0 // −0 becomes +0
 }

@@ -369,3 +369,33 @@ func TestDiffDigests(t *testing.T) {
 		}
 	}
 }
+
+// TestRound checks Round against float32 conversion: ties to even, −0 as
+// +0, and ±Inf beyond float32's range, for a float32 stream; only −0
+// changes in a float64 stream.
+func TestRound(t *testing.T) {
+	half := 1 + math.Ldexp(1, -24)
+	for _, c := range []struct{ v, want32 float64 }{
+		{0.1, 0.10000000149011612},
+		{13.1, 13.100000381469727},
+		{half, 1},
+		{math.Nextafter(half, 2), 1 + math.Ldexp(1, -23)},
+		{math.Nextafter(half, 0), 1},
+		{16777217, 16777216},
+		{3.4e38, 3.3999999521443642e38},
+		{math.MaxFloat32, math.MaxFloat32},
+		{3.5e38, math.Inf(1)},
+		{-3.5e38, math.Inf(-1)},
+		{5e-324, 0},
+		{1e-40, 9.99994610111476e-41},
+		{math.Copysign(0, -1), 0},
+	} {
+		if got := (Config{}).Round(c.v); got != c.want32 || math.Signbit(got) != math.Signbit(c.want32) {
+			t.Errorf("float32 Round(%v) = %v, want %v", c.v, got, c.want32)
+		}
+		want64 := c.v + 0
+		if got := (Config{Float64: true}).Round(c.v); got != want64 || got == 0 && math.Signbit(got) {
+			t.Errorf("float64 Round(%v) = %v, want %v", c.v, got, want64)
+		}
+	}
+}
