@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"os/exec"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -144,24 +146,66 @@ func checkAcknowledged(t *testing.T, c pb.StreamdClient, clients []*pushClient) 
 
 // TestCloseKeepsAcknowledgedPushes closes the daemon while Push clients
 // send: three make back-to-back calls, one makes a call that never ends,
-// one opens a call and sends nothing. Close stops them all (the endless
-// and idle calls do not hold it up) with Unavailable, and after a restart
-// on the same data dir each stream counts exactly the values its client
-// was told were accepted.
+// one opens a call and sends nothing; and a TCP producer sends lines.
+// Close stops them all (the endless and idle calls do not hold it up), the
+// Push clients with Unavailable, and after a restart on the same data dir
+// each stream counts exactly the values its Push client was told were
+// accepted, and the TCP stream exactly what the daemon had counted of it.
 func TestCloseKeepsAcknowledgedPushes(t *testing.T) {
 	dir := t.TempDir()
-	d, c := openOn(t, dir, io.Discard, nil)
+	d, c := openOn(t, dir, io.Discard, func(c *Config) { c.TCPAddr = "127.0.0.1:0" })
+	conn, err := net.Dial("tcp", d.TCPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var tcp sync.WaitGroup
+	tcp.Go(func() {
+		line := []byte("tcp" + strings.Repeat(" 1.5", 500) + "\n")
+		for {
+			if _, err := conn.Write(line); err != nil {
+				return // the daemon closed the connection
+			}
+		}
+	})
 	clients, wg := pushClients(t, c)
+	waitCount := func() bool {
+		st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "tcp"})
+		return err == nil && st.Count > 0
+	}
+	for deadline := time.Now().Add(20 * time.Second); !waitCount(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no TCP value counted")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := d.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
 	wg.Wait()
+	tcp.Wait()
+	st, err := d.Pipeline().Stream("tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcpCount := st.Stats().Count
 
 	d, c = openOn(t, dir, io.Discard, nil)
 	defer closeDaemon(t, d)
 	checkAcknowledged(t, c, clients)
+	if got := countOf(c, "tcp"); got != uint64(tcpCount) {
+		t.Errorf("TCP stream: restored %d values, want the %d counted at shutdown", got, tcpCount)
+	}
+}
+
+// countOf returns the stream's count, 0 for no stream.
+func countOf(c pb.StreamdClient, stream string) uint64 {
+	st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: stream})
+	if err != nil {
+		return 0
+	}
+	return st.Count
 }
 
 // TestSIGTERMKeepsAcknowledgedPushes is TestCloseKeepsAcknowledgedPushes
