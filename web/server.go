@@ -22,7 +22,8 @@
 // HttpOnly, SameSite=Strict cookie (Secure, with the __Host- prefix, over
 // TLS) holding an HMAC of the token, so that the token never appears in a
 // URL or a log. /healthz and the
-// page's static files (which hold no data) are always open.
+// page's static files (which hold no data) are always open. /healthz
+// answers 503 with the reason while Health reports the daemon degraded.
 package web
 
 import (

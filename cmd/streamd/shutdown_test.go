@@ -103,18 +103,13 @@ func pushClients(t *testing.T, c pb.StreamdClient) ([]*pushClient, *sync.WaitGro
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "endless"}); err != nil || st.Count == 0 {
-		// Its third message was sent; wait for the first to be counted.
-		waitCount := func() bool {
-			st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "endless"})
-			return err == nil && st.Count > 0
+	// The endless client has sent three messages; wait for the first to
+	// be counted.
+	for countOf(c, "endless") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the endless client's values never counted")
 		}
-		for !waitCount() {
-			if time.Now().After(deadline) {
-				t.Fatal("the endless client's values never counted")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		time.Sleep(time.Millisecond)
 	}
 	return clients, &wg
 }
@@ -169,11 +164,7 @@ func TestCloseKeepsAcknowledgedPushes(t *testing.T) {
 		}
 	})
 	clients, wg := pushClients(t, c)
-	waitCount := func() bool {
-		st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "tcp"})
-		return err == nil && st.Count > 0
-	}
-	for deadline := time.Now().Add(20 * time.Second); !waitCount(); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); countOf(c, "tcp") == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no TCP value counted")
 		}
