@@ -14,7 +14,8 @@
 // the other kind, for SCOPE_CLUSTER without a Cluster and for SCOPE_CLUSTER
 // asked of an item stream, ResourceExhausted for the stream limit and when
 // the memory budget cannot hold a new stream's worst case, Unavailable
-// after shutdown.
+// after shutdown (see StopPush) and for a durable Push whose checkpoint
+// failed.
 package api
 
 import (
@@ -23,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -53,6 +55,11 @@ type Server struct {
 	MinWatchInterval time.Duration
 	// Cluster, if set, answers queries with scope SCOPE_CLUSTER.
 	Cluster Cluster
+
+	pushMu      sync.Mutex
+	pushStopped bool
+	pushStop    chan struct{}  // closed by StopPush; made on first use
+	pushes      sync.WaitGroup // Push calls in progress
 }
 
 // A Cluster answers for a stream over every daemon of a group.
@@ -67,34 +74,73 @@ var _ pb.StreamdServer = (*Server)(nil)
 // Push accepts the values and items of every message of the call. NaN and
 // ±Inf values, and empty or over-long items, are rejected and counted, like
 // bad input on other sources; the call fails only for a bad stream name,
-// when a new stream is refused (the stream limit, the memory budget), or
-// for values or items sent to a stream of the other kind, and then the
-// values of earlier messages stay accepted.
+// when a new stream is refused (the stream limit, the memory budget), for
+// values or items sent to a stream of the other kind, after StopPush, or
+// when a durable call's checkpoint fails. The values of earlier messages
+// then stay accepted: the error's status details carry a PushResponse that
+// counts them, and the message says how many.
 func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushResponse]) error {
+	stop, err := s.startPush()
+	if err != nil {
+		return err
+	}
+	defer s.pushes.Done()
 	ctx := stream.Context()
+	type received struct {
+		req *pb.PushRequest
+		err error
+	}
+	// Messages are received on their own goroutine, so that StopPush ends
+	// a call that waits for its client's next message. It ends with the
+	// call, whose context is cancelled then.
+	msgs := make(chan received)
+	go func() {
+		for {
+			req, err := stream.Recv()
+			select {
+			case msgs <- received{req, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	var (
 		resp    pb.PushResponse
 		batch   items.Batch
 		durable bool
 	)
 	for {
-		req, err := stream.Recv()
-		if err == io.EOF {
+		var m received
+		select {
+		case <-stop:
+			return pushError(&resp, status.New(codes.Unavailable, "push: the daemon is shutting down"))
+		default:
+		}
+		select {
+		case <-stop:
+			return pushError(&resp, status.New(codes.Unavailable, "push: the daemon is shutting down"))
+		case m = <-msgs:
+		}
+		if m.err == io.EOF {
 			break
 		}
-		if err != nil {
-			return err
+		if m.err != nil {
+			return m.err
 		}
+		req := m.req
 		durable = durable || req.Durable
 		if err := ingest.ValidStreamName(req.Stream); err != nil {
-			return status.Errorf(codes.InvalidArgument, "push: %v", err)
+			return pushError(&resp, status.Newf(codes.InvalidArgument, "push: %v", err))
 		}
 		if len(req.Items) > 0 {
 			if len(req.Values) > 0 {
-				return status.Errorf(codes.InvalidArgument, "push: a message carries values or items, not both")
+				return pushError(&resp, status.New(codes.InvalidArgument, "push: a message carries values or items, not both"))
 			}
 			if err := s.pushItems(ctx, req, &batch, &resp); err != nil {
-				return err
+				return pushError(&resp, status.Convert(err))
 			}
 			continue
 		}
@@ -104,16 +150,75 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 			if reason, ok := ingest.RefusalReason(err); ok {
 				s.Pipeline.Reject(req.Stream, reason, len(clean))
 			}
-			return statusError("push", err)
+			return pushError(&resp, status.Convert(statusError("push", err)))
 		}
 		resp.Accepted += uint64(len(clean))
 	}
 	if durable && s.Durable != nil {
 		if err := s.Durable(ctx); err != nil {
-			return status.Errorf(codes.Unavailable, "push: wait for checkpoint: %v", err)
+			return pushError(&resp, status.Newf(codes.Unavailable, "push: wait for checkpoint: %v", err))
 		}
 	}
 	return stream.SendAndClose(&resp)
+}
+
+// startPush counts a Push call in, or fails with Unavailable after
+// StopPush. It returns the channel that StopPush closes.
+func (s *Server) startPush() (<-chan struct{}, error) {
+	s.pushMu.Lock()
+	defer s.pushMu.Unlock()
+	if s.pushStopped {
+		return nil, status.Error(codes.Unavailable, "push: the daemon is shutting down")
+	}
+	if s.pushStop == nil {
+		s.pushStop = make(chan struct{})
+	}
+	s.pushes.Add(1)
+	return s.pushStop, nil
+}
+
+// StopPush stops ingest over Push, as a shutdown does before it writes its
+// final checkpoint: new calls fail with Unavailable, and calls in progress
+// stop receiving and fail with Unavailable (see Push: what they accepted
+// before stays accepted, and the error says how much), except a durable
+// call past its last message, which still waits for its checkpoint.
+// StopPush returns once every call has returned, or with ctx's error when
+// ctx ends first.
+func (s *Server) StopPush(ctx context.Context) error {
+	s.pushMu.Lock()
+	if !s.pushStopped {
+		s.pushStopped = true
+		if s.pushStop == nil {
+			s.pushStop = make(chan struct{})
+		}
+		close(s.pushStop)
+	}
+	s.pushMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.pushes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop push: %w", ctx.Err())
+	}
+}
+
+// pushError is st, a failed Push's status, with what the call accepted
+// before it failed: in the message and as a PushResponse in the details.
+func pushError(resp *pb.PushResponse, st *status.Status) error {
+	if resp.Accepted == 0 && resp.Rejected == 0 {
+		return st.Err()
+	}
+	msg := fmt.Sprintf("%s (%d values of this call accepted and %d rejected before; the rest not accepted)", st.Message(), resp.Accepted, resp.Rejected)
+	with, err := status.New(st.Code(), msg).WithDetails(resp)
+	if err != nil {
+		return status.Error(st.Code(), msg)
+	}
+	return with.Err()
 }
 
 // pushItems accepts the items of req, counting the invalid ones.

@@ -183,6 +183,9 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.To
 	}
 	defer p.itemBufs.Put(buf)
 	buf.fingerprint(b, s.items.hash)
+	if err := p.lockOpen(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	full := s.pendingQ
 	s.pendingQ = nil

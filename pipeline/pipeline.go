@@ -227,7 +227,10 @@ func (p *Pipeline) Open(ctx context.Context) error {
 
 // Close stops accepting values, sorts and summarises every full window
 // already accepted, and stops the goroutines. Partial windows stay in
-// their streams, counted by queries. If ctx ends first, Close abandons the
+// their streams, counted by queries and kept by Snapshot. Close waits for
+// the accepts in progress; every accept after it fails with ErrClosed and
+// adds nothing, so a Snapshot taken after Close holds exactly the values
+// of the accepts that succeeded. If ctx ends first, Close abandons the
 // windows in flight and returns ctx's error.
 func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()
@@ -238,8 +241,9 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	p.closed = true
 	p.mu.Unlock()
 	p.mem.Close()
-	// Accepts hold sendMu's read lock while they check closed and send, so
-	// none sends after this.
+	// Accepts hold sendMu's read lock from their check of closed until
+	// they have sent (lockOpen), so once Close holds it none is adding
+	// values, and none will.
 	p.sendMu.Lock()
 	close(p.full)
 	p.sendMu.Unlock()
@@ -475,6 +479,10 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 			buf = new([]float64)
 		}
 		vals, m, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+		if err := p.lockOpen(); err != nil {
+			p.decoded64.Put(buf)
+			return 0, err
+		}
 		s.countRejects(Local, nan, inf)
 		err = p.send(ctx, s, s.append(Local, vals, m, p.cfg.Now().UnixNano()))
 		*buf = vals
@@ -486,6 +494,10 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		buf = new([]float32)
 	}
 	vals, m, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
+	if err := p.lockOpen(); err != nil {
+		p.decoded32.Put(buf)
+		return 0, err
+	}
 	s.countRejects(Local, nan, inf)
 	full := s.appendFloat32(vals, m, p.cfg.Now().UnixNano())
 	*buf = vals
@@ -538,27 +550,35 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 	}
 	// Round, clean and measure before taking the stream's lock.
 	values, nan, inf := cleanValues(values, s.cfg)
+	if err := p.lockOpen(); err != nil {
+		return err
+	}
 	s.countRejects(src, nan, inf)
 	return p.send(ctx, s, s.append(src, values, summary.Measure(values), now))
 }
 
-// send queues s's full windows for the sorter. Then it waits while the
-// stream has windows in flight and one more would pass the memory budget.
-func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
-	defer s.mem.Wait(ctx)
-	if len(full) == 0 {
-		return nil
-	}
+// lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and
+// unlocked, once Close has begun. The accept then adds its values to the
+// stream and calls send, which unlocks: Close write-locks sendMu, so it
+// waits for the accepts that got in, and no values are added after it.
+func (p *Pipeline) lockOpen() error {
 	p.sendMu.RLock()
-	defer p.sendMu.RUnlock()
 	p.mu.RLock()
 	closed := p.closed
 	p.mu.RUnlock()
 	if closed {
-		// The values are accepted and counted; their windows wait in the
-		// stream and are summarised by queries as pending values.
-		return nil
+		p.sendMu.RUnlock()
+		return fmt.Errorf("accept: %w", ErrClosed)
 	}
+	return nil
+}
+
+// send queues s's full windows for the sorter and unlocks sendMu, which
+// the caller read-locked with lockOpen. Then it waits while the stream has
+// windows in flight and one more would pass the memory budget.
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
+	defer s.mem.Wait(ctx)
+	defer p.sendMu.RUnlock()
 	for i, w := range full {
 		select {
 		case p.full <- w:

@@ -9,12 +9,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/internal/exact"
+	"streamd/items"
 	"streamd/loadgen/synth"
 	"streamd/summary"
 )
@@ -213,12 +215,105 @@ func TestCloseFinishesWindows(t *testing.T) {
 	if st.Count != 4950 || st.Summarised != 4900 {
 		t.Errorf("after close: count %d, summarised %d", st.Count, st.Summarised)
 	}
-	// Accepting after Close still counts the values.
-	if err := p.Accept(ctx, "c", []float64{1, 2}); err != nil {
+	// Accepts after Close are refused, and add nothing.
+	if err := p.Accept(ctx, "c", []float64{1, 2}); !errors.Is(err, ErrClosed) {
+		t.Errorf("accept after close: %v, want ErrClosed", err)
+	}
+	if n, err := p.AcceptEncoded(ctx, "c", 8, make([]byte, 16)); n != 0 || !errors.Is(err, ErrClosed) {
+		t.Errorf("accept encoded after close: %d, %v, want ErrClosed", n, err)
+	}
+	if err := p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t"}, "c", []float64{3}, time.Time{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("accept partition after close: %v, want ErrClosed", err)
+	}
+	if v := s.View(true); v.Count() != 4950 {
+		t.Errorf("view after close counts %d, want 4950", v.Count())
+	}
+}
+
+// TestCloseRacesAccepts closes the pipeline while producers of values,
+// encoded values and items accept into it: every accept that succeeded is
+// counted, and exactly those, in the streams and in a snapshot taken after
+// Close; every accept after Close fails with ErrClosed.
+func TestCloseRacesAccepts(t *testing.T) {
+	p, err := New(Config{Defaults: summary.Config{WindowSize: 100}, Sorter: gpusort.NewCPU(0), Queue: 2})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if v := s.View(true); v.Count() != 4952 {
-		t.Errorf("view after close counts %d", v.Count())
+	if err := p.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var (
+		wg       sync.WaitGroup
+		acked    [3]atomic.Int64 // values, encoded values, items
+		refused  atomic.Int64
+		closed   atomic.Bool
+		accepted = make(chan struct{}, 3)
+	)
+	frame := make([]byte, 8*37)
+	var batch items.Batch
+	for range 37 {
+		batch.AppendString("x")
+	}
+	for i, accept := range []func() (int, error){
+		func() (int, error) { return 37, p.Accept(ctx, "v", make([]float64, 37)) },
+		func() (int, error) { return p.AcceptEncoded(ctx, "e", 8, frame) },
+		func() (int, error) { return 37, p.AcceptItems(ctx, "i", &batch, time.Time{}) },
+	} {
+		wg.Go(func() {
+			for first := true; ; first = false {
+				after := closed.Load() // this accept starts after Close returned
+				n, err := accept()
+				if err != nil {
+					if !errors.Is(err, ErrClosed) {
+						t.Errorf("accept: %v, want nil or ErrClosed", err)
+					}
+					refused.Add(1)
+					return
+				}
+				if after {
+					t.Errorf("accept after close: accepted %d", n)
+					return
+				}
+				acked[i].Add(int64(n))
+				if first {
+					accepted <- struct{}{}
+				}
+			}
+		})
+	}
+	for range 3 {
+		<-accepted
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	closed.Store(true)
+	wg.Wait()
+	if refused.Load() != 3 {
+		t.Errorf("%d producers refused, want 3", refused.Load())
+	}
+	data, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := New(Config{Defaults: summary.Config{WindowSize: 100}, Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"v", "e", "i"} {
+		for _, r := range []*Pipeline{p, q} {
+			s, err := r.Stream(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Stats().Count; got != acked[i].Load() {
+				t.Errorf("stream %s counts %d, want the %d accepted", name, got, acked[i].Load())
+			}
+		}
 	}
 }
 

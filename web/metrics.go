@@ -8,12 +8,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
 )
+
+// CheckpointStats is what /metrics says of the daemon's checkpoints.
+type CheckpointStats struct {
+	// Failures counts the checkpoints that failed.
+	Failures uint64
+	// LastSuccess is when the last checkpoint succeeded, or when the
+	// daemon started from the state its data dir held.
+	LastSuccess time.Time
+}
 
 // exportedStream is what /metrics says of one stream.
 type exportedStream struct {
@@ -160,6 +170,15 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(b, "streamd_tcp_connections_refused_total{reason=\"%s\"} %d\n", x.reason, x.n)
 		}
 		single("streamd_tcp_connections_idle_closed_total", "counter", "TCP ingest connections closed after --idle-timeout without input.", t.IdleClosed)
+	}
+	if s.Checkpoints != nil {
+		ck := s.Checkpoints()
+		var last float64 // 0 for never
+		if !ck.LastSuccess.IsZero() {
+			last = float64(ck.LastSuccess.Unix()) + float64(ck.LastSuccess.Nanosecond())/1e9
+		}
+		single("streamd_checkpoint_failures_total", "counter", "Checkpoints that failed to be written to the data dir (full, read-only, gone); /healthz answers 503 until one succeeds.", ck.Failures)
+		single("streamd_checkpoint_last_success_timestamp_seconds", "gauge", "When the last checkpoint succeeded (or the daemon started from its data dir), in seconds since the epoch.", formatFloat(last))
 	}
 	single("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.", s.unauthorized.Load())
 }

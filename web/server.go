@@ -22,7 +22,8 @@
 // HttpOnly, SameSite=Strict cookie (Secure, with the __Host- prefix, over
 // TLS) holding an HMAC of the token, so that the token never appears in a
 // URL or a log. /healthz and the
-// page's static files (which hold no data) are always open.
+// page's static files (which hold no data) are always open. /healthz
+// answers 503 with the reason while Health reports the daemon degraded.
 package web
 
 import (
@@ -61,6 +62,13 @@ type Server struct {
 	Pipeline *pipeline.Pipeline
 	// TCPStats, if set, reports the TCP ingest counters for /metrics.
 	TCPStats func() ingest.Stats
+	// Health, if set, is asked by /healthz: while it returns an error,
+	// /healthz answers 503 Service Unavailable with the error's text
+	// (the daemon is degraded: say, its checkpoints fail); otherwise 200
+	// and "ok".
+	Health func() error
+	// Checkpoints, if set, reports the checkpoint counters for /metrics.
+	Checkpoints func() CheckpointStats
 	// TLSConfig, if set, serves the port over TLS.
 	TLSConfig *tls.Config
 	// Token, if set, is required by the page, /api/ and /metrics.
@@ -206,9 +214,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /login", s.serveLogin)
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("POST /logout", s.logout)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
+	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.guard(s.serveMetrics, s.MetricsOpen))
 	mux.Handle("GET /api/streams", s.guard(s.apiStreams, false))
 	mux.Handle("GET /api/stats", s.guard(s.apiStats, false))
@@ -224,6 +230,21 @@ func (s *Server) handler() http.Handler {
 		s.registerPprof(mux)
 	}
 	return securityHeaders(mux)
+}
+
+// serveHealth answers /healthz: 200 and "ok", or 503 and why the daemon
+// is degraded (Health).
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if s.Health != nil {
+		if err := s.Health(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, err)
+			return
+		}
+	}
+	fmt.Fprintln(w, "ok")
 }
 
 // securityHeaders forbids framing, sniffing and referrers on every answer,

@@ -432,6 +432,7 @@ type Daemon struct {
 	grpc   *grpc.Server
 	grpcLn net.Listener
 	health *health.Server
+	api    *api.Server
 	web    *web.Server
 	tls    *tls.Config // nil without TLS
 	wg     sync.WaitGroup
@@ -441,6 +442,7 @@ type Daemon struct {
 	seq          uint64
 	offsets      offsets // Kafka offsets in the last snapshot
 	checkpoints  atomic.Int64
+	ckptHealth   checkpointHealth
 	kafka        *ingest.KafkaConsumer
 	kafkaStopped atomic.Bool
 	kafkaDone    chan struct{}
@@ -464,6 +466,79 @@ type Daemon struct {
 	handoffDone chan struct{}                  // closed when handoffLeft empties
 }
 
+// DurabilityService is the name under which the gRPC health service
+// reports whether checkpoints succeed: NOT_SERVING from a failed checkpoint
+// until one succeeds, SERVING otherwise (also without a data dir). The
+// overall status ("") and the API's (streamd.v1.Streamd) stay SERVING,
+// since queries and ingest go on; a restart would not mend the disk and
+// would lose the values since the last checkpoint.
+const DurabilityService = "streamd.durability"
+
+// checkpointHealth is the outcome of the daemon's checkpoints, for health
+// and metrics.
+type checkpointHealth struct {
+	mu       sync.Mutex
+	err      error     // the last checkpoint's failure; nil once one succeeds
+	failedAt time.Time // when it failed
+	lastOK   time.Time // when the last checkpoint succeeded, or Open restored
+	failures uint64
+}
+
+// checkpointed records a checkpoint's outcome and returns err: a failure
+// degrades the daemon's health (/healthz answers 503, DurabilityService is
+// NOT_SERVING) until a later checkpoint succeeds. An error of a cancelled
+// context is no outcome: the checkpoint was abandoned, not failed.
+func (d *Daemon) checkpointed(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	h := &d.ckptHealth
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.err, h.failedAt = err, time.Now()
+		h.failures++
+		d.Logger.Error("checkpoint failed; health is degraded until one succeeds", "err", err, "failures", h.failures)
+	} else {
+		if h.err != nil {
+			d.Logger.Info("checkpoint succeeded again: health restored")
+		}
+		h.err, h.lastOK = nil, time.Now()
+	}
+	d.setDurabilityLocked()
+	return err
+}
+
+// setDurabilityLocked sets DurabilityService's status from the last
+// checkpoint's outcome. The caller holds ckptHealth.mu.
+func (d *Daemon) setDurabilityLocked() {
+	st := healthpb.HealthCheckResponse_SERVING
+	if d.ckptHealth.err != nil {
+		st = healthpb.HealthCheckResponse_NOT_SERVING
+	}
+	d.health.SetServingStatus(DurabilityService, st)
+}
+
+// durability returns why the daemon is degraded: the last checkpoint's
+// failure, or nil.
+func (d *Daemon) durability() error {
+	h := &d.ckptHealth
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return fmt.Errorf("degraded: the checkpoint at %s failed (%d failures so far): %w", h.failedAt.UTC().Format(time.RFC3339), h.failures, h.err)
+	}
+	return nil
+}
+
+// checkpointStats returns the checkpoint counters for /metrics.
+func (d *Daemon) checkpointStats() web.CheckpointStats {
+	h := &d.ckptHealth
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return web.CheckpointStats{Failures: h.failures, LastSuccess: h.lastOK}
+}
+
 // NewDaemon returns a daemon with cfg, not yet running.
 func NewDaemon(cfg Config, logger *slog.Logger) *Daemon {
 	if logger == nil {
@@ -480,6 +555,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	d.health = health.NewServer()
 	defer func() {
 		if err != nil {
 			_ = d.Close(context.WithoutCancel(ctx))
@@ -524,6 +600,8 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			return fmt.Errorf("restore: %w", err)
 		}
 		d.restored = true
+		// The state is what the data dir holds: durable as of now.
+		d.ckptHealth.lastOK = time.Now()
 	}
 	if err := d.pipe.Open(ctx); err != nil {
 		return err
@@ -576,6 +654,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	d.health.SetServingStatus(pb.Streamd_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	d.ckptHealth.mu.Lock()
+	d.setDurabilityLocked()
+	d.ckptHealth.mu.Unlock()
 	attrs := []any{"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
 		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir}
 	if in, ok := d.sorter.(interface{ Info() string }); ok && in.Info() != "" {
@@ -668,13 +749,12 @@ func (d *Daemon) openGRPC() {
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
 	d.grpc = grpc.NewServer(opts...)
-	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
+	d.api = &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
 	if d.store != nil {
-		srv.Durable = d.checkpoint
+		d.api.Durable = func(ctx context.Context) error { return d.checkpointed(d.checkpoint(ctx)) }
 	}
-	pb.RegisterStreamdServer(d.grpc, srv)
+	pb.RegisterStreamdServer(d.grpc, d.api)
 	pb.RegisterPeerServer(d.grpc, peerServer{d: d})
-	d.health = health.NewServer()
 	healthpb.RegisterHealthServer(d.grpc, d.health)
 	reflection.Register(d.grpc)
 	ln := d.grpcLn
@@ -701,6 +781,10 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	w.Logger = d.Logger
 	if d.tcp != nil {
 		w.TCPStats = d.tcp.Stats
+	}
+	if d.store != nil {
+		w.Health = d.durability
+		w.Checkpoints = d.checkpointStats
 	}
 	if err := w.Open(ctx); err != nil {
 		return fmt.Errorf("open http: %w", err)
@@ -738,14 +822,24 @@ func addrString(ln net.Listener) string {
 // Pipeline returns the daemon's pipeline.
 func (d *Daemon) Pipeline() *pipeline.Pipeline { return d.pipe }
 
-// Close shuts down in order: stop ingest (the TCP listener and its
-// connections, which finish what they decoded), finish the windows in
-// flight, then stop gRPC gracefully — forcibly once ctx ends — and the
-// metrics server.
+// Close shuts down in order. First every way in stops: Push calls
+// (refused with Unavailable; calls in progress stop receiving, see
+// api.Server.StopPush), the TCP listener and its connections (which finish
+// what they decoded), and the Kafka consumer (which checkpoints and
+// commits what it delivered). Then the windows in flight are finished, the
+// pipeline refuses any accept, and the final checkpoint is written: it
+// holds every value any way in accepted. Queries are answered until then;
+// last, gRPC stops gracefully — forcibly once ctx ends — and so does the
+// HTTP server. A final checkpoint that fails is an error of Close.
 func (d *Daemon) Close(ctx context.Context) error {
 	var errs []error
 	if d.health != nil {
 		d.health.Shutdown()
+	}
+	if d.api != nil {
+		if err := d.api.StopPush(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if d.tcp != nil {
 		if err := d.tcp.Close(ctx); err != nil {
@@ -776,8 +870,8 @@ func (d *Daemon) Close(ctx context.Context) error {
 		}
 		// Never overwrite a checkpoint that could not be restored.
 		if d.restored {
-			if err := d.checkpoint(ctx); err != nil {
-				errs = append(errs, err)
+			if err := d.checkpointed(d.checkpoint(ctx)); err != nil {
+				errs = append(errs, fmt.Errorf("final checkpoint failed, the values accepted since the last checkpoint are lost: %w", err))
 			}
 		}
 	}
@@ -808,6 +902,11 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close sorter: %w", err))
 		}
 	}
+	err := errors.Join(errs...)
+	if err != nil {
+		d.Logger.Error("streamd stopped", "err", err)
+		return err
+	}
 	d.Logger.Info("streamd stopped")
-	return errors.Join(errs...)
+	return nil
 }

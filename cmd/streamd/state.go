@@ -146,7 +146,7 @@ func (d *Daemon) revoked(ctx context.Context, off offsets) error {
 	for tp, o := range off {
 		d.offsets[tp] = o
 	}
-	return d.writeCheckpoint(ctx, snap)
+	return d.checkpointed(d.writeCheckpoint(ctx, snap))
 }
 
 // checkpointLoop checkpoints every interval until ctx ends.
@@ -156,8 +156,8 @@ func (d *Daemon) checkpointLoop(ctx context.Context) {
 	for {
 		select {
 		case <-t.C:
-			if err := d.checkpoint(ctx); err != nil && ctx.Err() == nil {
-				d.Logger.Error("checkpoint failed", "err", err)
+			if err := d.checkpoint(ctx); ctx.Err() == nil {
+				_ = d.checkpointed(err) // logs a failure
 			}
 		case <-ctx.Done():
 			return
