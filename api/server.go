@@ -144,15 +144,9 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 			}
 			continue
 		}
-		clean := ingest.CleanValues(req.Stream, req.Values, s.Pipeline)
-		resp.Rejected += uint64(len(req.Values) - len(clean))
-		if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
-			if reason, ok := ingest.RefusalReason(err); ok {
-				s.Pipeline.Reject(req.Stream, reason, len(clean))
-			}
-			return pushError(&resp, status.Convert(statusError("push", err)))
+		if err := s.pushValues(ctx, req, &resp); err != nil {
+			return pushError(&resp, status.Convert(err))
 		}
-		resp.Accepted += uint64(len(clean))
 	}
 	if durable && s.Durable != nil {
 		if err := s.Durable(ctx); err != nil {
@@ -221,12 +215,66 @@ func pushError(resp *pb.PushResponse, st *status.Status) error {
 	return with.Err()
 }
 
+// pushValues accepts the values of req. It rounds them as the stream
+// keeps them (float32 unless it keeps float64), so that a value beyond
+// float32's range is counted as rejected (inf), not as accepted, and it
+// counts the rejects after the good values, which create a new stream.
+func (s *Server) pushValues(ctx context.Context, req *pb.PushRequest, resp *pb.PushResponse) error {
+	cfg := s.Pipeline.Defaults()
+	if st, err := s.Pipeline.Stream(req.Stream); err == nil {
+		cfg = st.Config()
+	}
+	values := req.Values
+	if !cfg.Float64 {
+		for i, v := range values {
+			values[i] = cfg.Round(v)
+		}
+	}
+	var rejects rejectCounter
+	defer func() { rejects.report(s.Pipeline, req.Stream) }()
+	clean := ingest.CleanValues(req.Stream, values, &rejects)
+	resp.Rejected += uint64(len(req.Values) - len(clean))
+	if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
+		if reason, ok := ingest.RefusalReason(err); ok {
+			s.Pipeline.Reject(req.Stream, reason, len(clean))
+		}
+		return statusError("push", err)
+	}
+	resp.Accepted += uint64(len(clean))
+	return nil
+}
+
+// rejectCounter holds the rejects of one message, to be counted after its
+// good values or items: they create a new stream, which then counts them.
+// It is an ingest.Sink that only counts.
+type rejectCounter map[ingest.Reason]int
+
+// Accept takes no values: a rejectCounter only counts rejects.
+func (r *rejectCounter) Accept(context.Context, string, []float64) error { return nil }
+
+// Reject adds n rejects for reason.
+func (r *rejectCounter) Reject(_ string, reason ingest.Reason, n int) {
+	if *r == nil {
+		*r = make(rejectCounter)
+	}
+	(*r)[reason] += n
+}
+
+// report counts the rejects on p, for stream.
+func (r rejectCounter) report(p *pipeline.Pipeline, stream string) {
+	for reason, n := range r {
+		p.Reject(stream, reason, n)
+	}
+}
+
 // pushItems accepts the items of req, counting the invalid ones.
 func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *items.Batch, resp *pb.PushResponse) error {
 	batch.Reset()
+	var rejects rejectCounter
+	defer func() { rejects.report(s.Pipeline, req.Stream) }() // after the items, which create a new stream
 	for _, x := range req.Items {
 		if reason := ingest.CheckItem([]byte(x)); reason != "" {
-			s.Pipeline.Reject(req.Stream, reason, 1)
+			rejects.Reject(req.Stream, reason, 1)
 			resp.Rejected++
 			continue
 		}

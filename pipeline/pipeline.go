@@ -194,6 +194,9 @@ func New(cfg Config) (*Pipeline, error) {
 	return p, nil
 }
 
+// Defaults returns the configuration of the streams that ingest creates.
+func (p *Pipeline) Defaults() summary.Config { return p.cfg.Defaults }
+
 // Now returns the time of the pipeline's clock (Config.Now).
 func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
 

@@ -130,16 +130,18 @@ func TestFirstInputKind(t *testing.T) {
 		}
 		resp := push(&pb.PushRequest{Stream: "p1", Items: []string{"ok", ""}},
 			&pb.PushRequest{Stream: "p2", Items: []string{"", strings.Repeat("x", 1025)}},
-			&pb.PushRequest{Stream: "p3", Values: []float64{math.NaN()}})
-		if resp.Accepted != 1 || resp.Rejected != 4 {
-			t.Errorf("push: %v, want 1 accepted, 4 rejected", resp)
+			&pb.PushRequest{Stream: "p3", Values: []float64{math.NaN(), 4e38}},
+			&pb.PushRequest{Stream: "p4", Values: []float64{2, 4e38}})
+		// 4e38 is beyond float32's range: rejected (inf), not accepted.
+		if resp.Accepted != 2 || resp.Rejected != 6 {
+			t.Errorf("push: %v, want 2 accepted, 6 rejected", resp)
 		}
-		checkFirst(t, c, "p1", itemsK, 1, nil)
+		// The good parts create p1 and p4, which count their rejects.
+		checkFirst(t, c, "p1", itemsK, 1, map[string]uint64{"empty_item": 1})
+		checkFirst(t, c, "p4", values, 1, map[string]uint64{"inf": 1})
 		checkNone(t, c, "p2")
 		checkNone(t, c, "p3")
-		// Push counts an item's reject before its good items create the
-		// stream: under no stream.
-		waitRejected(t, d, map[ingest.Reason]uint64{"empty_item": 2, "item_too_long": 1, "nan": 1})
+		waitRejected(t, d, map[ingest.Reason]uint64{"empty_item": 1, "item_too_long": 1, "nan": 1, "inf": 1})
 		// Later items are taken, and the names without a stream take
 		// either kind.
 		resp = push(&pb.PushRequest{Stream: "p1", Items: []string{"a"}},
@@ -148,7 +150,7 @@ func TestFirstInputKind(t *testing.T) {
 		if resp.Accepted != 3 || resp.Rejected != 0 {
 			t.Errorf("push: %v, want 3 accepted", resp)
 		}
-		checkFirst(t, c, "p1", itemsK, 2, nil)
+		checkFirst(t, c, "p1", itemsK, 2, map[string]uint64{"empty_item": 1})
 		checkFirst(t, c, "p2", itemsK, 1, nil)
 		checkFirst(t, c, "p3", values, 1, nil)
 	})
