@@ -5,6 +5,7 @@ import (
 
 	"streamd/gksketch"
 	"streamd/internal/membudget"
+	"streamd/items"
 	"streamd/lossy"
 	"streamd/summary"
 )
@@ -12,6 +13,20 @@ import (
 // streamOverhead is what a stream holds besides its windows and summaries:
 // its structures, name and reject counts.
 const streamOverhead = 4 << 10
+
+// maxRecentNames is the most bytes an item stream keeps of the strings of
+// its newest items, for its last-n and time-window answers.
+const maxRecentNames = 16 << 20
+
+// recentNamesLimit returns the most bytes an item stream of window size
+// window whose sliding window keeps its last retain values raw keeps of
+// the strings of its newest items (items.Names.SetLimit): those of the
+// newest retain items, and a window's more while its chunks turn over, at
+// MaxLen bytes each and 16 for their fingerprint and place, up to
+// maxRecentNames.
+func recentNamesLimit(window int, retain int64) int64 {
+	return min((retain+int64(window))*(items.MaxLen+16), maxRecentNames)
+}
 
 // StreamFootprint returns what a stream of cfg is charged against the
 // pipeline's memory budget (see streamd/internal/membudget). With W the
@@ -31,13 +46,17 @@ const streamOverhead = 4 << 10
 //	             entries; R = slidingwindow.Footprint(ε, N), 8N bytes when
 //	             the sliding window keeps its last N values raw)
 //
+// An item stream's summaries also hold the strings of its newest items,
+// up to recentNamesLimit bytes: s includes them.
+//
 // Reserve is 2w (the partial window, with room to grow) + f + s + 4 KiB;
 // Window is f, charged for each further window in flight; Summaries is s.
 // So the summaries are reserved at their size after N values; past that
-// they grow with log(N) and the growth is charged as measured. The strings
-// of an item stream (up to items.MaxLen bytes for each of its last N items
-// and its lossy table's entries) are not reserved, since their size
-// depends on the items: they are charged as measured too.
+// they grow with log(N) and the growth is charged as measured. The other
+// strings of an item stream (up to items.MaxLen bytes for each item of its
+// windows not yet summarised, and for each entry of its lossy table) are
+// not reserved, since their size depends on the items: they are charged
+// before they are kept (see acceptItemsFrom), and measured.
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
 // part's summaries and partial window are charged as measured, beside the
@@ -57,6 +76,9 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	sums := 24 * (2*gksketch.SpaceBound(eps, size, n) + int64(lossy.SpaceBound(eps, n)))
 	if recent, err := summary.NewSlidingWindow(cfg); err == nil {
 		sums += recent.Footprint()
+		if cfg.Items {
+			sums += recentNamesLimit(cfg.WindowSize, recent.RawCapacity())
+		}
 	}
 	return membudget.Footprint{
 		Reserve:   2*w + inflight + sums + streamOverhead,
