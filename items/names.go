@@ -419,35 +419,52 @@ func (n *Names) Rekey(hash Hash) map[uint64]uint64 {
 }
 
 // expire drops the chunks that are summarised and older than the newest
-// retain items, and with a limit, the oldest chunks while n holds more
-// than the limit, the spares first.
+// retain items, and with a limit, the oldest chunks while the chunks hold
+// more than 7/8 of it; it keeps a few of them as spares, those that fit
+// the limit with the chunks.
 func (n *Names) expire() {
 	k := 0
 	for k < len(n.chunks) && n.chunks[k].synced && n.chunks[k].end() <= n.pos-n.retain {
 		k++
 	}
-	for _, c := range n.chunks[max(0, k-(maxSpares-len(n.spares))):k] {
-		if cap(c.items.data) > maxSpareData {
-			c.items.data = nil
-		}
-		n.spares = append(n.spares, c)
-	}
+	n.spare(n.chunks[:k])
 	n.chunks = slices.Delete(n.chunks, 0, k)
 	if n.limit == 0 {
 		return
 	}
-	over := int64(n.Bytes()) - n.limit
-	for len(n.spares) > 0 && over > 0 {
-		over -= n.spares[len(n.spares)-1].bytes()
-		n.spares[len(n.spares)-1] = nil
-		n.spares = n.spares[:len(n.spares)-1]
+	var used int64
+	for _, c := range n.chunks {
+		used += c.bytes()
 	}
 	k = 0
-	for k < len(n.chunks)-1 && over > 0 {
-		over -= n.chunks[k].bytes()
+	for k < len(n.chunks)-1 && used > n.limit-n.limit/8 {
+		used -= n.chunks[k].bytes()
 		k++
 	}
+	n.spare(n.chunks[:k])
 	n.chunks = slices.Delete(n.chunks, 0, k)
+	j := 0
+	for _, c := range n.spares {
+		if used+c.bytes() <= n.limit {
+			used += c.bytes()
+			n.spares[j] = c
+			j++
+		}
+	}
+	clear(n.spares[j:])
+	n.spares = n.spares[:j]
+}
+
+// spare keeps expired chunks for reuse, up to maxSpares, without the
+// buffers of their item bytes larger than maxSpareData (or an eighth of
+// the limit, the most a chunk takes under one).
+func (n *Names) spare(cs []*chunk) {
+	for _, c := range cs[max(0, len(cs)-(maxSpares-len(n.spares))):] {
+		if cap(c.items.data) > max(maxSpareData, int(n.limit/8)) {
+			c.items.data = nil
+		}
+		n.spares = append(n.spares, c)
+	}
 }
 
 // Encoding (see streamd/internal/codec for the envelope), magic "NAME",
