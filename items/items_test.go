@@ -303,7 +303,8 @@ func longItems(first, count, size int) []string {
 
 // TestRecentNamesLimit checks that recent names with a limit on their bytes
 // hold no more than it after each Append however long the items, keep the
-// newest items that fit (and always the newest one), and survive encoding
+// newest items that fit (and always the newest one), cost no more than
+// Cost says, and survive encoding
 // with chunks that end before a window's end.
 func TestRecentNamesLimit(t *testing.T) {
 	const limit = 64 << 10
@@ -312,9 +313,13 @@ func TestRecentNamesLimit(t *testing.T) {
 	for range 100 {
 		b, fps := batchOf(longItems(next, 50, MaxLen)...)
 		next += 50
+		before, cost := n.Bytes(), n.Cost(b)
 		n.Append(fps, b)
 		if got := n.Bytes(); got > limit {
 			t.Fatalf("after %d items: %d bytes, limit %d", next, got, limit)
+		}
+		if grew := int64(n.Bytes() - before); grew > cost {
+			t.Fatalf("after %d items: Append grew %d bytes, Cost %d", next, grew, cost)
 		}
 	}
 	raw := n.Raw()

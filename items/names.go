@@ -144,11 +144,11 @@ func (n *Names) Bytes() int {
 	return int(b)
 }
 
-// Cost returns at least how much Append of b's items adds to Bytes, for a
-// Names without a limit: the items and their fingerprints, with room for
-// the growth of their buffers (which may double, and are rounded up to the
-// allocator's sizes), and the chunks it starts. It is what to charge
-// before Append; it costs O(1).
+// Cost returns at least how much Append of b's items adds to Bytes: the
+// items and their fingerprints, with room for the growth of their buffers
+// (which may double, and are rounded up to the allocator's sizes), and the
+// chunks it starts; with a limit, no more than what the limit leaves. It
+// is what to charge before Append; it costs O(chunks).
 func (n *Names) Cost(b *Batch) int64 {
 	const slack = 8 << 10 // the allocator's rounding of a large buffer
 	cost := 3*int64(b.Size()+16*b.Len()) + slack
@@ -160,10 +160,17 @@ func (n *Names) Cost(b *Batch) int64 {
 			cost += c.bytes() + c.bytes()/8 // its buffers may double
 		}
 	}
-	if b.Len() > room {
+	if b.Len() > room || n.limit > 0 {
 		count, size := n.chunkHint(n.pos + int64(room))
 		chunks := int64((b.Len()-room-1)/int(n.window) + 1)
+		if n.limit > 0 { // chunks end at an eighth of the limit too
+			chunks += int64(b.Size())/max(n.limit/8, 1) + 1
+		}
 		cost += chunks * (16*int64(count) + int64(size) + 64 + slack)
+	}
+	if n.limit > 0 {
+		// Append ends within the limit: expire drops what passes it.
+		cost = min(cost, max(n.limit-int64(n.Bytes()), 0))
 	}
 	return cost
 }

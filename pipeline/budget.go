@@ -46,17 +46,15 @@ func recentNamesLimit(window int, retain int64) int64 {
 //	             entries; R = slidingwindow.Footprint(ε, N), 8N bytes when
 //	             the sliding window keeps its last N values raw)
 //
-// An item stream's summaries also hold the strings of its newest items,
-// up to recentNamesLimit bytes: s includes them.
-//
 // Reserve is 2w (the partial window, with room to grow) + f + s + 4 KiB;
 // Window is f, charged for each further window in flight; Summaries is s.
 // So the summaries are reserved at their size after N values; past that
-// they grow with log(N) and the growth is charged as measured. The other
-// strings of an item stream (up to items.MaxLen bytes for each item of its
-// windows not yet summarised, and for each entry of its lossy table) are
-// not reserved, since their size depends on the items: they are charged
-// before they are kept (see acceptItemsFrom), and measured.
+// they grow with log(N) and the growth is charged as measured. The strings
+// of an item stream (up to items.MaxLen bytes for each of its newest items,
+// up to recentNamesLimit bytes in all, for each item of its windows not yet
+// summarised, and for each entry of its lossy table) are not reserved,
+// since their size depends on the items: they are charged before they are
+// kept (see chargeItems), and measured.
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
 // part's summaries and partial window are charged as measured, beside the
@@ -76,9 +74,6 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	sums := 24 * (2*gksketch.SpaceBound(eps, size, n) + int64(lossy.SpaceBound(eps, n)))
 	if recent, err := summary.NewSlidingWindow(cfg); err == nil {
 		sums += recent.Footprint()
-		if cfg.Items {
-			sums += recentNamesLimit(cfg.WindowSize, recent.RawCapacity())
-		}
 	}
 	return membudget.Footprint{
 		Reserve:   2*w + inflight + sums + streamOverhead,

@@ -188,15 +188,15 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.To
 	return p.send(ctx, s, full)
 }
 
-// chargeItems charges the memory budget for the strings that s's part of
-// src is about to keep of b's items (items.Names.Cost): those of the
-// windows not yet summarised, which the budget does not reserve. (The
-// strings of the newest items are within the stream's reservation:
-// StreamFootprint.) While the budget cannot hold them and the stream has
-// windows in flight it waits, as Accept does; when nothing in flight would
-// free memory it fails with an error wrapping ErrMemoryBudget, and the
-// items are refused. Windows left unsent by a cancelled Accept are sent
-// first, since the wait may need them summarised.
+// chargeItems charges the memory budget for the strings that s is about
+// to keep of b's items (items.Names.Cost), which the budget does not
+// reserve: those of its newest items, up to their limit, and those of the
+// windows not yet summarised of its part of src. While the budget cannot
+// hold them and the stream has windows in flight it waits, as Accept does;
+// when nothing in flight would free memory it fails with an error wrapping
+// ErrMemoryBudget, and the items are refused. Windows left unsent by a
+// cancelled Accept are sent first, since the wait may need them
+// summarised.
 func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src ingest.TopicPartition, b *items.Batch) error {
 	if b.Len() == 0 {
 		return nil
@@ -204,7 +204,7 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src ingest.TopicP
 	s.mu.Lock()
 	full := s.pendingQ
 	s.pendingQ = nil
-	cost := s.partLocked(src).items.names.Cost(b)
+	cost := s.items.recent.Cost(b) + s.partLocked(src).items.names.Cost(b)
 	s.mu.Unlock()
 	if err := p.send(ctx, s, full); err != nil {
 		return err

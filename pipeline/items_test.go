@@ -252,7 +252,7 @@ func TestItemStringsWithinBudget(t *testing.T) {
 	const eps = 0.01
 	cfg := summary.Config{Epsilon: eps, WindowSize: 1024, SlidingWindow: 1 << 16, Items: true}
 	fp := StreamFootprint(cfg)
-	limit := fp.Reserve + 8<<20
+	limit := fp.Reserve + 24<<20 // the newest items' 16 MiB, and the windows' strings
 	p := open(t, Config{Defaults: cfg, MaxMemory: limit})
 	if _, err := p.Create("flood", cfg); err != nil {
 		t.Fatal(err)
