@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -252,7 +253,7 @@ func TestPutFingerprints(t *testing.T) {
 // Sync; the strings of the items kept are found, older ones are not, and
 // it survives encoding.
 func TestRecentNames(t *testing.T) {
-	n := NewRecentNames(3, 4)
+	n := NewRecentNames(3, 4, 0)
 	if !n.IsRecent() {
 		t.Fatal("not recent")
 	}
@@ -287,4 +288,100 @@ func TestRecentNames(t *testing.T) {
 		}
 	}()
 	n.Sync(0, nil)
+}
+
+// longItems returns count distinct items of size bytes, numbered from
+// first.
+func longItems(first, count, size int) []string {
+	out := make([]string, count)
+	for i := range out {
+		id := strconv.Itoa(first + i)
+		out[i] = id + strings.Repeat("x", size-len(id))
+	}
+	return out
+}
+
+// TestRecentNamesLimit checks that recent names with a limit on their bytes
+// hold no more than it after each Append however long the items, keep the
+// newest items that fit (and always the newest one), cost no more than
+// Cost says, and survive encoding
+// with chunks that end before a window's end.
+func TestRecentNamesLimit(t *testing.T) {
+	const limit = 64 << 10
+	n := NewRecentNames(1000, 1_000_000, limit)
+	next := 0
+	for range 100 {
+		b, fps := batchOf(longItems(next, 50, MaxLen)...)
+		next += 50
+		before, cost := n.Bytes(), n.Cost(b)
+		n.Append(fps, b)
+		if got := n.Bytes(); got > limit {
+			t.Fatalf("after %d items: %d bytes, limit %d", next, got, limit)
+		}
+		if grew := int64(n.Bytes() - before); grew > cost {
+			t.Fatalf("after %d items: Append grew %d bytes, Cost %d", next, grew, cost)
+		}
+	}
+	raw := n.Raw()
+	if raw < limit/2/(MaxLen+16) || raw >= int64(next) {
+		t.Fatalf("%d raw items of %d kept under a limit of %d bytes", raw, next, limit)
+	}
+	newest, oldest := longItems(next-int(raw), int(raw), MaxLen), longItems(0, 1, MaxLen)[0]
+	for _, x := range newest {
+		if _, fps := batchOf(x); n.Lookup(fps)[0] != x {
+			t.Fatalf("item %.8s… of the newest %d not found", x, raw)
+		}
+	}
+	if _, fps := batchOf(oldest); n.Lookup(fps)[0] != "" {
+		t.Fatal("the oldest item is still kept")
+	}
+	data, err := n.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Names
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if d.Raw() != raw || d.Pos() != int64(next) {
+		t.Fatalf("decoded: %d raw of %d, want %d of %d", d.Raw(), d.Pos(), raw, next)
+	}
+
+	// One item longer than an eighth of the limit is kept on its own.
+	small := NewRecentNames(1000, 1000, 500)
+	b, fps := batchOf(longItems(0, 3, 300)...)
+	small.Append(fps, b)
+	if small.Raw() != 1 || small.Lookup(fps[2:])[0] == "" {
+		t.Fatalf("%d raw items kept of 300 bytes each under a limit of 800, want the newest", small.Raw())
+	}
+}
+
+// TestNamesCost checks that Cost bounds what Append adds to the bytes of
+// names with a table, from the first item on and across chunks, and that
+// chunks of long items keep no buffer of their bytes once they expire.
+func TestNamesCost(t *testing.T) {
+	n := NewNames(100, 0)
+	next := 0
+	for i := range 40 {
+		size, count := 10+i*25, 7+i*3
+		b, fps := batchOf(longItems(next, count, size)...)
+		next += count
+		before, cost := n.Bytes(), n.Cost(b)
+		n.Append(fps, b)
+		if grew := int64(n.Bytes() - before); grew > cost {
+			t.Fatalf("batch %d: Append of %d items of %d bytes grew %d bytes, Cost %d", i, count, size, grew, cost)
+		}
+	}
+	// Summarise every full window: their chunks expire, and their
+	// buffers of item bytes go.
+	for _, start := range n.PendingStarts() {
+		if start+100 <= n.Pos() {
+			n.Sync(start, nil)
+		}
+	}
+	for _, c := range n.spares {
+		if cap(c.items.data) > maxSpareData {
+			t.Errorf("a spare chunk keeps %d bytes of items", cap(c.items.data))
+		}
+	}
 }

@@ -21,13 +21,16 @@ import (
 //     raw part of the sliding window), for last-n and time-window answers.
 //
 // Its memory is the table's strings plus the raw items kept: about
-// max(Retain, pending items) × (item length + 16) bytes.
+// max(Retain, pending items) × (item length + 16) bytes. Cost says, before
+// Append, how much more it will hold.
 //
 // A stream whose values are summarised apart for each of their sources
 // (one lossy table per source) keeps one Names per source, with retain 0,
 // for its table and its windows not yet summarised, and one Names of its
 // newest items from every source without a table (NewRecentNames) for
-// its last-n and time-window answers.
+// its last-n and time-window answers. That one may be given a limit on its
+// bytes: it then keeps the newest items that fit, which may be fewer than
+// Retain.
 //
 // Names is a library: no goroutines, not safe for concurrent use.
 type Names struct {
@@ -35,6 +38,7 @@ type Names struct {
 	retain int64 // summarised items kept raw
 	pos    int64 // items appended
 	recent bool  // no table: chunks count as summarised (NewRecentNames)
+	limit  int64 // most bytes held, 0 for none (NewRecentNames)
 
 	known     map[uint64]string // strings of the table's fingerprints
 	knownSize int               // bytes of known: its strings and 32 per entry
@@ -44,7 +48,8 @@ type Names struct {
 	spares []*chunk // expired chunks whose memory later ones reuse, at most maxSpares
 }
 
-// chunk is the items of one window, in arrival order.
+// chunk is the items of one window, in arrival order; with a limit on the
+// bytes, a chunk ends early when its items reach an eighth of it.
 type chunk struct {
 	start  int64
 	fps    []uint64
@@ -54,10 +59,18 @@ type chunk struct {
 
 func (c *chunk) end() int64 { return c.start + int64(len(c.fps)) }
 
+// bytes reports the memory c holds, approximately.
+func (c *chunk) bytes() int64 { return int64(8*cap(c.fps) + c.items.Bytes() + 64) }
+
 // maxSpares is the most expired chunks a Names keeps for reuse: windows
 // are summarised in batches of four, so that many chunks may expire at
 // once.
 const maxSpares = 4
+
+// maxSpareData is the largest buffer of item bytes a spare chunk keeps: a
+// chunk of long items gives its buffer back when it expires, so that the
+// spares hold little beyond their fingerprints (8 bytes an item).
+const maxSpareData = 1 << 20
 
 // NewNames returns an empty Names for a stream of windows of window items
 // (≥ 1) that keeps the newest retain summarised items raw.
@@ -68,12 +81,31 @@ func NewNames(window int, retain int64) *Names {
 // NewRecentNames returns an empty Names that keeps only the newest retain
 // items raw, in chunks of window items, and no table: for the last-n and
 // time-window answers of a stream whose lossy tables keep their strings
-// apart. Sync panics on it.
-func NewRecentNames(window int, retain int64) *Names {
+// apart. Sync panics on it. With limit > 0 it holds at most limit bytes
+// (see SetLimit).
+func NewRecentNames(window int, retain, limit int64) *Names {
 	n := NewNames(window, retain)
 	n.recent = true
+	n.limit = max(limit, 0)
 	return n
 }
+
+// SetLimit makes n, a Names without a table, hold at most limit bytes (0:
+// no limit; Bytes, after each Append): it keeps the newest items that fit,
+// in chunks of at most window items and limit/8 bytes, dropping the oldest
+// chunks first, but always the newest item. It drops what passes a new
+// limit at once. It panics on a Names with a table, whose strings answers
+// need.
+func (n *Names) SetLimit(limit int64) {
+	if !n.recent {
+		panic("items: SetLimit on names with a table")
+	}
+	n.limit = max(limit, 0)
+	n.expire()
+}
+
+// Limit reports the most bytes n holds, 0 for no limit.
+func (n *Names) Limit() int64 { return n.limit }
 
 // Pos reports the number of items appended.
 func (n *Names) Pos() int64 { return n.pos }
@@ -102,14 +134,60 @@ func (n *Names) Raw() int64 {
 // Bytes reports the memory held, approximately, the spare chunks kept for
 // reuse included.
 func (n *Names) Bytes() int {
-	b := 8*cap(n.table) + n.knownSize
+	b := int64(8*cap(n.table) + n.knownSize)
 	for _, c := range n.chunks {
-		b += 8*cap(c.fps) + c.items.Bytes() + 64
+		b += c.bytes()
 	}
 	for _, c := range n.spares {
-		b += 8*cap(c.fps) + c.items.Bytes() + 64
+		b += c.bytes()
 	}
-	return b
+	return int(b)
+}
+
+// Cost returns at least how much Append of b's items adds to Bytes: the
+// items and their fingerprints, with room for the growth of their buffers
+// (which may double, and are rounded up to the allocator's sizes), and the
+// chunks it starts; with a limit, no more than what the limit leaves. It
+// is what to charge before Append; it costs O(chunks).
+func (n *Names) Cost(b *Batch) int64 {
+	const slack = 8 << 10 // the allocator's rounding of a large buffer
+	cost := 3*int64(b.Size()+16*b.Len()) + slack
+	room := 0 // items the newest chunk takes
+	if k := len(n.chunks); k > 0 {
+		c := n.chunks[k-1]
+		room = min(int(n.window)-len(c.fps), b.Len())
+		if room > 0 && (len(c.fps)+room > cap(c.fps) || c.items.Size()+b.ends[room-1] > cap(c.items.data)) {
+			cost += c.bytes() + c.bytes()/8 // its buffers may double
+		}
+	}
+	if b.Len() > room || n.limit > 0 {
+		count, size := n.chunkHint(n.pos + int64(room))
+		chunks := int64((b.Len()-room-1)/int(n.window) + 1)
+		if n.limit > 0 { // chunks end at an eighth of the limit too
+			chunks += int64(b.Size())/max(n.limit/8, 1) + 1
+		}
+		cost += chunks * (16*int64(count) + int64(size) + 64 + slack)
+	}
+	if n.limit > 0 {
+		// Append ends within the limit: expire drops what passes it.
+		cost = min(cost, max(n.limit-int64(n.Bytes()), 0))
+	}
+	return cost
+}
+
+// chunkHint returns the items and bytes to make room for in a new chunk
+// that starts at item at: those of the newest chunk, or a whole window of
+// 16-byte items if there is none; nothing during the stream's first
+// window, so that small streams stay small.
+func (n *Names) chunkHint(at int64) (count, size int) {
+	if at < n.window {
+		return 0, 0
+	}
+	if k := len(n.chunks); k > 0 {
+		c := n.chunks[k-1]
+		return len(c.fps), c.items.Size()
+	}
+	return int(n.window), int(n.window) * 16
 }
 
 // Append adds the items of b, in arrival order; fps are their
@@ -120,13 +198,26 @@ func (n *Names) Append(fps []uint64, b *Batch) {
 	}
 	for i := 0; i < len(fps); {
 		var c *chunk
-		if k := len(n.chunks); k > 0 && int64(len(n.chunks[k-1].fps)) < n.window {
+		if k := len(n.chunks); k > 0 && !n.full(n.chunks[k-1]) {
 			c = n.chunks[k-1]
 		} else {
 			c = n.newChunk()
 			n.chunks = append(n.chunks, c)
 		}
 		k := min(int(n.window)-len(c.fps), len(fps)-i)
+		if n.limit > 0 {
+			// End the chunk at an eighth of the limit, with one item at least.
+			room := int(n.limit/8) - c.items.Size()
+			start := 0
+			if i > 0 {
+				start = b.ends[i-1]
+			}
+			j := i + 1
+			for j < i+k && b.ends[j]-start <= room {
+				j++
+			}
+			k = j - i
+		}
 		c.fps = append(c.fps, fps[i:i+k]...)
 		c.items.AppendBatch(b, i, i+k)
 		n.pos += int64(k)
@@ -135,11 +226,17 @@ func (n *Names) Append(fps []uint64, b *Batch) {
 	n.expire()
 }
 
+// full reports whether c takes no more items: it has a window of them, or
+// with a limit, an eighth of the limit's bytes.
+func (n *Names) full(c *chunk) bool {
+	return int64(len(c.fps)) >= n.window || (n.limit > 0 && int64(c.items.Size()) >= n.limit/8)
+}
+
 // newChunk returns an empty chunk starting at the next item: a spare one
-// if there is one, else a new one, sized for a whole window once the
-// stream has filled one (a stream's first window starts small, so that
-// small streams stay small).
+// if there is one, else a new one, with room for as many items and bytes
+// as the newest chunk (chunkHint).
 func (n *Names) newChunk() *chunk {
+	count, size := n.chunkHint(n.pos)
 	var c *chunk
 	if k := len(n.spares); k > 0 {
 		c = n.spares[k-1]
@@ -147,17 +244,10 @@ func (n *Names) newChunk() *chunk {
 		n.spares = n.spares[:k-1]
 	} else {
 		c = new(chunk)
-		if n.pos >= n.window {
-			size := n.window * 16 // about the items' bytes, if no chunk says better
-			if k := len(n.chunks); k > 0 {
-				size = int64(n.chunks[k-1].items.Size())
-			}
-			c.fps = make([]uint64, 0, n.window)
-			c.items.Grow(int(n.window), int(size))
-		}
 	}
-	c.start, c.fps, c.synced = n.pos, c.fps[:0], n.recent
+	c.start, c.fps, c.synced = n.pos, slices.Grow(c.fps[:0], count), n.recent
 	c.items.Reset()
+	c.items.Grow(count, size)
 	return c
 }
 
@@ -336,14 +426,52 @@ func (n *Names) Rekey(hash Hash) map[uint64]uint64 {
 }
 
 // expire drops the chunks that are summarised and older than the newest
-// retain items.
+// retain items, and with a limit, the oldest chunks while the chunks hold
+// more than 7/8 of it; it keeps a few of them as spares, those that fit
+// the limit with the chunks.
 func (n *Names) expire() {
 	k := 0
 	for k < len(n.chunks) && n.chunks[k].synced && n.chunks[k].end() <= n.pos-n.retain {
 		k++
 	}
-	n.spares = append(n.spares, n.chunks[max(0, k-(maxSpares-len(n.spares))):k]...)
+	n.spare(n.chunks[:k])
 	n.chunks = slices.Delete(n.chunks, 0, k)
+	if n.limit == 0 {
+		return
+	}
+	var used int64
+	for _, c := range n.chunks {
+		used += c.bytes()
+	}
+	k = 0
+	for k < len(n.chunks)-1 && used > n.limit-n.limit/8 {
+		used -= n.chunks[k].bytes()
+		k++
+	}
+	n.spare(n.chunks[:k])
+	n.chunks = slices.Delete(n.chunks, 0, k)
+	j := 0
+	for _, c := range n.spares {
+		if used+c.bytes() <= n.limit {
+			used += c.bytes()
+			n.spares[j] = c
+			j++
+		}
+	}
+	clear(n.spares[j:])
+	n.spares = n.spares[:j]
+}
+
+// spare keeps expired chunks for reuse, up to maxSpares, without the
+// buffers of their item bytes larger than maxSpareData (or an eighth of
+// the limit, the most a chunk takes under one).
+func (n *Names) spare(cs []*chunk) {
+	for _, c := range cs[max(0, len(cs)-(maxSpares-len(n.spares))):] {
+		if cap(c.items.data) > max(maxSpareData, int(n.limit/8)) {
+			c.items.data = nil
+		}
+		n.spares = append(n.spares, c)
+	}
 }
 
 // Encoding (see streamd/internal/codec for the envelope), magic "NAME",
@@ -462,7 +590,7 @@ func (n *Names) UnmarshalBinary(data []byte) error {
 		if err := r.Err(); err != nil {
 			return fmt.Errorf("decode names: %w", err)
 		}
-		if (next >= 0 && c.start != next) || c.start%d.window != 0 || len(c.fps) == 0 {
+		if (next >= 0 && c.start != next) || (!d.recent && c.start%d.window != 0) || len(c.fps) == 0 {
 			return fmt.Errorf("decode names: %w: chunk at %d out of place", codec.ErrCorrupt, c.start)
 		}
 		next = c.end()

@@ -5,6 +5,7 @@ import (
 
 	"streamd/gksketch"
 	"streamd/internal/membudget"
+	"streamd/items"
 	"streamd/lossy"
 	"streamd/summary"
 )
@@ -12,6 +13,20 @@ import (
 // streamOverhead is what a stream holds besides its windows and summaries:
 // its structures, name and reject counts.
 const streamOverhead = 4 << 10
+
+// maxRecentNames is the most bytes an item stream keeps of the strings of
+// its newest items, for its last-n and time-window answers.
+const maxRecentNames = 16 << 20
+
+// recentNamesLimit returns the most bytes an item stream of window size
+// window whose sliding window keeps its last retain values raw keeps of
+// the strings of its newest items (items.Names.SetLimit): those of the
+// newest retain items, and a window's more while its chunks turn over, at
+// MaxLen bytes each and 16 for their fingerprint and place, up to
+// maxRecentNames.
+func recentNamesLimit(window int, retain int64) int64 {
+	return min((retain+int64(window))*(items.MaxLen+16), maxRecentNames)
+}
 
 // StreamFootprint returns what a stream of cfg is charged against the
 // pipeline's memory budget (see streamd/internal/membudget). With W the
@@ -35,9 +50,11 @@ const streamOverhead = 4 << 10
 // Window is f, charged for each further window in flight; Summaries is s.
 // So the summaries are reserved at their size after N values; past that
 // they grow with log(N) and the growth is charged as measured. The strings
-// of an item stream (up to items.MaxLen bytes for each of its last N items
-// and its lossy table's entries) are not reserved, since their size
-// depends on the items: they are charged as measured too.
+// of an item stream (up to items.MaxLen bytes for each of its newest items,
+// up to recentNamesLimit bytes in all, for each item of its windows not yet
+// summarised, and for each entry of its lossy table) are not reserved,
+// since their size depends on the items: they are charged before they are
+// kept (see chargeItems), and measured.
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
 // part's summaries and partial window are charged as measured, beside the

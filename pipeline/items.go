@@ -49,7 +49,8 @@ func (p *Pipeline) newItems(cfg summary.Config, recent *slidingwindow.Window, ha
 	if hash == nil {
 		hash = p.itemHash
 	}
-	return &itemStream{hash: hash, recent: items.NewRecentNames(cfg.WindowSize, recent.RawCapacity())}
+	limit := recentNamesLimit(cfg.WindowSize, recent.RawCapacity())
+	return &itemStream{hash: hash, recent: items.NewRecentNames(cfg.WindowSize, recent.RawCapacity(), limit)}
 }
 
 // newItemPart returns the item half of a part of cfg with names (nil:
@@ -169,13 +170,18 @@ func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp ingest.TopicPart
 	return p.acceptItemsFrom(ctx, s, tp, b, at)
 }
 
-// acceptItemsFrom adds items from src to s.
+// acceptItemsFrom adds items from src to s. The strings it keeps of them
+// are charged to the memory budget first (chargeItems): it may wait, or
+// refuse them all with an error wrapping ErrMemoryBudget.
 func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.TopicPartition, b *items.Batch, at time.Time) error {
 	if s.items == nil {
 		return fmt.Errorf("%w: items for value stream %q", ErrWrongKind, s.name)
 	}
 	if at.IsZero() {
 		at = p.cfg.Now()
+	}
+	if err := p.chargeItems(ctx, s, src, b); err != nil {
+		return fmt.Errorf("items for stream %q: %w", s.name, err)
 	}
 	buf, _ := p.itemBufs.Get().(*itemBuf)
 	if buf == nil {
@@ -194,9 +200,34 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.To
 		s.items.recent.Append(buf.fps, b)
 		pt.items.names.Append(buf.fps, b)
 		full = s.appendLocked(pt, buf.values, summary.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
+		s.mem.Summaries(s.summaryBytes())
 	}
 	s.mu.Unlock()
 	return p.send(ctx, s, full)
+}
+
+// chargeItems charges the memory budget for the strings that s is about
+// to keep of b's items (items.Names.Cost), which the budget does not
+// reserve: those of its newest items, up to their limit, and those of the
+// windows not yet summarised of its part of src. While the budget cannot
+// hold them and the stream has windows in flight it waits, as Accept does;
+// when nothing in flight would free memory it fails with an error wrapping
+// ErrMemoryBudget, and the items are refused. Windows left unsent by a
+// cancelled Accept are sent first, since the wait may need them
+// summarised.
+func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src ingest.TopicPartition, b *items.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	cost := s.items.recent.Cost(b) + s.partLocked(src).items.names.Cost(b)
+	s.mu.Unlock()
+	if err := p.send(ctx, s, full); err != nil {
+		return err
+	}
+	return s.mem.Charge(ctx, cost)
 }
 
 // IsItems reports whether s is an item stream.

@@ -3,9 +3,14 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"streamd/ingest"
 	"streamd/items"
 	"streamd/loadgen/synth"
 	"streamd/summary"
@@ -234,5 +239,91 @@ func TestItemFingerprintsSplit(t *testing.T) {
 		if buf.values[i] != items.Value(fp) {
 			t.Fatalf("value %d = %v, want %v", i, buf.values[i], items.Value(fp))
 		}
+	}
+}
+
+// TestItemStringsWithinBudget floods an item stream with distinct items of
+// the longest length, several times what its sliding window's strings may
+// take and more than the whole memory budget, mixed with a few heavy
+// items: the strings it keeps stay within the budget after every batch,
+// every item is accepted or refused with ErrMemoryBudget (none dropped),
+// and the answers hold against exact counts of the items accepted.
+func TestItemStringsWithinBudget(t *testing.T) {
+	const eps = 0.01
+	cfg := summary.Config{Epsilon: eps, WindowSize: 1024, SlidingWindow: 1 << 16, Items: true}
+	fp := StreamFootprint(cfg)
+	limit := fp.Reserve + 24<<20 // the newest items' 16 MiB, and the windows' strings
+	p := open(t, Config{Defaults: cfg, MaxMemory: limit})
+	if _, err := p.Create("flood", cfg); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := p.Stream("flood")
+	ctx := context.Background()
+	pad := strings.Repeat("x", items.MaxLen)
+	n := 40_000
+	if testing.Short() {
+		n = 20_000
+	}
+	var list []string // the items accepted
+	var b items.Batch
+	for i := 0; i < n; i += 500 {
+		b.Reset()
+		for j := i; j < i+500; j++ {
+			if j%4 == 0 {
+				b.AppendString(fmt.Sprintf("heavy-%d", j%20/4))
+			} else {
+				id := strconv.Itoa(j)
+				b.AppendString(id + pad[len(id):])
+			}
+		}
+		if err := p.AcceptItems(ctx, "flood", &b, time.Time{}); err != nil {
+			t.Fatalf("items %d to %d: %v", i, i+500, err)
+		}
+		for j := range b.Len() {
+			list = append(list, string(b.Item(j)))
+		}
+		if m := p.Memory(); m.Used > limit {
+			t.Fatalf("after %d items: %d bytes charged, limit %d", len(list), m.Used, limit)
+		}
+		if st := s.Stats(); int64(st.Bytes) > limit {
+			t.Fatalf("after %d items: the stream holds %d bytes, budget %d", len(list), st.Bytes, limit)
+		}
+	}
+
+	// A batch larger than what is free, with nothing in flight to wait
+	// for, is refused whole.
+	waitNothingInFlight(t, s)
+	b.Reset()
+	for j := range 10_000 {
+		id := "big" + strconv.Itoa(j)
+		b.AppendString(id + pad[len(id):])
+	}
+	err := p.AcceptItems(ctx, "flood", &b, time.Time{})
+	if r, ok := ingest.RefusalReason(err); !ok || r != ingest.ReasonMemoryBudget {
+		t.Fatalf("a batch of %d MiB with %d MiB free: %v, want a refusal for the memory budget", b.Size()>>20, (limit-p.Memory().Used)>>20, err)
+	}
+	if got := s.View(true).Count(); got != int64(len(list)) {
+		t.Fatalf("the stream counts %d items, %d accepted", got, len(list))
+	}
+
+	checkItems(t, s, s.View(true), list, eps)
+	last, err := s.Last(10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkItems(t, s, last, list[len(list)-10_000:], eps)
+}
+
+// waitNothingInFlight waits until s has no windows in flight.
+func waitNothingInFlight(t *testing.T, s *Stream) {
+	t.Helper()
+	for {
+		s.mu.Lock()
+		k := len(s.local.inflight) + len(s.pendingQ)
+		s.mu.Unlock()
+		if k == 0 {
+			return
+		}
+		runtime.Gosched()
 	}
 }

@@ -463,6 +463,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if !names.IsRecent() || names.Pos() != s.recent.Added() {
 			return nil, fmt.Errorf("%w: the strings of the newest items do not match the sliding window", codec.ErrCorrupt)
 		}
+		names.SetLimit(recentNamesLimit(cfg.WindowSize, s.recent.RawCapacity()))
 		s.items = &itemStream{hash: hash, recent: names}
 	}
 	for i := range nparts {

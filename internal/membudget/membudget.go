@@ -15,6 +15,11 @@
 //     windows are being sorted, and memory falls as they are summarised.
 //     So ingest slows down instead of passing the budget, and no value is
 //     refused once its stream exists.
+//   - What a stream is about to keep whose size depends on its input, such
+//     as the strings of an item stream, is charged before it is kept
+//     (Account.Charge): the producer waits while the stream has windows in
+//     flight, and is refused with ErrExhausted when it has none, since
+//     nothing would then free memory.
 //
 // The charges can pass the limit by the windows that concurrent producers
 // fill between two waits, and by summary growth, which is charged but never
@@ -31,7 +36,8 @@ import (
 )
 
 // ErrExhausted is returned, wrapped with the figures, by Budget.Open when
-// the budget cannot hold a new stream's reservation.
+// the budget cannot hold a new stream's reservation, and by Account.Charge
+// when it cannot hold what a stream is about to keep.
 var ErrExhausted = errors.New("memory budget exhausted")
 
 // Footprint is what one stream is charged, in bytes.
@@ -146,6 +152,7 @@ type Account struct {
 	fp       Footprint
 	inflight int   // windows in flight
 	growth   int64 // summary growth charged
+	measured int64 // the summaries' bytes: the last Summaries, and Charge since
 	closed   bool  // the stream is gone
 	released bool  // its charges are returned
 }
@@ -223,12 +230,66 @@ func (a *Account) Summaries(n int64) {
 	if a.released {
 		return
 	}
+	a.measured = n
 	g := max(n-a.fp.Summaries, 0)
 	d := g - a.growth
 	a.growth = g
 	a.b.growth += d
 	if d < 0 {
 		a.b.fell()
+	}
+}
+
+// Charge charges n more bytes that the stream's summaries are about to
+// keep, before it keeps them, as summary growth; the next Summaries
+// measures them. Unlike that growth, these bytes may be refused: Charge
+// returns at once when the budget holds them (or has no limit, or is
+// closed); waits while it does not and the stream has windows in flight,
+// whose summarising frees memory; and returns an error wrapping
+// ErrExhausted when it does not and the stream has nothing in flight, or
+// ctx's error when ctx ends first. It charges nothing when it fails.
+func (a *Account) Charge(ctx context.Context, n int64) error {
+	if a == nil || n <= 0 {
+		return nil
+	}
+	b := a.b
+	var start time.Time
+	for {
+		b.mu.Lock()
+		g := max(a.measured+n-a.fp.Summaries, 0)
+		d := g - a.growth
+		fits := b.limit == 0 || b.closed || a.released || b.used()+d <= b.limit
+		if fits || a.inflight == 0 {
+			if !start.IsZero() {
+				b.waitNanos += int64(time.Since(start))
+			}
+			var err error
+			if fits {
+				a.measured += n
+				if !a.released {
+					a.growth = g
+					b.growth += d
+				}
+			} else {
+				err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n), Size(max(b.limit-b.used(), 0)), Size(b.limit))
+			}
+			b.mu.Unlock()
+			return err
+		}
+		if start.IsZero() {
+			start = time.Now()
+			b.waits++
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.waitNanos += int64(time.Since(start))
+			b.mu.Unlock()
+			return ctx.Err()
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package membudget
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,69 @@ func TestSize(t *testing.T) {
 		if got := Size(tc.n); got != tc.want {
 			t.Errorf("Size(%d) = %q, want %q", tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestChargeBeforeKeeping checks that Charge charges what a stream is
+// about to keep against its share and the limit: it passes while they hold
+// it, waits while the stream has windows in flight, and refuses with
+// ErrExhausted when nothing in flight would free memory.
+func TestChargeBeforeKeeping(t *testing.T) {
+	b := New(1000)
+	a, _ := b.Open(Footprint{Reserve: 600, Window: 100, Summaries: 200})
+	ctx := context.Background()
+	if err := a.Charge(ctx, 150); err != nil { // within the share
+		t.Fatal(err)
+	}
+	if got := b.Stats().Used; got != 600 {
+		t.Fatalf("used %d after a charge within the share, want 600", got)
+	}
+	if err := a.Charge(ctx, 350); err != nil { // 300 past the share: 900
+		t.Fatal(err)
+	}
+	if got := b.Stats().Used; got != 900 {
+		t.Fatalf("used %d, want 900", got)
+	}
+	err := a.Charge(ctx, 101) // 1001: nothing in flight to wait for
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("charge past the limit: %v, want ErrExhausted", err)
+	}
+	if got := b.Stats().Used; got != 900 {
+		t.Fatalf("used %d after a refused charge, want 900", got)
+	}
+
+	// With a window in flight, Charge waits until the summaries shrink.
+	a.WindowFull()
+	done := make(chan error)
+	go func() { done <- a.Charge(ctx, 101) }()
+	for b.Stats().Waits == 0 {
+		runtime.Gosched()
+	}
+	a.WindowDone()
+	a.Summaries(300) // the window's strings are gone: 100 past the share
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Stats().Used; got != 801 {
+		t.Fatalf("used %d after the wait, want 600+100+101", got)
+	}
+	a.Summaries(0)
+	if got := b.Stats().Used; got != 600 {
+		t.Fatalf("used %d after the summaries measured 0, want 600", got)
+	}
+
+	// A context ends a wait, and Close lets every charge through.
+	a.WindowFull()
+	if err := a.Charge(ctx, 300); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.Charge(cctx, 301); !errors.Is(err, context.Canceled) {
+		t.Fatalf("charge with a cancelled context: %v", err)
+	}
+	b.Close()
+	if err := a.Charge(ctx, 301); err != nil {
+		t.Fatalf("charge after Close: %v", err)
 	}
 }
