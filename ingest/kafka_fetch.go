@@ -135,6 +135,7 @@ func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fe
 		if !p.state.started.Load() {
 			p.c.setNext(p.tp, offset)
 			p.state.started.Store(true)
+			p.caughtUp()
 		}
 		if _, err := conn.Seek(offset, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
 			fail("seek kafka partition", err)
@@ -160,6 +161,7 @@ func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fe
 		}
 		if err == nil {
 			p.state.hwm.Store(hwm)
+			p.caughtUp()
 		}
 		if len(msgs) > 0 {
 			next = max(next, msgs[len(msgs)-1].Offset+1)
@@ -183,6 +185,25 @@ func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fe
 		default:
 			fail("fetch kafka partition", err)
 		}
+	}
+}
+
+// caughtUp ends the partition's catching up (KafkaConsumer.CatchingUp)
+// once its next offset reaches the group's committed offset, or the high
+// watermark of the last fetch: a committed offset past the end of the log
+// is not one this log will reach.
+func (p *partitionConsumer) caughtUp() {
+	mark := p.state.behind.Load()
+	if mark < 0 {
+		return
+	}
+	next, ok := p.c.Position(p.tp)
+	hwm := p.state.hwm.Load()
+	if !ok || (next < mark && (hwm < 0 || next < hwm)) {
+		return
+	}
+	if p.state.behind.CompareAndSwap(mark, -1) {
+		p.log.Info("kafka partition caught up: at the group's committed offset, or at the end of its log", "offset", next, "committed", mark)
 	}
 }
 
@@ -223,6 +244,7 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 				next = msgs[n].Offset
 			}
 			p.c.setNext(p.tp, next)
+			p.caughtUp()
 		}
 		p.c.gate.exit()
 		if err != nil {
