@@ -115,9 +115,10 @@ func (tp TopicPartition) String() string {
 // where Assigned says instead. A partition whose start offset is
 // out of range (the messages were deleted, or the topic was recreated) is
 // consumed from its earliest offset, with a warning. A partition that
-// Assigned starts behind the group's committed offset (a member consumed
-// further, checkpointed, committed and died) is catching up until its next
-// offset reaches that offset, or the end of its log (CatchingUp).
+// Assigned starts behind the group's committed offset (the state it
+// resumes is older than what a member that died had consumed and
+// committed) is catching up until its next offset reaches that offset, or
+// the end of its log (CatchingUp).
 //
 // The consumer records the next offset of each partition as it delivers
 // messages, one Accept (or one rejected message) at a time. Barrier reports
