@@ -61,6 +61,20 @@
 // inputs no one else holds. An answer covers each partition up to the
 // offset its owner had consumed, as any streaming answer lags the log.
 //
+// A member does not claim a partition it resumed behind the group's
+// committed offset (ingest.KafkaConsumer.CatchingUp) until its consumed
+// offset reaches it: after a member died, its partitions' new owners
+// consume again, from older states, what it had consumed, and until they
+// are back where it was their states hold fewer values than the answers
+// counted before. The committed offset is the mark because every member
+// commits only offsets its checkpoint covers: the group consumed and
+// counted at least that far, and it is known to the new owner when the
+// generation starts. The dead member may have consumed a little further,
+// up to one checkpoint interval, before it died; answers count those
+// values again once the new owner has consumed them, as any answer lags
+// the log. A member announces no offsets (and the dead member's
+// checkpoints are out of reach), so no higher mark is known.
+//
 // # Bounds
 //
 // A part's quantile summary is within ε·n of its n values; it is

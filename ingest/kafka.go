@@ -114,7 +114,11 @@ func (tp TopicPartition) String() string {
 // these, it starts at the earliest offset. With Assigned set, it starts
 // where Assigned says instead. A partition whose start offset is
 // out of range (the messages were deleted, or the topic was recreated) is
-// consumed from its earliest offset, with a warning.
+// consumed from its earliest offset, with a warning. A partition that
+// Assigned starts behind the group's committed offset (the state it
+// resumes is older than what a member that died had consumed and
+// committed) is catching up until its next offset reaches that offset, or
+// the end of its log (CatchingUp).
 //
 // The consumer records the next offset of each partition as it delivers
 // messages, one Accept (or one rejected message) at a time. Barrier reports
@@ -264,6 +268,10 @@ type KafkaStats struct {
 type partitionState struct {
 	hwm     atomic.Int64 // high watermark of the last fetch, -1 before one
 	started atomic.Bool  // the start offset is known and in next
+	// behind is the group's committed offset when the partition started
+	// behind it, until its next offset reaches it (see CatchingUp); -1
+	// otherwise.
+	behind atomic.Int64
 }
 
 // Errors of a KafkaConsumer.
@@ -435,6 +443,11 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 		ps := new(partitionState)
 		ps.hwm.Store(-1)
 		ps.started.Store(c.Assigned != nil && start >= 0)
+		ps.behind.Store(-1)
+		if off := committed[tp]; off >= 0 && start < off {
+			ps.behind.Store(off)
+			log.Info("kafka partition starts behind the group's committed offset: catching up", "partition", tp.String(), "start", start, "committed", off)
+		}
 		assigned[tp] = ps
 	}
 	c.mu.Lock()
@@ -528,6 +541,26 @@ func (c *KafkaConsumer) Position(tp TopicPartition) (offset int64, ok bool) {
 	defer c.mu.Unlock()
 	offset, ok = c.next[tp]
 	return offset, ok
+}
+
+// CatchingUp reports whether tp, assigned to c in its current generation,
+// started behind the offset the group had committed for it (Assigned
+// returned an older offset, or none) and has not reached it yet; mark is
+// that committed offset. Values before the group's committed offset were
+// consumed and checkpointed by a member of the group, so until the
+// partition's next offset reaches it, its values are fewer than the group
+// has already counted. A partition also stops catching up when it reaches
+// the end of its log, for a committed offset past the end (of a topic
+// deleted and created again).
+func (c *KafkaConsumer) CatchingUp(tp TopicPartition) (mark int64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := c.assigned[tp]
+	if ps == nil {
+		return 0, false
+	}
+	mark = ps.behind.Load()
+	return mark, mark >= 0
 }
 
 // Partitions returns every partition of the consumer's topics, sorted, as

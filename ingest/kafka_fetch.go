@@ -143,6 +143,7 @@ func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fe
 		if !p.state.started.Load() {
 			p.c.setNext(p.tp, offset)
 			p.state.started.Store(true)
+			p.caughtUp(-1)
 		}
 		if _, err := conn.Seek(offset, kafka.SeekAbsolute|kafka.SeekDontCheck); err != nil {
 			fail("seek kafka partition", err)
@@ -168,6 +169,10 @@ func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fe
 		}
 		if err == nil {
 			p.state.hwm.Store(hwm)
+			// A response cut short leaves hwm 0, not the end of the log.
+			if hwm > 0 {
+				p.caughtUp(hwm)
+			}
 		}
 		if len(msgs) > 0 {
 			next = max(next, msgs[len(msgs)-1].Offset+1)
@@ -191,6 +196,26 @@ func (p *partitionConsumer) fetch(ctx context.Context, start int64, ch chan<- fe
 		default:
 			fail("fetch kafka partition", err)
 		}
+	}
+}
+
+// caughtUp ends the partition's catching up (KafkaConsumer.CatchingUp)
+// once its next offset reaches the group's committed offset, or end, the
+// end of its log as a fetch reported it (-1 if unknown): a committed
+// offset past the end of the log is not one this log will reach. (An
+// empty log, whose end 0 cannot be told from a fetch cut short, catches up
+// with its first message.)
+func (p *partitionConsumer) caughtUp(end int64) {
+	mark := p.state.behind.Load()
+	if mark < 0 {
+		return
+	}
+	next, ok := p.c.Position(p.tp)
+	if !ok || (next < mark && (end < 0 || next < end)) {
+		return
+	}
+	if p.state.behind.CompareAndSwap(mark, -1) {
+		p.log.Info("kafka partition caught up: at the group's committed offset, or at the end of its log", "offset", next, "committed", mark)
 	}
 }
 
@@ -231,6 +256,7 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 				next = msgs[n].Offset
 			}
 			p.c.setNext(p.tp, next)
+			p.caughtUp(-1)
 		}
 		p.c.gate.exit()
 		if err != nil {

@@ -861,3 +861,96 @@ func TestTopicPartitionCompare(t *testing.T) {
 		}
 	}
 }
+
+// gatedPartitionSink is a partitionRecordSink whose deliveries from one
+// partition wait until open is closed.
+type gatedPartitionSink struct {
+	*partitionRecordSink
+	gated TopicPartition
+	open  chan struct{}
+}
+
+func (s *gatedPartitionSink) AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64, at time.Time) error {
+	if tp == s.gated {
+		select {
+		case <-s.open:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.partitionRecordSink.AcceptPartition(ctx, tp, stream, values, at)
+}
+
+// TestKafkaCatchingUp: a partition that Assigned starts behind the group's
+// committed offset is catching up until its next offset reaches it, or
+// until it reaches the end of its log when the committed offset is past
+// it; a partition started at or after the committed offset never is.
+func TestKafkaCatchingUp(t *testing.T) {
+	t.Parallel()
+	brokers := testBrokers(t)
+	topic := createTopic(t, brokers, "catchup")
+	msgs, want := seqMessages(0, 10, 3)
+	produce(t, brokers, topic, msgs)
+	tp := func(p int) TopicPartition { return TopicPartition{topic, p} }
+
+	// A consumes everything; the group's committed offsets are then set
+	// by hand, the one of partition 2 past the end of its log.
+	sinkA := newRecordSink()
+	a := testConsumer(t, brokers, "g-catchup", sinkA, topic)
+	a.Revoked = func(context.Context, map[TopicPartition]int64) error { return fmt.Errorf("no checkpoint") }
+	stopA := start(t, a)
+	waitMultiset(t, want, sinkA)
+	committed := map[TopicPartition]int64{tp(0): 10, tp(1): 10, tp(2): 1000, tp(3): 4}
+	if err := a.Commit(context.Background(), committed); err != nil {
+		t.Fatal(err)
+	}
+	stopA()
+
+	// B starts partition 1 behind, and its deliveries wait; partition 2
+	// behind too, partition 0 at and partition 3 after the committed
+	// offset.
+	sinkB := &gatedPartitionSink{
+		partitionRecordSink: &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[TopicPartition]*recordSink)},
+		gated:               tp(1), open: make(chan struct{}),
+	}
+	b := testConsumer(t, brokers, "g-catchup", sinkB, topic)
+	b.Assigned = func(context.Context, int, []TopicPartition) (map[TopicPartition]int64, error) {
+		return map[TopicPartition]int64{tp(0): 10, tp(1): 2, tp(2): 0, tp(3): 6}, nil
+	}
+	start(t, b)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, parts := b.Assignment()
+		_, behind2 := b.CatchingUp(tp(2))
+		if len(parts) == testPartitions && !behind2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("assigned %v; partition 2 catching up %v", parts, behind2)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if off, ok := b.Position(tp(2)); !ok || off != 10 {
+		t.Errorf("partition 2 stopped catching up at offset %d, %v; want the end of its log, 10", off, ok)
+	}
+	for p, want := range []bool{false, true, false, false} {
+		mark, behind := b.CatchingUp(tp(p))
+		if behind != want || (behind && mark != committed[tp(p)]) {
+			t.Errorf("partition %d: catching up %v to %d; want %v to %d", p, behind, mark, want, committed[tp(p)])
+		}
+	}
+	close(sinkB.open)
+	for {
+		_, behind := b.CatchingUp(tp(1))
+		if !behind {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("partition 1 still catching up")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if off, ok := b.Position(tp(1)); !ok || off != 10 {
+		t.Errorf("partition 1 caught up at offset %d, %v; want 10", off, ok)
+	}
+}

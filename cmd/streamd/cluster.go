@@ -185,7 +185,13 @@ func (d *Daemon) advertiseAddr() string {
 	return d.GRPCAddr()
 }
 
-// self returns the daemon as a member of its group now.
+// self returns the daemon as a member of its group now, with the
+// partitions it claims: those it consumes in its current generation, less
+// those still catching up with the group's committed offset (resumed from
+// an older state than the group had consumed, after a member died). Those
+// hold fewer values than the group had counted, so the daemon does not
+// answer for them: a cluster answer names them as missing, and is
+// partial, until they have caught up.
 func (d *Daemon) self() *pb.ClusterMember {
 	m := &pb.ClusterMember{Id: d.memberID, Address: d.advertiseAddr()}
 	if d.kafka == nil {
@@ -194,6 +200,9 @@ func (d *Daemon) self() *pb.ClusterMember {
 	gen, tps := d.kafka.Assignment()
 	m.Generation = int64(gen)
 	for _, tp := range tps {
+		if _, behind := d.kafka.CatchingUp(tp); behind {
+			continue
+		}
 		off, _ := d.kafka.Position(tp)
 		m.Partitions = append(m.Partitions, &pb.PartitionCoverage{Partition: cluster.ToPB(tp), NextOffset: off})
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -14,12 +15,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -338,6 +341,44 @@ func waitSplit(t *testing.T, ds []*Daemon, per int) {
 	}
 }
 
+// startProcess starts the daemon binary bin in group on topic, with a
+// checkpoint every 100ms, and returns it, a client of it and its gRPC
+// address once it serves. The test's cleanup kills it.
+func startProcess(t *testing.T, bin string, brokers []string, topic, group string) (*exec.Cmd, pb.StreamdClient, string) {
+	t.Helper()
+	addrRE := regexp.MustCompile(`grpc=(\S+)`)
+	log, err := os.Create(filepath.Join(t.TempDir(), "streamd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
+		"--data-dir", t.TempDir(), "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
+		"--checkpoint-interval", "100ms", "--kafka-brokers", strings.Join(brokers, ","),
+		"--kafka-topic", topic, "--kafka-group", group, "--kafka-session-timeout", "6s", "--cluster-timeout", "1s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(io.TeeReader(stderr, log))
+	for sc.Scan() {
+		if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+			go io.Copy(log, stderr)
+			conn, err := grpc.NewClient(m[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			return cmd, pb.NewStreamdClient(conn), m[1]
+		}
+	}
+	t.Fatalf("daemon exited: %v", cmd.Wait())
+	return nil, nil, ""
+}
+
 // TestClusterKill runs three daemon binaries in one group, kills one with
 // SIGKILL, and checks that the CLUSTER answers of the others are marked
 // partial, naming the dead daemon's partitions, until the group
@@ -351,39 +392,7 @@ func TestClusterKill(t *testing.T) {
 	}
 	bin := buildStreamd(t)
 	brokers, topic := kafkaTopic(t, clusterPartitions)
-	addrRE := regexp.MustCompile(`grpc=(\S+)`)
-	start := func() (*exec.Cmd, pb.StreamdClient, string) {
-		log, err := os.Create(filepath.Join(t.TempDir(), "streamd.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
-			"--data-dir", t.TempDir(), "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
-			"--checkpoint-interval", "100ms", "--kafka-brokers", strings.Join(brokers, ","),
-			"--kafka-topic", topic, "--kafka-group", "kill", "--kafka-session-timeout", "6s", "--cluster-timeout", "1s")
-		stderr, _ := cmd.StderrPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			_ = cmd.Wait()
-		})
-		sc := bufio.NewScanner(io.TeeReader(stderr, log))
-		for sc.Scan() {
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
-				go io.Copy(log, stderr)
-				conn, err := grpc.NewClient(m[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { conn.Close() })
-				return cmd, pb.NewStreamdClient(conn), m[1]
-			}
-		}
-		t.Fatalf("daemon exited: %v", cmd.Wait())
-		return nil, nil, ""
-	}
+	start := func() (*exec.Cmd, pb.StreamdClient, string) { return startProcess(t, bin, brokers, topic, "kill") }
 	var cmds []*exec.Cmd
 	var cs []pb.StreamdClient
 	var addrs []string
@@ -652,4 +661,184 @@ func TestClusterKafkaSASLTLS(t *testing.T) {
 	}
 	closeDaemon(t, d1)
 	closeDaemon(t, d0)
+}
+
+// A clusterHead is what every CLUSTER answer says of itself.
+type clusterHead struct {
+	partial bool
+	count   uint64
+	missing []*pb.KafkaPartition
+	members []*pb.ClusterMember
+}
+
+// askCluster asks c the i-th kind of CLUSTER query of stream, in turn
+// Stats, Quantiles, Ranks, Frequencies and HeavyHitters, and returns what
+// the answer says of itself.
+func askCluster(ctx context.Context, c pb.StreamdClient, stream string, i int) (string, clusterHead, error) {
+	cl := pb.Scope_SCOPE_CLUSTER
+	switch i % 5 {
+	case 0:
+		r, err := c.Stats(ctx, &pb.StatsRequest{Stream: stream, Scope: cl})
+		return "stats", clusterHead{r.GetPartial(), r.GetCount(), r.GetMissingPartitions(), r.GetMembers()}, err
+	case 1:
+		r, err := c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: phis, Scope: cl})
+		return "quantiles", clusterHead{r.GetPartial(), r.GetCount(), r.GetMissingPartitions(), r.GetMembers()}, err
+	case 2:
+		r, err := c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: []float64{1}, Scope: cl})
+		return "ranks", clusterHead{r.GetPartial(), r.GetCount(), r.GetMissingPartitions(), r.GetMembers()}, err
+	case 3:
+		r, err := c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: stream, Values: []float64{1}, Scope: cl})
+		return "frequencies", clusterHead{r.GetPartial(), r.GetCount(), r.GetMissingPartitions(), r.GetMembers()}, err
+	default:
+		r, err := c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: 0.1, Scope: cl})
+		return "heavy hitters", clusterHead{r.GetPartial(), r.GetCount(), r.GetMissingPartitions(), r.GetMembers()}, err
+	}
+}
+
+// TestClusterKillCatchUp kills one of three daemons once its values are
+// consumed and their offsets committed to the group. The broker then
+// serves each fetch slowly, one record batch at a time, so the new owners
+// of the dead daemon's partitions take a while to consume them again from
+// the older states they find (or from their start). Throughout the
+// recovery every CLUSTER answer of every kind that says it is complete
+// counts every value produced: a partition behind the group's committed
+// offset is named as missing until it has caught up.
+func TestClusterKillCatchUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a daemon and waits for its session to expire")
+	}
+	bin := buildStreamd(t)
+	topic := fmt.Sprintf("values-%d", rand.Int64())
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(clusterPartitions, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	brokers := kc.ListenAddrs()
+	var throttle atomic.Bool
+	kc.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		if f, ok := req.(*kmsg.FetchRequest); ok && throttle.Load() {
+			f.MaxBytes = 1 // one record batch
+			for i := range f.Topics {
+				for j := range f.Topics[i].Partitions {
+					f.Topics[i].Partitions[j].PartitionMaxBytes = 1
+				}
+			}
+			kc.SleepControl(func() { time.Sleep(10 * time.Millisecond) })
+		}
+		return nil, nil, false // served as usual
+	})
+
+	var cs []pb.StreamdClient
+	var cmds []*exec.Cmd
+	var addrs []string
+	for range 3 {
+		cmd, c, addr := startProcess(t, bin, brokers, topic, "catchup")
+		cmds, cs, addrs = append(cmds, cmd), append(cs, c), append(addrs, addr)
+	}
+	// A few values first, until every daemon consumes two partitions: the
+	// states the daemons keep of the partitions they held before are of
+	// these few values.
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 25}, 600)
+	msgs, _ := valueMessages("k", x, 10, false)
+	writeMessages(t, brokers, topic, msgs)
+	deadline := time.Now().Add(60 * time.Second)
+	var victim []string
+	for {
+		st := waitCluster(t, cs[0], "k", uint64(len(x)), 60*time.Second)
+		victim = nil
+		split := len(st.Members) == 3
+		for _, m := range st.Members {
+			split = split && m.Answered && len(m.Partitions) == 2
+			if m.Address == addrs[2] {
+				for _, p := range m.Partitions {
+					victim = append(victim, fmt.Sprintf("%s/%d", p.Partition.Topic, p.Partition.Partition))
+				}
+			}
+		}
+		if split {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions not split over three daemons: %v", st.Members)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// The bulk of the values, consumed by their owners and committed.
+	y, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 26}, 600000)
+	msgs, _ = valueMessages("k", y, 10, false)
+	writeMessages(t, brokers, topic, msgs)
+	n := uint64(len(x) + len(y))
+	st := waitCluster(t, cs[0], "k", n, 60*time.Second)
+	gen := int64(0)
+	consumed := make(map[int]int64)
+	for _, m := range st.Members {
+		gen = max(gen, m.Generation)
+		for _, p := range m.Partitions {
+			consumed[int(p.Partition.Partition)] = p.NextOffset
+		}
+	}
+	client := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	for {
+		resp, err := client.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{
+			GroupID: "catchup", Topics: map[string][]int{topic: slices.Collect(maps.Keys(consumed))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := len(resp.Topics[topic]) == clusterPartitions
+		for _, p := range resp.Topics[topic] {
+			done = done && p.CommittedOffset >= consumed[p.Partition]
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("committed offsets %v; want %v", resp.Topics[topic], consumed)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	throttle.Store(true)
+	_ = cmds[2].Process.Signal(syscall.SIGKILL)
+	_ = cmds[2].Wait()
+	killed := time.Now()
+
+	// Partial until the group rebalances (the dead daemon does not
+	// answer), partial while its partitions catch up, then complete: never
+	// complete and short.
+	answers, catchingUp := 0, 0
+	deadline = time.Now().Add(45 * time.Second)
+	for i := 0; ; i++ {
+		kind, a, err := askCluster(context.Background(), cs[i%2], "k", i)
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		answers++
+		if !a.partial {
+			if a.count != n || len(a.missing) > 0 {
+				t.Fatalf("%v after the kill, %s: complete answer of %d values (missing %v), want %d: %v",
+					time.Since(killed).Round(time.Millisecond), kind, a.count, a.missing, n, a.members)
+			}
+			t.Logf("%v after the kill: complete again; %d answers, %d while the dead daemon's partitions %v caught up",
+				time.Since(killed).Round(time.Millisecond), answers, catchingUp, victim)
+			break
+		}
+		rebalanced := len(a.missing) > 0
+		for _, m := range a.members {
+			if m.Answered {
+				rebalanced = rebalanced && m.Generation > gen
+			}
+		}
+		if rebalanced {
+			catchingUp++
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the kill, %s: partial %v, %d values, missing %v: %v", kind, a.partial, a.count, a.missing, a.members)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if catchingUp == 0 {
+		t.Error("no answer while the dead daemon's partitions caught up: the recovery was too quick to observe")
+	}
 }
