@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,6 +92,24 @@ func TestCLIGolden(t *testing.T) {
 				t.Errorf("stderr\n%q\nwant\n%q", stderr, tc.stderr)
 			}
 		})
+	}
+}
+
+// TestCLIItemStats checks that the stats of an item stream leave out what
+// items do not have: min, max, sum and precision.
+func TestCLIItemStats(t *testing.T) {
+	d, c := startDaemon(t, nil)
+	if _, err := c.CreateStream(context.Background(), &pb.CreateStreamRequest{Stream: "u", Kind: pb.StreamKind_STREAM_KIND_ITEMS}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cliRun("query", "--addr", d.GRPCAddr(), "stats", "u")
+	if code != 0 || !regexp.MustCompile(`kind +items`).MatchString(stdout) {
+		t.Fatalf("stats: status %d\n%s%s", code, stdout, stderr)
+	}
+	for _, row := range []string{" min ", " max ", " sum ", "precision"} {
+		if strings.Contains(stdout, row) {
+			t.Errorf("stats of an item stream has %q:\n%s", row, stdout)
+		}
 	}
 }
 

@@ -486,13 +486,23 @@ func printTable(out io.Writer, msg proto.Message) error {
 	case *pb.StatsResponse:
 		rows := [][2]string{
 			{"kind", strings.ToLower(strings.TrimPrefix(r.Kind.String(), "STREAM_KIND_"))},
-			{"count", fmt.Sprint(r.Count)}, {"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)},
+			{"count", fmt.Sprint(r.Count)},
+		}
+		if r.Kind != pb.StreamKind_STREAM_KIND_ITEMS { // items have no min, max, sum or precision
+			rows = append(rows, [][2]string{{"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)}}...)
+		}
+		rows = append(rows, [][2]string{
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
-			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"precision", precision(r.Float64)},
+			{"summary bytes", fmt.Sprint(r.SummaryBytes)},
+		}...)
+		if r.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
+			rows = append(rows, [2]string{"precision", precision(r.Float64)})
+		}
+		rows = append(rows, [][2]string{
 			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
 			{"daemon memory", daemonMemory(r)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
-		}
+		}...)
 		reasons := make([]string, 0, len(r.Rejected))
 		for k := range r.Rejected {
 			reasons = append(reasons, k)
