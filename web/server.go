@@ -42,6 +42,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"streamd/api"
 	"streamd/ingest"
 	"streamd/pipeline"
@@ -89,6 +92,7 @@ type Server struct {
 	Logger *slog.Logger
 
 	api          *api.Server
+	runtime      *prometheus.Registry // the Go runtime's and the process's metrics
 	history      *history
 	ln           net.Listener
 	srv          *http.Server
@@ -99,6 +103,10 @@ type Server struct {
 
 // New returns a server for the streams of p with the defaults set.
 func New(addr string, p *pipeline.Pipeline) *Server {
+	// The standard go_* and process_* series of the Prometheus client
+	// libraries, beside streamd's own.
+	runtime := prometheus.NewRegistry()
+	runtime.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return &Server{
 		Addr:       addr,
 		Pipeline:   p,
@@ -106,6 +114,7 @@ func New(addr string, p *pipeline.Pipeline) *Server {
 		MaxStreams: 1000,
 		History:    5 * time.Minute,
 		Interval:   time.Second,
+		runtime:    runtime,
 	}
 }
 
