@@ -64,6 +64,9 @@ type Server struct {
 	Pipeline *pipeline.Pipeline
 	// TCPStats, if set, reports the TCP ingest counters for /metrics.
 	TCPStats func() ingest.Stats
+	// TCPAddr, if set, is the TCP ingest address, for the page's example
+	// of sending values (default 127.0.0.1:7071).
+	TCPAddr string
 	// TLSConfig, if set, serves the port over TLS.
 	TLSConfig *tls.Config
 	// Token, if set, is required by the page, /api/ and /metrics.
@@ -268,7 +271,19 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w)
 		return
 	}
-	s.render(w, http.StatusOK, "index.html", struct{ Auth bool }{s.Token != ""})
+	host, port := "127.0.0.1", "7071"
+	if s.TCPAddr != "" {
+		if h, p, err := net.SplitHostPort(s.TCPAddr); err == nil {
+			host, port = h, p
+			if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
+				host = "127.0.0.1" // listening on every address: the page's example runs on the daemon's host
+			}
+		}
+	}
+	s.render(w, http.StatusOK, "index.html", struct {
+		Auth             bool
+		TCPHost, TCPPort string
+	}{s.Token != "", host, port})
 }
 
 // pages are the page and the login form.

@@ -724,6 +724,7 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	w.Logger = d.Logger
 	if d.tcp != nil {
 		w.TCPStats = d.tcp.Stats
+		w.TCPAddr = d.TCPAddr()
 	}
 	if err := w.Open(ctx); err != nil {
 		return fmt.Errorf("open http: %w", err)
