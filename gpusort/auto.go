@@ -14,6 +14,10 @@ import (
 // device, or an older GL.
 var ErrNoGPU = errors.New("gpusort: no usable OpenGL context")
 
+// ErrNotBuilt is the reason Auto has no GPU side in a build without the
+// "gpu" tag.
+var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build tag)")
+
 // Auto schedules batches between a GPU back-end and the CPU back-end by
 // their measured throughput, so that a daemon using it is never slower
 // than the CPU alone: each batch goes to the side that is expected to

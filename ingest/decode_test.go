@@ -58,8 +58,9 @@ func lineTests(t testing.TB) []decodeTest {
 		{name: "comments and blank lines", in: []byte("# header\n\n \t \r\n\t# indented\n#\na 1 # 2\n"),
 			want: vals("a", []float64{1, 2}).with("a", ReasonMalformed, 1)},
 		{name: "blanks", in: []byte(" \ta\t 1 \t2  \n\t\tb 3\t\n"), want: vals("a", []float64{1, 2}, "b", []float64{3})},
-		{name: "number syntax", in: []byte("a 1e3 -2.5E-1 +7 .5 5. 0x1p-2 0X1.8P1 1_0 1e 0x1 - + . 0b1\n"),
-			want: vals("a", []float64{1000, -0.25, 7, 0.5, 5, 0.25, 3, 10}).with("a", ReasonMalformed, 6)},
+		// Decimal only: hexadecimal and Go's digit separators are malformed.
+		{name: "number syntax", in: []byte("a 1e3 -2.5E-1 +7 .5 5. 0x1p-2 0X1.8P1 1_0 1_000.5 1e 0x1 - + . 0b1\n"),
+			want: vals("a", []float64{1000, -0.25, 7, 0.5, 5}).with("a", ReasonMalformed, 10)},
 		{name: "malformed values", in: []byte("a 1 x 2 1.2.3 1,5\n"),
 			want: vals("a", []float64{1, 2}).with("a", ReasonMalformed, 3)},
 		{name: "nan and inf", in: []byte("a NaN 1 +Inf -inf Infinity 1e400 -1e309 2 nan\n"),

@@ -48,8 +48,9 @@
 // Fields are separated by one or more spaces or tabs; blanks at the start and
 // end of a line are ignored. A line ends with "\n" or "\r\n"; the last line of
 // a connection may end at the end of the input instead. Values are decimal
-// numbers in any syntax that [strconv.ParseFloat] accepts with bitSize 64,
-// such as "12.5", "-3", "1e-9" or "0x1p-2". Empty lines, lines of blanks
+// numbers as [strconv.ParseFloat] reads them with bitSize 64, such as
+// "12.5", "-3" or "1e-9", but without its hexadecimal form ("0x1p-2") and
+// digit separators ("1_000"), which are malformed. Empty lines, lines of blanks
 // and lines whose first non-blank byte is "#" are ignored. So
 //
 //	echo "latency 12.5 13.1" | nc host port

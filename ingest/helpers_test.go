@@ -363,7 +363,7 @@ func lineModel(in []byte, maxLine int) result {
 		}
 		for _, f := range fields[1:] {
 			v, err := strconv.ParseFloat(string(f), 64)
-			if err != nil && !math.IsInf(v, 0) {
+			if err != nil && !math.IsInf(v, 0) || bytes.ContainsAny(f, "_xX") {
 				r.reject(name, ReasonMalformed, 1)
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"streamd/items"
 )
@@ -97,9 +98,12 @@ func AppendBatchFrame(dst []byte, stream string, b *items.Batch, i, j int) ([]by
 // bytes up to the next blank — or quoted: a double-quoted string in Go
 // syntax (strconv.Unquote), which may hold blanks and escapes such as \"
 // and \t, and must be followed by a blank or the end of the line. It
-// returns the number of tokens, and counts the refused ones with reject:
-// a quoted token that does not end or does not unquote is "malformed";
-// items.Check refuses the others.
+// returns the number of tokens, and counts the refused ones with reject: a
+// quoted token that does not end, does not unquote, or is followed by more
+// than a blank is "malformed", one that holds invalid UTF-8, raw or
+// escaped, is "bad_utf8", and items.Check refuses the others. A refused
+// token is refused alone: the tokens after it are read as usual (see
+// quotedEnd for where a malformed one ends).
 func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens int) {
 	for i = skipBlanks(line, i); i < len(line); i = skipBlanks(line, i) {
 		tokens++
@@ -109,15 +113,21 @@ func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens
 			i = j
 			continue
 		}
-		j := quotedEnd(line, i)
-		if j < 0 {
+		j, ok := quotedEnd(line, i)
+		tok := line[i:j]
+		if !ok {
 			reject(ReasonMalformed)
-			return tokens
+			i = j
+			continue
 		}
-		s, err := strconv.Unquote(string(line[i:j]))
-		if err != nil {
+		// Unquote would turn invalid UTF-8 into U+FFFD and keep it.
+		s, err := strconv.Unquote(string(tok))
+		switch {
+		case err != nil:
 			reject(ReasonMalformed)
-		} else {
+		case !utf8.Valid(tok) || !utf8.ValidString(s):
+			reject(ReasonBadUTF8)
+		default:
 			addItem([]byte(s), b, reject)
 		}
 		i = j
@@ -125,22 +135,24 @@ func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens
 	return tokens
 }
 
-// quotedEnd returns the offset just past the closing quote of the quoted
-// token at line[i], which must be followed by a blank or the end of the
-// line, or -1 if there is none.
-func quotedEnd(line []byte, i int) int {
+// quotedEnd returns the end of the quoted token at line[i]: the offset just
+// past its closing quote, with ok true, when a blank or the end of the line
+// follows it. Otherwise the token is malformed and ok is false; it ends at
+// the first blank after its closing quote, or after its opening quote when
+// it has no closing quote.
+func quotedEnd(line []byte, i int) (end int, ok bool) {
 	for j := i + 1; j < len(line); j++ {
 		switch line[j] {
 		case '\\':
 			j++
 		case '"':
 			if j+1 < len(line) && !isBlank(line[j+1]) {
-				return -1
+				return fieldEnd(line, j+1), false
 			}
-			return j + 1
+			return j + 1, true
 		}
 	}
-	return -1
+	return fieldEnd(line, i), false
 }
 
 func addItem(item []byte, b *items.Batch, reject func(Reason)) {

@@ -169,15 +169,20 @@ func TestItemLines(t *testing.T) {
 		"ia \"\" \"\\xff\" " + strings.Repeat("x", items.MaxLen+1) + "\n" +
 		"ia\n" +
 		"values 1 2\n" +
-		"ia \"caf\u00e9\"\n"
+		"ia \"caf\u00e9\"\n" +
+		"ia \"raw\xffbyte\" after\n" +
+		"ia \"unterminated then more\n"
 	s, err := decodeItems(t, []byte(in), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{"ia": {"/index.html", "a b", "tab\there", "quote\"d", "x#y", "café"}}
+	// A refused token is refused alone: "bad"end leaves ok, a token with a
+	// raw invalid byte leaves after, and an unterminated quote ends at the
+	// next blank, leaving then and more.
+	want := map[string][]string{"ia": {"/index.html", "a b", "tab\there", "quote\"d", "x#y", "ok", "café", "after", "then", "more"}}
 	rejects := map[reject]int{
-		{"ia", ReasonMalformed}: 3, // unterminated, "bad"end (which ends its line), an empty line
-		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonBadUTF8}: 1, {"ia", ReasonItemTooLong}: 1,
+		{"ia", ReasonMalformed}: 4, // unterminated twice, "bad"end, an empty line
+		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonBadUTF8}: 2, {"ia", ReasonItemTooLong}: 1,
 	}
 	checkItemResult(t, s, want, rejects)
 	if got := s.result().values["values"]; !slices.Equal(got, []float64{1, 2}) {

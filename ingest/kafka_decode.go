@@ -17,7 +17,7 @@ type Format uint8
 // The formats of a Kafka message's value; see [KafkaConsumer].
 const (
 	// FormatText is one or more decimal numbers separated by blanks,
-	// commas or newlines, in any syntax that strconv.ParseFloat accepts.
+	// commas or newlines, as on the TCP line protocol.
 	FormatText Format = iota
 
 	// FormatBinary64 is an array of IEEE 754 binary64 numbers,

@@ -182,12 +182,18 @@ func fieldEnd(line []byte, i int) int {
 	return i
 }
 
-// parseFloat parses tok as strconv.ParseFloat(tok, 64) does, with the same
-// result to the bit. ok is false if tok is not a number; a number too large
-// for a float64 is ±Inf with ok true.
+// parseFloat parses the decimal number tok as strconv.ParseFloat(tok, 64)
+// does, with the same result to the bit. ok is false if tok is not a
+// decimal number (digit separators and hexadecimal are refused); a number
+// too large for a float64 is ±Inf with ok true.
 func parseFloat(tok []byte) (v float64, ok bool) {
 	if v, ok := parseSimple(tok); ok {
 		return v, true
+	}
+	// Values are decimal: ParseFloat also takes Go's digit separators
+	// (1_000) and hexadecimal (0x1p-2).
+	if bytes.ContainsAny(tok, "_xX") {
+		return 0, false
 	}
 	// The conversion does not allocate for tokens of up to 32 bytes:
 	// ParseFloat does not keep its argument.

@@ -140,6 +140,9 @@ func TestTCPTLS(t *testing.T) {
 	}
 	lc := dialTLS()
 	write(t, lc, []byte("@auth tok\nsecure 1.5 2.5\n"))
+	// Two connections' values arrive in either order: the sink records
+	// them in order, so wait for the first before sending the second.
+	sink.waitFor(t, vals("secure", []float64{1.5, 2.5}))
 	fc := dialTLS()
 	write(t, fc, append(preambleOf(t, true, "tok"), frames(t, false, "secure", []float64{3.5})[len(Magic):]...))
 	want := vals("secure", []float64{1.5, 2.5, 3.5})

@@ -89,7 +89,9 @@ func TestTargetsVerify(t *testing.T) {
 // TestRunFloat32Overflow sends values beyond float32's range to a daemon
 // over float32 and float64 targets: as float32 they are left out and
 // counted as ±Inf, as a Payload leaves them out, so that the daemon counts
-// every value sent and Verify passes.
+// every value sent and Verify passes. Sent as float64 to a stream that
+// keeps float32, the daemon rejects them as inf, and Verify, which asks
+// the stream's precision, expects that.
 func TestRunFloat32Overflow(t *testing.T) {
 	d := daemontest.Start(t)
 	values := []float64{1, 3.5e38, -1e39, 2, 1e-50, math.Copysign(0, -1), math.MaxFloat32, 3}
@@ -106,6 +108,7 @@ func TestRunFloat32Overflow(t *testing.T) {
 		{"ovf.tcp-float32", &loadgen.TCP{Addr: d.TCPAddr, Float32: true}, 6},
 		{"ovf.tcp-binary-float32", &loadgen.TCP{Addr: d.TCPAddr, Binary: true, Float32: true}, 6},
 		{"ovf.tcp-binary", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, 8},
+		{"ovf.tcp-binary-to-float32", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, 8},
 	} {
 		src := sourceFunc(func(ctx context.Context, sink ingest.Sink) error {
 			return sink.Accept(ctx, tt.name, slices.Clone(values))

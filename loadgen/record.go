@@ -29,6 +29,10 @@ type Recorder struct {
 	// writes the first values up to it, closes Full, and fails with
 	// ErrRecordFull from then on.
 	Limit int64
+	// ItemStreams names the streams whose lines carry items, as the
+	// daemon's item streams do; a stream also counts as one once an item
+	// frame for it arrives. Lines of other streams carry values.
+	ItemStreams map[string]bool
 
 	mu       sync.Mutex
 	w        *bufio.Writer
@@ -117,14 +121,23 @@ func (r *Recorder) AcceptItems(ctx context.Context, stream string, b *items.Batc
 	}
 	r.values += int64(n)
 	r.streams[stream] += int64(n)
+	if r.ItemStreams == nil {
+		r.ItemStreams = make(map[string]bool)
+	}
+	r.ItemStreams[stream] = true
 	if r.Limit > 0 && r.values == r.Limit {
 		close(r.full)
 	}
 	return nil
 }
 
-// IsItemStream implements ingest.ItemSink: lines record as values.
-func (r *Recorder) IsItemStream(string) bool { return false }
+// IsItemStream implements ingest.ItemSink: the lines of a stream in
+// ItemStreams record as items, the others as values.
+func (r *Recorder) IsItemStream(stream string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ItemStreams[stream]
+}
 
 // Reject implements ingest.Sink: it counts bad input.
 func (r *Recorder) Reject(stream string, reason ingest.Reason, n int) {

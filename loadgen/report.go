@@ -22,11 +22,20 @@ func IsTerminal(f *os.File) bool {
 type ProgressPrinter struct {
 	W        io.Writer
 	Terminal bool
-	width    int // of the last line written in place
+	width    int  // of the last line written in place
+	complete bool // a report of every value sent has been written
 }
 
-// Print writes p. It is meant as Runner.Progress.
+// Print writes p. It is meant as Runner.Progress. Once a report says that
+// every value of a known total was sent, later ones are not written again:
+// the last tick and the final report often say the same.
 func (pp *ProgressPrinter) Print(p Progress) {
+	if p.Total > 0 && p.Sent >= p.Total {
+		if pp.complete {
+			return
+		}
+		pp.complete = true
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "sent %s values", count(p.Sent))
 	if p.Total > 0 {
@@ -86,7 +95,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if name == "" {
 			name = "(unnamed)"
 		}
-		rows = append(rows, []string{name, count(st.Sent), count(skipped), reasons(st.Skipped)})
+		rows = append(rows, []string{name, count(st.Sent), count(skipped), FormatReasons(st.Skipped)})
 	}
 	var width [3]int
 	for _, row := range rows {
@@ -111,8 +120,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	return err
 }
 
-// reasons formats skip counts as "malformed=3 nan=1", sorted by reason.
-func reasons(m map[ingest.Reason]int64) string {
+// FormatReasons formats counts of rejects as "malformed=3 nan=1", sorted
+// by reason, leaving out zeros.
+func FormatReasons(m map[ingest.Reason]int64) string {
 	var parts []string
 	for r, n := range m {
 		if n > 0 {

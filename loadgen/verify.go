@@ -68,7 +68,7 @@ func (v *Verification) Err() error {
 // answers over the values sent.
 type StreamCheck struct {
 	Stream  string
-	N       int64   // values sent
+	N       int64   // values sent that the stream keeps
 	Epsilon float64 // the stream's ε, from the daemon
 	Float32 bool    // the stream keeps float32 values: answers are compared with the values rounded so
 	Items   bool    // an item stream: heavy hitters only, by item
@@ -135,8 +135,9 @@ type HeavyHitterCheck struct {
 // failed check is in the Verification.
 //
 // Streams keep float32 values unless created with float64 precision; Verify
-// tells which from the minimum and maximum the daemon reports, and rounds
-// the values sent likewise. It sorts a copy of each stream's values.
+// asks the daemon's Stats which, rounds the values sent likewise, and
+// leaves out of the exact answers the values a float32 stream rejects as
+// beyond its range. It sorts a copy of each stream's values.
 func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg VerifyConfig) (*Verification, error) {
 	if len(cfg.Phis) == 0 {
 		cfg.Phis = DefaultPhis()
@@ -172,9 +173,10 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 	return v, nil
 }
 
-// waitCount polls the daemon's Stats of stream until it counts n values
-// at two polls in a row.
-func waitCount(ctx context.Context, client pb.StreamdClient, stream string, n int64, cfg VerifyConfig) (*pb.StatsResponse, error) {
+// waitCount polls the daemon's Stats of stream until it counts want(stats)
+// values at two polls in a row. want gets the stream's Stats, so that it
+// can take the stream's precision into account.
+func waitCount(ctx context.Context, client pb.StreamdClient, stream string, want func(*pb.StatsResponse) int64, cfg VerifyConfig) (*pb.StatsResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	t := time.NewTicker(cfg.Poll)
@@ -185,7 +187,7 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, n in
 		resp, err := client.Stats(ctx, &pb.StatsRequest{Stream: stream})
 		if err == nil {
 			last = resp
-			switch c := int64(resp.Count); {
+			switch c, n := int64(resp.Count), want(resp); {
 			case c == n && seen:
 				return resp, nil
 			case c == n:
@@ -203,7 +205,7 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, n in
 			if last == nil {
 				return nil, fmt.Errorf("stats: %w", err)
 			}
-			return last, fmt.Errorf("daemon counts %d values of the %d sent after %v", last.Count, n, cfg.Timeout)
+			return last, fmt.Errorf("daemon counts %d values of the %d sent after %v", last.Count, want(last), cfg.Timeout)
 		}
 	}
 }
@@ -223,15 +225,6 @@ func (st *StreamResult) kept() bool {
 
 func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sent *StreamResult, cfg VerifyConfig) (*StreamCheck, error) {
 	sc := &StreamCheck{Stream: name, N: sent.Sent, Support: cfg.Support}
-	stats, err := waitCount(ctx, client, name, sc.N, cfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
-		}
-		sc.Err = err
-		return sc, nil
-	}
-	sc.Epsilon, sc.Rejected = stats.Epsilon, stats.RejectedTotal
 	// The values sent at least once, with their counts.
 	values, counts := slices.Clone(sent.Values), slices.Clone(sent.Counts)
 	if counts != nil {
@@ -244,10 +237,44 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 		}
 		values, counts = values[:j], counts[:j]
 	}
-	sc.Float32 = keepsFloat32(values, stats)
-	if sc.Float32 {
+	// A float32 stream rounds each value as it arrives and rejects those
+	// beyond float32's range, which round to ±Inf.
+	accepted := func(stats *pb.StatsResponse) int64 {
+		if stats.Float64 {
+			return sent.Sent
+		}
+		var n int64
 		for i, x := range values {
-			values[i] = float64(float32(x))
+			if !math.IsInf(float64(float32(x)), 0) {
+				n += countAt(counts, i)
+			}
+		}
+		return n
+	}
+	stats, err := waitCount(ctx, client, name, accepted, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
+		}
+		sc.Err = err
+		return sc, nil
+	}
+	sc.Epsilon, sc.Rejected, sc.Float32 = stats.Epsilon, stats.RejectedTotal, !stats.Float64
+	if sc.Float32 {
+		sc.N = accepted(stats)
+		j := 0
+		for i, x := range values {
+			if r := float64(float32(x)); !math.IsInf(r, 0) {
+				values[j] = r
+				if counts != nil {
+					counts[j] = counts[i]
+				}
+				j++
+			}
+		}
+		values = values[:j]
+		if counts != nil {
+			counts = counts[:j]
 		}
 	}
 	var key *exact.Stream
@@ -315,7 +342,7 @@ func missing(c, n int64, support float64) error {
 // count < (s − ε)N, each within its reported bounds.
 func verifyItems(ctx context.Context, client pb.StreamdClient, name string, sent []string, cfg VerifyConfig) (*StreamCheck, error) {
 	sc := &StreamCheck{Stream: name, N: int64(len(sent)), Support: cfg.Support, Items: true}
-	stats, err := waitCount(ctx, client, name, sc.N, cfg)
+	stats, err := waitCount(ctx, client, name, func(*pb.StatsResponse) int64 { return sc.N }, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
@@ -349,19 +376,13 @@ func verifyItems(ctx context.Context, client pb.StreamdClient, name string, sent
 	return sc, nil
 }
 
-// keepsFloat32 reports whether the daemon keeps the stream's values as
-// float32, judging by its minimum and maximum, which it reports at the
-// stream's precision: if the least or the greatest value sent is not a
-// float32, the daemon's matches it only at float64 precision.
-func keepsFloat32(values []float64, stats *pb.StatsResponse) bool {
-	lo, hi := slices.Min(values), slices.Max(values)
-	switch {
-	case float64(float32(lo)) != lo:
-		return stats.Min != lo
-	case float64(float32(hi)) != hi:
-		return stats.Max != hi
+// countAt returns the count of the ith value: counts[i], or 1 when every
+// value was sent once (counts is nil).
+func countAt(counts []int64, i int) int64 {
+	if counts == nil {
+		return 1
 	}
-	return true // either way, the same values
+	return counts[i]
 }
 
 // WriteTo writes the checks side by side with the exact answers, as
@@ -369,6 +390,11 @@ func keepsFloat32(values []float64, stats *pb.StatsResponse) bool {
 func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	for _, s := range v.Streams {
+		if s.Epsilon == 0 && s.Err != nil {
+			// The check failed before the daemon answered anything.
+			fmt.Fprintf(cw, "\nstream %s: %s sent\nFAIL: %v\n", s.Stream, plural(int(s.N), "value"), s.Err)
+			continue
+		}
 		prec := "float64"
 		switch {
 		case s.Items:
@@ -412,11 +438,19 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if v.OK() {
-		fmt.Fprintf(cw, "\nverify: every answer within its bound (%d streams)\n", len(v.Streams))
+		fmt.Fprintf(cw, "\nverify: every answer within its bound (%s)\n", plural(len(v.Streams), "stream"))
 	} else {
 		fmt.Fprintf(cw, "\nverify: %v\n", v.Err())
 	}
 	return cw.n, cw.err
+}
+
+// plural formats n and noun, adding an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // f32 formats x with the precision of its stream.

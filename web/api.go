@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
@@ -26,62 +29,64 @@ const (
 	maxListLimit     = 10000
 )
 
-// apiQuantiles answers /api/quantiles?stream=&phi=&last_n= like the
-// Quantiles RPC.
+// apiQuantiles answers /api/quantiles?stream=&phi=&last_n=&last=&scope=
+// like the Quantiles RPC.
 func (s *Server) apiQuantiles(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream", "phi", "last_n")
+	p, err := parseQuery(r.URL.Query(), "stream", "phi", "last_n", "last", "scope")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.Quantiles(r.Context(), &pb.QuantilesRequest{Stream: p.stream, Phis: p.phis, LastN: p.lastN})
+	resp, err := s.api.Quantiles(r.Context(), &pb.QuantilesRequest{Stream: p.stream, Phis: p.phis, LastN: p.lastN, Last: p.last, Scope: p.scope})
 	reply(w, resp, err)
 }
 
-// apiRanks answers /api/ranks?stream=&value=&last_n= like the Ranks RPC.
+// apiRanks answers /api/ranks?stream=&value=&last_n=&last=&scope= like the
+// Ranks RPC.
 func (s *Server) apiRanks(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream", "value", "last_n")
+	p, err := parseQuery(r.URL.Query(), "stream", "value", "last_n", "last", "scope")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.Ranks(r.Context(), &pb.RanksRequest{Stream: p.stream, Values: p.values, LastN: p.lastN})
+	resp, err := s.api.Ranks(r.Context(), &pb.RanksRequest{Stream: p.stream, Values: p.values, LastN: p.lastN, Last: p.last, Scope: p.scope})
 	reply(w, resp, err)
 }
 
-// apiHeavyHitters answers /api/heavy-hitters?stream=&support=&last_n= like
-// the HeavyHitters RPC.
+// apiHeavyHitters answers
+// /api/heavy-hitters?stream=&support=&last_n=&last=&scope= like the
+// HeavyHitters RPC.
 func (s *Server) apiHeavyHitters(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream", "support", "last_n")
+	p, err := parseQuery(r.URL.Query(), "stream", "support", "last_n", "last", "scope")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.HeavyHitters(r.Context(), &pb.HeavyHittersRequest{Stream: p.stream, Support: p.support, LastN: p.lastN})
+	resp, err := s.api.HeavyHitters(r.Context(), &pb.HeavyHittersRequest{Stream: p.stream, Support: p.support, LastN: p.lastN, Last: p.last, Scope: p.scope})
 	reply(w, resp, err)
 }
 
-// apiFrequencies answers /api/frequencies?stream=&value=&item=&last_n=
-// like the Frequencies RPC: value for a stream of values, item for an item
-// stream.
+// apiFrequencies answers
+// /api/frequencies?stream=&value=&item=&last_n=&last=&scope= like the
+// Frequencies RPC: value for a stream of values, item for an item stream.
 func (s *Server) apiFrequencies(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream", "value", "item", "last_n")
+	p, err := parseQuery(r.URL.Query(), "stream", "value", "item", "last_n", "last", "scope")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, Items: p.items, LastN: p.lastN})
+	resp, err := s.api.Frequencies(r.Context(), &pb.FrequenciesRequest{Stream: p.stream, Values: p.values, Items: p.items, LastN: p.lastN, Last: p.last, Scope: p.scope})
 	reply(w, resp, err)
 }
 
-// apiStats answers /api/stats?stream= like the Stats RPC.
+// apiStats answers /api/stats?stream=&scope= like the Stats RPC.
 func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
-	p, err := parseQuery(r.URL.Query(), "stream")
+	p, err := parseQuery(r.URL.Query(), "stream", "scope")
 	if err != nil {
 		writeBadRequest(w, err)
 		return
 	}
-	resp, err := s.api.Stats(r.Context(), &pb.StatsRequest{Stream: p.stream})
+	resp, err := s.api.Stats(r.Context(), &pb.StatsRequest{Stream: p.stream, Scope: p.scope})
 	reply(w, resp, err)
 }
 
@@ -100,7 +105,7 @@ type streamEntry struct {
 	Stats json.RawMessage `json:"stats"`
 	// ValuesPerSecond is the rate of accepted values over the last
 	// rateWindow of samples; null when the stream is not sampled.
-	ValuesPerSecond *float64 `json:"values_per_second"`
+	ValuesPerSecond *float64 `json:"valuesPerSecond"`
 }
 
 // apiStreams answers /api/streams?match=&limit=: the streams whose name
@@ -187,8 +192,8 @@ type historyResponse struct {
 	// Sampled is false when the stream is not sampled: beyond MaxStreams,
 	// or with History off.
 	Sampled    bool      `json:"sampled"`
-	IntervalMS int64     `json:"interval_ms"`
-	KeptMS     int64     `json:"kept_ms"`
+	IntervalMS int64     `json:"intervalMs"`
+	KeptMS     int64     `json:"keptMs"`
 	Phis       []float64 `json:"phis"`
 	// Samples are oldest first.
 	Samples []sampleJSON `json:"samples"`
@@ -196,10 +201,10 @@ type historyResponse struct {
 
 // sampleJSON is one sample of a stream's history.
 type sampleJSON struct {
-	TimeUnixMS   int64  `json:"time_unix_ms"`
+	TimeUnixMS   int64  `json:"timeUnixMs"`
 	Count        uint64 `json:"count,string"`
 	Rejected     uint64 `json:"rejected,string"`
-	SummaryBytes uint64 `json:"summary_bytes,string"`
+	SummaryBytes uint64 `json:"summaryBytes,string"`
 	// Quantiles are the all-history quantiles at Phis; null when Count is 0.
 	Quantiles []float64 `json:"quantiles"`
 }
@@ -238,15 +243,28 @@ type params struct {
 	items        []string
 	support      float64
 	lastN, since uint64
+	last         *durationpb.Duration
+	scope        pb.Scope
 }
 
 // parseQuery parses the query parameters of a request: stream (required),
 // phi and value (lists of numbers, repeated or comma-separated), item
 // (a list of strings, repeated only: an item may hold a comma), support
-// (a number), last_n and since (unsigned integers). Unknown parameters
-// and malformed numbers are errors; the API checks the ranges.
+// (a number), last_n (or lastN) and since (unsigned integers), last (a
+// duration: "5m", "90s", or protobuf's JSON form "300s") and scope
+// ("local", "cluster", or the enum's names SCOPE_LOCAL and
+// SCOPE_CLUSTER). Unknown parameters and malformed values are errors; the
+// API checks the ranges.
 func parseQuery(q url.Values, allowed ...string) (params, error) {
 	var p params
+	if v, ok := q["lastN"]; ok { // the field's JSON name
+		if _, both := q["last_n"]; both {
+			return p, errors.New("parameter last_n given twice, as last_n and lastN")
+		}
+		q = maps.Clone(q)
+		delete(q, "lastN")
+		q["last_n"] = v
+	}
 	if err := checkParams(q, allowed...); err != nil {
 		return p, err
 	}
@@ -272,6 +290,20 @@ func parseQuery(q url.Values, allowed ...string) (params, error) {
 				return p, fmt.Errorf("parameter %s: %q is not an unsigned integer", name, v)
 			}
 		}
+	}
+	if v := q.Get("last"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return p, fmt.Errorf("parameter last: %q is not a duration such as 5m or 90s", v)
+		}
+		p.last = durationpb.New(d) // the API refuses a negative one
+	}
+	switch v := q.Get("scope"); strings.ToUpper(v) {
+	case "", "LOCAL", "SCOPE_LOCAL":
+	case "CLUSTER", "SCOPE_CLUSTER":
+		p.scope = pb.Scope_SCOPE_CLUSTER
+	default:
+		return p, fmt.Errorf("parameter scope: %q: want local or cluster", v)
 	}
 	return p, nil
 }
@@ -314,10 +346,11 @@ func checkParams(q url.Values, allowed ...string) error {
 	return nil
 }
 
-// marshal encodes an answer in protobuf's JSON mapping, with proto field
-// names and every field present.
+// marshal encodes an answer in protobuf's JSON mapping, with its JSON
+// names (lowerCamelCase, as streamd query --json and grpcurl print them)
+// and every field present.
 func marshal(m proto.Message) ([]byte, error) {
-	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(m)
+	return protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(m)
 }
 
 // reply writes the answer of an RPC: the message, or its error.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -33,7 +34,8 @@ type exportedStream struct {
 }
 
 // serveMetrics writes the daemon's metrics in the Prometheus text format
-// (version 0.0.4). Per-stream series cover the first MaxStreams streams by
+// (version 0.0.4), followed by the Go runtime's and the process's (go_*
+// and process_*, as the Prometheus client libraries write them). Per-stream series cover the first MaxStreams streams by
 // name; streamd_metrics_streams_omitted counts the others. Each stream's
 // values are a summary, streamd_stream_value, whose quantiles are asked
 // through the Quantiles RPC's code: over all history, each within ε·count
@@ -181,6 +183,19 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		single("streamd_checkpoint_last_success_timestamp_seconds", "gauge", "When the last checkpoint succeeded (or the daemon started from its data dir), in seconds since the epoch.", formatFloat(last))
 	}
 	single("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.", s.unauthorized.Load())
+
+	if s.runtime == nil {
+		return // a Server not made by New
+	}
+	families, err := s.runtime.Gather()
+	if err != nil {
+		s.Logger.Warn("gather the go and process metrics", "err", err)
+	}
+	for _, mf := range families {
+		if _, err := expfmt.MetricFamilyToText(b, mf); err != nil {
+			return
+		}
+	}
 }
 
 // formatFloat writes a sample value or a quantile label as the exposition

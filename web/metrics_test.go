@@ -108,10 +108,16 @@ func TestMetrics(t *testing.T) {
 		"streamd_stream_value": "summary", "streamd_stream_values_total": "counter", "streamd_rejected_total": "counter",
 		"streamd_streams": "gauge", "streamd_metrics_streams_omitted": "gauge", "streamd_tcp_bytes_total": "counter",
 		"streamd_stream_memory_bytes": "gauge", "streamd_http_unauthorized_total": "counter",
+		// The client libraries' standard collectors.
+		"go_goroutines": "gauge", "go_memstats_heap_alloc_bytes": "gauge", "go_gc_duration_seconds": "summary",
+		"process_resident_memory_bytes": "gauge", "process_cpu_seconds_total": "counter", "process_open_fds": "gauge",
 	} {
 		if e.types[name] != typ {
 			t.Errorf("family %s has type %q, want %s", name, e.types[name], typ)
 		}
+	}
+	if e.value(t, "go_goroutines") < 1 || e.value(t, "process_resident_memory_bytes") <= 0 {
+		t.Errorf("go_* and process_* wrong:\n%s", text)
 	}
 	if e.value(t, "streamd_streams") != 4 || e.value(t, "streamd_metrics_streams_omitted") != 1 ||
 		e.value(t, "streamd_tcp_bytes_total") != 1234 || e.value(t, "streamd_tcp_connections_total") != 4 {

@@ -43,6 +43,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"streamd/api"
 	"streamd/ingest"
 	"streamd/pipeline"
@@ -69,6 +72,9 @@ type Server struct {
 	Health func() error
 	// Checkpoints, if set, reports the checkpoint counters for /metrics.
 	Checkpoints func() CheckpointStats
+	// TCPAddr, if set, is the TCP ingest address, for the page's example
+	// of sending values (default 127.0.0.1:7071).
+	TCPAddr string
 	// TLSConfig, if set, serves the port over TLS.
 	TLSConfig *tls.Config
 	// Token, if set, is required by the page, /api/ and /metrics.
@@ -97,6 +103,7 @@ type Server struct {
 	Logger *slog.Logger
 
 	api          *api.Server
+	runtime      *prometheus.Registry // the Go runtime's and the process's metrics
 	history      *history
 	ln           net.Listener
 	srv          *http.Server
@@ -107,6 +114,10 @@ type Server struct {
 
 // New returns a server for the streams of p with the defaults set.
 func New(addr string, p *pipeline.Pipeline) *Server {
+	// The standard go_* and process_* series of the Prometheus client
+	// libraries, beside streamd's own.
+	runtime := prometheus.NewRegistry()
+	runtime.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return &Server{
 		Addr:       addr,
 		Pipeline:   p,
@@ -114,6 +125,7 @@ func New(addr string, p *pipeline.Pipeline) *Server {
 		MaxStreams: 1000,
 		History:    5 * time.Minute,
 		Interval:   time.Second,
+		runtime:    runtime,
 	}
 }
 
@@ -280,7 +292,19 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w)
 		return
 	}
-	s.render(w, http.StatusOK, "index.html", struct{ Auth bool }{s.Token != ""})
+	host, port := "127.0.0.1", "7071"
+	if s.TCPAddr != "" {
+		if h, p, err := net.SplitHostPort(s.TCPAddr); err == nil {
+			host, port = h, p
+			if ip := net.ParseIP(h); h == "" || ip != nil && ip.IsUnspecified() {
+				host = "127.0.0.1" // listening on every address: the page's example runs on the daemon's host
+			}
+		}
+	}
+	s.render(w, http.StatusOK, "index.html", struct {
+		Auth             bool
+		TCPHost, TCPPort string
+	}{s.Token != "", host, port})
 }
 
 // pages are the page and the login form.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -227,7 +228,7 @@ func TestAPIAgainstExact(t *testing.T) {
 		Streams []struct {
 			Stream string          `json:"stream"`
 			Stats  json.RawMessage `json:"stats"`
-			Rate   *float64        `json:"values_per_second"`
+			Rate   *float64        `json:"valuesPerSecond"`
 		} `json:"streams"`
 	}
 	_, body := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/api/streams", nil)
@@ -515,5 +516,51 @@ func TestValidate(t *testing.T) {
 	}
 	if err := New("127.0.0.1:0", &pipeline.Pipeline{}).Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
+	}
+}
+
+// TestAPINamesAndWindows checks that the API answers in protobuf's JSON
+// names (lowerCamelCase, as streamd query --json prints them), and takes
+// the request fields last (a duration) and scope besides last_n (or
+// lastN).
+func TestAPINamesAndWindows(t *testing.T) {
+	s := openServer(t, nil)
+	accept(t, s, "lat", []float64{1, 2, 3, 4, 5})
+	base := "http://" + s.ListenAddr()
+	for path, want := range map[string][]string{
+		"/api/quantiles?stream=lat&phi=0.5":           {`"rankMin"`, `"rankMax"`},
+		"/api/quantiles?stream=lat&phi=0.5&last=5m":   {`"rankMin"`, `"window"`, `"cutoffUnixNano"`},
+		"/api/quantiles?stream=lat&phi=0.5&lastN=3":   {`"count":"3"`},
+		"/api/quantiles?stream=lat&phi=0.5&last_n=3":  {`"count":"3"`},
+		"/api/heavy-hitters?stream=lat&support=0.1":   {`"countMin"`, `"countMax"`},
+		"/api/stats?stream=lat&scope=local":           {`"windowSize"`, `"rejectedTotal"`, `"slidingWindow"`},
+		"/api/streams":                                {`"valuesPerSecond"`, `"summaryBytes"`},
+		"/api/frequencies?stream=lat&value=3&last=1h": {`"countMin"`, `"window"`},
+	} {
+		resp, body := get(t, http.DefaultClient, base, path, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %s %s", path, resp.Status, body)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s: no %s in %s", path, w, body)
+			}
+		}
+		if regexp.MustCompile(`"[a-z]+_[a-z_]+"\s*:`).MatchString(body) {
+			t.Errorf("%s: a snake_case name in %s", path, body)
+		}
+	}
+	for path, code := range map[string]int{
+		"/api/quantiles?stream=lat&phi=0.5&last=5x":             http.StatusBadRequest,
+		"/api/quantiles?stream=lat&phi=0.5&last=-1s":            http.StatusBadRequest,
+		"/api/quantiles?stream=lat&phi=0.5&scope=galaxy":        http.StatusBadRequest,
+		"/api/quantiles?stream=lat&phi=0.5&lastN=3&last_n=3":    http.StatusBadRequest,
+		"/api/stats?stream=lat&scope=cluster":                   http.StatusBadRequest, // no cluster: FailedPrecondition
+		"/api/quantiles?stream=lat&phi=0.5&last=5m&scope=local": http.StatusOK,
+	} {
+		if resp, body := get(t, http.DefaultClient, base, path, nil); resp.StatusCode != code {
+			t.Errorf("%s: %s %s, want %d", path, resp.Status, body, code)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -17,7 +16,7 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 		return err
 	}
 	if f.send.target != "tcp" && f.send.target != "tcp-binary" {
-		return fmt.Errorf("bench-sink: unknown --target %q: want tcp or tcp-binary", f.send.target)
+		return usageErrorf("bench-sink: unknown --target %q: want tcp or tcp-binary", f.send.target)
 	}
 	if f.send.count == 0 && f.send.duration == 0 {
 		f.send.count = 20_000_000
@@ -54,12 +53,12 @@ func (m *Main) sink(ctx context.Context, args []string) error {
 		fmt.Fprint(fs.Output(), "Usage: loadgen sink [flags]\n\nListen on a TCP address, read and discard everything sent to it until an\ninterrupt, and print the bytes read: a receiver that costs next to nothing,\nto measure a sender alone in the place of a daemon.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := m.parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("sink: takes no arguments")
+		return usageErrorf("sink: takes no arguments")
 	}
 	srv, err := loadgen.ListenDiscard(ctx, *listen)
 	if err != nil {

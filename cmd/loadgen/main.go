@@ -126,7 +126,10 @@
 // serves streamd's TCP protocols, line and framed, on ADDR; with
 // --kafka-brokers and --topic it reads every partition of the topic from
 // the start (messages without a content-type header in --kafka-format). It
-// stops after --count values, after --duration, or at an interrupt.
+// stops after --count values, after --duration, or at an interrupt (exit
+// status 0). Lines are recorded as values, but those of the streams that
+// --item-streams names (comma-separated) as items, and item frames as
+// items.
 //
 // # Bench
 //
@@ -145,8 +148,10 @@
 //
 // # Exit status
 //
-// 0 on success, 1 on an error, 2 for bad usage, 3 when --verify finds an
-// answer that breaks its bound.
+// 0 on success and for the help asked for with -h or --help (printed to
+// standard output), 1 on an error, 2 for bad usage (an unknown command or
+// flag, a missing or bad flag value), 3 when --verify finds an answer that
+// breaks its bound.
 package main
 
 import (
@@ -165,19 +170,9 @@ import (
 func main() {
 	m := NewMain(os.Stdout, os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := m.Run(ctx, os.Args[1:])
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	case errors.Is(err, loadgen.ErrVerify):
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(3)
-	default:
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(1)
-	}
+	code := m.Exit(m.Run(ctx, os.Args[1:]))
+	stop()
+	os.Exit(code)
 }
 
 // Main is the program: its commands write results to Stdout, and progress
@@ -193,11 +188,84 @@ func NewMain(stdout, stderr io.Writer) *Main {
 	return &Main{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
 }
 
-// Run runs the command named by args[0].
+// Exit reports err, the result of Run, on Stderr (unless it was printed
+// already) and returns the exit status: 0 on success, 1 on an error, 2
+// for bad usage, 3 when --verify finds an answer that breaks its bound.
+func (m *Main) Exit(err error) int {
+	var usage *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		if !usage.printed {
+			fmt.Fprintln(m.Stderr, "loadgen:", err)
+		}
+		return 2
+	case errors.Is(err, loadgen.ErrVerify):
+		fmt.Fprintln(m.Stderr, "loadgen:", err)
+		return 3
+	}
+	fmt.Fprintln(m.Stderr, "loadgen:", err)
+	return 1
+}
+
+// A usageError is an error in the command line: loadgen exits 2. printed
+// is set when the flag package has already printed it, with the usage.
+type usageError struct {
+	err     error
+	printed bool
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// usageErrorf returns a usageError with the formatted message.
+func usageErrorf(format string, args ...any) error {
+	return &usageError{err: fmt.Errorf(format, args...)}
+}
+
+// parseFlags parses args into fs. Asking for help (-h, --help) prints the
+// command's usage to Stdout and ends the command without an error. A bad
+// flag is a usageError that the flag package has printed, with the usage,
+// to Stderr.
+func (m *Main) parseFlags(fs *flag.FlagSet, args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(m.Stdout)
+			fs.Usage()
+			return errHelpShown
+		}
+	}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		return errHelpShown
+	}
+	return &usageError{err: err, printed: true}
+}
+
+// errHelpShown ends a command whose usage was asked for and printed.
+var errHelpShown = errors.New("help shown")
+
+// Run runs the command named by args[0]. It returns nil after printing
+// the help that was asked for, and a usageError for a bad command line.
 func (m *Main) Run(ctx context.Context, args []string) error {
+	err := m.command(ctx, args)
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
+}
+
+func (m *Main) command(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		m.usage()
-		return flag.ErrHelp
+		m.usage(m.Stderr)
+		return &usageError{err: errors.New("no command"), printed: true}
 	}
 	switch args[0] {
 	case "replay":
@@ -211,15 +279,16 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 	case "sink":
 		return m.sink(ctx, args[1:])
 	case "help", "-h", "-help", "--help":
-		m.usage()
+		m.usage(m.Stdout)
 		return nil
 	}
-	m.usage()
-	return fmt.Errorf("unknown command %q", args[0])
+	m.usage(m.Stderr)
+	return &usageError{err: fmt.Errorf("unknown command %q", args[0])}
 }
 
-func (m *Main) usage() {
-	fmt.Fprint(m.Stderr, `loadgen feeds streamd with recorded or synthetic streams.
+// usage prints loadgen's usage to w.
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprint(w, `loadgen feeds streamd with recorded or synthetic streams.
 
 Usage:
   loadgen replay --file PATH [flags]   send the values of a text, CSV or recorded file

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -155,7 +154,7 @@ func TestRecordReplay(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("record did not stop after its count")
 	}
-	if !strings.Contains(rout.String(), "recorded 30000 values of 1 streams") {
+	if !strings.Contains(rout.String(), "recorded 30000 values of 1 stream ") {
 		t.Errorf("record output:\n%s", rout.String())
 	}
 
@@ -164,7 +163,7 @@ func TestRecordReplay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, stderr)
 	}
-	if !regexp.MustCompile(`feed +30,000 +0`).MatchString(out) || !strings.Contains(out, "every answer within its bound (1 streams)") {
+	if !regexp.MustCompile(`feed +30,000 +0`).MatchString(out) || !strings.Contains(out, "every answer within its bound (1 stream)") {
 		t.Errorf("replay output:\n%s", out)
 	}
 }
@@ -271,13 +270,13 @@ func TestUsage(t *testing.T) {
 	}
 	flagRE := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
 	for _, cmd := range []string{"replay", "synth", "record", "bench-sink", "sink"} {
-		_, stderr, err := run(t, cmd, "-h")
-		if !errors.Is(err, flag.ErrHelp) {
+		stdout, _, err := run(t, cmd, "-h")
+		if err != nil {
 			t.Errorf("%s -h: %v", cmd, err)
 		}
-		flags := flagRE.FindAllStringSubmatch(stderr, -1)
+		flags := flagRE.FindAllStringSubmatch(stdout, -1)
 		if len(flags) == 0 {
-			t.Errorf("%s -h lists no flags:\n%s", cmd, stderr)
+			t.Errorf("%s -h lists no flags:\n%s", cmd, stdout)
 		}
 		for _, f := range flags {
 			if !bytes.Contains(doc, []byte("--"+f[1])) {
@@ -319,7 +318,7 @@ func TestSecureTargets(t *testing.T) {
 		out, stderr, err := run(t, "synth", "--dist", "normal", "--count", "50000", "--stream", "secure-"+target,
 			"--target", target, "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr,
 			"--token", "s3cret", "--tls-ca", certFile, "--verify", "--progress", "off")
-		if err != nil || !strings.Contains(out, "verify: every answer within its bound (1 streams)") {
+		if err != nil || !strings.Contains(out, "verify: every answer within its bound (1 stream)") {
 			t.Errorf("%s: %v\n%s\n%s", target, err, out, stderr)
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"compress/gzip"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ func (m *Main) record(ctx context.Context, args []string) (err error) {
 	fs.SetOutput(m.Stderr)
 	var (
 		out, listen, brokers, topic, format string
+		itemStreams                         string
 		count                               int64
 		duration                            time.Duration
 	)
@@ -31,18 +31,19 @@ func (m *Main) record(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&brokers, "kafka-brokers", "", "comma-separated Kafka brokers: record --topic instead of a TCP feed")
 	fs.StringVar(&topic, "topic", "streamd", "the Kafka topic to record, from its start")
 	fs.StringVar(&format, "kafka-format", "f64", "format of Kafka messages without a content-type header: f64, f32 or text")
+	fs.StringVar(&itemStreams, "item-streams", "", "comma-separated streams whose lines carry items (a stream that sends item frames is one too)")
 	fs.Int64Var(&count, "count", 0, "stop after this many values; 0 for no limit")
 	fs.DurationVar(&duration, "duration", 0, "stop after this long; 0 for no limit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: loadgen record --out PATH (--listen ADDR | --kafka-brokers LIST --topic T) [flags]\n\nRecord a TCP feed or a Kafka topic into a file that loadgen replay sends again.\nIt stops after --count values, after --duration, or at an interrupt.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := m.parseFlags(fs, args); err != nil {
 		return err
 	}
 	if out == "" || (listen == "") == (brokers == "") || fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("record: want --out and one of --listen or --kafka-brokers")
+		return usageErrorf("record: want --out and one of --listen or --kafka-brokers")
 	}
 	kfmt, err := loadgen.ParseKafkaFormat(format)
 	if err != nil {
@@ -67,6 +68,12 @@ func (m *Main) record(ctx context.Context, args []string) (err error) {
 	}
 	rec := loadgen.NewRecorder(w)
 	rec.Limit = count
+	if itemStreams != "" {
+		rec.ItemStreams = make(map[string]bool)
+		for _, name := range strings.Split(itemStreams, ",") {
+			rec.ItemStreams[name] = true
+		}
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -100,7 +107,7 @@ func (m *Main) record(ctx context.Context, args []string) (err error) {
 			case <-runCtx.Done():
 			}
 		}()
-		if err := loadgen.ReadKafka(runCtx, strings.Split(brokers, ","), topic, kfmt, nil, rec); err != nil {
+		if err := loadgen.ReadKafka(runCtx, strings.Split(brokers, ","), topic, kfmt, nil, rec); err != nil && runCtx.Err() == nil {
 			return fmt.Errorf("record: %w", err)
 		}
 	}
@@ -116,14 +123,22 @@ func (m *Main) record(ctx context.Context, args []string) (err error) {
 	for _, name := range slices.Sorted(maps.Keys(st.Streams)) {
 		fmt.Fprintf(m.Stdout, "%s\t%d\n", name, st.Streams[name])
 	}
-	fmt.Fprintf(m.Stdout, "recorded %d values of %d streams in %s to %s", st.Values, len(st.Streams), time.Since(start).Round(time.Millisecond), out)
+	streams := fmt.Sprintf("%d streams", len(st.Streams))
+	if len(st.Streams) == 1 {
+		streams = "1 stream"
+	}
+	fmt.Fprintf(m.Stdout, "recorded %d values of %s in %s to %s", st.Values, streams, time.Since(start).Round(time.Millisecond), out)
 	var bad int64
 	for _, n := range st.Rejected {
 		bad += n
 	}
 	if bad > 0 {
-		fmt.Fprintf(m.Stdout, "; rejected %d (%v)", bad, st.Rejected)
+		fmt.Fprintf(m.Stdout, "; rejected %d (%s)", bad, loadgen.FormatReasons(st.Rejected))
+		if st.Rejected[ingest.ReasonMalformed] > 0 && itemStreams == "" {
+			fmt.Fprintf(m.Stdout, "; lines of item streams need --item-streams")
+		}
 	}
 	fmt.Fprintln(m.Stdout)
-	return ctx.Err()
+	// An interrupt is record's documented way to stop: no error.
+	return nil
 }

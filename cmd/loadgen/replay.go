@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -34,12 +33,12 @@ func (m *Main) replay(ctx context.Context, args []string) error {
 		fmt.Fprint(fs.Output(), "Usage: loadgen replay --file PATH [flags]\n\nReplay a text, CSV or recorded file into streamd.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := m.parseFlags(fs, args); err != nil {
 		return err
 	}
 	if file == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("replay: --file is required and takes no arguments")
+		return usageErrorf("replay: --file is required and takes no arguments")
 	}
 	if format == "auto" {
 		rec, err := loadgen.IsRecording(file)
@@ -69,20 +68,20 @@ func (m *Main) replay(ctx context.Context, args []string) error {
 		}
 		if stream != "" {
 			if len(c.Columns)+len(c.ItemColumns) != 1 {
-				return errors.New("replay: --stream names one CSV column; use --stream-prefix for several")
+				return usageErrorf("replay: --stream names one CSV column; use --stream-prefix for several")
 			}
 			c.Streams = []string{stream}
 		}
 		r, size := utf8.DecodeRuneInString(comma)
 		if size != len(comma) || r == utf8.RuneError {
-			return fmt.Errorf("replay: --csv-comma %q: want one character", comma)
+			return usageErrorf("replay: --csv-comma %q: want one character", comma)
 		}
 		c.Comma = r
 		src = c
 	case "recording", "lines":
 		src = &loadgen.Recording{Path: file, Prefix: prefix}
 	default:
-		return fmt.Errorf("replay: unknown --format %q: want auto, text, csv, recording or lines", format)
+		return usageErrorf("replay: unknown --format %q: want auto, text, csv, recording or lines", format)
 	}
 	if loop != 1 {
 		src = &loadgen.Loop{Source: src, N: loop}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -202,10 +201,10 @@ func (m *Main) dialGRPC(f *sendFlags) (*grpc.ClientConn, error) {
 // check validates the flags common to every way of sending.
 func (f *sendFlags) check() error {
 	if f.conns < 1 {
-		return fmt.Errorf("--conns %d: must be at least 1", f.conns)
+		return usageErrorf("--conns %d: must be at least 1", f.conns)
 	}
 	if f.rate < 0 || f.count < 0 || f.duration < 0 || f.batch < 0 {
-		return errors.New("--rate, --count, --duration and --batch must not be negative")
+		return usageErrorf("--rate, --count, --duration and --batch must not be negative")
 	}
 	return nil
 }
@@ -262,7 +261,7 @@ func (m *Main) open(f *sendFlags) (*grpc.ClientConn, destination, error) {
 	case "kafka":
 		dst.target, err = m.kafkaTarget(f)
 	default:
-		err = fmt.Errorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)
+		err = usageErrorf("unknown --target %q: want tcp, tcp-binary, grpc or kafka", f.target)
 	}
 	if err != nil {
 		if cc != nil {
@@ -323,10 +322,11 @@ func (m *Main) runFrames(ctx context.Context, f *sendFlags, dst destination, pay
 	return r.Run(ctx)
 }
 
-// finish ends a run: it prints the summary and, with --verify and no
-// error, checks the daemon's answers.
+// finish ends a run: it prints the summary (unless the run failed before
+// sending anything) and, with --verify and no error, checks the daemon's
+// answers.
 func (m *Main) finish(ctx context.Context, f *sendFlags, cc *grpc.ClientConn, res *loadgen.Result, err error) error {
-	if res != nil {
+	if res != nil && (err == nil || res.Sent > 0) {
 		res.WriteSummary(m.Stdout)
 	}
 	if err != nil || !f.verify {

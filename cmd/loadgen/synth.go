@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -58,12 +57,12 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 		fmt.Fprintf(fs.Output(), "Usage: loadgen %s [flags]\n\n%s\n\nFlags:\n", name, what)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := m.parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return nil, fmt.Errorf("%s: takes no arguments", name)
+		return nil, usageErrorf("%s: takes no arguments", name)
 	}
 	f.spec.Dist, f.spec.Order = synth.Dist(f.dist), synth.Order(f.order)
 	if _, err := synth.NewSource(f.spec); err != nil {
@@ -76,10 +75,10 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 		f.streams = f.send.conns
 	}
 	if f.streams < 1 {
-		return nil, fmt.Errorf("%s: --streams %d: must be at least 1", name, f.streams)
+		return nil, usageErrorf("%s: --streams %d: must be at least 1", name, f.streams)
 	}
 	if f.pool < 1 {
-		return nil, fmt.Errorf("%s: --pool %d: must be at least 1", name, f.pool)
+		return nil, usageErrorf("%s: --pool %d: must be at least 1", name, f.pool)
 	}
 	return f, nil
 }
@@ -102,7 +101,7 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 		return err
 	}
 	if f.send.count == 0 && (f.send.duration == 0 || f.spec.Order != synth.Random) {
-		return errors.New("synth: --count is required (the random order may instead run for a --duration)")
+		return usageErrorf("synth: --count is required (the random order may instead run for a --duration)")
 	}
 	return m.sendSynth(ctx, f)
 }

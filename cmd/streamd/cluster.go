@@ -99,6 +99,9 @@ func (d *Daemon) openCluster(ctx context.Context, dialer *kafka.Dialer) error {
 		return err
 	}
 	d.peers = &cluster.Peers{Creds: creds, Token: cfg.Token}
+	if d.kafka == nil && len(cfg.ClusterPeers) == 0 {
+		return nil // no group to answer for: SCOPE_CLUSTER is refused
+	}
 	d.gatherer = &cluster.Gatherer{
 		Pipeline: d.pipe, Self: d.self, Static: cfg.ClusterPeers, Peers: d.peers, Timeout: cfg.ClusterTimeout,
 	}

@@ -12,7 +12,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,16 +25,9 @@ var version = "dev"
 func main() {
 	m := NewMain(os.Stdout, os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := m.Run(ctx, os.Args[1:])
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "streamd:", err)
-		os.Exit(1)
-	}
+	code := m.Exit(m.Run(ctx, os.Args[1:]))
+	stop()
+	os.Exit(code)
 }
 
 // Main is the program: its commands write to Stdout and Stderr.
@@ -48,11 +40,20 @@ func NewMain(stdout, stderr io.Writer) *Main {
 	return &Main{Stdout: stdout, Stderr: stderr}
 }
 
-// Run runs the command named by args[0].
+// Run runs the command named by args[0]. It returns nil after printing
+// the help that was asked for, and a usageError for a bad command line.
 func (m *Main) Run(ctx context.Context, args []string) error {
+	err := m.command(ctx, args)
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
+}
+
+func (m *Main) command(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		m.usage()
-		return flag.ErrHelp
+		m.usage(m.Stderr)
+		return &usageError{err: errors.New("no command"), printed: true}
 	}
 	switch args[0] {
 	case "serve":
@@ -63,19 +64,65 @@ func (m *Main) Run(ctx context.Context, args []string) error {
 		fmt.Fprintln(m.Stdout, "streamd", version)
 		return nil
 	case "help", "-h", "-help", "--help":
-		m.usage()
+		m.usage(m.Stdout)
 		return nil
 	}
-	m.usage()
-	return fmt.Errorf("unknown command %q", args[0])
+	m.usage(m.Stderr)
+	return &usageError{err: fmt.Errorf("unknown command %q", args[0])}
 }
 
-func (m *Main) usage() {
-	fmt.Fprint(m.Stderr, `streamd mines numeric streams for quantiles and heavy hitters.
+// usage prints streamd's usage to w.
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprint(w, `streamd mines numeric streams for quantiles and heavy hitters.
 
 Usage:
   streamd serve [flags]             run the daemon (streamd serve -h for flags)
   streamd query <command> [flags]   ask a running daemon (streamd query -h)
   streamd version                   print the version
 `)
+}
+
+// Exit reports err, the result of Run, on Stderr as one line (unless it
+// was printed already) and returns the exit status: 0 on success and for
+// help asked for, 2 for a bad command line, 1 for any other error.
+func (m *Main) Exit(err error) int {
+	var usage *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &usage):
+		if !usage.printed {
+			fmt.Fprintln(m.Stderr, "streamd:", err)
+		}
+		return 2
+	}
+	fmt.Fprintln(m.Stderr, "streamd:", err)
+	return 1
+}
+
+// A usageError is an error in the command line: streamd exits 2. printed
+// is set when it has been printed already.
+type usageError struct {
+	err     error
+	printed bool
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// errHelpShown ends a command whose usage was asked for and printed.
+var errHelpShown = errors.New("help shown")
+
+// helpAsked reports whether args ask for help (-h, -help or --help before
+// any "--").
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
 }

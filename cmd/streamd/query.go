@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -65,9 +67,8 @@ type queryFlags struct {
 func (m *Main) query(ctx context.Context, args []string) error {
 	var f queryFlags
 	fs := flag.NewFlagSet("streamd query", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(m.Stderr, queryUsage)
+		fmt.Fprint(fs.Output(), queryUsage)
 		fs.PrintDefaults()
 	}
 	addr := os.Getenv("STREAMD_GRPC_ADDR")
@@ -89,21 +90,22 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.items, "items", false, "create: an item stream, of strings")
 	fs.DurationVar(&f.interval, "interval", time.Second, "watch: how often")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of each call")
-	// Let flags follow the positional arguments too.
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			pos = append(pos, args[0])
-			args = args[1:]
-		}
+	if helpAsked(args) {
+		fs.SetOutput(m.Stdout)
+		fs.Usage()
+		return errHelpShown
+	}
+	// The flag package would print a bad flag's error with the whole
+	// usage; Exit prints the error alone, with a pointer to the usage.
+	fs.SetOutput(io.Discard)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return &usageError{err: fmt.Errorf("query: %w (streamd query -h lists the commands and flags)", err)}
 	}
 	if len(pos) == 0 {
+		fs.SetOutput(m.Stderr)
 		fs.Usage()
-		return flag.ErrHelp
+		return &usageError{err: errors.New("query: no command"), printed: true}
 	}
 	conn, err := dial(f)
 	if err != nil {
@@ -113,18 +115,85 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	c := pb.NewStreamdClient(conn)
 	cmd, rest := pos[0], pos[1:]
 	if cmd == "watch" {
-		return m.watch(ctx, c, f, rest)
+		return callError(f, m.watch(ctx, c, f, rest))
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	resp, err := m.call(ctx, c, f, cmd, rest)
 	if err != nil {
-		return err
+		return callError(f, err)
 	}
 	if f.json {
 		return printJSON(m.Stdout, resp)
 	}
+	if r, ok := resp.(*pb.ListStreamsResponse); ok && len(r.Streams) == 0 {
+		fmt.Fprintln(m.Stderr, "no streams")
+		return nil
+	}
 	return printTable(m.Stdout, resp)
+}
+
+// parseInterleaved parses the flags in args, which may come before, after
+// or between the positional arguments, and returns the positional ones. An
+// argument that reads as a negative number (-0.5, -5) is positional,
+// unless it is the value of the flag before it.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		if !isFlag(args[0]) {
+			pos = append(pos, args[0])
+			args = args[1:]
+			continue
+		}
+		n := 1 // the flag, and its value if it takes one as the next argument
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) {
+			n = 2
+		}
+		if err := fs.Parse(args[:min(n, len(args))]); err != nil {
+			return nil, err
+		}
+		args = args[min(n, len(args)):]
+	}
+	return pos, nil
+}
+
+// isFlag reports whether arg is a flag: it starts with "-" and is not a
+// number.
+func isFlag(arg string) bool {
+	if len(arg) < 2 || arg[0] != '-' {
+		return false
+	}
+	_, err := strconv.ParseFloat(arg, 64)
+	return err != nil
+}
+
+// isBoolFlag reports whether f is a flag that takes no value.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// callError turns the error of a call to the daemon into one plain line:
+// the daemon's message rather than "rpc error: code = … desc = …", and what
+// to check when the daemon cannot be reached.
+func callError(f queryFlags, err error) error {
+	st, ok := status.FromError(err)
+	if !ok || err == nil {
+		return err
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return fmt.Errorf("cannot reach a streamd gRPC service at %s (--addr, STREAMD_GRPC_ADDR; the daemon's gRPC port is 7070 by default): %s", f.addr, st.Message())
+	case codes.Unauthenticated:
+		return fmt.Errorf("unauthenticated: %s (--token, STREAMD_TOKEN)", st.Message())
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("no answer from %s within --timeout %v (is it the daemon's gRPC port? 7070 by default)", f.addr, f.timeout)
+	}
+	return errors.New(st.Message())
 }
 
 func dial(f queryFlags) (*grpc.ClientConn, error) {
@@ -193,7 +262,12 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 		}
 		req := &pb.FrequenciesRequest{Stream: stream, LastN: f.last.n, Last: f.last.duration(), Scope: scope}
 		items := false
-		if !f.cluster { // a cluster refuses item streams
+		if f.cluster {
+			// The stream may live on other members only: arguments that
+			// are not all numbers are items, which the daemon judges.
+			_, err := floats(args[1:])
+			items = err != nil
+		} else {
 			st, err := c.Stats(ctx, &pb.StatsRequest{Stream: stream})
 			if err != nil {
 				return nil, err
@@ -254,6 +328,9 @@ func (m *Main) watch(ctx context.Context, c pb.StreamdClient, f queryFlags, args
 	}
 	if len(phis) == 0 {
 		st, err := c.Stats(ctx, &pb.StatsRequest{Stream: args[0]})
+		if status.Code(err) == codes.NotFound {
+			return fmt.Errorf("watch: no stream %q", args[0])
+		}
 		if err != nil {
 			return err
 		}
@@ -409,13 +486,23 @@ func printTable(out io.Writer, msg proto.Message) error {
 	case *pb.StatsResponse:
 		rows := [][2]string{
 			{"kind", strings.ToLower(strings.TrimPrefix(r.Kind.String(), "STREAM_KIND_"))},
-			{"count", fmt.Sprint(r.Count)}, {"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)},
+			{"count", fmt.Sprint(r.Count)},
+		}
+		if r.Kind != pb.StreamKind_STREAM_KIND_ITEMS { // items have no min, max, sum or precision
+			rows = append(rows, [][2]string{{"min", num(r.Min)}, {"max", num(r.Max)}, {"sum", fmt.Sprint(r.Sum)}}...)
+		}
+		rows = append(rows, [][2]string{
 			{"epsilon", fmt.Sprint(r.Epsilon)}, {"window size", fmt.Sprint(r.WindowSize)},
 			{"sliding window", fmt.Sprint(r.SlidingWindow)}, {"summary entries", fmt.Sprint(r.SummaryEntries)},
-			{"summary bytes", fmt.Sprint(r.SummaryBytes)}, {"precision", precision(r.Float64)},
+			{"summary bytes", fmt.Sprint(r.SummaryBytes)},
+		}...)
+		if r.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
+			rows = append(rows, [2]string{"precision", precision(r.Float64)})
+		}
+		rows = append(rows, [][2]string{
 			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
 			{"daemon memory", daemonMemory(r)}, {"rejected", fmt.Sprint(r.RejectedTotal)},
-		}
+		}...)
 		reasons := make([]string, 0, len(r.Rejected))
 		for k := range r.Rejected {
 			reasons = append(reasons, k)

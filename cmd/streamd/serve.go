@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -149,7 +150,12 @@ func (c *Config) Validate() error {
 		return &ConfigError{"sorter", c.Sorter, err}
 	}
 	if err := c.Stream.Validate(); err != nil {
-		return &ConfigError{"stream defaults", c.Stream, err}
+		// Name the flag, not the summary's field.
+		var ce *summary.ConfigError
+		if errors.As(err, &ce) {
+			return &ConfigError{strings.ReplaceAll(ce.Field, "_", "-"), ce.Value, ce.Err}
+		}
+		return &ConfigError{"stream defaults", "", err}
 	}
 	if len(c.KafkaBrokers) > 0 && len(c.KafkaTopics) == 0 {
 		return &ConfigError{"kafka-topic", "", errors.New("required with kafka-brokers")}
@@ -387,12 +393,22 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 func (m *Main) serve(ctx context.Context, args []string) error {
 	cfg := DefaultConfig()
 	fs := newServeFlags(&cfg)
-	fs.SetOutput(m.Stderr)
+	if helpAsked(args) {
+		fs.SetOutput(m.Stdout)
+		fs.Usage()
+		return errHelpShown
+	}
+	// The flag package would print a bad flag's error with the whole
+	// usage; Exit prints the error alone, with a pointer to the usage.
+	fs.SetOutput(io.Discard)
 	if err := applyEnv(fs, os.Getenv); err != nil {
-		return err
+		return &usageError{err: err}
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return &usageError{err: fmt.Errorf("serve: %w (streamd serve -h lists the flags)", err)}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{err: fmt.Errorf("serve: takes no arguments, not %q", fs.Arg(0))}
 	}
 	var handler slog.Handler = slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
 	if cfg.LogJSON {
@@ -722,7 +738,11 @@ func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
 		return gpusort.NewCPU(0), nil
 	}
 	if a, ok := s.(*gpusort.Auto); ok && a.GPUErr() != nil {
-		logger.Warn("no GPU; the auto sorter sorts on the CPU", "err", a.GPUErr())
+		if errors.Is(a.GPUErr(), gpusort.ErrNotBuilt) {
+			logger.Info("the auto sorter sorts on the CPU: this build has no GPU support")
+		} else {
+			logger.Warn("no GPU; the auto sorter sorts on the CPU", "err", a.GPUErr())
+		}
 	}
 	dg, ok := s.(gpusort.Digester)
 	if !ok {
@@ -749,7 +769,10 @@ func (d *Daemon) openGRPC() {
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
 	d.grpc = grpc.NewServer(opts...)
-	d.api = &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
+	d.api = &api.Server{Pipeline: d.pipe}
+	if d.gatherer != nil {
+		d.api.Cluster = d.gatherer
+	}
 	if d.store != nil {
 		d.api.Durable = func(ctx context.Context) error { return d.checkpointed(d.checkpoint(ctx)) }
 	}
@@ -781,6 +804,7 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	w.Logger = d.Logger
 	if d.tcp != nil {
 		w.TCPStats = d.tcp.Stats
+		w.TCPAddr = d.TCPAddr()
 	}
 	if d.store != nil {
 		w.Health = d.durability

@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/net/html"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/summary"
@@ -358,6 +359,37 @@ func TestWebPage(t *testing.T) {
 
 	checkScreenshot(t, shot, 1280, 1240)
 
+	// Over a time window, with the CDF on a log axis: the quantiles shown
+	// are the gRPC answers over the same window.
+	wantWin, err := c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: []float64{0.5, 0.99}, Last: durationpb.New(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom = headless(t, chromium, "--window-size=1280,1240", "--virtual-time-budget=4000", "--dump-dom", page+"&last=1h&log=1")
+	if doc, err = html.Parse(bytes.NewReader(dom)); err != nil {
+		t.Fatal(err)
+	}
+	root = element{doc}
+	if body := root.all(tag("body"))[0]; body.attr("data-state") != "ready" {
+		t.Fatalf("time window page not ready: status %q, error %q", root.byID("status").text(), root.byID("error").text())
+	}
+	if note := root.byID("time-note").text(); !strings.Contains(note, "over the last 1h") {
+		t.Errorf("time window page's chart note %q", note)
+	}
+	if len(root.byID("chart-cdf").all(tag("canvas"))) == 0 {
+		t.Error("no CDF on a log axis")
+	}
+	rows = root.byID("quantiles").all(func(e element) bool { return e.Data == "tr" && e.attr("data-phi") != "" })
+	if len(rows) != len(wantWin.Quantiles) {
+		t.Fatalf("time window page shows %d quantiles, gRPC %d", len(rows), len(wantWin.Quantiles))
+	}
+	for i, a := range wantWin.Quantiles {
+		if value, _ := strconv.ParseFloat(rows[i].attr("data-value"), 64); value != a.Value ||
+			rows[i].attr("data-rank-min") != fmt.Sprint(a.RankMin) || rows[i].attr("data-rank-max") != fmt.Sprint(a.RankMax) {
+			t.Errorf("last 1h, φ %v: page has %v, gRPC %v", a.Phi, rows[i].Attr, a)
+		}
+	}
+
 	// An item stream, first by name, is the default view: its heavy
 	// hitters show its items, and it has no quantile charts or tables.
 	const itemStream = "a.items"
@@ -419,6 +451,23 @@ func TestWebPage(t *testing.T) {
 		if !hidden {
 			t.Errorf("the item stream's page shows #%s", id)
 		}
+	}
+}
+
+// TestWebPageEmpty checks the page of a daemon with no streams: its
+// example of sending values names the daemon's own TCP port.
+func TestWebPageEmpty(t *testing.T) {
+	chromium := tool(t, "chromium", "chromium")
+	d, _ := startDaemon(t, nil)
+	dom := headless(t, chromium, "--window-size=1280,800", "--virtual-time-budget=2000", "--dump-dom", "http://"+d.MetricsAddr()+"/")
+	doc, err := html.Parse(bytes.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := element{doc}
+	_, port, _ := net.SplitHostPort(d.TCPAddr())
+	if text := root.byID("empty").text(); !strings.Contains(text, "nc -q1 127.0.0.1 "+port+"\n") && !strings.HasSuffix(strings.TrimSpace(text), "127.0.0.1 "+port) {
+		t.Errorf("the empty page's example does not name port %s: %q", port, text)
 	}
 }
 

@@ -15,7 +15,8 @@
 
   const $ = (id) => document.getElementById(id);
   const state = {
-    stream: "", phis: DEFAULT_PHIS.slice(), scope: "all", lastN: 10000, span: 300, support: null,
+    stream: "", phis: DEFAULT_PHIS.slice(), scope: "all", lastN: 10000, last: "5m", span: 300, support: null,
+    logX: false,
     filter: "", grid: [], float64: false, items: false, epsilon: 0, count: 0,
     // The chart's points: times in seconds and, per grid φ, a column.
     times: [], cols: [], since: 0, sampled: true,
@@ -74,7 +75,13 @@
     if (!resp.ok) throw new APIError(body.error || resp.statusText);
     return body;
   }
-  const lastN = () => (state.scope === "last" ? state.lastN : 0);
+  // scopeFields returns the request fields of the chosen scope: the last n
+  // values, the values of the last duration, or all history.
+  const scopeFields = () => ({ last_n: state.scope === "last" ? state.lastN : 0, last: state.scope === "time" ? state.last : "" });
+  const scopeText = () => ({
+    last: `over the last ${intFmt.format(state.lastN)} values`,
+    time: `over the last ${state.last}`,
+  })[state.scope] || "over all history";
 
   // ---- the URL fragment ----
 
@@ -86,8 +93,10 @@
       if (phis.length) state.phis = phis;
     }
     const n = Number(p.get("last_n"));
-    state.scope = n > 0 ? "last" : "all";
+    state.scope = n > 0 ? "last" : p.get("last") ? "time" : "all";
     if (n > 0) state.lastN = n;
+    if (p.get("last")) state.last = p.get("last");
+    state.logX = p.get("log") === "1";
     if (Number(p.get("span")) > 0) state.span = Number(p.get("span"));
     state.support = Number(p.get("support")) > 0 ? Number(p.get("support")) : null;
   }
@@ -96,7 +105,9 @@
     if (state.stream) p.set("stream", state.stream);
     p.set("phi", state.phis.join(","));
     if (state.scope === "last") p.set("last_n", String(state.lastN));
+    if (state.scope === "time") p.set("last", state.last);
     p.set("span", String(state.span));
+    if (state.logX) p.set("log", "1");
     if (state.support) p.set("support", String(state.support));
     history.replaceState(null, "", "#" + p.toString());
   }
@@ -110,8 +121,8 @@
       const tr = document.createElement("tr");
       tr.dataset.stream = e.stream;
       if (e.stream === state.stream) tr.className = "selected";
-      const cells = [e.stream, fmtCount(Number(e.stats.count)), fmtRate(e.values_per_second),
-        fmtCount(Number(e.stats.rejected_total)), fmtBytes(Number(e.stats.summary_bytes))];
+      const cells = [e.stream, fmtCount(Number(e.stats.count)), fmtRate(e.valuesPerSecond),
+        fmtCount(Number(e.stats.rejectedTotal)), fmtBytes(Number(e.stats.summaryBytes))];
       cells.forEach((text, i) => {
         const td = document.createElement("td");
         td.textContent = text;
@@ -160,10 +171,10 @@
       [state.items ? "items/s" : "values/s", fmtRate(rate)],
       ...values,
       ["ε", String(st.epsilon)],
-      ["window W", intFmt.format(Number(st.window_size))],
-      ["last n ≤", intFmt.format(Number(st.sliding_window))],
-      ["memory", fmtBytes(Number(st.summary_bytes))],
-      ["rejected", intFmt.format(Number(st.rejected_total)), rejected],
+      ["window W", intFmt.format(Number(st.windowSize))],
+      ["last n ≤", intFmt.format(Number(st.slidingWindow))],
+      ["memory", fmtBytes(Number(st.summaryBytes))],
+      ["rejected", intFmt.format(Number(st.rejectedTotal)), rejected],
     ];
     const root = $("cards");
     root.replaceChildren();
@@ -210,9 +221,9 @@
   // for itself (a last-n window, or a stream the server does not sample).
   function addSamples(samples) {
     for (const s of samples) {
-      state.times.push(s.time_unix_ms / 1000);
+      state.times.push(s.timeUnixMs / 1000);
       state.grid.forEach((_, i) => state.cols[i].push(s.quantiles ? s.quantiles[i] : null));
-      state.since = Math.max(state.since, s.time_unix_ms);
+      state.since = Math.max(state.since, s.timeUnixMs);
     }
     const cut = Date.now() / 1000 - KEEP_S;
     let drop = 0;
@@ -237,7 +248,9 @@
       state.timeChart = new uPlot({
         width: el.clientWidth, height: 300,
         cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true } },
+        // The axis spans the chosen span from the start, so that a fresh
+        // chart's few points do not make it read in milliseconds.
+        scales: { x: { time: true, range: (u, min, max) => [Math.min(min, max - state.span), max] } },
         series: [{ label: "time" }, ...shown.map(([phi, i]) => ({
           label: phiLabel(phi), stroke: COLORS[i % COLORS.length], width: 1.5,
           value: (u, v) => fmtValue(v), spanGaps: false,
@@ -249,7 +262,7 @@
     }
     showLatest(state.timeChart);
     const missing = state.phis.filter((phi) => !state.grid.includes(phi));
-    $("time-note").textContent = (state.scope === "last" ? `over the last ${intFmt.format(state.lastN)} values` : "over all history") +
+    $("time-note").textContent = scopeText() +
       (missing.length ? `; ${missing.map(phiLabel).join(", ")} only in the table` : "") +
       (state.scope === "all" && !state.sampled ? "; since the page opened (the daemon does not sample this stream)" : "");
   }
@@ -269,17 +282,21 @@
       ys.push(a.phi);
     }
     const data = [xs, ys];
-    if (!state.cdfChart || state.cdfChart.cdfKey !== state.float64) {
+    // A log axis spreads skewed data: logarithmic for positive values,
+    // asinh (logarithmic away from 0, linear near it) when some are not.
+    const distr = !state.logX ? 1 : xs.length && xs[0] > 0 ? 3 : 4;
+    const key = state.float64 + "|" + distr;
+    if (!state.cdfChart || state.cdfChart.cdfKey !== key) {
       if (state.cdfChart) state.cdfChart.destroy();
       state.cdfChart = new uPlot({
         width: el.clientWidth, height: 240,
         cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: false }, y: { range: [0, 1] } },
+        scales: { x: { time: false, distr, log: 10, asinh: 1 }, y: { range: [0, 1] } },
         series: [{ label: "value", value: (u, v) => fmtValue(v) },
           { label: "φ", stroke: "#0969da", width: 1.5, fill: "rgba(9,105,218,0.08)", value: (u, v) => (v === null ? "—" : v.toFixed(2)) }],
         axes: [{ grid: { stroke: "#eaeef2" } }, { size: 50, grid: { stroke: "#eaeef2" } }],
       }, data, el);
-      state.cdfChart.cdfKey = state.float64;
+      state.cdfChart.cdfKey = key;
     } else {
       state.cdfChart.setData(data);
     }
@@ -295,10 +312,10 @@
       const tr = document.createElement("tr");
       tr.dataset.phi = String(a.phi);
       tr.dataset.value = String(a.value);
-      tr.dataset.rankMin = a.rank_min;
-      tr.dataset.rankMax = a.rank_max;
+      tr.dataset.rankMin = a.rankMin;
+      tr.dataset.rankMax = a.rankMax;
       for (const [text, cls] of [[phiLabel(a.phi), ""], [fmtValue(a.value), "num"],
-        [intFmt.format(Number(a.rank_min)), "num"], [intFmt.format(Number(a.rank_max)), "num"]]) {
+        [intFmt.format(Number(a.rankMin)), "num"], [intFmt.format(Number(a.rankMax)), "num"]]) {
         const td = document.createElement("td");
         td.textContent = text;
         td.className = cls;
@@ -317,14 +334,14 @@
     tbody.replaceChildren();
     const n = Number(hh.count) || 1;
     for (const it of hh.items) {
-      const lo = Number(it.count_min), hi = Number(it.count_max);
+      const lo = Number(it.countMin), hi = Number(it.countMax);
       const tr = document.createElement("tr");
       // An item the daemon kept no string for shows its fingerprint.
       const key = state.items ? [it.item || `fingerprint ${it.fingerprint}`, "item"] : [fmtValue(it.value), "num"];
       if (state.items) tr.dataset.item = it.item;
       else tr.dataset.value = String(it.value);
-      tr.dataset.countMin = it.count_min;
-      tr.dataset.countMax = it.count_max;
+      tr.dataset.countMin = it.countMin;
+      tr.dataset.countMax = it.countMax;
       for (const [text, cls] of [key, [intFmt.format(lo), "num"], [intFmt.format(hi), "num"]]) {
         const td = document.createElement("td");
         td.textContent = text;
@@ -346,7 +363,7 @@
       tr.appendChild(td);
       tbody.appendChild(tr);
     }
-    $("hh-note").textContent = `Every ${state.items ? "item" : "value"} with at least ${(support * 100).toPrecision(3)}% of the ${state.scope === "last" ? "window" : "stream"}, ` +
+    $("hh-note").textContent = `Every ${state.items ? "item" : "value"} with at least ${(support * 100).toPrecision(3)}% of the ${state.scope === "all" ? "stream" : "window"}, ` +
       `and none below ${(Math.max(0, support - hh.epsilon) * 100).toPrecision(3)}%` + (hh.items.length ? "." : ": none.");
   }
 
@@ -409,20 +426,20 @@
     }
     state.sampled = hist.sampled;
     const entry = list.streams.find((e) => e.stream === stream);
-    renderCards(st, entry ? entry.values_per_second : null);
+    renderCards(st, entry ? entry.valuesPerSecond : null);
     renderPhiChoice();
 
-    const n = lastN();
+    const w = scopeFields();
     const support = state.support || (0.01 > st.epsilon ? 0.01 : Math.min(1, 2 * st.epsilon));
     if (!state.support) $("support").placeholder = String(support);
     // An item stream answers heavy hitters only.
-    const asks = [api("heavy-hitters", { stream, support, last_n: n })];
+    const asks = [api("heavy-hitters", { stream, support, ...w })];
     if (!state.items) {
-      asks.push(api("quantiles", { stream, phi: state.phis, last_n: n }),
-        api("quantiles", { stream, phi: CDF_PHIS, last_n: n }));
+      asks.push(api("quantiles", { stream, phi: state.phis, ...w }),
+        api("quantiles", { stream, phi: CDF_PHIS, ...w }));
     }
-    const local = !state.items && (state.scope === "last" || !hist.sampled);
-    if (local) asks.push(api("quantiles", { stream, phi: state.grid, last_n: n }));
+    const local = !state.items && (state.scope !== "all" || !hist.sampled);
+    if (local) asks.push(api("quantiles", { stream, phi: state.grid, ...w }));
     let answers;
     try {
       answers = await Promise.all(asks);
@@ -437,7 +454,7 @@
     renderHeavyHitters(hh, support);
     if (!state.items) {
       if (local) {
-        addSamples([{ time_unix_ms: Date.now(), quantiles: Number(point.count) ? point.quantiles.map((a) => a.value) : null }]);
+        addSamples([{ timeUnixMs: Date.now(), quantiles: Number(point.count) ? point.quantiles.map((a) => a.value) : null }]);
       } else {
         addSamples(hist.samples);
       }
@@ -464,6 +481,13 @@
       writeHash();
       refresh();
     });
+    $("last-time").addEventListener("change", (e) => {
+      state.last = e.target.value;
+      if (state.scope === "time") resetPoints();
+      writeHash();
+      refresh();
+    });
+    $("log-x").addEventListener("change", (e) => { state.logX = e.target.checked; writeHash(); refresh(); });
     $("span").addEventListener("change", (e) => { state.span = Number(e.target.value); writeHash(); renderTimeChart(); });
     $("support").addEventListener("change", (e) => {
       const s = Number(e.target.value);
@@ -472,9 +496,9 @@
       refresh();
     });
     window.addEventListener("hashchange", () => {
-      const before = [state.stream, state.scope, state.lastN].join("|");
+      const before = [state.stream, state.scope, state.lastN, state.last].join("|");
       readHash();
-      if ([state.stream, state.scope, state.lastN].join("|") !== before) resetPoints();
+      if ([state.stream, state.scope, state.lastN, state.last].join("|") !== before) resetPoints();
       syncControls();
       refresh();
     });
@@ -488,6 +512,8 @@
   function syncControls() {
     document.querySelectorAll("input[name=scope]").forEach((r) => { r.checked = r.value === state.scope; });
     $("last-n").value = String(state.lastN);
+    $("last-time").value = state.last;
+    $("log-x").checked = state.logX;
     $("span").value = String(state.span);
     $("support").value = state.support ? String(state.support) : "";
   }

@@ -2789,11 +2789,14 @@ type QuantilesResponse_Quantile struct {
 	// value is a value of the stream whose true rank r satisfies
 	// |r − ⌈φ·count⌉| ≤ epsilon·count.
 	Value float64 `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
-	// rank_min is a lower bound on the true rank of value (ranks count from
-	// 1; with duplicates, the lowest rank value may have).
+	// rank_min and rank_max bracket a true rank of value. Ranks count
+	// from 1, and with duplicates value holds every rank r with
+	// #{x < value} < r ≤ #{x ≤ value}: at least one of them lies in
+	// [rank_min, rank_max], so rank_min ≤ #{x ≤ value} and
+	// rank_max > #{x < value}. Without duplicates, rank_min ≤ r ≤ rank_max
+	// for the one rank r of value.
 	RankMin uint64 `protobuf:"varint,3,opt,name=rank_min,json=rankMin,proto3" json:"rank_min,omitempty"`
-	// rank_max is an upper bound on the true rank of value (with
-	// duplicates, the highest rank value may have).
+	// rank_max is the upper end of the bracket; see rank_min.
 	RankMax       uint64 `protobuf:"varint,4,opt,name=rank_max,json=rankMax,proto3" json:"rank_max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
