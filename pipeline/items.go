@@ -219,6 +219,11 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src ingest.TopicP
 	if b.Len() == 0 {
 		return nil
 	}
+	// send unlocks what lockOpen locks; once closed, the windows left
+	// unsent stay in the stream.
+	if err := p.lockOpen(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	full := s.pendingQ
 	s.pendingQ = nil
