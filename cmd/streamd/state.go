@@ -115,10 +115,11 @@ func (d *Daemon) checkpoint(ctx context.Context) error {
 // The caller holds ckptMu.
 func (d *Daemon) writeCheckpoint(ctx context.Context, snap []byte) error {
 	start := time.Now()
-	d.seq++
-	if err := d.store.Write(d.seq, encodeState(snap, d.offsets)); err != nil {
+	seq, err := d.store.Write(encodeState(snap, d.offsets))
+	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	d.seq = seq
 	d.Logger.Debug("checkpoint written", "seq", d.seq, "bytes", len(snap), "took", time.Since(start))
 	d.checkpoints.Add(1)
 	if d.kafka != nil && len(d.offsets) > 0 && !d.kafkaStopped.Load() {
