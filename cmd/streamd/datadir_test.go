@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/checkpoint"
 )
 
 // copyDataDir copies dir's files to a new directory: what a kill -9 of the
@@ -84,5 +93,67 @@ func TestJunkCheckpoints(t *testing.T) {
 		}
 		crashed = copyDataDir(t, crashed)
 		closeDaemon(t, d)
+	}
+}
+
+// TestDataDirLocked: a second daemon on a data dir in use refuses to
+// start, saying which process holds it, and writes nothing there; once
+// the first one is gone, even by kill -9, the dir opens and restores.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	d, c := openOn(t, dir, io.Discard, nil)
+	push(t, c, "a", []float64{1, 2}, true)
+	before, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*"))
+
+	second := func() error {
+		cfg := d.Config
+		cfg.GRPCAddr = "127.0.0.1:0"
+		d2 := NewDaemon(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		err := d2.Open(context.Background())
+		if err == nil {
+			closeDaemon(t, d2)
+		}
+		return err
+	}
+	err := second()
+	if !errors.Is(err, checkpoint.ErrLocked) || !strings.Contains(err.Error(), "process "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second daemon on the dir: %v; want it locked by process %d", err, os.Getpid())
+	}
+	if after, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*")); !slices.Equal(before, after) {
+		t.Errorf("checkpoints %v became %v", before, after)
+	}
+	closeDaemon(t, d)
+	d, c = openOn(t, dir, io.Discard, nil) // Close released the lock
+	if st := stats(t, c, "a"); st.Count != 2 {
+		t.Fatalf("restored %v, want 2 values", st)
+	}
+	closeDaemon(t, d)
+
+	// A daemon process holds the lock until it dies, however it dies.
+	bin := buildStreamd(t)
+	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
+		"--data-dir", dir, "--sorter", "cpu", "--checkpoint-interval", "0")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "streamd serving") {
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	err = second()
+	if !errors.Is(err, checkpoint.ErrLocked) || !strings.Contains(err.Error(), "process "+strconv.Itoa(cmd.Process.Pid)) {
+		t.Fatalf("daemon on a dir another daemon serves: %v; want it locked by process %d", err, cmd.Process.Pid)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	d, c = openOn(t, dir, io.Discard, nil)
+	defer closeDaemon(t, d)
+	if st := stats(t, c, "a"); st.Count != 2 {
+		t.Fatalf("restored %v, want 2 values", st)
 	}
 }

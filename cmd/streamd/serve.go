@@ -436,6 +436,7 @@ type Daemon struct {
 	tls    *tls.Config // nil without TLS
 	wg     sync.WaitGroup
 
+	lock         *checkpoint.DirLock // the data dir's, held from Open to Close
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
 	seq          uint64
@@ -488,6 +489,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("create data dir: %w", err)
+		}
+		if d.lock, err = checkpoint.Lock(cfg.DataDir); err != nil {
+			return fmt.Errorf("lock data dir: %w", err)
 		}
 	}
 	budget, err := cfg.memoryBudget()
@@ -806,6 +810,11 @@ func (d *Daemon) Close(ctx context.Context) error {
 	if d.sorter != nil {
 		if err := d.sorter.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close sorter: %w", err))
+		}
+	}
+	if d.lock != nil {
+		if err := d.lock.Unlock(); err != nil {
+			errs = append(errs, fmt.Errorf("unlock data dir: %w", err))
 		}
 	}
 	d.Logger.Info("streamd stopped")
