@@ -2,7 +2,16 @@
 // is written atomically (a temporary file, fsync, rename, fsync of the
 // directory) and carries a format version and a CRC-32C of its content.
 // Latest returns the newest valid one; a corrupt or truncated checkpoint is
-// reported and the previous one used.
+// reported and the previous one used. Lock locks the directory for one
+// process at a time.
+//
+// A checkpoint's content is written as a stream: the caller's content
+// function writes it to the file through a buffer as it makes it, and the
+// checksum is computed on the way and written after it, so a checkpoint is
+// never held whole in memory to be written. The file's layout is the
+// envelope of streamd/internal/codec, magic "CKPT", version 1: magic,
+// version, content, then the CRC-32C (Castagnoli) of all that precedes it,
+// little-endian.
 //
 // Numbering: a new checkpoint is numbered above every checkpoint file in
 // the directory, valid or not, so the newest valid checkpoint is always the
@@ -26,9 +35,13 @@
 package checkpoint
 
 import (
+	"bufio"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -50,6 +63,9 @@ const (
 	suffix  = ".bin"
 	invalid = ".invalid"
 	keep    = 2
+
+	// bufferSize is the size of the writes to a checkpoint file.
+	bufferSize = 1 << 20
 )
 
 // Store is a directory of checkpoints. Its methods are not safe for
@@ -71,11 +87,15 @@ func (s *Store) logger() *slog.Logger {
 
 func name(seq uint64) string { return fmt.Sprintf("%s%016d%s", prefix, seq, suffix) }
 
-// Write stores data as a new checkpoint, durably, numbered above every
-// checkpoint file in the directory, and returns its number. It then removes
-// the checkpoints older than the newest two known to be valid (see the
-// package comment).
-func (s *Store) Write(data []byte) (uint64, error) {
+// Write writes a new checkpoint, durably, numbered above every checkpoint
+// file in the directory, and returns its number. content writes the
+// checkpoint's content to w, which is buffered and computes the checksum on
+// the way: the content goes to disk as content makes it. Write then syncs
+// the file, renames it into place and syncs the directory, and removes the
+// checkpoints older than the newest two known to be valid (see the package
+// comment). If content fails, nothing is left behind and its error is
+// returned.
+func (s *Store) Write(content func(w io.Writer) error) (uint64, error) {
 	files, err := s.list()
 	if err != nil {
 		return 0, err
@@ -84,18 +104,14 @@ func (s *Store) Write(data []byte) (uint64, error) {
 	if len(files) > 0 {
 		seq = max(seq, files[0].seq+1)
 	}
-	buf := codec.Begin(make([]byte, 0, len(data)+9), magic, version)
-	buf = append(buf, data...)
-	buf = codec.End(buf, 0)
-
 	tmp, err := os.CreateTemp(s.Dir, ".checkpoint-*.tmp")
 	if err != nil {
 		return 0, fmt.Errorf("write checkpoint: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(buf); err != nil {
+	if err := writeFile(tmp, content); err != nil {
 		tmp.Close()
-		return 0, fmt.Errorf("write checkpoint: %w", err)
+		return 0, err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
@@ -113,6 +129,28 @@ func (s *Store) Write(data []byte) (uint64, error) {
 	s.last = seq
 	s.good = append(s.good, seq)
 	return seq, s.prune(append(files, file{seq: seq, name: name(seq)}))
+}
+
+// writeFile writes the envelope of a checkpoint with the content that
+// content writes to f: the header, the content through a buffer that
+// computes the checksum, then the checksum.
+func writeFile(f *os.File, content func(w io.Writer) error) error {
+	table := crc32.MakeTable(crc32.Castagnoli)
+	sum := crc32.New(table)
+	w := bufio.NewWriterSize(io.MultiWriter(f, sum), bufferSize)
+	if _, err := w.Write(codec.Begin(nil, magic, version)); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	if err := content(w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	if _, err := f.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32())); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
 }
 
 // prune keeps the newest checkpoints known to be valid and removes the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -19,7 +20,10 @@ func newStore(t *testing.T) (*Store, *bytes.Buffer) {
 // write writes data as a checkpoint and returns its number.
 func write(t *testing.T, s *Store, data string) uint64 {
 	t.Helper()
-	seq, err := s.Write([]byte(data))
+	seq, err := s.Write(func(w io.Writer) error {
+		_, err := io.WriteString(w, data)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +191,42 @@ func TestLeftoverTempIgnored(t *testing.T) {
 	}
 	if seq, data, err := s.Latest(); err != nil || seq != 1 || string(data) != "a" {
 		t.Fatalf("%d %q %v", seq, data, err)
+	}
+}
+
+// TestWriteStreams: the content is written in pieces of any size, larger
+// than the buffer too, and reads back whole; a content function that fails
+// leaves no file behind and takes no number.
+func TestWriteStreams(t *testing.T) {
+	s, _ := newStore(t)
+	var want []byte
+	seq, err := s.Write(func(w io.Writer) error {
+		for i := range 30 {
+			piece := bytes.Repeat([]byte{byte(i)}, i*i*1500) // up to 1.3 MB
+			want = append(want, piece...)
+			if _, err := w.Write(piece); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || seq != 1 {
+		t.Fatalf("write: %d %v", seq, err)
+	}
+	if got, data, err := s.Latest(); err != nil || got != 1 || !bytes.Equal(data, want) {
+		t.Fatalf("latest: %d, %d bytes, %v; want 1, %d bytes", got, len(data), err, len(want))
+	}
+	failed := errors.New("snapshot failed")
+	if _, err := s.Write(func(w io.Writer) error {
+		_, _ = w.Write(bytes.Repeat([]byte{1}, 3<<20))
+		return failed
+	}); !errors.Is(err, failed) {
+		t.Fatalf("failed content: %v", err)
+	}
+	if got, want := files(t, s.Dir), []string{name(1)}; !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	if seq := write(t, s, "next"); seq != 2 {
+		t.Errorf("numbered %d after a failed write, want 2", seq)
 	}
 }

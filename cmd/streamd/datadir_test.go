@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/checkpoint"
+	"streamd/loadgen/synth"
 )
 
 // copyDataDir copies dir's files to a new directory: what a kill -9 of the
@@ -155,5 +158,45 @@ func TestDataDirLocked(t *testing.T) {
 	defer closeDaemon(t, d)
 	if st := stats(t, c, "a"); st.Count != 2 {
 		t.Fatalf("restored %v, want 2 values", st)
+	}
+}
+
+// TestRestoreStateVersion1 restores a checkpoint of the state's version 1,
+// built whole in memory with the snapshot length-prefixed
+// (testdata/checkpoint-sdst-v1.bin): stream "old" (ε 0.001, W 4096, N
+// 50000) took the 5000 values of synth LogNormal seed 5, and the
+// checkpoint holds the offsets values/0: 42 and values/3: 7. Every value
+// and offset comes back, the answers are within ε, and the next checkpoint
+// is of the new version and restores the same.
+func TestRestoreStateVersion1(t *testing.T) {
+	raw, err := os.ReadFile("testdata/checkpoint-sdst-v1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(raw[5:10], []byte("SDST\x01")) {
+		t.Fatalf("the fixture is not of state version 1: % x", raw[:10])
+	}
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 5}, 5000)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint-0000000000000001.bin"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantOff := offsets{{Topic: "values", Partition: 0}: 42, {Topic: "values", Partition: 3}: 7}
+	for range 2 {
+		d, c := openOn(t, dir, io.Discard, nil)
+		if !maps.Equal(d.offsets, wantOff) {
+			t.Errorf("offsets %v, want %v", d.offsets, wantOff)
+		}
+		if st := stats(t, c, "old"); st.Count != 5000 {
+			t.Fatalf("restored %v, want 5000 values", st)
+		}
+		checkAnswers(t, c, "old", round32(x), 0.001, 0)
+		checkAnswers(t, c, "old", round32(x), 0.001, 1000)
+		closeDaemon(t, d) // writes a checkpoint of the new version
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "checkpoint-*.bin"))
+	raw, err = os.ReadFile(files[len(files)-1])
+	if err != nil || !bytes.Equal(raw[5:10], []byte("SDST\x02")) {
+		t.Errorf("the newest checkpoint %v is not of state version 2: %v", files, err)
 	}
 }
