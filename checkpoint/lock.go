@@ -59,11 +59,16 @@ func Lock(dir string) (*DirLock, error) {
 	return &DirLock{f: f}, nil
 }
 
-// Unlock releases the lock. The lock file stays, with the last holder's
-// process id: removing it could let two processes lock two different
-// files.
+// Unlock releases the lock; a second call does nothing. The lock file
+// stays, with the last holder's process id: removing it could let two
+// processes lock two different files.
 func (l *DirLock) Unlock() error {
-	if err := l.f.Close(); err != nil { // closing releases the flock
+	if l.f == nil {
+		return nil
+	}
+	f := l.f
+	l.f = nil
+	if err := f.Close(); err != nil { // closing releases the flock
 		return fmt.Errorf("unlock: %w", err)
 	}
 	return nil

@@ -32,6 +32,9 @@ func TestLock(t *testing.T) {
 	if err := l.Unlock(); err != nil {
 		t.Fatal(err)
 	}
+	if err := l.Unlock(); err != nil {
+		t.Errorf("second unlock: %v", err)
+	}
 	if _, err := Lock(t.TempDir() + "/missing"); err == nil || errors.Is(err, ErrLocked) {
 		t.Errorf("lock of a missing dir: %v", err)
 	}
