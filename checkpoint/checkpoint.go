@@ -14,8 +14,8 @@
 // little-endian.
 //
 // Numbering: a new checkpoint is numbered above every checkpoint file in
-// the directory, valid or not, so the newest valid checkpoint is always the
-// last one written.
+// the directory, valid or not, renamed aside or not, so the newest valid
+// checkpoint is always the last one written.
 //
 // Retention: after each write the store keeps the newest two checkpoints it
 // knows to be valid — those it wrote, and the one Latest or Older returned
@@ -30,8 +30,9 @@
 // its name with ".invalid" appended (checkpoint-0000000000000042.bin.invalid)
 // and logged. The store never reads, counts as retained or removes a
 // renamed file again: it is left for the operator to inspect or delete. A
-// file that cannot be read at all (a permission or I/O error) is logged,
-// skipped and left as it is.
+// file that cannot be read at all (a permission or I/O error) is logged and
+// skipped, not renamed; like any checkpoint file not known to be valid, it
+// is removed once it is older than the two kept.
 package checkpoint
 
 import (
