@@ -132,6 +132,9 @@ func TestDataDirLocked(t *testing.T) {
 	}
 	closeDaemon(t, d)
 
+	if testing.Short() {
+		return // what follows builds and runs the daemon
+	}
 	// A daemon process holds the lock until it dies, however it dies.
 	bin := buildStreamd(t)
 	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
