@@ -807,14 +807,14 @@ func (d *Daemon) Close(ctx context.Context) error {
 	if d.peers != nil {
 		_ = d.peers.Close()
 	}
-	if d.sorter != nil {
-		if err := d.sorter.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close sorter: %w", err))
-		}
-	}
 	if d.lock != nil {
 		if err := d.lock.Unlock(); err != nil {
 			errs = append(errs, fmt.Errorf("unlock data dir: %w", err))
+		}
+	}
+	if d.sorter != nil {
+		if err := d.sorter.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close sorter: %w", err))
 		}
 	}
 	d.Logger.Info("streamd stopped")

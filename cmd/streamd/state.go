@@ -180,10 +180,11 @@ func (d *Daemon) revoked(ctx context.Context, off offsets) error {
 	}
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()
+	snap := d.writeState // the snapshot is taken as the checkpoint is written
 	for tp, o := range off {
 		d.offsets[tp] = o
 	}
-	return d.writeCheckpoint(ctx, d.writeState)
+	return d.writeCheckpoint(ctx, snap)
 }
 
 // checkpointLoop checkpoints every interval until ctx ends.
