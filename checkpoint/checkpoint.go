@@ -1,13 +1,48 @@
 // Package checkpoint keeps a daemon's checkpoints in a directory: each one
 // is written atomically (a temporary file, fsync, rename, fsync of the
-// directory), carries a format version and a CRC-32C of its content, and
-// the newest two are kept. Latest returns the newest valid one; a corrupt or
-// truncated checkpoint is reported and the previous one used.
+// directory) and carries a format version and a CRC-32C of its content.
+// Latest returns the newest valid one; a corrupt or truncated checkpoint is
+// reported and the previous one used. Lock locks the directory for one
+// process at a time.
+//
+// A checkpoint's content is written as a stream: the caller's content
+// function writes it to the file through a buffer as it makes it, and the
+// checksum is computed on the way and written after it, so a checkpoint is
+// never held whole in memory to be written. The file's layout is the
+// envelope of streamd/internal/codec, magic "CKPT", version 1: magic,
+// version, content, then the CRC-32C (Castagnoli) of all that precedes it,
+// little-endian.
+//
+// Numbering: a new checkpoint is numbered above every checkpoint file in
+// the directory, valid or not, renamed aside or not, so the newest valid
+// checkpoint is always the last one written.
+//
+// Retention: after each write the store keeps the newest two checkpoints it
+// knows to be valid — those it wrote, and the one Latest or Older returned
+// last, which its caller restored from — and removes the checkpoint files
+// numbered below both. A checkpoint restored from thus stays until two
+// newer ones are on disk, and a file that is not a valid checkpoint never
+// takes the place of one.
+//
+// Invalid checkpoints: a checkpoint file that Latest or Older finds
+// corrupt, truncated or of another version, and one whose content its
+// caller could not decode (the seq it passes to Older), is renamed aside to
+// its name with ".invalid" appended (checkpoint-0000000000000042.bin.invalid)
+// and logged. The store never reads, counts as retained or removes a
+// renamed file again: it is left for the operator to inspect or delete. A
+// file that cannot be read at all (a permission or I/O error) is logged and
+// skipped, not renamed; like any checkpoint file not known to be valid, it
+// is removed once it is older than the two kept.
 package checkpoint
 
 import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -27,7 +62,11 @@ const (
 	version = 1
 	prefix  = "checkpoint-"
 	suffix  = ".bin"
+	invalid = ".invalid"
 	keep    = 2
+
+	// bufferSize is the size of the writes to a checkpoint file.
+	bufferSize = 1 << 20
 )
 
 // Store is a directory of checkpoints. Its methods are not safe for
@@ -35,6 +74,9 @@ const (
 type Store struct {
 	Dir    string
 	Logger *slog.Logger
+
+	last uint64   // the highest number written or seen
+	good []uint64 // checkpoints known to be valid, oldest first
 }
 
 func (s *Store) logger() *slog.Logger {
@@ -46,41 +88,83 @@ func (s *Store) logger() *slog.Logger {
 
 func name(seq uint64) string { return fmt.Sprintf("%s%016d%s", prefix, seq, suffix) }
 
-// Write stores data as checkpoint seq, durably, and removes all but the
-// newest two checkpoints. seq must grow from one checkpoint to the next.
-func (s *Store) Write(seq uint64, data []byte) error {
-	buf := codec.Begin(make([]byte, 0, len(data)+9), magic, version)
-	buf = append(buf, data...)
-	buf = codec.End(buf, 0)
-
+// Write writes a new checkpoint, durably, numbered above every checkpoint
+// file in the directory, and returns its number. content writes the
+// checkpoint's content to w, which is buffered and computes the checksum on
+// the way: the content goes to disk as content makes it. Write then syncs
+// the file, renames it into place and syncs the directory, and removes the
+// checkpoints older than the newest two known to be valid (see the package
+// comment). If content fails, nothing is left behind and its error is
+// returned.
+func (s *Store) Write(content func(w io.Writer) error) (uint64, error) {
+	files, err := s.list()
+	if err != nil {
+		return 0, err
+	}
+	seq := s.last + 1
+	if len(files) > 0 {
+		seq = max(seq, files[0].seq+1)
+	}
 	tmp, err := os.CreateTemp(s.Dir, ".checkpoint-*.tmp")
 	if err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
+		return 0, fmt.Errorf("write checkpoint: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(buf); err != nil {
+	if err := writeFile(tmp, content); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write checkpoint: %w", err)
+		return 0, err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("sync checkpoint: %w", err)
+		return 0, fmt.Errorf("sync checkpoint: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close checkpoint: %w", err)
+		return 0, fmt.Errorf("close checkpoint: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(s.Dir, name(seq))); err != nil {
-		return fmt.Errorf("rename checkpoint: %w", err)
+		return 0, fmt.Errorf("rename checkpoint: %w", err)
 	}
 	if err := syncDir(s.Dir); err != nil {
+		return 0, err
+	}
+	s.last = seq
+	s.good = append(s.good, seq)
+	return seq, s.prune(append(files, file{seq: seq, name: name(seq)}))
+}
+
+// writeFile writes the envelope of a checkpoint with the content that
+// content writes to f: the header, the content through a buffer that
+// computes the checksum, then the checksum.
+func writeFile(f *os.File, content func(w io.Writer) error) error {
+	table := crc32.MakeTable(crc32.Castagnoli)
+	sum := crc32.New(table)
+	w := bufio.NewWriterSize(io.MultiWriter(f, sum), bufferSize)
+	if _, err := w.Write(codec.Begin(nil, magic, version)); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	if err := content(w); err != nil {
 		return err
 	}
-	seqs, err := s.list()
-	if err != nil {
-		return err
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
 	}
-	for _, old := range seqs[min(keep, len(seqs)):] {
-		if err := os.Remove(filepath.Join(s.Dir, name(old))); err != nil {
+	if _, err := f.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32())); err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	return nil
+}
+
+// prune keeps the newest checkpoints known to be valid and removes the
+// checkpoint files numbered below them; files is the directory's.
+func (s *Store) prune(files []file) error {
+	slices.Sort(s.good)
+	s.good = s.good[max(0, len(s.good)-keep):]
+	oldest := s.good[0]
+	for _, f := range files {
+		if f.seq >= oldest || f.invalid {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.Dir, f.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove old checkpoint: %w", err)
 		}
 	}
@@ -99,77 +183,113 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// list returns the sequence numbers of the checkpoint files, newest first.
-func (s *Store) list() ([]uint64, error) {
+// A file is a checkpoint file in the directory.
+type file struct {
+	seq     uint64
+	name    string
+	invalid bool // renamed aside
+}
+
+// list returns the checkpoint files, those renamed aside included, newest
+// first.
+func (s *Store) list() ([]file, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("list checkpoints: %w", err)
 	}
-	var seqs []uint64
+	var files []file
 	for _, e := range entries {
 		n, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok {
 			continue
 		}
+		n, bad := strings.CutSuffix(n, invalid)
 		n, ok = strings.CutSuffix(n, suffix)
 		if !ok {
 			continue
 		}
 		if seq, err := strconv.ParseUint(n, 10, 64); err == nil {
-			seqs = append(seqs, seq)
+			files = append(files, file{seq: seq, name: e.Name(), invalid: bad})
 		}
 	}
-	slices.Sort(seqs)
-	slices.Reverse(seqs)
-	return seqs, nil
+	slices.SortFunc(files, func(a, b file) int { return cmp.Compare(b.seq, a.seq) })
+	return files, nil
 }
 
 // Latest returns the newest checkpoint whose envelope is intact, with its
-// sequence number. A checkpoint that is corrupt, truncated or of another
-// version is logged and skipped. It returns ErrNone if none is valid.
+// sequence number, and remembers it as the one in use: retention keeps it
+// until two newer ones are written. Each newer checkpoint file that is
+// corrupt, truncated or of another version is logged and renamed aside. It
+// returns ErrNone if none is valid.
 func (s *Store) Latest() (uint64, []byte, error) {
-	seqs, err := s.list()
-	if err != nil {
-		return 0, nil, err
-	}
-	for _, seq := range seqs {
-		data, err := s.read(seq)
-		if err == nil {
-			return seq, data, nil
-		}
-		s.logger().Error("skipping bad checkpoint; trying the previous one", "file", name(seq), "err", err)
-	}
-	return 0, nil, ErrNone
+	return s.newest(0, false)
 }
 
 // Older returns the newest valid checkpoint older than seq, for a caller
-// whose decoding of checkpoint seq failed.
+// whose decoding of checkpoint seq failed: checkpoint seq is renamed aside
+// as invalid, and the one returned is the one in use, as with Latest.
 func (s *Store) Older(seq uint64) (uint64, []byte, error) {
-	seqs, err := s.list()
+	s.good = slices.DeleteFunc(s.good, func(q uint64) bool { return q == seq })
+	files, err := s.list()
 	if err != nil {
 		return 0, nil, err
 	}
-	for _, q := range seqs {
-		if q >= seq {
+	for _, f := range files {
+		if f.seq == seq && !f.invalid {
+			s.setAside(f, errors.New("its content does not decode"))
+		}
+	}
+	return s.newest(seq, true)
+}
+
+// newest returns the newest valid checkpoint, below seq if below is set.
+func (s *Store) newest(seq uint64, below bool) (uint64, []byte, error) {
+	files, err := s.list()
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(files) > 0 {
+		s.last = max(s.last, files[0].seq)
+	}
+	for _, f := range files {
+		if f.invalid || below && f.seq >= seq {
 			continue
 		}
-		data, err := s.read(q)
+		data, err := s.read(f)
 		if err == nil {
-			return q, data, nil
+			if !slices.Contains(s.good, f.seq) {
+				s.good = append(s.good, f.seq)
+				slices.Sort(s.good)
+			}
+			return f.seq, data, nil
 		}
-		s.logger().Error("skipping bad checkpoint; trying the previous one", "file", name(q), "err", err)
+		if errors.Is(err, codec.ErrCorrupt) {
+			s.setAside(f, err)
+			continue
+		}
+		s.logger().Error("skipping unreadable checkpoint; trying the previous one", "file", f.name, "err", err)
 	}
 	return 0, nil, ErrNone
 }
 
-func (s *Store) read(seq uint64) ([]byte, error) {
-	raw, err := os.ReadFile(filepath.Join(s.Dir, name(seq)))
+// setAside renames an invalid checkpoint file aside, with why in the log.
+func (s *Store) setAside(f file, why error) {
+	aside := f.name + invalid
+	if err := os.Rename(filepath.Join(s.Dir, f.name), filepath.Join(s.Dir, aside)); err != nil {
+		s.logger().Error("skipping bad checkpoint; trying the previous one", "file", f.name, "err", why, "rename_err", err)
+		return
+	}
+	s.logger().Error("skipping bad checkpoint, renamed aside; trying the previous one", "file", f.name, "renamed", aside, "err", why)
+}
+
+func (s *Store) read(f file) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(s.Dir, f.name))
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
 	data, err := codec.Open(raw, magic, version)
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", name(seq), err)
+		return nil, fmt.Errorf("read checkpoint %s: %w", f.name, err)
 	}
 	return data, nil
 }

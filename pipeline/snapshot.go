@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"slices"
 
 	"streamd/ingest"
@@ -57,20 +60,67 @@ const (
 // summaries, pending values and reject counts of each of its parts, and the
 // item key. Each stream is encoded under its lock, so each is consistent; a
 // caller that needs one consistent cut across streams (Kafka offsets) stops
-// delivery around it.
+// delivery around it. It holds the whole encoding in memory: SnapshotTo
+// writes the same bytes as it goes.
 func (p *Pipeline) Snapshot() ([]byte, error) {
-	dst := codec.Begin(nil, snapshotMagic, snapshotVersion)
-	dst = append(dst, p.itemKey[:]...)
-	dst = appendRejects(dst, p.Rejected())
+	var b bytes.Buffer
+	if _, err := p.SnapshotTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// SnapshotTo writes what Snapshot returns to w, one stream at a time, and
+// returns the number of bytes written: each stream is encoded under its
+// lock into a buffer reused from one stream to the next, then written with
+// the lock released, and the checksum is computed on the way. So it holds
+// in memory the encoding of one stream, not of all of them; w should be
+// buffered when the streams are many and small. Kafka delivery stopped
+// around it gives one consistent cut, as with Snapshot.
+func (p *Pipeline) SnapshotTo(w io.Writer) (int64, error) {
+	table := crc32.MakeTable(crc32.Castagnoli)
+	var crc uint32
+	var n int64
+	write := func(b []byte) error {
+		crc = crc32.Update(crc, table, b)
+		m, err := w.Write(b)
+		n += int64(m)
+		if err != nil {
+			return fmt.Errorf("write snapshot: %w", err)
+		}
+		return nil
+	}
+	var buf encodeBuf
+	buf.b = codec.Begin(buf.b, snapshotMagic, snapshotVersion)
+	buf.b = append(buf.b, p.itemKey[:]...)
+	buf.b = appendRejects(buf.b, p.Rejected())
 	streams := p.all()
-	dst = binary.AppendUvarint(dst, uint64(len(streams)))
-	var err error
+	buf.b = binary.AppendUvarint(buf.b, uint64(len(streams)))
+	if err := write(buf.b); err != nil {
+		return n, err
+	}
 	for _, s := range streams {
-		if dst, err = s.appendState(dst, p.itemKey); err != nil {
-			return nil, fmt.Errorf("snapshot %q: %w", s.name, err)
+		buf.b = buf.b[:0]
+		if err := s.appendState(&buf, p.itemKey); err != nil {
+			return n, fmt.Errorf("snapshot %q: %w", s.name, err)
+		}
+		if err := write(buf.b); err != nil {
+			return n, err
 		}
 	}
-	return codec.End(dst, 0), nil
+	m, err := w.Write(binary.LittleEndian.AppendUint32(buf.b[:0], crc))
+	n += int64(m)
+	if err != nil {
+		return n, fmt.Errorf("write snapshot: %w", err)
+	}
+	return n, nil
+}
+
+// An encodeBuf holds the buffers that encoding a stream uses, reused from
+// one stream to the next.
+type encodeBuf struct {
+	b    []byte    // the stream's encoding
+	vals []float64 // a part's pending values
 }
 
 // all returns every stream.
@@ -103,33 +153,51 @@ func readRejects(r *codec.Reader) map[ingest.Reason]uint64 {
 	return m
 }
 
-func (s *Stream) appendState(dst []byte, key items.Key) ([]byte, error) {
+// appendState appends the stream's encoding to buf.b, under its lock.
+func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dst = codec.AppendBytes(dst, []byte(s.name))
+	dst := codec.AppendBytes(buf.b, []byte(s.name))
 	dst = appendConfig(dst, s.cfg)
-	recent, err := s.recent.MarshalBinary()
+	dst, err := appendPrefixed(dst, s.recent.AppendBinary)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	dst = codec.AppendBytes(dst, recent)
 	if s.items != nil {
-		names, err := s.items.recent.MarshalBinary()
-		if err != nil {
-			return nil, err
+		if dst, err = appendPrefixed(dst, s.items.recent.AppendBinary); err != nil {
+			return err
 		}
-		dst = codec.AppendBytes(dst, names)
 	}
 	parts := s.partsLocked()
 	dst = binary.AppendUvarint(dst, uint64(len(parts)))
 	for _, pt := range parts {
-		b, err := pt.marshal(key)
+		dst, err = appendPrefixed(dst, func(dst []byte) ([]byte, error) {
+			return pt.appendEncoding(dst, key, &buf.vals)
+		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		dst = codec.AppendBytes(dst, b)
 	}
-	return dst, nil
+	buf.b = dst
+	return nil
+}
+
+// appendPrefixed appends what enc appends to dst, preceded by its length
+// as a uvarint, as codec.AppendBytes does, without a copy of it elsewhere:
+// enc appends past room left for the longest length, and what it appended
+// moves back over the room the length does not take.
+func appendPrefixed(dst []byte, enc func([]byte) ([]byte, error)) ([]byte, error) {
+	var room [binary.MaxVarintLen64]byte
+	start := len(dst)
+	body := start + len(room)
+	dst, err := enc(append(dst, room[:]...))
+	if err != nil {
+		return nil, err
+	}
+	n := len(dst) - body
+	k := len(binary.AppendUvarint(dst[start:start], uint64(n)))
+	copy(dst[start+k:], dst[body:])
+	return dst[:start+k+n], nil
 }
 
 func appendConfig(dst []byte, cfg summary.Config) []byte {
@@ -169,7 +237,15 @@ func readConfig(r *codec.Reader) (summary.Config, error) {
 // marshal returns the part's encoding; key is the item key its
 // fingerprints are taken under. The caller holds the stream's lock.
 func (pt *part) marshal(key items.Key) ([]byte, error) {
-	dst := codec.Begin(nil, partMagic, partVersion)
+	var vals []float64
+	return pt.appendEncoding(nil, key, &vals)
+}
+
+// appendEncoding appends the part's encoding to dst, with *vals as the
+// buffer of its pending values. The caller holds the stream's lock.
+func (pt *part) appendEncoding(dst []byte, key items.Key, vals *[]float64) ([]byte, error) {
+	start := len(dst)
+	dst = codec.Begin(dst, partMagic, partVersion)
 	dst = codec.AppendBytes(dst, []byte(pt.src.Topic))
 	dst = binary.AppendUvarint(dst, uint64(pt.src.Partition))
 	var released byte
@@ -177,25 +253,34 @@ func (pt *part) marshal(key items.Key) ([]byte, error) {
 		released = 1
 	}
 	dst = append(dst, released)
-	sum, err := pt.sum.MarshalBinary()
+	dst, err := appendPrefixed(dst, pt.sum.AppendBinary)
 	if err != nil {
 		return nil, err
 	}
-	dst = codec.AppendBytes(dst, sum)
-	dst = appendPending(dst, pt.pendingLocked())
+	// The pending values, as pendingLocked returns them.
+	n := pt.filler.Len()
+	for _, w := range pt.inflight {
+		n += w.Len()
+	}
+	pending := slices.Grow((*vals)[:0], n)
+	for _, w := range pt.inflight {
+		pending = w.AppendValues(pending)
+	}
+	pending = pt.filler.AppendPartial(pending)
+	*vals = pending
+	dst = appendPending(dst, pending)
 	dst = appendRejects(dst, pt.rejected)
 	if pt.items != nil {
 		dst = append(dst, key[:]...)
-		names, err := pt.items.names.MarshalBinary()
-		if err != nil {
+		if dst, err = appendPrefixed(dst, pt.items.names.AppendBinary); err != nil {
 			return nil, err
 		}
-		dst = codec.AppendBytes(dst, names)
 	}
-	return codec.End(dst, 0), nil
+	return codec.End(dst, start), nil
 }
 
 func appendPending(dst []byte, pending []float64) []byte {
+	dst = slices.Grow(dst, binary.MaxVarintLen64+8*len(pending))
 	dst = binary.AppendUvarint(dst, uint64(len(pending)))
 	for _, v := range pending {
 		dst = codec.AppendFloat64(dst, v)

@@ -453,6 +453,7 @@ type Daemon struct {
 	tls    *tls.Config // nil without TLS
 	wg     sync.WaitGroup
 
+	lock         *checkpoint.DirLock // the data dir's, held from Open to Close
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
 	seq          uint64
@@ -580,6 +581,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("create data dir: %w", err)
+		}
+		if d.lock, err = checkpoint.Lock(cfg.DataDir); err != nil {
+			return fmt.Errorf("lock data dir: %w", err)
 		}
 	}
 	budget, err := cfg.memoryBudget()
@@ -920,6 +924,11 @@ func (d *Daemon) Close(ctx context.Context) error {
 	d.wg.Wait()
 	if d.peers != nil {
 		_ = d.peers.Close()
+	}
+	if d.lock != nil {
+		if err := d.lock.Unlock(); err != nil {
+			errs = append(errs, fmt.Errorf("unlock data dir: %w", err))
+		}
 	}
 	if d.sorter != nil {
 		if err := d.sorter.Close(); err != nil {

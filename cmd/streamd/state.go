@@ -5,28 +5,38 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"streamd/checkpoint"
 	"streamd/ingest"
 	"streamd/internal/codec"
+	"streamd/pipeline"
 )
 
-// State encoding, inside a checkpoint (see streamd/internal/codec for the
-// envelope), magic "SDST", version 1:
+// State encoding, inside a checkpoint, magic "SDST", version 2:
 //
+//	magic    [4]byte, version uint8
 //	offsets  uvarint count, then topic (length-prefixed), partition
 //	         uvarint, next offset uvarint: where each Kafka partition
 //	         resumes, exactly after the values in the snapshot
-//	pipeline the pipeline's snapshot (length-prefixed)
+//	pipeline the pipeline's snapshot (pipeline.Pipeline.SnapshotTo), to
+//	         the end of the checkpoint
+//
+// It is written as a stream, the snapshot stream by stream, and has no
+// checksum of its own: the checkpoint's covers it. Version 1 was an
+// envelope (see streamd/internal/codec) of the offsets and the snapshot,
+// length-prefixed, built whole in memory; it still restores.
 const (
 	stateMagic   = "SDST"
-	stateVersion = 1
+	stateVersion = 2
 )
 
 type offsets = map[ingest.TopicPartition]int64
 
-func encodeState(snapshot []byte, off offsets) []byte {
+// encodeState writes the state of off and p's snapshot to w and returns
+// the number of bytes written.
+func encodeState(w io.Writer, off offsets, p *pipeline.Pipeline) (int64, error) {
 	dst := codec.Begin(nil, stateMagic, stateVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(off)))
 	for tp, o := range off {
@@ -34,27 +44,50 @@ func encodeState(snapshot []byte, off offsets) []byte {
 		dst = binary.AppendUvarint(dst, uint64(tp.Partition))
 		dst = binary.AppendUvarint(dst, uint64(o))
 	}
-	dst = codec.AppendBytes(dst, snapshot)
-	return codec.End(dst, 0)
+	n, err := w.Write(dst)
+	if err != nil {
+		return int64(n), fmt.Errorf("write state: %w", err)
+	}
+	m, err := p.SnapshotTo(w)
+	return int64(n) + m, err
 }
 
+// decodeState reads a state of either version: its offsets and the
+// pipeline's snapshot (a part of data, not a copy).
 func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
-	p, err := codec.Open(data, stateMagic, stateVersion)
-	if err != nil {
-		return nil, nil, err
+	if len(data) < 5 || string(data[:4]) != stateMagic {
+		return nil, nil, fmt.Errorf("%w: not a state", codec.ErrCorrupt)
 	}
-	r := codec.NewReader(p)
+	var r *codec.Reader
+	switch data[4] {
+	case 1:
+		p, err := codec.Open(data, stateMagic, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = codec.NewReader(p)
+	case stateVersion:
+		r = codec.NewReader(data[5:])
+	default:
+		return nil, nil, fmt.Errorf("%w: %s version %d, want 1 to %d", codec.ErrCorrupt, stateMagic, data[4], stateVersion)
+	}
 	n := r.Int("offsets", int64(r.Remaining()))
 	off = make(offsets, min(n, 1<<12))
 	for range n {
 		tp := ingest.TopicPartition{Topic: string(r.Bytes("topic", 255)), Partition: int(r.Int("partition", 1<<31))}
 		off[tp] = r.Int("offset", 1<<62)
 	}
-	snapshot = r.Bytes("snapshot", r.Remaining())
-	if err := r.Done(); err != nil {
+	if data[4] == 1 {
+		snapshot = r.Bytes("snapshot", r.Remaining())
+		if err := r.Done(); err != nil {
+			return nil, nil, err
+		}
+		return snapshot, off, nil
+	}
+	if err := r.Err(); err != nil {
 		return nil, nil, err
 	}
-	return snapshot, off, nil
+	return data[len(data)-r.Remaining():], off, nil
 }
 
 // restore loads the newest checkpoint that decodes and restores into the
@@ -84,42 +117,50 @@ func (d *Daemon) restore() (offsets, error) {
 
 // checkpoint writes one checkpoint: a snapshot of every stream and, when
 // Kafka is consumed, the offsets up to which its values are in that
-// snapshot — a consistent cut taken with delivery paused. Once the
-// checkpoint is durable, the offsets are committed to the group.
+// snapshot — a consistent cut taken with delivery paused while the
+// snapshot is encoded and written to the file (not while it is synced).
+// Once the checkpoint is durable, the offsets are committed to the group.
 func (d *Daemon) checkpoint(ctx context.Context) error {
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()
-	var snap []byte
 	if d.kafka != nil && !d.kafkaStopped.Load() {
-		err := d.kafka.Barrier(ctx, func(off offsets) error {
-			var err error
-			snap, err = d.pipe.Snapshot()
-			for tp, o := range off {
-				d.offsets[tp] = o
-			}
-			return err
+		return d.writeCheckpoint(ctx, func(w io.Writer) (int64, error) {
+			var n int64
+			err := d.kafka.Barrier(ctx, func(off offsets) error {
+				for tp, o := range off {
+					d.offsets[tp] = o
+				}
+				var err error
+				n, err = encodeState(w, d.offsets, d.pipe)
+				return err
+			})
+			return n, err
 		})
-		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-	} else {
-		var err error
-		if snap, err = d.pipe.Snapshot(); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
 	}
-	return d.writeCheckpoint(ctx, snap)
+	return d.writeCheckpoint(ctx, d.writeState)
 }
 
-// writeCheckpoint writes snap with the daemon's offsets, then commits them.
-// The caller holds ckptMu.
-func (d *Daemon) writeCheckpoint(ctx context.Context, snap []byte) error {
+// writeState writes the daemon's offsets and a snapshot of its pipeline to
+// w. The caller holds ckptMu.
+func (d *Daemon) writeState(w io.Writer) (int64, error) {
+	return encodeState(w, d.offsets, d.pipe)
+}
+
+// writeCheckpoint writes a checkpoint of what content writes (the state),
+// then commits the daemon's offsets. The caller holds ckptMu.
+func (d *Daemon) writeCheckpoint(ctx context.Context, content func(io.Writer) (int64, error)) error {
 	start := time.Now()
-	d.seq++
-	if err := d.store.Write(d.seq, encodeState(snap, d.offsets)); err != nil {
+	var size int64
+	seq, err := d.store.Write(func(w io.Writer) error {
+		var err error
+		size, err = content(w)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	d.Logger.Debug("checkpoint written", "seq", d.seq, "bytes", len(snap), "took", time.Since(start))
+	d.seq = seq
+	d.Logger.Debug("checkpoint written", "seq", d.seq, "bytes", size, "took", time.Since(start))
 	d.checkpoints.Add(1)
 	if d.kafka != nil && len(d.offsets) > 0 && !d.kafkaStopped.Load() {
 		if err := d.kafka.Commit(ctx, d.offsets); err != nil {
@@ -139,10 +180,7 @@ func (d *Daemon) revoked(ctx context.Context, off offsets) error {
 	}
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()
-	snap, err := d.pipe.Snapshot()
-	if err != nil {
-		return err
-	}
+	snap := d.writeState // the snapshot is taken as the checkpoint is written
 	for tp, o := range off {
 		d.offsets[tp] = o
 	}
