@@ -162,6 +162,12 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		single("streamd_tcp_connections_idle_closed_total", "counter", "TCP ingest connections closed after --idle-timeout without input.", t.IdleClosed)
 	}
 	single("streamd_http_unauthorized_total", "counter", "HTTP requests refused for a missing or wrong token, failed logins included.", s.unauthorized.Load())
+	single("streamd_http_logins_limited_total", "counter", "Logins answered 429 because their client address posted too many wrong tokens.", s.logins.limited.Load())
+	if s.GRPCConns != nil {
+		g := s.GRPCConns()
+		single("streamd_grpc_connections_open", "gauge", "gRPC connections open.", g.Open)
+		single("streamd_grpc_connections_refused_total", "counter", "gRPC connections closed at once because --grpc-max-connections were open.", g.Refused)
+	}
 }
 
 // formatFloat writes a sample value or a quantile label as the exposition

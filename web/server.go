@@ -44,6 +44,7 @@ import (
 
 	"streamd/api"
 	"streamd/ingest"
+	"streamd/internal/connlimit"
 	"streamd/pipeline"
 )
 
@@ -61,6 +62,8 @@ type Server struct {
 	Pipeline *pipeline.Pipeline
 	// TCPStats, if set, reports the TCP ingest counters for /metrics.
 	TCPStats func() ingest.Stats
+	// GRPCConns, if set, reports the gRPC listener's counters for /metrics.
+	GRPCConns func() connlimit.Stats
 	// TLSConfig, if set, serves the port over TLS.
 	TLSConfig *tls.Config
 	// Token, if set, is required by the page, /api/ and /metrics.
@@ -95,6 +98,7 @@ type Server struct {
 	cancel       context.CancelFunc
 	wg           sync.WaitGroup
 	unauthorized atomic.Uint64 // requests refused for a missing or wrong token
+	logins       loginLimiter  // wrong tokens posted to /login, per client address
 }
 
 // New returns a server for the streams of p with the defaults set.
