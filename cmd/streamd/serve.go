@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	"streamd/api"
@@ -30,6 +31,7 @@ import (
 	"streamd/cluster"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/connlimit"
 	"streamd/internal/grpcauth"
 	"streamd/internal/membudget"
 	"streamd/internal/tlsconf"
@@ -55,6 +57,16 @@ type Config struct {
 	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
 	MaxLineBytes   int           // longest line of the TCP line protocol
 	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
+
+	// TCP ingest connections not yet past their TLS handshake and token:
+	// how long they have, and how many may wait at once (0: an eighth of
+	// MaxConnections, at least 16).
+	HandshakeTimeout   time.Duration
+	MaxUnauthenticated int
+
+	GRPCMaxConnections   int           // gRPC connections open at once; 0 for no limit
+	GRPCIdleTimeout      time.Duration // gRPC connections without calls this long are closed; 0 for never
+	GRPCHandshakeTimeout time.Duration // time a gRPC connection has for its TLS and HTTP/2 handshakes
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
@@ -123,6 +135,11 @@ func DefaultConfig() Config {
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           slog.LevelInfo,
+
+		HandshakeTimeout:     ingest.DefaultHandshakeTimeout,
+		GRPCMaxConnections:   DefaultGRPCMaxConnections,
+		GRPCIdleTimeout:      5 * time.Minute,
+		GRPCHandshakeTimeout: 5 * time.Second,
 	}
 }
 
@@ -189,6 +206,21 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		return &ConfigError{"idle-timeout", c.IdleTimeout, errors.New("must not be negative")}
+	}
+	if c.HandshakeTimeout <= 0 {
+		return &ConfigError{"handshake-timeout", c.HandshakeTimeout, errors.New("must be positive")}
+	}
+	if c.MaxUnauthenticated < 0 {
+		return &ConfigError{"max-unauthenticated", c.MaxUnauthenticated, errors.New("must not be negative")}
+	}
+	if c.GRPCMaxConnections < 0 {
+		return &ConfigError{"grpc-max-connections", c.GRPCMaxConnections, errors.New("must not be negative")}
+	}
+	if c.GRPCIdleTimeout < 0 {
+		return &ConfigError{"grpc-idle-timeout", c.GRPCIdleTimeout, errors.New("must not be negative")}
+	}
+	if c.GRPCHandshakeTimeout <= 0 {
+		return &ConfigError{"grpc-handshake-timeout", c.GRPCHandshakeTimeout, errors.New("must be positive")}
 	}
 	if c.MaxLineBytes < 1 {
 		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
@@ -289,6 +321,11 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
+	fs.DurationVar(&c.HandshakeTimeout, "handshake-timeout", c.HandshakeTimeout, "time a TCP ingest connection has to finish its TLS handshake and send the token")
+	fs.IntVar(&c.MaxUnauthenticated, "max-unauthenticated", c.MaxUnauthenticated, "most TCP ingest connections at once still in their TLS handshake or without the token; a new one displaces the oldest (0: an eighth of --max-connections, at least 16)")
+	fs.IntVar(&c.GRPCMaxConnections, "grpc-max-connections", c.GRPCMaxConnections, "most gRPC connections at once; more are closed at once; 0 for no limit")
+	fs.DurationVar(&c.GRPCIdleTimeout, "grpc-idle-timeout", c.GRPCIdleTimeout, "close gRPC connections without calls for this long; 0 for never")
+	fs.DurationVar(&c.GRPCHandshakeTimeout, "grpc-handshake-timeout", c.GRPCHandshakeTimeout, "time a gRPC connection has to finish its TLS and HTTP/2 handshakes")
 	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
 	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
@@ -436,6 +473,8 @@ type Daemon struct {
 	tls    *tls.Config // nil without TLS
 	wg     sync.WaitGroup
 
+	grpcConns *connlimit.Listener // what gRPC serves: grpcLn, limited
+
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
 	seq          uint64
@@ -478,6 +517,9 @@ func NewDaemon(cfg Config, logger *slog.Logger) *Daemon {
 func (d *Daemon) Open(ctx context.Context) (err error) {
 	cfg := &d.Config
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := cfg.fitDescriptors(d.Logger); err != nil {
 		return err
 	}
 	defer func() {
@@ -561,6 +603,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		d.tcp.Logger = d.Logger
 		d.tcp.Token = cfg.Token
 		d.tcp.MaxConnections, d.tcp.IdleTimeout = cfg.MaxConnections, cfg.IdleTimeout
+		d.tcp.HandshakeTimeout, d.tcp.MaxUnauthenticated = cfg.HandshakeTimeout, cfg.MaxUnauthenticated
 		d.tcp.MaxLineBytes, d.tcp.MaxFrameBytes = cfg.MaxLineBytes, cfg.MaxFrameBytes
 		if d.tls != nil {
 			d.tcp.TLSConfig = d.tls.Clone()
@@ -667,6 +710,8 @@ func (d *Daemon) openGRPC() {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(d.tls)))
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
+	opts = append(opts, grpc.ConnectionTimeout(cfg.GRPCHandshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.GRPCIdleTimeout}))
 	d.grpc = grpc.NewServer(opts...)
 	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
 	if d.store != nil {
@@ -677,7 +722,8 @@ func (d *Daemon) openGRPC() {
 	d.health = health.NewServer()
 	healthpb.RegisterHealthServer(d.grpc, d.health)
 	reflection.Register(d.grpc)
-	ln := d.grpcLn
+	d.grpcConns = connlimit.New(d.grpcLn, cfg.GRPCMaxConnections)
+	ln := d.grpcConns
 	d.wg.Go(func() {
 		if err := d.grpc.Serve(ln); err != nil {
 			d.Logger.Error("grpc server stopped", "err", err)
@@ -701,6 +747,9 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	w.Logger = d.Logger
 	if d.tcp != nil {
 		w.TCPStats = d.tcp.Stats
+	}
+	if d.grpcConns != nil {
+		w.GRPCConns = d.grpcConns.Stats
 	}
 	if err := w.Open(ctx); err != nil {
 		return fmt.Errorf("open http: %w", err)
