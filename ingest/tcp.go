@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -352,7 +353,7 @@ func (s *TCPServer) maxUnauthenticated() int {
 	case s.MaxConnections > 0:
 		return max(s.MaxConnections/8, minUnauthenticated)
 	}
-	return int(^uint(0) >> 1)
+	return math.MaxInt
 }
 
 // displaceOldest closes the oldest connection that has not yet
