@@ -62,8 +62,6 @@ type Server struct {
 	Pipeline *pipeline.Pipeline
 	// TCPStats, if set, reports the TCP ingest counters for /metrics.
 	TCPStats func() ingest.Stats
-	// GRPCConns, if set, reports the gRPC listener's counters for /metrics.
-	GRPCConns func() connlimit.Stats
 	// TLSConfig, if set, serves the port over TLS.
 	TLSConfig *tls.Config
 	// Token, if set, is required by the page, /api/ and /metrics.
@@ -88,6 +86,8 @@ type Server struct {
 	// Pprof serves the Go profiler (package net/http/pprof) under
 	// /debug/pprof/, behind the token.
 	Pprof bool
+	// GRPCConns, if set, reports the gRPC listener's counters for /metrics.
+	GRPCConns func() connlimit.Stats
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 

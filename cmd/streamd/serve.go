@@ -519,14 +519,14 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := cfg.fitDescriptors(d.Logger); err != nil {
-		return err
-	}
 	defer func() {
 		if err != nil {
 			_ = d.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	if err := cfg.fitDescriptors(d.Logger); err != nil {
+		return err
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("create data dir: %w", err)
