@@ -138,7 +138,7 @@
 // # Token preamble
 //
 // A server with a token ([TCPServer.Token]) requires every connection to
-// start with it, within the handshake timeout (10 s by default):
+// start with it, within the handshake timeout (3 s by default):
 //
 //   - in the line protocol, as the first line: "@auth <token>\n" (blanks
 //     as in other lines; "\r\n" too). No stream line can start with "@".
@@ -169,7 +169,10 @@
 // connection over [TCPServer.MaxConnections] is sent
 // "error: too many connections (the limit is N)\n" (in plaintext) and
 // closed; one that sends nothing for [TCPServer.IdleTimeout] while the
-// server waits for input is closed. [TCPServer.Stats] counts each.
+// server waits for input is closed. Connections that have not yet finished
+// the TLS handshake or sent the token are limited apart
+// ([TCPServer.MaxUnauthenticated]): a new connection displaces the oldest
+// of them, which is closed without a word. [TCPServer.Stats] counts each.
 //
 // # Back-pressure
 //

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -28,8 +30,14 @@ const (
 	DefaultIdleTimeout = 5 * time.Minute
 
 	// DefaultHandshakeTimeout is the default time a connection has to
-	// finish its TLS handshake and send its token.
-	DefaultHandshakeTimeout = 10 * time.Second
+	// finish its TLS handshake and send its token: a producer does both in
+	// a few round trips, and a connection that does not holds a place
+	// meant for one.
+	DefaultHandshakeTimeout = 3 * time.Second
+
+	// minUnauthenticated is the least default MaxUnauthenticated, so that
+	// a few producers connecting at once do not displace each other.
+	minUnauthenticated = 16
 )
 
 // A TCPServer accepts producers' connections on a TCP address and decodes
@@ -84,6 +92,18 @@ type TCPServer struct {
 	// required. Zero means DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 
+	// MaxUnauthenticated is the most connections at once that have not yet
+	// finished their TLS handshake or sent their token, when either is
+	// required. A new connection that finds MaxUnauthenticated of them, or
+	// MaxConnections connections of which some are unauthenticated,
+	// displaces the oldest unauthenticated one: it is closed and counted
+	// (as Unauthenticated when a token is required, else as TLSFailed).
+	// So connections that never authenticate hold at most this many
+	// places, for at most HandshakeTimeout each, and cannot keep out a
+	// producer that authenticates. Zero means an eighth of MaxConnections,
+	// at least 16, or no limit when MaxConnections is zero.
+	MaxUnauthenticated int
+
 	// Logger receives connection errors. Nil means slog.Default().
 	Logger *slog.Logger
 
@@ -92,10 +112,12 @@ type TCPServer struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the accept loop and the connections
 
-	mu       sync.Mutex
-	conns    map[net.Conn]struct{}
-	closing  bool
-	stopping atomic.Bool // closing, for the readers: see connReader
+	mu        sync.Mutex
+	conns     map[net.Conn]struct{}
+	pending   list.List // *pendingConns not yet authenticated, oldest first
+	displaced int       // displaced connections still in conns
+	closing   bool
+	stopping  atomic.Bool // closing, for the readers: see connReader
 
 	stats struct {
 		conns, open, bytes, values, rejected        atomic.Uint64
@@ -112,9 +134,9 @@ type Stats struct {
 	Rejected        uint64 // values, lines and frames rejected (the sum of Reject's n)
 
 	// Connections refused or closed by the server.
-	Unauthenticated uint64 // without the token (also counted in Rejected)
+	Unauthenticated uint64 // without the token, or displaced before it (also counted in Rejected)
 	OverLimit       uint64 // over MaxConnections
-	TLSFailed       uint64 // whose TLS handshake failed
+	TLSFailed       uint64 // whose TLS handshake failed (or was displaced, without a token)
 	IdleClosed      uint64 // closed after IdleTimeout without input
 }
 
@@ -271,8 +293,15 @@ func (s *TCPServer) acceptLoop() {
 			conn.Close()
 			return
 		}
-		if s.MaxConnections > 0 && len(s.conns) >= s.MaxConnections {
+		var victim *pendingConn
+		if n := s.pending.Len(); n > 0 && (n >= s.maxUnauthenticated() || s.full()) {
+			victim = s.displaceOldest()
+		}
+		if s.full() {
 			s.mu.Unlock()
+			if victim != nil {
+				s.countDisplaced(victim)
+			}
 			s.stats.overLimit.Add(1)
 			if s.TLSConfig == nil {
 				// A new connection's send buffer is empty: this does
@@ -284,21 +313,119 @@ func (s *TCPServer) acceptLoop() {
 			s.Logger.Debug("tcp ingest connection refused: too many", "remote", conn.RemoteAddr().String(), "limit", s.MaxConnections)
 			continue
 		}
+		var pc *pendingConn
+		if s.TLSConfig != nil || s.Token != "" {
+			pc = &pendingConn{conn: conn}
+			pc.elem = s.pending.PushBack(pc)
+		}
 		s.conns[conn] = struct{}{}
 		s.mu.Unlock()
+		if victim != nil {
+			s.countDisplaced(victim)
+		}
 		s.stats.conns.Add(1)
-		s.wg.Go(func() { s.serve(conn) })
+		s.wg.Go(func() { s.serve(conn, pc) })
 	}
+}
+
+// A pendingConn is a connection that has not yet authenticated: finished
+// its TLS handshake and sent its token, when either is required. Its
+// fields are guarded by the server's mu.
+type pendingConn struct {
+	conn      net.Conn
+	elem      *list.Element // in the server's pending list; nil once out of it
+	displaced bool          // closed to make room: already counted
+	refused   bool          // being refused: already counted
+}
+
+// full reports whether MaxConnections connections are served, not counting
+// the displaced ones on their way out. s.mu must be held.
+func (s *TCPServer) full() bool {
+	return s.MaxConnections > 0 && len(s.conns)-s.displaced >= s.MaxConnections
+}
+
+// maxUnauthenticated returns the effective MaxUnauthenticated, or
+// math.MaxInt for no limit.
+func (s *TCPServer) maxUnauthenticated() int {
+	switch {
+	case s.MaxUnauthenticated > 0:
+		return s.MaxUnauthenticated
+	case s.MaxConnections > 0:
+		return max(s.MaxConnections/8, minUnauthenticated)
+	}
+	return math.MaxInt
+}
+
+// displaceOldest closes the oldest connection that has not yet
+// authenticated, and returns it if it is still to be counted (see
+// countDisplaced), or nil. Its goroutine ends on its own. s.mu must be
+// held, and the pending list not empty.
+func (s *TCPServer) displaceOldest() *pendingConn {
+	pc := s.pending.Remove(s.pending.Front()).(*pendingConn)
+	pc.elem = nil
+	pc.displaced = true
+	s.displaced++
+	pc.conn.Close()
+	s.Logger.Debug("tcp ingest connection displaced before it authenticated", "remote", pc.conn.RemoteAddr().String())
+	if pc.refused {
+		return nil
+	}
+	return pc
+}
+
+// countDisplaced counts a displaced connection.
+func (s *TCPServer) countDisplaced(pc *pendingConn) {
+	if s.Token == "" {
+		s.stats.tlsFailed.Add(1)
+		return
+	}
+	s.stats.unauthenticated.Add(1)
+	counting(s.Sink, &s.stats.values, &s.stats.rejected).Reject("", ReasonUnauthenticated, 1)
+}
+
+// authenticated takes pc out of the pending list, and reports false if it
+// was displaced meanwhile (closed and counted). A nil pc was never
+// pending.
+func (s *TCPServer) authenticated(pc *pendingConn) bool {
+	if pc == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pc.elem != nil {
+		s.pending.Remove(pc.elem)
+		pc.elem = nil
+	}
+	return !pc.displaced
+}
+
+// wasDisplaced reports whether pc was displaced. A nil pc never is.
+func (s *TCPServer) wasDisplaced(pc *pendingConn) bool {
+	if pc == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return pc.displaced
 }
 
 // serve decodes conn into s.Sink until it ends, and closes it: after the
 // TLS handshake and the token preamble, if the server requires them.
-func (s *TCPServer) serve(conn net.Conn) {
+//
+// pc, if not nil, is conn's place in the list of connections that have
+// not yet authenticated.
+func (s *TCPServer) serve(conn net.Conn, pc *pendingConn) {
 	s.stats.open.Add(1)
 	defer func() {
 		conn.Close()
 		s.mu.Lock()
 		delete(s.conns, conn)
+		if pc != nil && pc.displaced {
+			s.displaced--
+		} else if pc != nil && pc.elem != nil {
+			s.pending.Remove(pc.elem)
+			pc.elem = nil
+		}
 		s.mu.Unlock()
 		s.stats.open.Add(^uint64(0))
 	}()
@@ -314,13 +441,18 @@ func (s *TCPServer) serve(conn net.Conn) {
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
-			s.stats.tlsFailed.Add(1)
+			if !s.wasDisplaced(pc) {
+				s.stats.tlsFailed.Add(1)
+			}
 			log.Debug("tcp ingest tls handshake failed", "err", err)
 			return
 		}
 		r.conn = tc
 		if s.Token == "" {
 			r.until = time.Time{}
+			if !s.authenticated(pc) {
+				return
+			}
 		}
 	}
 	in := bufio.NewReaderSize(r, preambleBufferSize)
@@ -331,6 +463,8 @@ func (s *TCPServer) serve(conn net.Conn) {
 		return
 	case s.stopping.Load():
 		log.Debug("tcp ingest connection closed by shutdown")
+		return
+	case s.wasDisplaced(pc):
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded) && r.until.IsZero():
 		s.stats.idle.Add(1)
@@ -348,13 +482,16 @@ func (s *TCPServer) serve(conn net.Conn) {
 		log.Warn("tcp ingest connection failed", "err", err)
 		return
 	case err != nil:
-		s.refuse(r.conn, sink, log, fmt.Sprintf("%v: %v", ErrUnauthenticated, err))
+		s.refuse(r.conn, pc, sink, log, fmt.Sprintf("%v: %v", ErrUnauthenticated, err))
 		return
 	case s.Token != "" && pre.token == nil:
-		s.refuse(r.conn, sink, log, fmt.Sprintf("%v: the connection must start with the line %q or the framed preamble %q", ErrUnauthenticated, AuthLinePrefix+" <token>", MagicToken))
+		s.refuse(r.conn, pc, sink, log, fmt.Sprintf("%v: the connection must start with the line %q or the framed preamble %q", ErrUnauthenticated, AuthLinePrefix+" <token>", MagicToken))
 		return
 	case s.Token != "" && subtle.ConstantTimeCompare(pre.token, []byte(s.Token)) != 1:
-		s.refuse(r.conn, sink, log, fmt.Sprintf("%v: wrong token", ErrUnauthenticated))
+		s.refuse(r.conn, pc, sink, log, fmt.Sprintf("%v: wrong token", ErrUnauthenticated))
+		return
+	}
+	if !s.authenticated(pc) {
 		return
 	}
 	r.until = time.Time{}
@@ -393,8 +530,19 @@ func (s *TCPServer) handshakeTimeout() time.Duration {
 // refuse counts a connection without the token, sends it an error line,
 // and lets the client read it: it stops writing, and reads and discards
 // what the client sends for up to a second, so that closing does not
-// reset the connection before the error arrives.
-func (s *TCPServer) refuse(conn net.Conn, sink Sink, log *slog.Logger, msg string) {
+// reset the connection before the error arrives. Until it ends, it keeps
+// its place among the unauthenticated connections (pc), and may be
+// displaced.
+func (s *TCPServer) refuse(conn net.Conn, pc *pendingConn, sink Sink, log *slog.Logger, msg string) {
+	if pc != nil {
+		s.mu.Lock()
+		displaced := pc.displaced
+		pc.refused = true
+		s.mu.Unlock()
+		if displaced {
+			return
+		}
+	}
 	s.stats.unauthenticated.Add(1)
 	sink.Reject("", ReasonUnauthenticated, 1)
 	// Debug: a flood of refused connections must not flood the log; the

@@ -159,6 +159,12 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, x := range rejects {
 		fmt.Fprintf(b, "streamd_rejected_total{stream=\"%s\",reason=\"%s\"} %d\n", labelValue(x.stream), labelValue(x.reason), x.n)
 	}
+	single("streamd_http_logins_limited_total", "counter", "Logins answered 429 because their client address posted too many wrong tokens.", s.logins.limited.Load())
+	if s.GRPCConns != nil {
+		g := s.GRPCConns()
+		single("streamd_grpc_connections_open", "gauge", "gRPC connections open.", g.Open)
+		single("streamd_grpc_connections_refused_total", "counter", "gRPC connections closed at once because --grpc-max-connections were open.", g.Refused)
+	}
 	if s.TCPStats != nil {
 		t := s.TCPStats()
 		single("streamd_tcp_connections_total", "counter", "TCP ingest connections accepted.", t.Connections)

@@ -48,6 +48,7 @@ import (
 
 	"streamd/api"
 	"streamd/ingest"
+	"streamd/internal/connlimit"
 	"streamd/pipeline"
 )
 
@@ -99,6 +100,8 @@ type Server struct {
 	// Pprof serves the Go profiler (package net/http/pprof) under
 	// /debug/pprof/, behind the token.
 	Pprof bool
+	// GRPCConns, if set, reports the gRPC listener's counters for /metrics.
+	GRPCConns func() connlimit.Stats
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 
@@ -110,6 +113,7 @@ type Server struct {
 	cancel       context.CancelFunc
 	wg           sync.WaitGroup
 	unauthorized atomic.Uint64 // requests refused for a missing or wrong token
+	logins       loginLimiter  // wrong tokens posted to /login, per client address
 }
 
 // New returns a server for the streams of p with the defaults set.

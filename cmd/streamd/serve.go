@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	"streamd/api"
@@ -31,6 +32,7 @@ import (
 	"streamd/cluster"
 	"streamd/gpusort"
 	"streamd/ingest"
+	"streamd/internal/connlimit"
 	"streamd/internal/grpcauth"
 	"streamd/internal/membudget"
 	"streamd/internal/tlsconf"
@@ -56,6 +58,16 @@ type Config struct {
 	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
 	MaxLineBytes   int           // longest line of the TCP line protocol
 	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
+
+	// TCP ingest connections not yet past their TLS handshake and token:
+	// how long they have, and how many may wait at once (0: an eighth of
+	// MaxConnections, at least 16).
+	HandshakeTimeout   time.Duration
+	MaxUnauthenticated int
+
+	GRPCMaxConnections   int           // gRPC connections open at once; 0 for no limit
+	GRPCIdleTimeout      time.Duration // gRPC connections without calls this long are closed; 0 for never
+	GRPCHandshakeTimeout time.Duration // time a gRPC connection has for its TLS and HTTP/2 handshakes
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
@@ -124,6 +136,11 @@ func DefaultConfig() Config {
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           slog.LevelInfo,
+
+		HandshakeTimeout:     ingest.DefaultHandshakeTimeout,
+		GRPCMaxConnections:   DefaultGRPCMaxConnections,
+		GRPCIdleTimeout:      5 * time.Minute,
+		GRPCHandshakeTimeout: 5 * time.Second,
 	}
 }
 
@@ -195,6 +212,21 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		return &ConfigError{"idle-timeout", c.IdleTimeout, errors.New("must not be negative")}
+	}
+	if c.HandshakeTimeout <= 0 {
+		return &ConfigError{"handshake-timeout", c.HandshakeTimeout, errors.New("must be positive")}
+	}
+	if c.MaxUnauthenticated < 0 {
+		return &ConfigError{"max-unauthenticated", c.MaxUnauthenticated, errors.New("must not be negative")}
+	}
+	if c.GRPCMaxConnections < 0 {
+		return &ConfigError{"grpc-max-connections", c.GRPCMaxConnections, errors.New("must not be negative")}
+	}
+	if c.GRPCIdleTimeout < 0 {
+		return &ConfigError{"grpc-idle-timeout", c.GRPCIdleTimeout, errors.New("must not be negative")}
+	}
+	if c.GRPCHandshakeTimeout <= 0 {
+		return &ConfigError{"grpc-handshake-timeout", c.GRPCHandshakeTimeout, errors.New("must be positive")}
 	}
 	if c.MaxLineBytes < 1 {
 		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
@@ -295,6 +327,11 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
+	fs.DurationVar(&c.HandshakeTimeout, "handshake-timeout", c.HandshakeTimeout, "time a TCP ingest connection has to finish its TLS handshake and send the token")
+	fs.IntVar(&c.MaxUnauthenticated, "max-unauthenticated", c.MaxUnauthenticated, "most TCP ingest connections at once still in their TLS handshake or without the token; a new one displaces the oldest (0: an eighth of --max-connections, at least 16)")
+	fs.IntVar(&c.GRPCMaxConnections, "grpc-max-connections", c.GRPCMaxConnections, "most gRPC connections at once; more are closed at once; 0 for no limit")
+	fs.DurationVar(&c.GRPCIdleTimeout, "grpc-idle-timeout", c.GRPCIdleTimeout, "close gRPC connections without calls for this long; 0 for never")
+	fs.DurationVar(&c.GRPCHandshakeTimeout, "grpc-handshake-timeout", c.GRPCHandshakeTimeout, "time a gRPC connection has to finish its TLS and HTTP/2 handshakes")
 	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
 	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
@@ -454,6 +491,8 @@ type Daemon struct {
 	wg     sync.WaitGroup
 
 	lock         *checkpoint.DirLock // the data dir's, held from Open to Close
+	grpcConns    *connlimit.Listener // what gRPC serves: grpcLn, limited
+
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
 	seq          uint64
@@ -578,6 +617,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 			_ = d.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	if err := cfg.fitDescriptors(d.Logger); err != nil {
+		return err
+	}
 	if cfg.DataDir != "" {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return fmt.Errorf("create data dir: %w", err)
@@ -659,6 +701,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 		d.tcp.Logger = d.Logger
 		d.tcp.Token = cfg.Token
 		d.tcp.MaxConnections, d.tcp.IdleTimeout = cfg.MaxConnections, cfg.IdleTimeout
+		d.tcp.HandshakeTimeout, d.tcp.MaxUnauthenticated = cfg.HandshakeTimeout, cfg.MaxUnauthenticated
 		d.tcp.MaxLineBytes, d.tcp.MaxFrameBytes = cfg.MaxLineBytes, cfg.MaxFrameBytes
 		if d.tls != nil {
 			d.tcp.TLSConfig = d.tls.Clone()
@@ -772,6 +815,8 @@ func (d *Daemon) openGRPC() {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(d.tls)))
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
+	opts = append(opts, grpc.ConnectionTimeout(cfg.GRPCHandshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.GRPCIdleTimeout}))
 	d.grpc = grpc.NewServer(opts...)
 	d.api = &api.Server{Pipeline: d.pipe}
 	if d.gatherer != nil {
@@ -784,7 +829,8 @@ func (d *Daemon) openGRPC() {
 	pb.RegisterPeerServer(d.grpc, peerServer{d: d})
 	healthpb.RegisterHealthServer(d.grpc, d.health)
 	reflection.Register(d.grpc)
-	ln := d.grpcLn
+	d.grpcConns = connlimit.New(d.grpcLn, cfg.GRPCMaxConnections)
+	ln := d.grpcConns
 	d.wg.Go(func() {
 		if err := d.grpc.Serve(ln); err != nil {
 			d.Logger.Error("grpc server stopped", "err", err)
@@ -813,6 +859,9 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 	if d.store != nil {
 		w.Health = d.durability
 		w.Checkpoints = d.checkpointStats
+	}
+	if d.grpcConns != nil {
+		w.GRPCConns = d.grpcConns.Stats
 	}
 	if err := w.Open(ctx); err != nil {
 		return fmt.Errorf("open http: %w", err)
