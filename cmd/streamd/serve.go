@@ -490,8 +490,8 @@ type Daemon struct {
 	tls    *tls.Config // nil without TLS
 	wg     sync.WaitGroup
 
-	lock         *checkpoint.DirLock // the data dir's, held from Open to Close
-	grpcConns    *connlimit.Listener // what gRPC serves: grpcLn, limited
+	lock      *checkpoint.DirLock // the data dir's, held from Open to Close
+	grpcConns *connlimit.Listener // what gRPC serves: grpcLn, limited
 
 	store        *checkpoint.Store
 	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
