@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -55,6 +56,10 @@ type Config struct {
 	IdleTimeout    time.Duration // TCP ingest connections idle this long are closed; 0 for never
 	MaxLineBytes   int           // longest line of the TCP line protocol
 	MaxFrameBytes  int           // longest frame body of the TCP framed protocol
+
+	GRPCMaxStreams    int // concurrent gRPC calls (streams) one connection may open
+	MaxWatches        int // Watch calls open at once in the daemon
+	MaxWatchesPerConn int // Watch calls open at once on one gRPC connection
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
@@ -120,6 +125,9 @@ func DefaultConfig() Config {
 		MaxLineBytes:       ingest.DefaultMaxLineBytes,
 		MaxFrameBytes:      ingest.MaxFrameLen,
 		MaxStreams:         100000,
+		GRPCMaxStreams:     DefaultGRPCMaxStreams,
+		MaxWatches:         api.DefaultMaxWatches,
+		MaxWatchesPerConn:  api.DefaultMaxWatchesPerConn,
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           slog.LevelInfo,
@@ -189,6 +197,14 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		return &ConfigError{"idle-timeout", c.IdleTimeout, errors.New("must not be negative")}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"grpc-max-streams", c.GRPCMaxStreams}, {"max-watches", c.MaxWatches}, {"max-watches-per-conn", c.MaxWatchesPerConn}} {
+		if f.v < 1 {
+			return &ConfigError{f.name, f.v, errors.New("must be positive")}
+		}
 	}
 	if c.MaxLineBytes < 1 {
 		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
@@ -289,6 +305,9 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.MaxMemory, "max-memory", "memory budget of the streams: a size (4GiB, 512MiB) or a share of the machine's memory (50%); 0 for none")
 	fs.IntVar(&c.MaxConnections, "max-connections", c.MaxConnections, "most TCP ingest connections at once; 0 for no limit")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close TCP ingest connections that send nothing for this long; 0 for never")
+	fs.IntVar(&c.GRPCMaxStreams, "grpc-max-streams", c.GRPCMaxStreams, "most gRPC calls open at once on one connection (health checks included); more wait for one to end")
+	fs.IntVar(&c.MaxWatches, "max-watches", c.MaxWatches, "most Watch calls open at once; more fail with ResourceExhausted")
+	fs.IntVar(&c.MaxWatchesPerConn, "max-watches-per-conn", c.MaxWatchesPerConn, "most Watch calls open at once on one gRPC connection; more fail with ResourceExhausted")
 	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
 	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
@@ -659,6 +678,14 @@ func usesGPU(s gpusort.Sorter) bool {
 	return s.Name() != "cpu"
 }
 
+// DefaultGRPCMaxStreams is the default of Config.GRPCMaxStreams.
+const DefaultGRPCMaxStreams = 1024
+
+// maxGRPCSend bounds a gRPC reply: the API's bounds keep replies far below
+// it (ListStreams, the largest, holds at most --max-streams names of 200
+// bytes: 20 MB at the default).
+const maxGRPCSend = 64 << 20
+
 // openGRPC serves the API and the Peer service on the gRPC listener.
 func (d *Daemon) openGRPC() {
 	cfg := &d.Config
@@ -667,8 +694,9 @@ func (d *Daemon) openGRPC() {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(d.tls)))
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
+	opts = append(opts, grpc.MaxConcurrentStreams(uint32(min(cfg.GRPCMaxStreams, math.MaxUint32))), grpc.MaxSendMsgSize(maxGRPCSend))
 	d.grpc = grpc.NewServer(opts...)
-	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer}
+	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer, MaxWatches: cfg.MaxWatches, MaxWatchesPerConn: cfg.MaxWatchesPerConn}
 	if d.store != nil {
 		srv.Durable = d.checkpoint
 	}
