@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,9 @@ const (
 	// all streams: each may hold a sorted copy of a stream's last n
 	// values, and the stream's lock while it is made.
 	watchWorkers = 2
+	// sharedViews is the number of views the Watch answers share (see
+	// sharedView): each may hold a sorted copy of a stream's last n values.
+	sharedViews = 4
 )
 
 // watchInterval returns the time between two answers of a Watch asking
@@ -61,6 +65,25 @@ type watchHub struct {
 	feeds   map[feedKey]*feed
 	open    int
 	perConn map[string]int
+
+	viewMu sync.Mutex
+	views  []*sharedView // the latest computed, newest last
+}
+
+// A sharedView is a stream's answers over a scope, which the feeds asking
+// different questions over the same scope share for a while: so many
+// questions of a stream's last n values sort those values once, not once
+// per question.
+type sharedView struct {
+	st     *pipeline.Stream
+	sc     scope
+	counts bool
+	made   time.Time     // when computed, by the wall clock (zero while under way); guarded by the hub's viewMu
+	ready  chan struct{} // closed once computed: the fields below are set
+	now    int64         // when asked for, by the pipeline's clock, for the answers
+	a      answers
+	window *pb.TimeWindow
+	err    error
 }
 
 // feedKey names a feed: the stream (the object, so that a stream deleted
@@ -184,6 +207,37 @@ func (f *feed) latest() (*pb.WatchResponse, error, uint64, <-chan struct{}) {
 	return f.resp, f.err, f.seq, f.changed
 }
 
+// view returns st's answers over sc (counts: with frequencies), computed
+// with s.view by this call, or by another feed's less than fresh ago or
+// under way.
+func (h *watchHub) view(s *Server, st *pipeline.Stream, sc scope, counts bool, fresh time.Duration) (*sharedView, error) {
+	h.viewMu.Lock()
+	for _, v := range h.views {
+		if v.st == st && v.sc == sc && (v.counts || !counts) && (v.made.IsZero() || time.Since(v.made) < fresh) {
+			h.viewMu.Unlock()
+			<-v.ready
+			return v, v.err
+		}
+	}
+	v := &sharedView{st: st, sc: sc, counts: counts, ready: make(chan struct{})}
+	if len(h.views) == sharedViews {
+		h.views = append(h.views[:0], h.views[1:]...)
+	}
+	h.views = append(h.views, v)
+	h.viewMu.Unlock()
+
+	v.now = s.Pipeline.Now().UnixNano()
+	v.a, v.window, v.err = s.view("watch", st, sc, counts)
+	h.viewMu.Lock()
+	v.made = time.Now()
+	if v.err != nil {
+		h.views = slices.DeleteFunc(h.views, func(x *sharedView) bool { return x == v })
+	}
+	h.viewMu.Unlock()
+	close(v.ready)
+	return v, v.err
+}
+
 // connOf names the connection a call came on.
 func connOf(ctx context.Context) string {
 	p, ok := peer.FromContext(ctx)
@@ -217,7 +271,11 @@ func watchShape(req *pb.WatchRequest, sc scope, interval time.Duration) string {
 // since (a new Watch follows the new stream). The calls that ask the same
 // of a stream at the same interval share one answer per interval: a call
 // that joins others gets their latest answer at once, and a call that
-// reads slowly skips answers rather than queueing them. Past MaxWatches
+// reads slowly skips answers rather than queueing them. Calls asking
+// different questions over the same scope (all history, the same last_n
+// or last) share the stream's answers for MinWatchInterval, so an
+// answer's time_unix_nano may be up to that much older than its sending.
+// Past MaxWatches
 // calls open in the daemon, or MaxWatchesPerConn on one connection, a
 // call fails with ResourceExhausted; more than MaxWatchPhis φs, and heavy
 // hitters of more than MaxReplyItems items, with InvalidArgument and
@@ -284,11 +342,12 @@ func (s *Server) watchAnswer(st *pipeline.Stream, req *pb.WatchRequest, sc scope
 	if cur, err := s.Pipeline.Stream(req.Stream); err != nil || cur != st {
 		return nil, statusError(op, fmt.Errorf("%w: %q was deleted", pipeline.ErrNotFound, req.Stream))
 	}
-	resp := &pb.WatchResponse{TimeUnixNano: s.Pipeline.Now().UnixNano()}
-	a, window, err := s.view(op, st, sc, req.Support != 0)
+	v, err := s.watchHub().view(s, st, sc, req.Support != 0, s.minWatchInterval())
 	if err != nil {
 		return nil, err
 	}
+	a, window := v.a, v.window
+	resp := &pb.WatchResponse{TimeUnixNano: v.now}
 	if len(req.Phis) > 0 {
 		q := &pb.QuantilesResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
 		switch a := a.(type) {

@@ -70,13 +70,13 @@ func rss(pid int) (cur, peak int64) {
 
 // flood fills a stream of the daemon at addr (process pid) with spec.lastN
 // values, opens spec.watchers Watch calls of its last n values over
-// spec.conns connections, and for spec.duration calls Stats and samples
-// the daemon's memory every 100ms.
+// spec.conns connections, and for spec.duration calls Stats (on a
+// connection of its own) and samples the daemon's memory every 100ms.
 func flood(t *testing.T, addr string, pid int, spec floodSpec) floodReport {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clients := make([]pb.StreamdClient, spec.conns)
+	clients := make([]pb.StreamdClient, spec.conns+1) // the last one asks Stats
 	for i := range clients {
 		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -120,7 +120,7 @@ func flood(t *testing.T, addr string, pid int, spec floodSpec) floodReport {
 		}
 		req := &pb.WatchRequest{Stream: stream, Phis: phis, LastN: spec.lastN, IntervalMs: uint64(spec.interval.Milliseconds())}
 		watching.Go(func() {
-			w, err := clients[i%len(clients)].Watch(ctx, req)
+			w, err := clients[i%spec.conns].Watch(ctx, req)
 			for err == nil {
 				var resp *pb.WatchResponse
 				if resp, err = w.Recv(); err == nil {
@@ -142,7 +142,7 @@ func flood(t *testing.T, addr string, pid int, spec floodSpec) floodReport {
 	for time.Now().Before(end) {
 		start := time.Now()
 		sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := c.Stats(sctx, &pb.StatsRequest{Stream: stream})
+		_, err := clients[spec.conns].Stats(sctx, &pb.StatsRequest{Stream: stream})
 		scancel()
 		r.statsCalls++
 		r.maxStats = max(r.maxStats, time.Since(start))
