@@ -272,3 +272,31 @@ func TestReplyBounds(t *testing.T) {
 		t.Errorf("heavy hitters of support 0.5: %v, %v; want none", r, err)
 	}
 }
+
+// TestWatchSlowWatcher: a call that does not read holds up no other call
+// of its feed.
+func TestWatchSlowWatcher(t *testing.T) {
+	s := &Server{MinWatchInterval: time.Millisecond}
+	c := dial(t, serve(t, s, nil))
+	accept(t, s, "w", 1, 2, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	phis := make([]float64, MaxWatchPhis) // answers of a few KiB: the slow call's window fills up at once
+	req := &pb.WatchRequest{Stream: "w", Phis: phis, IntervalMs: 1}
+	slow, err := c.Watch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slow.Recv(); err != nil { // it joined; it reads no more
+		t.Fatal(err)
+	}
+	fast, err := c.Watch(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 500 {
+		if r, err := fast.Recv(); err != nil || r.Quantiles.Count != 3 {
+			t.Fatalf("fast call: %v, %v", r, err)
+		}
+	}
+}
