@@ -199,12 +199,12 @@ func (f *feed) publish(resp *pb.WatchResponse, err error) {
 	f.changed = make(chan struct{})
 }
 
-// latest returns the latest answer, its number and a channel closed when
-// there is a newer one.
-func (f *feed) latest() (*pb.WatchResponse, error, uint64, <-chan struct{}) {
+// latest returns the latest answer, its number, a channel closed when
+// there is a newer one, and the feed's end if it ended.
+func (f *feed) latest() (*pb.WatchResponse, uint64, <-chan struct{}, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.resp, f.err, f.seq, f.changed
+	return f.resp, f.seq, f.changed, f.err
 }
 
 // view returns st's answers over sc (counts: with frequencies), computed
@@ -316,7 +316,7 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 	defer hub.leave(conn, f)
 	var sent uint64
 	for {
-		resp, err, seq, changed := f.latest()
+		resp, seq, changed, err := f.latest()
 		if err != nil {
 			return err
 		}
