@@ -58,11 +58,18 @@ type Server struct {
 	// DefaultMaxWatches), MaxWatchesPerConn those of one connection
 	// (default DefaultMaxWatchesPerConn).
 	MaxWatches, MaxWatchesPerConn int
+	// MaxWindowQueries bounds the queries of the last n values or a time
+	// window answered at once (default DefaultMaxWindowQueries), when
+	// UnaryInterceptor is installed.
+	MaxWindowQueries int
 	// Cluster, if set, answers queries with scope SCOPE_CLUSTER.
 	Cluster Cluster
 
 	hubOnce sync.Once
 	hub     *watchHub // shares Watch answers; see watchHub
+
+	slotsOnce sync.Once
+	slots     chan struct{} // a token per window query answered; see UnaryInterceptor
 }
 
 // Bounds of the questions and answers of one call, so that a reply stays

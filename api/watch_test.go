@@ -39,7 +39,7 @@ func serve(t *testing.T, s *Server, now func() time.Time) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer()
+	g := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryInterceptor))
 	pb.RegisterStreamdServer(g, s)
 	go g.Serve(ln)
 	t.Cleanup(func() {

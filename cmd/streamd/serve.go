@@ -695,8 +695,9 @@ func (d *Daemon) openGRPC() {
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
 	opts = append(opts, grpc.MaxConcurrentStreams(uint32(min(cfg.GRPCMaxStreams, math.MaxUint32))), grpc.MaxSendMsgSize(maxGRPCSend))
-	d.grpc = grpc.NewServer(opts...)
 	srv := &api.Server{Pipeline: d.pipe, Cluster: d.gatherer, MaxWatches: cfg.MaxWatches, MaxWatchesPerConn: cfg.MaxWatchesPerConn}
+	opts = append(opts, grpc.ChainUnaryInterceptor(srv.UnaryInterceptor))
+	d.grpc = grpc.NewServer(opts...)
 	if d.store != nil {
 		srv.Durable = d.checkpoint
 	}
