@@ -24,7 +24,8 @@ import (
 // A floodSpec is a flood of Watch calls on one stream.
 type floodSpec struct {
 	watchers, conns int
-	shapes          int // different questions among the watchers
+	shapes          int  // different questions among the watchers
+	varyLastN       bool // the questions differ in last_n, not in φs
 	epsilon         float64
 	window, lastN   uint64 // the stream's W, and N (also each Watch's last_n)
 	interval        time.Duration
@@ -114,18 +115,20 @@ func flood(t *testing.T, addr string, pid int, spec floodSpec) floodReport {
 	counts := make([]atomic.Int64, spec.watchers)
 	var watching sync.WaitGroup
 	for i := range spec.watchers {
-		phis := []float64{0.5, 0.9, 0.99}
-		if spec.shapes > 1 {
-			phis = append(phis, float64(i%spec.shapes)/float64(spec.shapes))
+		req := &pb.WatchRequest{Stream: stream, Phis: []float64{0.5, 0.9, 0.99}, LastN: spec.lastN, IntervalMs: uint64(spec.interval.Milliseconds())}
+		switch {
+		case spec.shapes > 1 && spec.varyLastN:
+			req.LastN -= uint64(i % spec.shapes)
+		case spec.shapes > 1:
+			req.Phis = append(req.Phis, float64(i%spec.shapes)/float64(spec.shapes))
 		}
-		req := &pb.WatchRequest{Stream: stream, Phis: phis, LastN: spec.lastN, IntervalMs: uint64(spec.interval.Milliseconds())}
 		watching.Go(func() {
 			w, err := clients[i%spec.conns].Watch(ctx, req)
 			for err == nil {
 				var resp *pb.WatchResponse
 				if resp, err = w.Recv(); err == nil {
-					if resp.Quantiles.GetCount() != spec.lastN {
-						err = fmt.Errorf("an answer counts %d values, want %d", resp.Quantiles.GetCount(), spec.lastN)
+					if resp.Quantiles.GetCount() != req.LastN {
+						err = fmt.Errorf("an answer counts %d values, want %d", resp.Quantiles.GetCount(), req.LastN)
 						break
 					}
 					counts[i].Add(1)
@@ -179,7 +182,8 @@ func cmpOr(a, b error) error {
 // under 3000 calls of a stream of ε 1e-4, W 2^20 and N 2^22 for 25s, and
 // checks its resident memory (at most 1.5 × (256 + 64) MiB) and that every
 // Stats call answers within 1s (STREAMD_WATCH_FLOOD_SHAPES: how many
-// different questions the calls ask, 1 by default).
+// different questions the calls ask, 1 by default, differing in their φs,
+// or in last_n with STREAMD_WATCH_FLOOD_VARY=last_n).
 func TestWatchFlood(t *testing.T) {
 	if os.Getenv("STREAMD_WATCH_FLOOD") == "" {
 		spec := floodSpec{watchers: 300, conns: 4, shapes: 1, epsilon: 0.01, window: 4096, lastN: 1 << 16, interval: 100 * time.Millisecond, duration: time.Second}
@@ -202,6 +206,7 @@ func TestWatchFlood(t *testing.T) {
 		}
 		spec.shapes = n
 	}
+	spec.varyLastN = os.Getenv("STREAMD_WATCH_FLOOD_VARY") == "last_n"
 	const budget = 256 << 20
 	cmd := exec.Command(buildStreamd(t), "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
 		"--data-dir", t.TempDir(), "--sorter", "cpu", "--max-memory", "256MiB")
