@@ -4,9 +4,35 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
+
+// Bounds of the questions and answers of one call, so that a reply stays
+// small whatever a client asks.
+const (
+	// MaxQueryValues is the most φs, values or items one Quantiles, Ranks
+	// or Frequencies call may ask for.
+	MaxQueryValues = 10000
+	// MaxReplyItems is the most heavy hitters one HeavyHitters call
+	// answers: when more items reach the support, the call fails with
+	// ResourceExhausted (ask with a larger support).
+	MaxReplyItems = 10000
+	// MaxWatchPhis is the most φs of one Watch, and MaxWatchItems the most
+	// heavy hitters one of its answers holds: past it, the call ends with
+	// ResourceExhausted. Answers are kept per question asked.
+	MaxWatchPhis, MaxWatchItems = 100, 100
+)
+
+// checkLen fails with InvalidArgument when a call asks about n things,
+// more than MaxQueryValues.
+func checkLen(op, what string, n int) error {
+	if n > MaxQueryValues {
+		return status.Errorf(codes.InvalidArgument, "%s: %d %s, more than %d", op, n, what, MaxQueryValues)
+	}
+	return nil
+}
 
 // DefaultMaxWindowQueries is the default of Server.MaxWindowQueries.
 const DefaultMaxWindowQueries = 4

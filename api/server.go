@@ -6,22 +6,26 @@
 // Queries with scope SCOPE_CLUSTER are answered by the Server's Cluster
 // (package cluster) for the whole Kafka consumer group.
 //
+// What one call may ask and answer is bounded, so that no client makes a
+// reply, or the work behind it, as large as it likes: see MaxQueryValues
+// and MaxReplyItems (InvalidArgument and ResourceExhausted past them),
+// Watch's limits, and UnaryInterceptor.
+//
 // Errors carry gRPC status codes: NotFound for an unknown stream,
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
 // (ε, 1], NaN or ±Inf, last_n above the sliding window, a negative last,
-// last_n or last with scope SCOPE_CLUSTER, more than MaxQueryValues φs,
-// values or items), AlreadyExists, FailedPrecondition for values and items
-// sent to or asked of a stream of the other kind, for SCOPE_CLUSTER
-// without a Cluster and for SCOPE_CLUSTER asked of an item stream,
-// ResourceExhausted for the stream limit, when the memory budget cannot
-// hold a new stream's worst case, for Watch calls past their limits and
-// for more heavy hitters than an answer holds (MaxReplyItems), Unavailable
+// last_n or last with scope SCOPE_CLUSTER), AlreadyExists,
+// FailedPrecondition for values and items sent to or asked of a stream of
+// the other kind, for SCOPE_CLUSTER without a Cluster and for SCOPE_CLUSTER
+// asked of an item stream, ResourceExhausted for the stream limit and when
+// the memory budget cannot hold a new stream's worst case, Unavailable
 // after shutdown.
 package api
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sync"
@@ -62,39 +66,14 @@ type Server struct {
 	// window answered at once (default DefaultMaxWindowQueries), when
 	// UnaryInterceptor is installed.
 	MaxWindowQueries int
-	// Cluster, if set, answers queries with scope SCOPE_CLUSTER.
-	Cluster Cluster
 
-	hubOnce sync.Once
-	hub     *watchHub // shares Watch answers; see watchHub
-
+	hubOnce   sync.Once
+	hub       *watchHub // shares Watch answers; see watchHub
 	slotsOnce sync.Once
 	slots     chan struct{} // a token per window query answered; see UnaryInterceptor
-}
 
-// Bounds of the questions and answers of one call, so that a reply stays
-// small whatever a client asks.
-const (
-	// MaxQueryValues is the most φs, values or items one Quantiles, Ranks
-	// or Frequencies call may ask for.
-	MaxQueryValues = 10000
-	// MaxReplyItems is the most heavy hitters one HeavyHitters call
-	// answers: when more items reach the support, the call fails with
-	// ResourceExhausted (ask with a larger support).
-	MaxReplyItems = 10000
-	// MaxWatchPhis is the most φs of one Watch, and MaxWatchItems the most
-	// heavy hitters one of its answers holds: past it, the call ends with
-	// ResourceExhausted. Answers are kept per question asked.
-	MaxWatchPhis, MaxWatchItems = 100, 100
-)
-
-// checkLen fails with InvalidArgument when a call asks about n things,
-// more than MaxQueryValues.
-func checkLen(op, what string, n int) error {
-	if n > MaxQueryValues {
-		return status.Errorf(codes.InvalidArgument, "%s: %d %s, more than %d", op, n, what, MaxQueryValues)
-	}
-	return nil
+	// Cluster, if set, answers queries with scope SCOPE_CLUSTER.
+	Cluster Cluster
 }
 
 // A Cluster answers for a stream over every daemon of a group.
@@ -681,4 +660,42 @@ func (s *Server) DeleteStream(ctx context.Context, req *pb.DeleteStreamRequest) 
 // ListStreams lists the streams' names in ascending order.
 func (s *Server) ListStreams(ctx context.Context, req *pb.ListStreamsRequest) (*pb.ListStreamsResponse, error) {
 	return &pb.ListStreamsResponse{Streams: s.Pipeline.List()}, nil
+}
+
+// watchAnswer computes one answer of a Watch of st: NotFound once st is
+// no longer the stream of its name.
+func (s *Server) watchAnswer(st *pipeline.Stream, req *pb.WatchRequest, sc scope) (*pb.WatchResponse, error) {
+	const op = "watch"
+	if cur, err := s.Pipeline.Stream(req.Stream); err != nil || cur != st {
+		return nil, statusError(op, fmt.Errorf("%w: %q was deleted", pipeline.ErrNotFound, req.Stream))
+	}
+	v, err := s.watchHub().view(s, st, sc, req.Support != 0, s.minWatchInterval())
+	if err != nil {
+		return nil, err
+	}
+	a, window := v.a, v.window
+	resp := &pb.WatchResponse{TimeUnixNano: v.now}
+	if len(req.Phis) > 0 {
+		q := &pb.QuantilesResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
+		switch a := a.(type) {
+		case *slidingwindow.Snapshot:
+			if a.Count() > 0 {
+				for _, phi := range req.Phis {
+					v, lo, hi := a.Quantile(phi)
+					q.Quantiles = append(q.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
+				}
+			}
+		case *summary.View:
+			q.Quantiles = quantilesOf(a, req.Phis)
+		}
+		resp.Quantiles = q
+	}
+	if req.Support != 0 {
+		h := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
+		if h.Items, err = heavyItems(op, st, a, req.Support, MaxWatchItems); err != nil {
+			return nil, err
+		}
+		resp.HeavyHitters = h
+	}
+	return resp, nil
 }

@@ -16,8 +16,6 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/pipeline"
-	"streamd/slidingwindow"
-	"streamd/summary"
 )
 
 // Limits of Watch.
@@ -333,44 +331,6 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 			return nil
 		}
 	}
-}
-
-// watchAnswer computes one answer of a Watch of st: NotFound once st is
-// no longer the stream of its name.
-func (s *Server) watchAnswer(st *pipeline.Stream, req *pb.WatchRequest, sc scope) (*pb.WatchResponse, error) {
-	const op = "watch"
-	if cur, err := s.Pipeline.Stream(req.Stream); err != nil || cur != st {
-		return nil, statusError(op, fmt.Errorf("%w: %q was deleted", pipeline.ErrNotFound, req.Stream))
-	}
-	v, err := s.watchHub().view(s, st, sc, req.Support != 0, s.minWatchInterval())
-	if err != nil {
-		return nil, err
-	}
-	a, window := v.a, v.window
-	resp := &pb.WatchResponse{TimeUnixNano: v.now}
-	if len(req.Phis) > 0 {
-		q := &pb.QuantilesResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
-		switch a := a.(type) {
-		case *slidingwindow.Snapshot:
-			if a.Count() > 0 {
-				for _, phi := range req.Phis {
-					v, lo, hi := a.Quantile(phi)
-					q.Quantiles = append(q.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
-				}
-			}
-		case *summary.View:
-			q.Quantiles = quantilesOf(a, req.Phis)
-		}
-		resp.Quantiles = q
-	}
-	if req.Support != 0 {
-		h := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
-		if h.Items, err = heavyItems(op, st, a, req.Support, MaxWatchItems); err != nil {
-			return nil, err
-		}
-		resp.HeavyHitters = h
-	}
-	return resp, nil
 }
 
 // watchHub returns the Server's hub, made at the first Watch.
