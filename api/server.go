@@ -6,6 +6,11 @@
 // Queries with scope SCOPE_CLUSTER are answered by the Server's Cluster
 // (package cluster) for the whole Kafka consumer group.
 //
+// What one call may ask and answer is bounded, so that no client makes a
+// reply, or the work behind it, as large as it likes: see MaxQueryValues
+// and MaxReplyItems (InvalidArgument and ResourceExhausted past them),
+// Watch's limits, and UnaryInterceptor.
+//
 // Errors carry gRPC status codes: NotFound for an unknown stream,
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
 // (ε, 1], NaN or ±Inf, last_n above the sliding window, a negative last,
@@ -51,8 +56,23 @@ type Server struct {
 	// Durable, if set, is called by a Push with durable set after its
 	// values are accepted, and must return once a checkpoint covers them.
 	Durable func(ctx context.Context) error
-	// MinWatchInterval bounds how often Watch answers (default 100ms).
+	// MinWatchInterval bounds how often Watch answers (default
+	// DefaultMinWatchInterval).
 	MinWatchInterval time.Duration
+	// MaxWatches bounds the Watch calls open at once (default
+	// DefaultMaxWatches), MaxWatchesPerConn those of one connection
+	// (default DefaultMaxWatchesPerConn).
+	MaxWatches, MaxWatchesPerConn int
+	// MaxWindowQueries bounds the queries of the last n values or a time
+	// window answered at once (default DefaultMaxWindowQueries), when
+	// UnaryInterceptor is installed.
+	MaxWindowQueries int
+
+	hubOnce   sync.Once
+	hub       *watchHub // shares Watch answers; see watchHub
+	slotsOnce sync.Once
+	slots     chan struct{} // a token per window query answered; see UnaryInterceptor
+
 	// Cluster, if set, answers queries with scope SCOPE_CLUSTER.
 	Cluster Cluster
 
@@ -417,6 +437,9 @@ func timeWindow(n int64, span slidingwindow.Span, cutoff time.Time) *pb.TimeWind
 // time window.
 func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
 	const op = "quantiles"
+	if err := checkLen(op, "φs", len(req.Phis)); err != nil {
+		return nil, err
+	}
 	for _, phi := range req.Phis {
 		if !(phi >= 0 && phi <= 1) {
 			return nil, status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
@@ -570,6 +593,9 @@ func (s *Server) quantiles(st *pipeline.Stream, phis []float64, sc scope) (*pb.Q
 // Ranks answers, for each value, bounds on the number of values ≤ it.
 func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResponse, error) {
 	const op = "ranks"
+	if err := checkLen(op, "values", len(req.Values)); err != nil {
+		return nil, err
+	}
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
@@ -613,6 +639,9 @@ func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) 
 		if !(req.Support > a.Epsilon && req.Support <= 1) {
 			return nil, status.Errorf(codes.InvalidArgument, "%s: support %v outside (ε=%v, 1]", op, req.Support, a.Epsilon)
 		}
+		if err := checkItems(op, len(a.View.HeavyHitters(req.Support)), req.Support, MaxReplyItems); err != nil {
+			return nil, err
+		}
 		resp := &pb.HeavyHittersResponse{Items: heavyHittersOf(a.View, req.Support)}
 		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(a)
 		return resp, nil
@@ -634,14 +663,35 @@ func (s *Server) heavyHitters(st *pipeline.Stream, support float64, sc scope) (*
 		return nil, err
 	}
 	resp := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
-	if st.IsItems() {
-		for _, h := range st.HeavyItems(a, support) {
-			resp.Items = append(resp.Items, itemPB(h))
-		}
-		return resp, nil
+	if resp.Items, err = heavyItems("heavy hitters", st, a, support, MaxReplyItems); err != nil {
+		return nil, err
 	}
-	resp.Items = heavyHittersOf(a, support)
 	return resp, nil
+}
+
+// heavyItems answers the heavy hitters of a, an answer of st, for support:
+// ResourceExhausted when more than limit items reach it.
+func heavyItems(op string, st *pipeline.Stream, a answers, support float64, limit int) ([]*pb.Item, error) {
+	if err := checkItems(op, len(a.HeavyHitters(support)), support, limit); err != nil {
+		return nil, err
+	}
+	if !st.IsItems() {
+		return heavyHittersOf(a, support), nil
+	}
+	var out []*pb.Item
+	for _, h := range st.HeavyItems(a, support) {
+		out = append(out, itemPB(h))
+	}
+	return out, nil
+}
+
+// checkItems fails with ResourceExhausted when n heavy hitters, more than
+// limit, reach support.
+func checkItems(op string, n int, support float64, limit int) error {
+	if n > limit {
+		return status.Errorf(codes.ResourceExhausted, "%s: %d items reach support %v, more than the %d an answer holds: ask with a larger support", op, n, support, limit)
+	}
+	return nil
 }
 
 // epsilonOf returns the error guarantee of a, an answer of st: the view's
@@ -661,6 +711,9 @@ func itemPB(c pipeline.ItemCount) *pb.Item {
 // Frequencies answers bounds on the count of each value or item.
 func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*pb.FrequenciesResponse, error) {
 	const op = "frequencies"
+	if err := checkLen(op, "values and items", len(req.Values)+len(req.Items)); err != nil {
+		return nil, err
+	}
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
@@ -781,65 +834,40 @@ func (s *Server) ListStreams(ctx context.Context, req *pb.ListStreamsRequest) (*
 	return &pb.ListStreamsResponse{Streams: s.Pipeline.List()}, nil
 }
 
-// Watch sends the stream's quantiles and heavy hitters every interval
-// until the client goes away, or the stream is deleted (NotFound).
-func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[pb.WatchResponse]) error {
+// watchAnswer computes one answer of a Watch of st: NotFound once st is
+// no longer the stream of its name.
+func (s *Server) watchAnswer(st *pipeline.Stream, req *pb.WatchRequest, sc scope) (*pb.WatchResponse, error) {
 	const op = "watch"
-	for _, phi := range req.Phis {
-		if !(phi >= 0 && phi <= 1) {
-			return status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
+	if cur, err := s.Pipeline.Stream(req.Stream); err != nil || cur != st {
+		return nil, statusError(op, fmt.Errorf("%w: %q was deleted", pipeline.ErrNotFound, req.Stream))
+	}
+	v, err := s.watchHub().view(s, st, sc, req.Support != 0, s.minWatchInterval())
+	if err != nil {
+		return nil, err
+	}
+	a, window := v.a, v.window
+	resp := &pb.WatchResponse{TimeUnixNano: v.now}
+	if len(req.Phis) > 0 {
+		q := &pb.QuantilesResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
+		switch a := a.(type) {
+		case *slidingwindow.Snapshot:
+			if a.Count() > 0 {
+				for _, phi := range req.Phis {
+					v, lo, hi := a.Quantile(phi)
+					q.Quantiles = append(q.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
+				}
+			}
+		case *summary.View:
+			q.Quantiles = quantilesOf(a, req.Phis)
 		}
-	}
-	sc, err := scopeOf(op, req.LastN, req.Last)
-	if err != nil {
-		return err
-	}
-	st, err := s.lookup(op, req.Stream, sc, len(req.Phis) > 0)
-	if err != nil {
-		return err
+		resp.Quantiles = q
 	}
 	if req.Support != 0 {
-		if eps := st.Config().Epsilon; !(req.Support > eps && req.Support <= 1) {
-			return status.Errorf(codes.InvalidArgument, "%s: support %v outside (ε=%v, 1]", op, req.Support, eps)
+		h := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
+		if h.Items, err = heavyItems(op, st, a, req.Support, MaxWatchItems); err != nil {
+			return nil, err
 		}
+		resp.HeavyHitters = h
 	}
-	interval := time.Duration(req.IntervalMs) * time.Millisecond
-	if interval == 0 {
-		interval = time.Second
-	}
-	interval = max(interval, s.minWatchInterval())
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	ctx := stream.Context()
-	for {
-		if _, err := s.Pipeline.Stream(req.Stream); err != nil {
-			return statusError(op, err)
-		}
-		resp := &pb.WatchResponse{TimeUnixNano: s.Pipeline.Now().UnixNano()}
-		if len(req.Phis) > 0 {
-			if resp.Quantiles, err = s.quantiles(st, req.Phis, sc); err != nil {
-				return err
-			}
-		}
-		if req.Support != 0 {
-			if resp.HeavyHitters, err = s.heavyHitters(st, req.Support, sc); err != nil {
-				return err
-			}
-		}
-		if err := stream.Send(resp); err != nil {
-			return fmt.Errorf("watch: send: %w", err)
-		}
-		select {
-		case <-ticker.C:
-		case <-ctx.Done():
-			return nil
-		}
-	}
-}
-
-func (s *Server) minWatchInterval() time.Duration {
-	if s.MinWatchInterval > 0 {
-		return s.MinWatchInterval
-	}
-	return 100 * time.Millisecond
+	return resp, nil
 }

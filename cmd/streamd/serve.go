@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -68,6 +69,10 @@ type Config struct {
 	GRPCMaxConnections   int           // gRPC connections open at once; 0 for no limit
 	GRPCIdleTimeout      time.Duration // gRPC connections without calls this long are closed; 0 for never
 	GRPCHandshakeTimeout time.Duration // time a gRPC connection has for its TLS and HTTP/2 handshakes
+
+	GRPCMaxStreams    int // concurrent gRPC calls (streams) one connection may open
+	MaxWatches        int // Watch calls open at once in the daemon
+	MaxWatchesPerConn int // Watch calls open at once on one gRPC connection
 
 	MetricsOpen       bool          // serve /metrics without the token
 	MetricsQuantiles  []float64     // φs of the per-stream summary in /metrics
@@ -133,6 +138,9 @@ func DefaultConfig() Config {
 		MaxLineBytes:       ingest.DefaultMaxLineBytes,
 		MaxFrameBytes:      ingest.MaxFrameLen,
 		MaxStreams:         100000,
+		GRPCMaxStreams:     DefaultGRPCMaxStreams,
+		MaxWatches:         api.DefaultMaxWatches,
+		MaxWatchesPerConn:  api.DefaultMaxWatchesPerConn,
 		Queue:              16,
 		ShutdownTimeout:    10 * time.Second,
 		LogLevel:           slog.LevelInfo,
@@ -227,6 +235,14 @@ func (c *Config) Validate() error {
 	}
 	if c.GRPCHandshakeTimeout <= 0 {
 		return &ConfigError{"grpc-handshake-timeout", c.GRPCHandshakeTimeout, errors.New("must be positive")}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"grpc-max-streams", c.GRPCMaxStreams}, {"max-watches", c.MaxWatches}, {"max-watches-per-conn", c.MaxWatchesPerConn}} {
+		if f.v < 1 {
+			return &ConfigError{f.name, f.v, errors.New("must be positive")}
+		}
 	}
 	if c.MaxLineBytes < 1 {
 		return &ConfigError{"max-line-bytes", c.MaxLineBytes, errors.New("must be positive")}
@@ -332,6 +348,9 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.GRPCMaxConnections, "grpc-max-connections", c.GRPCMaxConnections, "most gRPC connections at once; more are closed at once; 0 for no limit")
 	fs.DurationVar(&c.GRPCIdleTimeout, "grpc-idle-timeout", c.GRPCIdleTimeout, "close gRPC connections without calls for this long; 0 for never")
 	fs.DurationVar(&c.GRPCHandshakeTimeout, "grpc-handshake-timeout", c.GRPCHandshakeTimeout, "time a gRPC connection has to finish its TLS and HTTP/2 handshakes")
+	fs.IntVar(&c.GRPCMaxStreams, "grpc-max-streams", c.GRPCMaxStreams, "most gRPC calls open at once on one connection (health checks included); more wait for one to end")
+	fs.IntVar(&c.MaxWatches, "max-watches", c.MaxWatches, "most Watch calls open at once; more fail with ResourceExhausted")
+	fs.IntVar(&c.MaxWatchesPerConn, "max-watches-per-conn", c.MaxWatchesPerConn, "most Watch calls open at once on one gRPC connection; more fail with ResourceExhausted")
 	fs.IntVar(&c.MaxLineBytes, "max-line-bytes", c.MaxLineBytes, "longest line of the TCP line protocol; longer ones are skipped and counted")
 	fs.IntVar(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "longest frame body of the TCP framed protocol; a longer one closes the connection")
 	fs.Float64Var(&c.Stream.Epsilon, "epsilon", c.Stream.Epsilon, "default ε of new streams")
@@ -807,6 +826,14 @@ func usesGPU(s gpusort.Sorter) bool {
 	return s.Name() != "cpu"
 }
 
+// DefaultGRPCMaxStreams is the default of Config.GRPCMaxStreams.
+const DefaultGRPCMaxStreams = 1024
+
+// maxGRPCSend bounds a gRPC reply: the API's bounds keep replies far below
+// it (ListStreams, the largest, holds at most --max-streams names of 200
+// bytes: 20 MB at the default).
+const maxGRPCSend = 64 << 20
+
 // openGRPC serves the API and the Peer service on the gRPC listener.
 func (d *Daemon) openGRPC() {
 	cfg := &d.Config
@@ -816,12 +843,14 @@ func (d *Daemon) openGRPC() {
 	}
 	opts = append(opts, grpcauth.ServerOptions(cfg.Token)...)
 	opts = append(opts, grpc.ConnectionTimeout(cfg.GRPCHandshakeTimeout),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.GRPCIdleTimeout}))
-	d.grpc = grpc.NewServer(opts...)
-	d.api = &api.Server{Pipeline: d.pipe}
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.GRPCIdleTimeout}),
+		grpc.MaxConcurrentStreams(uint32(min(cfg.GRPCMaxStreams, math.MaxUint32))), grpc.MaxSendMsgSize(maxGRPCSend))
+	d.api = &api.Server{Pipeline: d.pipe, MaxWatches: cfg.MaxWatches, MaxWatchesPerConn: cfg.MaxWatchesPerConn}
 	if d.gatherer != nil {
 		d.api.Cluster = d.gatherer
 	}
+	opts = append(opts, grpc.ChainUnaryInterceptor(d.api.UnaryInterceptor))
+	d.grpc = grpc.NewServer(opts...)
 	if d.store != nil {
 		d.api.Durable = func(ctx context.Context) error { return d.checkpointed(d.checkpoint(ctx)) }
 	}
