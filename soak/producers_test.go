@@ -266,7 +266,9 @@ func (p *producer) encode(dst []byte, lo, k int64) []byte {
 	return dst
 }
 
-// push makes Push calls until one fails or stop is closed.
+// push makes Push calls until one fails or stop is closed. Each call sends
+// its values in messages paced at the producer's rate, so that a call is
+// nearly always open: a shutdown meets one half done.
 func (p *producer) push(e *epoch, stop <-chan struct{}) error {
 	conn, err := grpc.NewClient(e.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -279,17 +281,20 @@ func (p *producer) push(e *epoch, stop <-chan struct{}) error {
 		if p.way == pushDurable {
 			k = int64(20 + p.rng.IntN(300))
 		}
-		if err := p.call(c, e.n, k, p.way == pushDurable); err != nil && !checkpointFailed(err) {
+		if err := p.call(c, e.n, k, p.way == pushDurable, stop); err != nil && !checkpointFailed(err) {
 			return err
 		}
-		if !pace(stop, k, p.rate) {
+		select {
+		case <-stop:
 			return nil
+		default:
 		}
 	}
 }
 
-// call pushes the next k values in one call of a few messages.
-func (p *producer) call(c pb.StreamdClient, n int, k int64, durable bool) error {
+// call pushes the next k values in one call, in messages of up to 100
+// values paced at the producer's rate (not once stop is closed).
+func (p *producer) call(c pb.StreamdClient, n int, k int64, durable bool, stop <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	lo := p.sending(n, k)
@@ -301,9 +306,14 @@ func (p *producer) call(c pb.StreamdClient, n int, k int64, durable bool) error 
 	for i := range vals {
 		vals[i] = p.q.at(lo + int64(i))
 	}
-	for i := 0; i < len(vals); i += 400 {
-		if err := call.Send(&pb.PushRequest{Stream: p.stream, Values: vals[i:min(i+400, len(vals))], Durable: durable}); err != nil {
+	for i := 0; i < len(vals); i += 100 {
+		m := vals[i:min(i+100, len(vals))]
+		if err := call.Send(&pb.PushRequest{Stream: p.stream, Values: m, Durable: durable}); err != nil {
 			return err
+		}
+		select {
+		case <-stop:
+		case <-time.After(time.Duration(float64(len(m)) / p.rate * float64(time.Second))):
 		}
 	}
 	resp, err := call.CloseAndRecv()
@@ -346,7 +356,7 @@ func (p *producer) fences(e *epoch, g *gate, stop <-chan struct{}, w *world) err
 			}
 			counts[q.stream] = n
 		}
-		if err := p.call(c, e.n, 1, true); err != nil {
+		if err := p.call(c, e.n, 1, true, stop); err != nil {
 			if !checkpointFailed(err) {
 				return err
 			}

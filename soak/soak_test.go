@@ -233,8 +233,8 @@ func (w *world) args() []string {
 func (w *world) violate(hard bool, format string, args ...any) {
 	msg := fmt.Sprintf("seed %d, epoch %d: ", w.cfg.seed, w.epochN) + fmt.Sprintf(format, args...)
 	w.violations = append(w.violations, msg)
-	w.t.Errorf("VIOLATION %s\nreplay: go test ./soak -run TestSoak -count 1 -v -args -seed %d -duration %v",
-		msg, w.cfg.seed, w.cfg.duration)
+	w.t.Errorf("VIOLATION %s\nreplay: go test ./soak -run TestSoak -count 1 -v -args -seed %d -duration %v -faults %s",
+		msg, w.cfg.seed, w.cfg.duration, strings.Join(slices.Sorted(mapKeys(w.cfg.faults)), ","))
 	if hard {
 		w.hard = true
 	}
@@ -457,7 +457,14 @@ func (w *world) whileDown(end *ending) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if w.cfg.faults["corrupt"] && w.rng.Float64() < 0.4 {
+	// Damage more often while damaged checkpoints are left on disk, and
+	// restart with the disk full more often after damage: together they
+	// leave damaged checkpoints among the newest.
+	pDamage := 0.4
+	if w.damagedLeft(files) {
+		pDamage = 0.8
+	}
+	if w.cfg.faults["corrupt"] && w.rng.Float64() < pDamage {
 		valid := w.valid(files)
 		switch {
 		case len(valid) >= 2:
@@ -486,13 +493,23 @@ func (w *world) whileDown(end *ending) {
 	}
 	end.files = files
 	end.expectSeq = w.newestValid(files)
-	if w.tmpfs && w.cfg.faults["full"] && w.rng.Float64() < 0.1 {
+	pFull := 0.1
+	if end.damaged > 0 {
+		pFull = 0.5
+	}
+	if w.tmpfs && w.cfg.faults["full"] && w.rng.Float64() < pFull {
 		w.injected["full (at restart)"]++
 		w.logf("restarting with the disk full")
 		if err := fill(filepath.Join(w.root, "filler")); err != nil {
 			w.t.Fatal(err)
 		}
 	}
+}
+
+// damagedLeft reports whether files include a checkpoint damaged on
+// purpose.
+func (w *world) damagedLeft(files []ckptFile) bool {
+	return len(w.valid(files)) < len(files)
 }
 
 // olderFence returns a fence on a checkpoint older than seq.
@@ -635,7 +652,7 @@ func wayName(w way) string {
 func (w *world) fullEpisode() bool {
 	w.injected["full"]++
 	w.mu.Lock()
-	fails, nFences := w.fenceFails, len(w.fences)
+	fails := w.fenceFails
 	w.mu.Unlock()
 	w.logf("filling the data dir")
 	if err := fill(filepath.Join(w.root, "filler")); err != nil {
@@ -659,7 +676,7 @@ func (w *world) fullEpisode() bool {
 	w.free()
 	freed := time.Now()
 	w.mu.Lock()
-	nFences = len(w.fences)
+	nFences := len(w.fences)
 	w.mu.Unlock()
 	deadline = time.Now().Add(15 * time.Second)
 	for {
