@@ -65,14 +65,17 @@ var (
 )
 
 // startProc starts the binary with args and waits until it serves, or
-// exits, or ctx ends.
+// exits, or ctx ends. It returns the process even on error, for its log;
+// a process that did not serve is killed.
 func startProc(ctx context.Context, bin string, args []string) (*proc, error) {
 	p := &proc{log: &logBuf{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = p.log
 	p.cmd.Stdout = p.log
 	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start streamd: %w", err)
+		p.err = err
+		close(p.done)
+		return p, fmt.Errorf("start streamd: %w", err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
@@ -158,7 +161,9 @@ func (p *proc) waitJoined(ctx context.Context, partitions int, timeout time.Dura
 
 // kill sends SIGKILL and waits for the exit.
 func (p *proc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
 	<-p.done
 	p.close()
 }

@@ -124,9 +124,9 @@ func unmount(dir string) error {
 	return nil
 }
 
-// fill writes path until the file system is full.
+// fill appends to path until the file system is full.
 func fill(path string) error {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}

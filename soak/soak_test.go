@@ -161,6 +161,8 @@ type world struct {
 	skipped    map[string]string
 	violations []string
 	hard       bool // a violation that leaves the model unusable: stop
+
+	retentionSeen bool // the retention violation is reported once
 }
 
 func newWorld(t *testing.T, cfg config, bin string) *world {
@@ -350,7 +352,14 @@ func (w *world) run() {
 		w.wait(w.uptime())
 		full := false
 		r := w.rng.Float64()
+		_, err := os.Stat(filepath.Join(w.root, "filler"))
 		switch {
+		case err == nil:
+			// Restarted with the disk full: checkpoints failed meanwhile.
+			// Free it, and end this life right after the first
+			// checkpoint that succeeds, when retention has just run.
+			w.freeAndResume()
+			r = 1
 		case r < 0.3 && w.cfg.faults["full"] && w.tmpfs:
 			full = w.fullEpisode()
 		case r < 0.4 && w.cfg.faults["double-start"]:
@@ -371,7 +380,11 @@ func (w *world) run() {
 			}
 			continue
 		}
-		end := w.end(ctx, kinds[w.rng.IntN(len(kinds))], full)
+		kind := kinds[w.rng.IntN(len(kinds))]
+		if err == nil && w.cfg.faults["kill"] {
+			kind = "kill"
+		}
+		end := w.end(ctx, kind, full)
 		if full {
 			w.free()
 		}
@@ -388,6 +401,11 @@ func (w *world) run() {
 func (w *world) start(ctx context.Context, end *ending) {
 	w.epochN++
 	p, err := startProc(ctx, w.bin, w.args())
+	if _, full := os.Stat(filepath.Join(w.root, "filler")); err != nil && full == nil {
+		w.logf("the daemon did not start with the disk full (%v); freeing it. Its log:\n%s", err, p.log.tail(5))
+		w.free()
+		p, err = startProc(ctx, w.bin, w.args())
+	}
 	if err != nil {
 		w.violate(true, "the daemon did not start: %v\nits log:\n%s", err, p.log.tail(40))
 		return
@@ -430,6 +448,12 @@ func (w *world) end(ctx context.Context, kind string, full bool) *ending {
 			}
 			end.pre[s.stream] = n
 		}
+		var before uint64
+		if full {
+			w.topUp()
+			files, _ := listCheckpoints(w.dataDir)
+			before = w.newestValid(files)
+		}
 		w.logf("SIGTERM (disk full: %v)", full)
 		exited, code := w.cur.term(30 * time.Second)
 		if !exited {
@@ -443,7 +467,11 @@ func (w *world) end(ctx context.Context, kind string, full bool) *ending {
 		case code != 0 && !full:
 			w.violate(false, "SIGTERM: the daemon exited with %d though nothing was wrong; its log:\n%s", code, w.cur.log.tail(20))
 		case code == 0 && full:
-			w.violate(false, "SIGTERM with the data dir full: the daemon exited 0, so its final checkpoint was not written and it did not say so. Its log:\n%s", w.cur.log.tail(20))
+			files, _ := listCheckpoints(w.dataDir)
+			if after := w.newestValid(files); after == before {
+				w.violate(false, "SIGTERM with the data dir full: the daemon wrote no final checkpoint (the newest is still %d) yet exited 0, saying nothing of it. Its log:\n%s",
+					after, w.cur.log.tail(20))
+			}
 		}
 	}
 	end.logTail = w.cur.log.tail(25)
@@ -536,9 +564,6 @@ func seqs(files []ckptFile) []uint64 {
 // end, then updates the lineages.
 func (w *world) checkRestart(ctx context.Context, end *ending) {
 	p := w.cur
-	if _, err := os.Stat(filepath.Join(w.root, "filler")); err == nil {
-		defer w.free()
-	}
 	got := p.restoredSeq()
 	how := end.kind
 	if end.damaged > 0 {
@@ -670,28 +695,78 @@ func (w *world) fullEpisode() bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if w.rng.Float64() < 0.35 {
+		w.topUp()
 		return true
 	}
 	w.wait(time.Duration(w.rng.IntN(1500)) * time.Millisecond)
-	w.free()
-	freed := time.Now()
+	w.freeAndResume()
+	return false
+}
+
+// freeAndResume frees the full disk and waits until a durable Push
+// succeeds again: checkpoints resume.
+func (w *world) freeAndResume() {
 	w.mu.Lock()
 	nFences := len(w.fences)
 	w.mu.Unlock()
-	deadline = time.Now().Add(15 * time.Second)
+	w.free()
+	freed := time.Now()
+	deadline := time.Now().Add(15 * time.Second)
+	var resumed time.Time
 	for {
+		w.checkRetention()
 		w.mu.Lock()
 		n := len(w.fences)
 		w.mu.Unlock()
-		if n > nFences {
-			w.logf("checkpoints resumed %v after the disk was freed", time.Since(freed).Round(time.Millisecond))
-			return false
+		if n > nFences && resumed.IsZero() {
+			resumed = time.Now()
+			w.logf("checkpoints resumed %v after the disk was freed", resumed.Sub(freed).Round(time.Millisecond))
+		}
+		if !resumed.IsZero() && time.Since(resumed) > 500*time.Millisecond {
+			return
 		}
 		if time.Now().After(deadline) {
 			w.violate(false, "no durable Push succeeded within 15s after the full data dir was freed: checkpoints did not resume\nthe daemon's log:\n%s", w.cur.log.tail(20))
-			return false
+			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// checkRetention lists the data dir: once a damaged checkpoint is on disk,
+// an older valid checkpoint must stay beside the newest valid one — the
+// one a restart falls back to when the newest is damaged too.
+func (w *world) checkRetention() {
+	files, err := listCheckpoints(w.dataDir)
+	if err != nil {
+		return
+	}
+	valid := w.valid(files)
+	if len(valid) != 1 || len(files) < 2 || w.retentionSeen {
+		return
+	}
+	if f, ok := w.olderFence(valid[0].seq); ok {
+		w.retentionSeen = true
+		w.violate(false, "retention: the data dir holds checkpoints %v, of which only %d is valid (the others were damaged on purpose): "+
+			"valid checkpoint %d, on disk at %s, was removed while damaged ones were kept, so if %d is damaged a restart loses everything",
+			seqs(files), valid[0].seq, f.seq, f.at.Format(time.TimeOnly), valid[0].seq)
+	}
+}
+
+// topUp fills the disk again until no checkpoint was being written
+// meanwhile: a temporary checkpoint file removed after a failed write
+// frees its space.
+func (w *world) topUp() {
+	for range 100 {
+		tmp, _ := filepath.Glob(filepath.Join(w.dataDir, ".checkpoint-*.tmp"))
+		if err := fill(filepath.Join(w.root, "filler")); err != nil {
+			w.t.Fatal(err)
+		}
+		tmp2, _ := filepath.Glob(filepath.Join(w.dataDir, ".checkpoint-*.tmp"))
+		if len(tmp) == 0 && len(tmp2) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -713,20 +788,16 @@ func (w *world) doubleStart(ctx context.Context) {
 		p.kill()
 		return
 	}
-	if p != nil {
-		select {
-		case <-p.done:
-			w.logf("a second daemon on the same data dir refused to start: %s", strings.TrimSpace(p.log.tail(1)))
-		default:
-			p.kill()
-		}
-	}
+	w.logf("a second daemon on the same data dir did not start: %v: %s", err, strings.TrimSpace(p.log.tail(1)))
 }
 
 // finish stops the producers, waits for every value sent to arrive, and
 // checks every stream exactly; then stops the daemon gracefully, restarts
 // it, and checks that nothing was lost.
 func (w *world) finish(ctx context.Context) {
+	if _, err := os.Stat(filepath.Join(w.root, "filler")); err == nil {
+		w.freeAndResume()
+	}
 	close(w.stop)
 	w.wg.Wait()
 	w.logf("producers stopped; final checks")
