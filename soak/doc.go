@@ -52,9 +52,10 @@
 // After each restart, for each stream:
 //
 //   - no stream holds more than was sent (never a duplicate);
-//   - the daemon restores the newest checkpoint that was not damaged, and
-//     a damaged newest checkpoint is never the only one left when the
-//     daemon wrote an older valid one (retention keeps two);
+//   - the daemon restores the newest checkpoint that was not damaged;
+//   - retention never removes a valid checkpoint so that a single valid one
+//     is left beside damaged ones (watched while checkpoints resume after
+//     a restart on a full disk, which leaves a damaged one among them);
 //   - every stream holds at least the counts of every fence whose
 //     checkpoint is no newer than the restored one: TCP and Push lose at
 //     most what arrived after the last checkpoint;

@@ -493,9 +493,7 @@ func (w *world) whileDown(end *ending) {
 		pDamage = 0.8
 	}
 	if w.cfg.faults["corrupt"] && w.rng.Float64() < pDamage {
-		valid := w.valid(files)
-		switch {
-		case len(valid) >= 2:
+		if valid := w.valid(files); len(valid) >= 2 {
 			n := valid[0].seq
 			what, err := damage(ckptPath(w.dataDir, n), w.rng)
 			if err != nil {
@@ -507,17 +505,8 @@ func (w *world) whileDown(end *ending) {
 			end.damaged = n
 			w.injected["corrupt"]++
 			w.logf("damaged checkpoint %d: %s", n, what)
-		case len(valid) == 1:
-			// A valid checkpoint older than the only valid one was on
-			// disk (a fence saw it): retention removed it, keeping
-			// damaged ones.
-			if f, ok := w.olderFence(valid[0].seq); ok {
-				w.violate(false, "corrupt checkpoint: the data dir holds checkpoints %v, of which only %d is valid (the others were damaged on purpose); "+
-					"valid checkpoint %d, on disk at %s, was removed while damaged newer ones were kept, so damage to %d now would lose everything",
-					seqs(files), valid[0].seq, f.seq, f.at.Format(time.TimeOnly), valid[0].seq)
-			}
+			files, _ = listCheckpoints(w.dataDir)
 		}
-		files, _ = listCheckpoints(w.dataDir)
 	}
 	end.files = files
 	end.expectSeq = w.newestValid(files)
@@ -538,18 +527,6 @@ func (w *world) whileDown(end *ending) {
 // purpose.
 func (w *world) damagedLeft(files []ckptFile) bool {
 	return len(w.valid(files)) < len(files)
-}
-
-// olderFence returns a fence on a checkpoint older than seq.
-func (w *world) olderFence(seq uint64) (fence, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, f := range slices.Backward(w.fences) {
-		if f.seq > 0 && f.seq < seq {
-			return f, true
-		}
-	}
-	return fence{}, false
 }
 
 func seqs(files []ckptFile) []uint64 {
@@ -713,8 +690,9 @@ func (w *world) freeAndResume() {
 	freed := time.Now()
 	deadline := time.Now().Add(15 * time.Second)
 	var resumed time.Time
+	var valid []ckptFile
 	for {
-		w.checkRetention()
+		valid = w.checkRetention(valid)
 		w.mu.Lock()
 		n := len(w.fences)
 		w.mu.Unlock()
@@ -733,24 +711,28 @@ func (w *world) freeAndResume() {
 	}
 }
 
-// checkRetention lists the data dir: once a damaged checkpoint is on disk,
-// an older valid checkpoint must stay beside the newest valid one — the
-// one a restart falls back to when the newest is damaged too.
-func (w *world) checkRetention() {
+// checkRetention lists the data dir, and compares with the listing
+// before (prev): when the daemon removes a valid checkpoint older than the
+// newest one and leaves a single valid checkpoint beside damaged ones, a
+// restart after damage to that one loses everything. It returns this
+// listing's valid checkpoints.
+func (w *world) checkRetention(prev []ckptFile) []ckptFile {
 	files, err := listCheckpoints(w.dataDir)
 	if err != nil {
-		return
+		return prev
 	}
 	valid := w.valid(files)
-	if len(valid) != 1 || len(files) < 2 || w.retentionSeen {
-		return
+	if len(valid) == 1 && len(files) > len(valid) && !w.retentionSeen {
+		for _, f := range prev {
+			if f.seq < valid[0].seq && !slices.Contains(files, f) {
+				w.retentionSeen = true
+				w.violate(false, "retention: the daemon removed valid checkpoint %d and kept damaged ones: the data dir holds %v, of which only %d is valid "+
+					"(the others were damaged on purpose), so if %d is damaged a restart loses everything", f.seq, seqs(files), valid[0].seq, valid[0].seq)
+				break
+			}
+		}
 	}
-	if f, ok := w.olderFence(valid[0].seq); ok {
-		w.retentionSeen = true
-		w.violate(false, "retention: the data dir holds checkpoints %v, of which only %d is valid (the others were damaged on purpose): "+
-			"valid checkpoint %d, on disk at %s, was removed while damaged ones were kept, so if %d is damaged a restart loses everything",
-			seqs(files), valid[0].seq, f.seq, f.at.Format(time.TimeOnly), valid[0].seq)
-	}
+	return valid
 }
 
 // topUp fills the disk again until no checkpoint was being written
