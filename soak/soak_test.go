@@ -463,6 +463,7 @@ func (w *world) end(ctx context.Context, kind string, full bool) *ending {
 			break
 		}
 		end.code = code
+		w.logf("the daemon exited with %d", code)
 		switch {
 		case code != 0 && !full:
 			w.violate(false, "SIGTERM: the daemon exited with %d though nothing was wrong; its log:\n%s", code, w.cur.log.tail(20))
