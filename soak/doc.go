@@ -74,8 +74,8 @@
 //
 // # Running
 //
-// `go test ./soak` runs a short soak (about a minute; a few seconds with
-// -short). `make soak DURATION=30m SEED=42` runs a long one. The seed is
+// `go test ./soak` runs a short soak: 45 seconds of faults, about a minute
+// in all (10 seconds of faults with -short). `make soak DURATION=30m SEED=42` runs a long one. The seed is
 // printed at the start and in every failure; -seed and -duration (or
 // SOAK_SEED and SOAK_DURATION) replay a run, and -faults (SOAK_FAULTS)
 // limits the fault kinds, for example -faults kill,corrupt. A seed fixes
