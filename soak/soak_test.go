@@ -301,7 +301,7 @@ func (w *world) lowerBound(stream string, seq uint64) (int64, fence) {
 	return best, at
 }
 
-// wait waits d, or less if the soak is over.
+// wait lets the daemon run for d.
 func (w *world) wait(d time.Duration) { time.Sleep(d) }
 
 // uptime is how long the daemon runs between faults.
@@ -355,9 +355,10 @@ func (w *world) run() {
 		_, err := os.Stat(filepath.Join(w.root, "filler"))
 		switch {
 		case err == nil:
-			// Restarted with the disk full: checkpoints failed meanwhile.
-			// Free it, and end this life right after the first
-			// checkpoint that succeeds, when retention has just run.
+			// Restarted with the disk full: checkpoints failed meanwhile,
+			// and a damaged checkpoint may be the newest file. Free it,
+			// watch retention as checkpoints resume, and end this life
+			// soon after, with a kill.
 			w.freeAndResume()
 			r = 1
 		case r < 0.3 && w.cfg.faults["full"] && w.tmpfs:
