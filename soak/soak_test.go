@@ -242,6 +242,13 @@ func (w *world) violate(hard bool, format string, args ...any) {
 	}
 }
 
+// fatal stops the soak on a failure of the soak itself (not of the
+// daemon), with the seed.
+func (w *world) fatal(err error) {
+	w.t.Helper()
+	w.t.Fatalf("seed %d, epoch %d: %v", w.cfg.seed, w.epochN, err)
+}
+
 // logf logs a step of the schedule.
 func (w *world) logf(format string, args ...any) {
 	w.t.Logf("epoch %d: %s", w.epochN, fmt.Sprintf(format, args...))
@@ -485,7 +492,7 @@ func (w *world) end(ctx context.Context, kind string, full bool) *ending {
 func (w *world) whileDown(end *ending) {
 	files, err := listCheckpoints(w.dataDir)
 	if err != nil {
-		w.t.Fatal(err)
+		w.fatal(err)
 	}
 	// Damage more often while damaged checkpoints are left on disk, and
 	// restart with the disk full more often after damage: together they
@@ -499,7 +506,7 @@ func (w *world) whileDown(end *ending) {
 			n := valid[0].seq
 			what, err := damage(ckptPath(w.dataDir, n), w.rng)
 			if err != nil {
-				w.t.Fatal(err)
+				w.fatal(err)
 			}
 			w.mu.Lock()
 			w.corrupt[n] = valid[0].ino
@@ -520,7 +527,7 @@ func (w *world) whileDown(end *ending) {
 		w.injected["full (at restart)"]++
 		w.logf("restarting with the disk full")
 		if err := fill(filepath.Join(w.root, "filler")); err != nil {
-			w.t.Fatal(err)
+			w.fatal(err)
 		}
 	}
 }
@@ -660,7 +667,7 @@ func (w *world) fullEpisode() bool {
 	w.mu.Unlock()
 	w.logf("filling the data dir")
 	if err := fill(filepath.Join(w.root, "filler")); err != nil {
-		w.t.Fatal(err)
+		w.fatal(err)
 	}
 	failed := regexp.MustCompile(`checkpoint failed`)
 	deadline := time.Now().Add(10 * time.Second)
@@ -744,7 +751,7 @@ func (w *world) topUp() {
 	for range 100 {
 		tmp, _ := filepath.Glob(filepath.Join(w.dataDir, ".checkpoint-*.tmp"))
 		if err := fill(filepath.Join(w.root, "filler")); err != nil {
-			w.t.Fatal(err)
+			w.fatal(err)
 		}
 		tmp2, _ := filepath.Glob(filepath.Join(w.dataDir, ".checkpoint-*.tmp"))
 		if len(tmp) == 0 && len(tmp2) == 0 {
@@ -756,7 +763,7 @@ func (w *world) topUp() {
 
 func (w *world) free() {
 	if err := os.Remove(filepath.Join(w.root, "filler")); err != nil && !os.IsNotExist(err) {
-		w.t.Fatal(err)
+		w.fatal(err)
 	}
 }
 
@@ -812,7 +819,7 @@ func (w *world) finish(ctx context.Context) {
 	w.checkStreams(ctx, "final")
 	for _, k := range w.kafkas {
 		if k.err != nil {
-			w.t.Fatalf("seed %d: %v", w.cfg.seed, k.err)
+			w.fatal(k.err)
 		}
 		n := k.n()
 		c, err := w.waitCount(ctx, k.stream, n, 120*time.Second)
