@@ -7,7 +7,7 @@ BIN         := bin
 GLFW_PKGS   := x11 xrandr xinerama xcursor xi xxf86vm
 RUN_DIR     := $(BIN)/run
 
-.PHONY: all build run test test-short vet lint fmt proto bench screenshot clean
+.PHONY: all build run test test-short vet lint fmt proto bench screenshot clean soak
 
 all: build
 
@@ -57,6 +57,15 @@ proto:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/radix/ ./summary/
+
+# A long fault-injection soak of the real daemon (see soak/doc.go):
+# make soak DURATION=30m [SEED=42] [FAULTS=kill,term,corrupt,full,double-start].
+# Without SEED it draws one and prints it.
+DURATION ?= 10m
+SEED     ?= random
+FAULTS   ?= all
+soak:
+	$(GO) test ./soak/ -run '^TestSoak$$' -count 1 -v -timeout 0 -args -seed $(SEED) -duration $(DURATION) -faults $(FAULTS)
 
 # Retake the web page's screenshot in docs/ (needs chromium).
 screenshot:
