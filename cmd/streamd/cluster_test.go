@@ -403,28 +403,7 @@ func TestClusterKill(t *testing.T) {
 	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 23}, 200000)
 	produce(t, brokers, topic, "k", x, 500)
 	// Once every daemon consumes two partitions, all three answer.
-	var victim []string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st := waitCluster(t, cs[0], "k", uint64(len(x)), 60*time.Second)
-		victim = nil
-		split := len(st.Members) == 3
-		for _, m := range st.Members {
-			split = split && m.Answered && len(m.Partitions) == 2
-			if m.Address == addrs[2] {
-				for _, p := range m.Partitions {
-					victim = append(victim, fmt.Sprintf("%s/%d", p.Partition.Topic, p.Partition.Partition))
-				}
-			}
-		}
-		if split {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("partitions not split over three daemons: %v", st.Members)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	victim := awaitSplit(t, cs[0], addrs[2], uint64(len(x)))
 	checkClusterAnswers(t, cs[1], "k", round32(x), 3)
 
 	_ = cmds[2].Process.Signal(syscall.SIGKILL)
@@ -437,7 +416,7 @@ func TestClusterKill(t *testing.T) {
 	// Until the group notices, the answers are partial and name the dead
 	// daemon's partitions; then they are complete, and exact.
 	sawPartial := false
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		st := clusterStats(t, cs[0], "k")
 		if st.Partial {
@@ -742,28 +721,7 @@ func TestClusterKillCatchUp(t *testing.T) {
 	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 25}, 600)
 	msgs, _ := valueMessages("k", x, 10, false)
 	writeMessages(t, brokers, topic, msgs)
-	deadline := time.Now().Add(60 * time.Second)
-	var victim []string
-	for {
-		st := waitCluster(t, cs[0], "k", uint64(len(x)), 60*time.Second)
-		victim = nil
-		split := len(st.Members) == 3
-		for _, m := range st.Members {
-			split = split && m.Answered && len(m.Partitions) == 2
-			if m.Address == addrs[2] {
-				for _, p := range m.Partitions {
-					victim = append(victim, fmt.Sprintf("%s/%d", p.Partition.Topic, p.Partition.Partition))
-				}
-			}
-		}
-		if split {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("partitions not split over three daemons: %v", st.Members)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	victim := awaitSplit(t, cs[0], addrs[2], uint64(len(x)))
 
 	// The bulk of the values, consumed by their owners and committed.
 	y, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 26}, 600000)
@@ -780,6 +738,7 @@ func TestClusterKillCatchUp(t *testing.T) {
 		}
 	}
 	client := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := client.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{
 			GroupID: "catchup", Topics: map[string][]int{topic: slices.Collect(maps.Keys(consumed))}})
@@ -840,5 +799,33 @@ func TestClusterKillCatchUp(t *testing.T) {
 	}
 	if catchingUp == 0 {
 		t.Error("no answer while the dead daemon's partitions caught up: the recovery was too quick to observe")
+	}
+}
+
+// awaitSplit waits until three daemons answer for stream "k", which holds
+// n values, each consuming two partitions, as c sees them, and returns the
+// partitions of the one at addr.
+func awaitSplit(t *testing.T, c pb.StreamdClient, addr string, n uint64) []string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := waitCluster(t, c, "k", n, 60*time.Second)
+		var parts []string
+		split := len(st.Members) == 3
+		for _, m := range st.Members {
+			split = split && m.Answered && len(m.Partitions) == 2
+			if m.Address == addr {
+				for _, p := range m.Partitions {
+					parts = append(parts, fmt.Sprintf("%s/%d", p.Partition.Topic, p.Partition.Partition))
+				}
+			}
+		}
+		if split {
+			return parts
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions not split over three daemons: %v", st.Members)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

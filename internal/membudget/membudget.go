@@ -253,44 +253,29 @@ func (a *Account) Charge(ctx context.Context, n int64) error {
 		return nil
 	}
 	b := a.b
-	var start time.Time
-	for {
-		b.mu.Lock()
+	var err error
+	_, werr := b.waitUntil(ctx, func() bool {
 		g := max(a.measured+n-a.fp.Summaries, 0)
 		d := g - a.growth
 		fits := b.limit == 0 || b.closed || a.released || b.used()+d <= b.limit
-		if fits || a.inflight == 0 {
-			if !start.IsZero() {
-				b.waitNanos += int64(time.Since(start))
+		switch {
+		case fits:
+			a.measured += n
+			if !a.released {
+				a.growth = g
+				b.growth += d
 			}
-			var err error
-			if fits {
-				a.measured += n
-				if !a.released {
-					a.growth = g
-					b.growth += d
-				}
-			} else {
-				err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n), Size(max(b.limit-b.used(), 0)), Size(b.limit))
-			}
-			b.mu.Unlock()
-			return err
+		case a.inflight == 0:
+			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n), Size(max(b.limit-b.used(), 0)), Size(b.limit))
+		default:
+			return false // wait for a window in flight
 		}
-		if start.IsZero() {
-			start = time.Now()
-			b.waits++
-		}
-		changed := b.changed
-		b.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			b.mu.Lock()
-			b.waitNanos += int64(time.Since(start))
-			b.mu.Unlock()
-			return ctx.Err()
-		}
+		return true
+	})
+	if werr != nil {
+		return werr
 	}
+	return err
 }
 
 // Close records that the stream is gone. Its charges are returned once its
@@ -338,15 +323,26 @@ func (a *Account) Wait(ctx context.Context) bool {
 	if b.limit == 0 {
 		return false
 	}
+	waited, _ := b.waitUntil(ctx, func() bool {
+		return b.closed || a.inflight == 0 || b.used()+a.fp.Window <= b.limit
+	})
+	return waited
+}
+
+// waitUntil calls done, with b.mu held, until it returns true, waiting for
+// the budget to change between calls; it counts the waits and the time
+// spent waiting. It returns whether it waited, and ctx's error if ctx
+// ended first.
+func (b *Budget) waitUntil(ctx context.Context, done func() bool) (waited bool, err error) {
 	var start time.Time
 	for {
 		b.mu.Lock()
-		if b.closed || a.inflight == 0 || b.used()+a.fp.Window <= b.limit {
+		if done() {
 			if !start.IsZero() {
 				b.waitNanos += int64(time.Since(start))
 			}
 			b.mu.Unlock()
-			return !start.IsZero()
+			return !start.IsZero(), nil
 		}
 		if start.IsZero() {
 			start = time.Now()
@@ -360,7 +356,7 @@ func (a *Account) Wait(ctx context.Context) bool {
 			b.mu.Lock()
 			b.waitNanos += int64(time.Since(start))
 			b.mu.Unlock()
-			return true
+			return true, ctx.Err()
 		}
 	}
 }
