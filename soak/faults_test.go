@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -49,18 +50,8 @@ func listCheckpoints(dir string) ([]ckptFile, error) {
 		}
 		out = append(out, ckptFile{seq, ino})
 	}
-	slices.SortFunc(out, func(a, b ckptFile) int { return -cmpUint(a.seq, b.seq) })
+	slices.SortFunc(out, func(a, b ckptFile) int { return cmp.Compare(b.seq, a.seq) })
 	return out, nil
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func ckptPath(dir string, seq uint64) string {
