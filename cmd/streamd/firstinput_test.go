@@ -177,3 +177,22 @@ func TestFirstInputKind(t *testing.T) {
 		checkNone(t, c, "k4")
 	})
 }
+
+// TestStrayTraffic sends the TCP ingest port what a browser or curl and a
+// gRPC client on the wrong port send: no stream is created, and each line
+// is counted as a reject of no stream.
+func TestStrayTraffic(t *testing.T) {
+	d, c := startDaemon(t, nil)
+	sendTCP(t, d.TCPAddr(), []byte("GET / HTTP/1.1\r\nHost: 127.0.0.1:7071\r\nUser-Agent: curl/8.5.0\r\nAccept: */*\r\n\r\n"))
+	sendTCP(t, d.TCPAddr(), []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+	// GET's two tokens, one each of Host:, User-Agent: and Accept:, PRI's
+	// two, and one for SM's line without values.
+	waitRejected(t, d, map[ingest.Reason]uint64{"malformed": 8})
+	list, err := c.ListStreams(context.Background(), &pb.ListStreamsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Streams) != 0 {
+		t.Errorf("stray traffic created streams %q", list.Streams)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -359,6 +360,20 @@ func TestWebPage(t *testing.T) {
 
 	checkScreenshot(t, shot, 1280, 1240)
 
+	// The memory card shows what the budget charges the stream, as
+	// streamd query stats does.
+	st, err := c.Stats(ctx, &pb.StatsRequest{Stream: stream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cards := root.all(func(e element) bool { return e.attr("data-card") == "memory" })
+	if len(cards) != 1 {
+		t.Fatal("no memory card")
+	}
+	if shown := shownBytes(t, cards[0].text()); math.Abs(shown-float64(st.MemoryBytes)) > 0.06*float64(st.MemoryBytes) {
+		t.Errorf("memory card %q, Stats memory_bytes %d", cards[0].text(), st.MemoryBytes)
+	}
+
 	// Over a time window, with the CDF on a log axis: the quantiles shown
 	// are the gRPC answers over the same window.
 	wantWin, err := c.Quantiles(ctx, &pb.QuantilesRequest{Stream: stream, Phis: []float64{0.5, 0.99}, Last: durationpb.New(time.Hour)})
@@ -452,6 +467,20 @@ func TestWebPage(t *testing.T) {
 			t.Errorf("the item stream's page shows #%s", id)
 		}
 	}
+}
+
+// shownBytes reads a size the page shows, such as "memory6.9 MiB".
+func shownBytes(t *testing.T, s string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`([0-9.]+) (B|KiB|MiB|GiB)`).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no size in %q", s)
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v * map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]]
 }
 
 // TestWebPageEmpty checks the page of a daemon with no streams: its

@@ -122,7 +122,7 @@
       tr.dataset.stream = e.stream;
       if (e.stream === state.stream) tr.className = "selected";
       const cells = [e.stream, fmtCount(Number(e.stats.count)), fmtRate(e.valuesPerSecond),
-        fmtCount(Number(e.stats.rejectedTotal)), fmtBytes(Number(e.stats.summaryBytes))];
+        fmtCount(Number(e.stats.rejectedTotal)), fmtBytes(Number(e.stats.memoryBytes))];
       cells.forEach((text, i) => {
         const td = document.createElement("td");
         td.textContent = text;
@@ -173,7 +173,9 @@
       ["ε", String(st.epsilon)],
       ["window W", intFmt.format(Number(st.windowSize))],
       ["last n ≤", intFmt.format(Number(st.slidingWindow))],
-      ["memory", fmtBytes(Number(st.summaryBytes))],
+      // What the memory budget charges the stream, as streamd query stats
+      // says; its summaries' share in the title.
+      ["memory", fmtBytes(Number(st.memoryBytes)), `summaries ${fmtBytes(Number(st.summaryBytes))}, reserved ${fmtBytes(Number(st.memoryReservedBytes))}`],
       ["rejected", intFmt.format(Number(st.rejectedTotal)), rejected],
     ];
     const root = $("cards");
