@@ -28,11 +28,17 @@
 // corrupt, truncated or of another version, and one whose content its
 // caller could not decode (the seq it passes to Older), is renamed aside to
 // its name with ".invalid" appended (checkpoint-0000000000000042.bin.invalid)
-// and logged. The store never reads, counts as retained or removes a
-// renamed file again: it is left for the operator to inspect or delete. A
-// file that cannot be read at all (a permission or I/O error) is logged and
-// skipped, not renamed; like any checkpoint file not known to be valid, it
-// is removed once it is older than the two kept.
+// and logged. The store never reads or counts as retained a renamed file
+// again. It keeps the newest one for the operator to inspect and removes
+// older ones as it writes, so that checkpoints damaged again and again do
+// not fill the disk. A file that cannot be read at all (a permission or I/O
+// error) is logged and skipped, not renamed; like any checkpoint file not
+// known to be valid, it is removed once it is older than the two kept.
+//
+// Temporary files: a writer killed in the middle of a checkpoint leaves its
+// temporary file (.checkpoint-*.tmp) behind. Write removes such files before
+// it writes, so that they cannot fill the disk across crashes: the
+// directory must have one writer at a time (see Lock).
 package checkpoint
 
 import (
@@ -64,6 +70,12 @@ const (
 	suffix  = ".bin"
 	invalid = ".invalid"
 	keep    = 2
+
+	// keepInvalid is how many files renamed aside are kept.
+	keepInvalid = 1
+
+	// The names of temporary files, as for os.CreateTemp.
+	tmpPattern = ".checkpoint-*.tmp"
 
 	// bufferSize is the size of the writes to a checkpoint file.
 	bufferSize = 1 << 20
@@ -105,7 +117,8 @@ func (s *Store) Write(content func(w io.Writer) error) (uint64, error) {
 	if len(files) > 0 {
 		seq = max(seq, files[0].seq+1)
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".checkpoint-*.tmp")
+	s.removeTemps()
+	tmp, err := os.CreateTemp(s.Dir, tmpPattern)
 	if err != nil {
 		return 0, fmt.Errorf("write checkpoint: %w", err)
 	}
@@ -132,6 +145,20 @@ func (s *Store) Write(content func(w io.Writer) error) (uint64, error) {
 	return seq, s.prune(append(files, file{seq: seq, name: name(seq)}))
 }
 
+// removeTemps removes the temporary files of writes that did not finish:
+// with one writer, those of a writer that was killed.
+func (s *Store) removeTemps() {
+	tmps, err := filepath.Glob(filepath.Join(s.Dir, tmpPattern))
+	if err != nil {
+		return // the pattern is well-formed
+	}
+	for _, name := range tmps {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.logger().Warn("remove a checkpoint's leftover temporary file", "file", filepath.Base(name), "err", err)
+		}
+	}
+}
+
 // writeFile writes the envelope of a checkpoint with the content that
 // content writes to f: the header, the content through a buffer that
 // computes the checksum, then the checksum.
@@ -155,13 +182,19 @@ func writeFile(f *os.File, content func(w io.Writer) error) error {
 }
 
 // prune keeps the newest checkpoints known to be valid and removes the
-// checkpoint files numbered below them; files is the directory's.
+// checkpoint files numbered below them, and the files renamed aside but
+// the newest keepInvalid; files is the directory's, newest first.
 func (s *Store) prune(files []file) error {
 	slices.Sort(s.good)
 	s.good = s.good[max(0, len(s.good)-keep):]
 	oldest := s.good[0]
+	invalids := 0
 	for _, f := range files {
-		if f.seq >= oldest || f.invalid {
+		if f.invalid {
+			if invalids++; invalids <= keepInvalid {
+				continue
+			}
+		} else if f.seq >= oldest {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.Dir, f.name)); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -148,8 +149,9 @@ func TestInvalidNeverRetained(t *testing.T) {
 	}
 	restart(1004, "third")
 	write(t, s, "fourth")
-	want := []string{".checkpoint-1.tmp", "checkpoint-0000000000001000.bin.invalid",
-		"checkpoint-0000000000001001.bin.invalid", "checkpoint-0000000000001004.bin",
+	// The leftover temporary file is gone, and of the files renamed aside
+	// the newest is kept.
+	want := []string{"checkpoint-0000000000001004.bin",
 		"checkpoint-0000000000001005.bin", "checkpoint-0004.data", "checkpoint-1002.bin.invalid", "checkpoint-x.bin"}
 	if got := files(t, s.Dir); !slices.Equal(got, want) {
 		t.Errorf("files %v, want %v", got, want)
@@ -191,6 +193,46 @@ func TestLeftoverTempIgnored(t *testing.T) {
 	}
 	if seq, data, err := s.Latest(); err != nil || seq != 1 || string(data) != "a" {
 		t.Fatalf("%d %q %v", seq, data, err)
+	}
+	// The next write removes it, so that crashes do not fill the disk.
+	write(t, s, "b")
+	if got, want := files(t, s.Dir), []string{name(1), name(2)}; !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+}
+
+// TestDamageDoesNotFillTheDisk: a newest checkpoint damaged at every
+// restart, and a crash in the middle of each write, leave one file renamed
+// aside and no temporary file, however often they happen.
+func TestDamageDoesNotFillTheDisk(t *testing.T) {
+	s, _ := newStore(t)
+	write(t, s, "0")
+	write(t, s, "1")
+	for i := range 10 {
+		seq := write(t, s, fmt.Sprint(i+2))
+		if err := os.Truncate(filepath.Join(s.Dir, name(seq)), 5); err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(s.Dir, fmt.Sprintf(".checkpoint-%d.tmp", i))
+		if err := os.WriteFile(tmp, bytes.Repeat([]byte{1}, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Every checkpoint since the second is damaged: the second restores.
+		s = &Store{Dir: s.Dir, Logger: s.Logger}
+		if got, data, err := s.Latest(); err != nil || got != 2 || string(data) != "1" {
+			t.Fatalf("round %d: latest %d %q %v; want 2", i, got, data, err)
+		}
+	}
+	write(t, s, "last")
+	var invalid, tmps int
+	for _, n := range files(t, s.Dir) {
+		invalid += strings.Count(n, ".invalid")
+		if strings.HasSuffix(n, ".tmp") {
+			tmps++
+		}
+	}
+	if invalid != 1 || tmps != 0 {
+		t.Errorf("files %v: %d renamed aside, %d temporary; want 1 and 0", files(t, s.Dir), invalid, tmps)
 	}
 }
 
