@@ -172,14 +172,26 @@ rw_addrs() {
 	done
 }
 
-# rw_wait_ready waits until the ports of every new job answer; it fails,
-# saying why in rw_why, if a job exits first or they do not answer within
-# 60 s.
+# rw_listens reports whether the process pid listens on TCP port port
+# itself (not another process holding the port already): a listening socket
+# of /proc/net/tcp{,6} on that port is one of its file descriptors.
+rw_listens() { # pid port
+	local inode
+	for inode in $(awk -v p="$(printf ':%04X' "$2")" \
+		'$4 == "0A" && substr($2, length($2) - 4) == p { print $10 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null); do
+		find "/proc/$1/fd" -lname "socket:\[$inode\]" 2>/dev/null | grep -q . && return 0
+	done
+	return 1
+}
+
+# rw_wait_ready waits until the ports of every new job answer, served by
+# that job; it fails, saying why in rw_why, if a job exits first or they do
+# not answer within 60 s.
 rw_wait_ready() { # pids...
 	local pid a end=$((SECONDS + 60))
 	for pid in "$@"; do
 		for a in $(rw_addrs "$pid"); do
-			until nc -z "${a%:*}" "${a##*:}" 2>/dev/null; do
+			until rw_listens "$pid" "${a##*:}" && nc -z "${a%:*}" "${a##*:}" 2>/dev/null; do
 				if ! kill -0 "$pid" 2>/dev/null; then
 					wait "$pid"
 					rw_why="the process it started in the background (pid $pid) exited with status $? before $a answered"
