@@ -11,19 +11,23 @@
 # jobs a block starts with & are there for the next blocks (kill %1); after
 # a command that starts a server in the background, the walk waits until its
 # ports answer (at most 60 s), as a person would before typing on. Other
-# commands run with a time limit (WALK_CMD_TIMEOUT, 180 s), the whole walk
-# too (WALK_TIMEOUT, 600 s). At the end, and on any failure, every process
+# commands run with a time limit (WALK_CMD_TIMEOUT, 120 s), the whole walk
+# too (WALK_TIMEOUT, 300 s). At the end, and on any failure, every process
 # it started is stopped. The block that runs `make test` is skipped: CI
 # runs it already.
 #
-# On failure it prints the block, its line in README.md, the command and
-# its output, and exits 1. Everything listens on loopback only; the README's
-# ports (7070-7072, 7000-7020, 7080, 9000, 9092-9094) must be free.
+# It prints each command as it runs it. On failure it prints the block,
+# its line in README.md, the command and its output, and the background
+# jobs, and exits 1; WALK_KEEP=1 keeps the scratch directory, with every
+# command's output in logs/ (named by the command's line). Everything
+# listens on loopback only; the README's ports (7070-7072, 7000-7020, 7080,
+# 9000, 9092-9094) must be free. It takes about a minute.
 
+exec 3>&1
 rw_repo=$(cd "$(dirname "$0")/.." && pwd)
 rw_readme=$(cd "$(dirname "${1:-$rw_repo/README.md}")" && pwd)/$(basename "${1:-README.md}")
-rw_cmd_timeout=${WALK_CMD_TIMEOUT:-180}
-rw_deadline=$((SECONDS + ${WALK_TIMEOUT:-600}))
+rw_cmd_timeout=${WALK_CMD_TIMEOUT:-120}
+rw_deadline=$((SECONDS + ${WALK_TIMEOUT:-300}))
 rw_scratch=$(mktemp -d "${TMPDIR:-/tmp}/readme-walk.XXXXXX")
 rw_logs=$rw_scratch/logs
 mkdir -p "$rw_logs" "$rw_scratch/streamd"
@@ -37,8 +41,12 @@ unset STREAMD_TOKEN STREAMD_GRPC_ADDR STREAMD_KAFKA_PASSWORD
 rw_stop() {
 	[ $# -gt 0 ] || return 0
 	kill -TERM "$@" 2>/dev/null
+	local pid
 	for _ in $(seq 150); do
-		kill -0 "$@" 2>/dev/null || break
+		for pid in "$@"; do
+			rw_alive "$pid" && break
+		done
+		rw_alive "$pid" || break
 		sleep 0.1
 	done
 	kill -KILL "$@" 2>/dev/null
@@ -67,14 +75,14 @@ rw_cleanup() {
 	fi
 }
 trap rw_cleanup EXIT
-trap 'exit 130' INT TERM
+# Interrupted, or by the watchdog below: name the command that was running.
+trap 'rw_fail "${rw_n:-?}" "${rw_fence:-?}" "${rw_line:-?}" "${rw_cmd:-}" "${rw_log:-/dev/null}" "interrupted, or ran past WALK_TIMEOUT"' INT TERM
 # Not a job of this shell, so that the README's %1 is its own first job.
 (
 	while [ $SECONDS -lt $rw_deadline ]; do
 		sleep 1
 		kill -0 $$ 2>/dev/null || exit 0
 	done
-	echo "readme-walk: ran past WALK_TIMEOUT" >&2
 	kill -TERM $$
 ) &
 rw_watchdog=$!
@@ -124,6 +132,9 @@ rw_parse() {
 }
 
 rw_fail() { # block fence line command log message
+	# To the walk's own output, also from a trap while a command's output
+	# goes to its log.
+	exec >&3 2>&1
 	echo
 	echo "readme-walk: FAILED in block $1 (README.md line $2), command at line $3:"
 	printf '    %s\n' "$4"
@@ -131,6 +142,10 @@ rw_fail() { # block fence line command log message
 	if [ -s "$5" ]; then
 		echo "--- its output (last 60 lines):"
 		tail -n 60 "$5"
+	fi
+	if [ -n "$(jobs -p)" ]; then
+		echo "--- the background jobs:"
+		jobs -l
 	fi
 	exit 1
 }
@@ -184,15 +199,34 @@ rw_listens() { # pid port
 	return 1
 }
 
+# rw_alive reports whether the process pid runs (exists and is no zombie).
+rw_alive() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
 # rw_wait_ready waits until the ports of every new job answer, served by
 # that job; it fails, saying why in rw_why, if a job exits first or they do
 # not answer within 60 s.
 rw_wait_ready() { # pids...
-	local pid a end=$((SECONDS + 60))
+	local pid a end=$((SECONDS + 60)) shell
+	shell=$(readlink -f "$BASH")
 	for pid in "$@"; do
+		# A job is a forked shell until it execs its command.
+		for _ in $(seq 20); do
+			[ "$(readlink -f "/proc/$pid/exe" 2>/dev/null)" = "$shell" ] || break
+			sleep 0.1
+		done
+		if ! rw_alive "$pid"; then
+			wait "$pid" && continue
+			rw_why="the process it started in the background (pid $pid) exited with status $?"
+			return 1
+		fi
 		for a in $(rw_addrs "$pid"); do
 			until rw_listens "$pid" "${a##*:}" && nc -z "${a%:*}" "${a##*:}" 2>/dev/null; do
-				if ! kill -0 "$pid" 2>/dev/null; then
+				if ! rw_alive "$pid"; then
 					wait "$pid"
 					rw_why="the process it started in the background (pid $pid) exited with status $? before $a answered"
 					return 1
@@ -241,7 +275,7 @@ while IFS=$'\t' read -r -d '' rw_n rw_fence rw_line rw_cmd; do
 				rw_fail "$rw_n" "$rw_fence" "$rw_line" "$rw_cmd" "$rw_log" "$rw_why"
 		fi
 	else
-		timeout -k 5 "$rw_cmd_timeout" bash -c "$rw_cmd" >"$rw_log" 2>&1 </dev/null
+		timeout -k 5 "$rw_cmd_timeout" bash -c "$rw_cmd" >"$rw_log" 2>&1 </dev/null 3>&-
 		rw_rc=$?
 		[ $rw_rc = 124 ] && rw_rc="124 (ran past WALK_CMD_TIMEOUT, ${rw_cmd_timeout}s)"
 	fi
