@@ -7,7 +7,7 @@ BIN         := bin
 GLFW_PKGS   := x11 xrandr xinerama xcursor xi xxf86vm
 RUN_DIR     := $(BIN)/run
 
-.PHONY: all build run test test-short vet lint fmt proto bench screenshot clean soak
+.PHONY: all build run test test-short vet lint fmt proto bench screenshot clean soak readme
 
 all: build
 
@@ -36,6 +36,12 @@ test: vet lint
 	@if pkg-config --exists egl $(GLFW_PKGS) 2>/dev/null && command -v xvfb-run >/dev/null; then \
 		echo "xvfb-run -a go test -tags gpu,glfw -run GLFW ./gpusort/"; xvfb-run -a $(GO) test -tags gpu,glfw -run GLFW ./gpusort/; \
 	else echo "X11 libraries or xvfb-run missing: skipping the GLFW context tests"; fi
+
+# Run the README's examples in order, as a newcomer would, in a scratch copy
+# of the checkout (scripts/readme-walk.sh; it skips the make test block).
+# Needs nc, kcat, curl, openssl and grpcurl (.ci/run installs them).
+readme:
+	@scripts/readme-walk.sh
 
 test-short:
 	$(GO) test -short ./...
