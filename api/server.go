@@ -834,12 +834,21 @@ func (s *Server) ListStreams(ctx context.Context, req *pb.ListStreamsRequest) (*
 	return &pb.ListStreamsResponse{Streams: s.Pipeline.List()}, nil
 }
 
+// watchedGone returns NotFound once st is no longer the stream named name:
+// it was deleted, and maybe created again.
+func (s *Server) watchedGone(st *pipeline.Stream, name string) error {
+	if cur, err := s.Pipeline.Stream(name); err != nil || cur != st {
+		return statusError("watch", fmt.Errorf("%w: %q was deleted", pipeline.ErrNotFound, name))
+	}
+	return nil
+}
+
 // watchAnswer computes one answer of a Watch of st: NotFound once st is
 // no longer the stream of its name.
 func (s *Server) watchAnswer(st *pipeline.Stream, req *pb.WatchRequest, sc scope) (*pb.WatchResponse, error) {
 	const op = "watch"
-	if cur, err := s.Pipeline.Stream(req.Stream); err != nil || cur != st {
-		return nil, statusError(op, fmt.Errorf("%w: %q was deleted", pipeline.ErrNotFound, req.Stream))
+	if err := s.watchedGone(st, req.Stream); err != nil {
+		return nil, err
 	}
 	v, err := s.watchHub().view(s, st, sc, req.Support != 0, s.minWatchInterval())
 	if err != nil {

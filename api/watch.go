@@ -117,7 +117,7 @@ func newWatchHub() *watchHub {
 // join adds a watcher from conn to the feed of key, starting the feed
 // with compute and interval if there is none: ResourceExhausted past the
 // daemon's or the connection's limit of Watch calls.
-func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval time.Duration, compute func() (*pb.WatchResponse, error)) (*feed, error) {
+func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) (*feed, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open >= maxAll {
@@ -133,7 +133,7 @@ func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval 
 		ctx, stop := context.WithCancel(context.Background())
 		f = &feed{key: key, stop: stop, changed: make(chan struct{})}
 		h.feeds[key] = f
-		go h.run(ctx, f, interval, compute)
+		go h.run(ctx, f, interval, compute, gone)
 	}
 	f.watchers++
 	return f, nil
@@ -158,10 +158,22 @@ func (h *watchHub) leave(conn string, f *feed) {
 // run computes f's answer now and at every tick of interval, at most
 // watchWorkers answers of all feeds at once (a tick missed meanwhile is
 // skipped), until ctx is done or an answer fails: then the feed ends with
-// that error, and new watchers get a new feed.
-func (h *watchHub) run(ctx context.Context, f *feed, interval time.Duration, compute func() (*pb.WatchResponse, error)) {
+// that error, and new watchers get a new feed. Between answers it asks gone
+// every goneCheck (or interval, if shorter), so that a feed of a deleted
+// stream ends within that, not at its next answer up to an hour later.
+func (h *watchHub) run(ctx context.Context, f *feed, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	check := time.NewTicker(min(interval, goneCheck))
+	defer check.Stop()
+	end := func(err error) {
+		f.publish(nil, err)
+		h.mu.Lock()
+		if h.feeds[f.key] == f {
+			delete(h.feeds, f.key)
+		}
+		h.mu.Unlock()
+	}
 	for {
 		select {
 		case h.workers <- struct{}{}:
@@ -170,22 +182,30 @@ func (h *watchHub) run(ctx context.Context, f *feed, interval time.Duration, com
 		}
 		resp, err := compute()
 		<-h.workers
-		f.publish(resp, err)
 		if err != nil {
-			h.mu.Lock()
-			if h.feeds[f.key] == f {
-				delete(h.feeds, f.key)
-			}
-			h.mu.Unlock()
+			end(err)
 			return
 		}
-		select {
-		case <-ticker.C:
-		case <-ctx.Done():
-			return
+		f.publish(resp, nil)
+	wait:
+		for {
+			select {
+			case <-ticker.C:
+				break wait
+			case <-check.C:
+				if err := gone(); err != nil {
+					end(err)
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
 		}
 	}
 }
+
+// goneCheck is how often a feed asks whether its stream was deleted.
+const goneCheck = time.Second
 
 // publish makes resp (or err, the feed's end) the latest answer.
 func (f *feed) publish(resp *pb.WatchResponse, err error) {
@@ -307,7 +327,8 @@ func (s *Server) Watch(req *pb.WatchRequest, stream grpc.ServerStreamingServer[p
 	ctx := stream.Context()
 	conn := connOf(ctx)
 	hub := s.watchHub()
-	f, err := hub.join(conn, key, orDefault(s.MaxWatches, DefaultMaxWatches), orDefault(s.MaxWatchesPerConn, DefaultMaxWatchesPerConn), interval, compute)
+	gone := func() error { return s.watchedGone(st, req.Stream) }
+	f, err := hub.join(conn, key, orDefault(s.MaxWatches, DefaultMaxWatches), orDefault(s.MaxWatchesPerConn, DefaultMaxWatchesPerConn), interval, compute, gone)
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,30 @@ func TestWatchStreamDeleted(t *testing.T) {
 	}
 }
 
+// TestWatchDeletedLongInterval: a Watch of an hour's interval ends with
+// NotFound within about a second of its stream's deletion, not at its next
+// answer an hour later.
+func TestWatchDeletedLongInterval(t *testing.T) {
+	s := &Server{}
+	c := dial(t, serve(t, s, nil))
+	accept(t, s, "w", 1, 2, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	w, err := c.Watch(ctx, &pb.WatchRequest{Stream: "w", Phis: []float64{0.5}, IntervalMs: 3600_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Pipeline.Delete("w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Recv(); status.Code(err) != codes.NotFound {
+		t.Fatalf("after the deletion: %v, want NotFound", err)
+	}
+}
+
 // TestWatchSharesAnswers: the Watch calls asking the same of a stream get
 // one answer, computed once (the clock ticks at every reading, so two
 // computations differ in time_unix_nano); a call asking something else

@@ -15,7 +15,11 @@
 //
 // Numbering: a new checkpoint is numbered above every checkpoint file in
 // the directory, valid or not, renamed aside or not, so the newest valid
-// checkpoint is always the last one written.
+// checkpoint is always the last one written. A file renamed aside numbered
+// 2^64−1 (junk, never read again) does not count, so that the numbers do
+// not wrap around; one that is not set aside (it cannot be read) leaves no
+// number above it, and Write fails, naming it. Directories are not
+// checkpoint files, whatever their names.
 //
 // Retention: after each write the store keeps the newest two checkpoints it
 // knows to be valid — those it wrote, and the one Latest or Older returned
@@ -50,6 +54,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,7 +92,7 @@ type Store struct {
 	Dir    string
 	Logger *slog.Logger
 
-	last uint64   // the highest number written or seen
+	last uint64   // the highest number written
 	good []uint64 // checkpoints known to be valid, oldest first
 }
 
@@ -113,10 +118,20 @@ func (s *Store) Write(content func(w io.Writer) error) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	seq := s.last + 1
-	if len(files) > 0 {
-		seq = max(seq, files[0].seq+1)
+	// Above every checkpoint file; but a file set aside at the top of the
+	// range, which is never read again, must not wrap the numbers around
+	// below the checkpoint restored: then above every other file.
+	top := s.last
+	for _, f := range files {
+		if f.seq < math.MaxUint64 || !f.invalid {
+			top = max(top, f.seq)
+			break // files is newest first
+		}
 	}
+	if top == math.MaxUint64 {
+		return 0, fmt.Errorf("write checkpoint: no number above %s: remove it", name(top))
+	}
+	seq := top + 1
 	s.removeTemps()
 	tmp, err := os.CreateTemp(s.Dir, tmpPattern)
 	if err != nil {
@@ -232,6 +247,9 @@ func (s *Store) list() ([]file, error) {
 	}
 	var files []file
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // not a checkpoint file, whatever its name
+		}
 		n, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok {
 			continue
@@ -280,9 +298,6 @@ func (s *Store) newest(seq uint64, below bool) (uint64, []byte, error) {
 	files, err := s.list()
 	if err != nil {
 		return 0, nil, err
-	}
-	if len(files) > 0 {
-		s.last = max(s.last, files[0].seq)
 	}
 	for _, f := range files {
 		if f.invalid || below && f.seq >= seq {

@@ -272,3 +272,44 @@ func TestWriteStreams(t *testing.T) {
 		t.Errorf("numbered %d after a failed write, want 2", seq)
 	}
 }
+
+// TestNumbersDoNotWrap: a junk file numbered 2^64−1 is set aside and does
+// not wrap the numbers around below the checkpoint restored, so the next
+// restart restores the newest checkpoint.
+func TestNumbersDoNotWrap(t *testing.T) {
+	s, _ := newStore(t)
+	write(t, s, "old")
+	top := filepath.Join(s.Dir, "checkpoint-18446744073709551615.bin")
+	if err := os.WriteFile(top, []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = &Store{Dir: s.Dir, Logger: s.Logger}
+	if seq, data, err := s.Latest(); err != nil || seq != 1 || string(data) != "old" {
+		t.Fatalf("latest: %d %q %v", seq, data, err)
+	}
+	if seq := write(t, s, "new"); seq != 2 {
+		t.Fatalf("numbered %d, want 2", seq)
+	}
+	s = &Store{Dir: s.Dir, Logger: s.Logger}
+	if seq, data, err := s.Latest(); err != nil || seq != 2 || string(data) != "new" {
+		t.Fatalf("after a restart: %d %q %v; want 2 \"new\"", seq, data, err)
+	}
+}
+
+// TestDirectoriesIgnored: a directory named like a checkpoint is no
+// checkpoint file: it is neither counted nor removed, and checkpoints go on.
+func TestDirectoriesIgnored(t *testing.T) {
+	s, _ := newStore(t)
+	dir := filepath.Join(s.Dir, name(0), "sub")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if seq := write(t, s, fmt.Sprint(i)); seq != uint64(i+1) {
+			t.Fatalf("numbered %d, want %d", seq, i+1)
+		}
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("the directory is gone: %v", err)
+	}
+}
