@@ -72,3 +72,31 @@ func (s *Server) windowSlots() chan struct{} {
 	s.slotsOnce.Do(func() { s.slots = make(chan struct{}, orDefault(s.MaxWindowQueries, DefaultMaxWindowQueries)) })
 	return s.slots
 }
+
+// healthWatch is the method of the health service's Watch.
+const healthWatch = "/grpc.health.v1.Health/Watch"
+
+// StreamInterceptor counts the health service's Watch calls with the
+// Watch calls of this service, against MaxWatches and MaxWatchesPerConn:
+// each holds a stream and its goroutines as long as its client likes, so
+// without a limit many connections of them would take the daemon's memory.
+// Other calls pass straight through.
+func (s *Server) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if info.FullMethod != healthWatch {
+		return handler(srv, ss)
+	}
+	h := s.watchHub()
+	conn := connOf(ss.Context())
+	h.mu.Lock()
+	err := h.admitLocked(conn, orDefault(s.MaxWatches, DefaultMaxWatches), orDefault(s.MaxWatchesPerConn, DefaultMaxWatchesPerConn))
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		h.mu.Lock()
+		h.releaseLocked(conn)
+		h.mu.Unlock()
+	}()
+	return handler(srv, ss)
+}

@@ -120,14 +120,9 @@ func newWatchHub() *watchHub {
 func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) (*feed, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.open >= maxAll {
-		return nil, status.Errorf(codes.ResourceExhausted, "watch: %d watch calls are open, the daemon's limit (--max-watches)", h.open)
+	if err := h.admitLocked(conn, maxAll, maxConn); err != nil {
+		return nil, err
 	}
-	if h.perConn[conn] >= maxConn {
-		return nil, status.Errorf(codes.ResourceExhausted, "watch: %d watch calls are open on this connection, the limit (--max-watches-per-conn)", h.perConn[conn])
-	}
-	h.open++
-	h.perConn[conn]++
 	f := h.feeds[key]
 	if f == nil {
 		ctx, stop := context.WithCancel(context.Background())
@@ -139,14 +134,34 @@ func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval 
 	return f, nil
 }
 
-// leave removes a watcher from conn from f, stopping f after its last.
-func (h *watchHub) leave(conn string, f *feed) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// admitLocked counts one more Watch call from conn, or refuses it with
+// ResourceExhausted past the daemon's or the connection's limit; h.mu is
+// held.
+func (h *watchHub) admitLocked(conn string, maxAll, maxConn int) error {
+	if h.open >= maxAll {
+		return status.Errorf(codes.ResourceExhausted, "watch: %d watch calls are open, the daemon's limit (--max-watches)", h.open)
+	}
+	if h.perConn[conn] >= maxConn {
+		return status.Errorf(codes.ResourceExhausted, "watch: %d watch calls are open on this connection, the limit (--max-watches-per-conn)", h.perConn[conn])
+	}
+	h.open++
+	h.perConn[conn]++
+	return nil
+}
+
+// releaseLocked counts one Watch call from conn less; h.mu is held.
+func (h *watchHub) releaseLocked(conn string) {
 	h.open--
 	if h.perConn[conn]--; h.perConn[conn] == 0 {
 		delete(h.perConn, conn)
 	}
+}
+
+// leave removes a watcher from conn from f, stopping f after its last.
+func (h *watchHub) leave(conn string, f *feed) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.releaseLocked(conn)
 	if f.watchers--; f.watchers == 0 {
 		f.stop()
 		if h.feeds[f.key] == f {

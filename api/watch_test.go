@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -39,8 +41,9 @@ func serve(t *testing.T, s *Server, now func() time.Time) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryInterceptor))
+	g := grpc.NewServer(grpc.ChainUnaryInterceptor(s.UnaryInterceptor), grpc.ChainStreamInterceptor(s.StreamInterceptor))
 	pb.RegisterStreamdServer(g, s)
+	healthpb.RegisterHealthServer(g, health.NewServer())
 	go g.Serve(ln)
 	t.Cleanup(func() {
 		g.Stop()
@@ -148,6 +151,45 @@ func TestWatchDeletedLongInterval(t *testing.T) {
 	}
 	if _, err := w.Recv(); status.Code(err) != codes.NotFound {
 		t.Fatalf("after the deletion: %v, want NotFound", err)
+	}
+}
+
+// TestHealthWatchLimits: the health service's Watch calls count with the
+// Watch calls against the limits, so that no client holds more of them.
+func TestHealthWatchLimits(t *testing.T) {
+	s := &Server{MaxWatches: 100, MaxWatchesPerConn: 2}
+	addr := serve(t, s, nil)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := healthpb.NewHealthClient(conn)
+	watch := func() error {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		w, err := h.Watch(ctx, &healthpb.HealthCheckRequest{})
+		if err == nil {
+			_, err = w.Recv()
+		}
+		return err
+	}
+	for i := range 2 {
+		if err := watch(); err != nil {
+			t.Fatalf("health watch %d: %v", i, err)
+		}
+	}
+	if err := watch(); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("third health watch on a connection: %v, want ResourceExhausted", err)
+	}
+	// The Watch calls of the service share the connection's limit.
+	accept(t, s, "w", 1)
+	w, err := pb.NewStreamdClient(conn).Watch(context.Background(), &pb.WatchRequest{Stream: "w", Phis: []float64{0.5}})
+	if err == nil {
+		_, err = w.Recv()
+	}
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a Watch after two health watches: %v, want ResourceExhausted", err)
 	}
 }
 

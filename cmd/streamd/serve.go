@@ -849,7 +849,7 @@ func (d *Daemon) openGRPC() {
 	if d.gatherer != nil {
 		d.api.Cluster = d.gatherer
 	}
-	opts = append(opts, grpc.ChainUnaryInterceptor(d.api.UnaryInterceptor))
+	opts = append(opts, grpc.ChainUnaryInterceptor(d.api.UnaryInterceptor), grpc.ChainStreamInterceptor(d.api.StreamInterceptor))
 	d.grpc = grpc.NewServer(opts...)
 	if d.store != nil {
 		d.api.Durable = func(ctx context.Context) error { return d.checkpointed(d.checkpoint(ctx)) }

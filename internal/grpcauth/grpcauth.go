@@ -1,6 +1,6 @@
 // Package grpcauth carries streamd's bearer token over gRPC: the server
-// interceptors that check it on every call but the health checks, and the
-// per-call credentials that clients send it with.
+// interceptors that check it on every call but the health service's Check,
+// and the per-call credentials that clients send it with.
 package grpcauth
 
 import (
@@ -14,14 +14,16 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// healthPrefix starts the method names of the gRPC health service, which
+// healthCheck is the method of the gRPC health service's Check, which
 // answers without a token so that load balancers and orchestrators can probe
-// the daemon.
-const healthPrefix = "/grpc.health.v1.Health/"
+// the daemon. The service's Watch and List need the token: a Watch holds a
+// stream as long as its client likes.
+const healthCheck = "/grpc.health.v1.Health/Check"
 
 // ServerOptions returns the options that make a gRPC server refuse, with
-// codes.Unauthenticated, every call but the health checks that does not
-// carry "authorization: Bearer token". An empty token checks nothing.
+// codes.Unauthenticated, every call but the health service's Check that
+// does not carry "authorization: Bearer token". An empty token checks
+// nothing.
 func ServerOptions(token string) []grpc.ServerOption {
 	if token == "" {
 		return nil
@@ -34,7 +36,7 @@ func ServerOptions(token string) []grpc.ServerOption {
 type checker string
 
 func (c checker) check(ctx context.Context, method string) error {
-	if strings.HasPrefix(method, healthPrefix) {
+	if method == healthCheck {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)

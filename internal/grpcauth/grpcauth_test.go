@@ -62,7 +62,8 @@ func calls(ctx context.Context, cc *grpc.ClientConn) (unary, stream codes.Code) 
 // TestServerOptions checks that calls without the token, with a wrong one
 // or with a malformed header are refused with Unauthenticated, unary and
 // streaming alike; that the right token, sent by Bearer or by hand, is let
-// through; and that the health service answers without a token.
+// through; and that the health service's Check answers without a token,
+// its Watch only with it.
 func TestServerOptions(t *testing.T) {
 	const token = "s3cret"
 	addr := serve(t, token)
@@ -103,6 +104,15 @@ func TestServerOptions(t *testing.T) {
 	resp, err := healthpb.NewHealthClient(dial(t, addr)).Check(ctx, &healthpb.HealthCheckRequest{})
 	if err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
 		t.Errorf("health check without a token: %v, %v", resp, err)
+	}
+	// A health Watch holds a stream as long as its client likes: it needs
+	// the token.
+	w, err := healthpb.NewHealthClient(dial(t, addr)).Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err == nil {
+		_, err = w.Recv()
+	}
+	if status.Code(err) != codes.Unauthenticated {
+		t.Errorf("health watch without a token: %v, want Unauthenticated", err)
 	}
 }
 
