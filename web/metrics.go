@@ -163,7 +163,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.GRPCConns != nil {
 		g := s.GRPCConns()
 		single("streamd_grpc_connections_open", "gauge", "gRPC connections open.", g.Open)
-		single("streamd_grpc_connections_refused_total", "counter", "gRPC connections closed at once because --grpc-max-connections were open.", g.Refused)
+		single("streamd_grpc_connections_refused_total", "counter", "gRPC connections closed at once because --grpc-max-connections proven ones were open.", g.Refused)
+		single("streamd_grpc_connections_displaced_total", "counter", "gRPC connections that had made no authenticated call, closed to make room for a new one under --grpc-max-connections.", g.Displaced)
 	}
 	if s.TCPStats != nil {
 		t := s.TCPStats()

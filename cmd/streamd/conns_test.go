@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	pb "streamd/api/proto/streamd/v1"
 )
 
 // TestFitConnLimits: the connection limits and the reserve must fit in
@@ -64,9 +66,10 @@ func TestFitConnLimits(t *testing.T) {
 }
 
 // TestGRPCConnectionFlood runs the daemon with 256 file descriptors and
-// opens 300 idle connections to its gRPC port: the ones beyond
-// --grpc-max-connections are closed at once and counted, and TCP ingest,
-// the HTTP port and checkpoints go on.
+// opens 300 idle connections to its gRPC port: beyond
+// --grpc-max-connections each displaces the oldest, and it is counted; a
+// client that makes a call gets in and keeps its place under a second
+// flood; and TCP ingest, the HTTP port and checkpoints go on.
 func TestGRPCConnectionFlood(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -135,12 +138,12 @@ func TestGRPCConnectionFlood(t *testing.T) {
 	}
 	// get asks the HTTP port, failing t with the daemon's log after 20 s.
 	deadline := time.Now().Add(20 * time.Second)
-	client := &http.Client{Timeout: 5 * time.Second}
+	httpClient := &http.Client{Timeout: 5 * time.Second}
 	await := func(what, path string, ok func(body string) bool) {
 		t.Helper()
 		var last string
 		for {
-			resp, err := client.Get("http://" + httpAddr + path)
+			resp, err := httpClient.Get("http://" + httpAddr + path)
 			if err == nil {
 				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
@@ -156,10 +159,39 @@ func TestGRPCConnectionFlood(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	await("the flood refused", "/metrics", func(m string) bool {
-		return strings.Contains(m, fmt.Sprintf("\nstreamd_grpc_connections_refused_total %d\n", flood-grpcMax)) &&
+	// Each idle connection beyond the limit displaces the oldest one that
+	// made no call.
+	await("the flood displaced", "/metrics", func(m string) bool {
+		return strings.Contains(m, fmt.Sprintf("\nstreamd_grpc_connections_displaced_total %d\n", flood-grpcMax)) &&
 			strings.Contains(m, fmt.Sprintf("\nstreamd_grpc_connections_open %d\n", grpcMax))
 	})
+
+	// A client still gets in, and keeps its place under a second flood.
+	cc, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	client := pb.NewStreamdClient(cc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := client.ListStreams(ctx, &pb.ListStreamsRequest{}); err != nil {
+		t.Fatalf("a client during the flood: %v\n%s", err, log.String())
+	}
+	for range flood {
+		c, err := net.Dial("tcp", grpcAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	await("the second flood displaced", "/metrics", func(m string) bool {
+		return strings.Contains(m, fmt.Sprintf("\nstreamd_grpc_connections_displaced_total %d\n", 2*flood-grpcMax+1))
+	})
+	if _, err := client.ListStreams(ctx, &pb.ListStreamsRequest{}); err != nil || cc.GetState() != connectivity.Ready {
+		t.Fatalf("the client after a second flood: %v, %v", err, cc.GetState())
+	}
 
 	// TCP ingest accepts a producer.
 	c, err := net.Dial("tcp", tcpAddr)

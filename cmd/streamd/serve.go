@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 
 	"streamd/api"
@@ -849,7 +850,10 @@ func (d *Daemon) openGRPC() {
 	if d.gatherer != nil {
 		d.api.Cluster = d.gatherer
 	}
-	opts = append(opts, grpc.ChainUnaryInterceptor(d.api.UnaryInterceptor), grpc.ChainStreamInterceptor(d.api.StreamInterceptor))
+	// After the token's check: a call that gets this far proves its
+	// connection, which then keeps its place under --grpc-max-connections.
+	opts = append(opts, grpc.ChainUnaryInterceptor(d.proveUnary, d.api.UnaryInterceptor),
+		grpc.ChainStreamInterceptor(d.proveStream, d.api.StreamInterceptor))
 	d.grpc = grpc.NewServer(opts...)
 	if d.store != nil {
 		d.api.Durable = func(ctx context.Context) error { return d.checkpointed(d.checkpoint(ctx)) }
@@ -865,6 +869,28 @@ func (d *Daemon) openGRPC() {
 			d.Logger.Error("grpc server stopped", "err", err)
 		}
 	})
+}
+
+// prove marks the connection of a call that passed the token's check as
+// proven (connlimit.Listener.Prove). The health service's calls, which need
+// no token, prove nothing.
+func (d *Daemon) prove(ctx context.Context, method string) {
+	if d.grpcConns == nil || strings.HasPrefix(method, "/grpc.health.v1.Health/") {
+		return
+	}
+	if p, ok := peer.FromContext(ctx); ok {
+		d.grpcConns.Prove(p.Addr)
+	}
+}
+
+func (d *Daemon) proveUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	d.prove(ctx, info.FullMethod)
+	return handler(ctx, req)
+}
+
+func (d *Daemon) proveStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	d.prove(ss.Context(), info.FullMethod)
+	return handler(srv, ss)
 }
 
 // openWeb serves the HTTP port: the web page, /api/, /metrics, /healthz.
