@@ -124,6 +124,19 @@ func TestCLIEmptyDaemon(t *testing.T) {
 	}
 }
 
+// TestNum: values print as their streams store them, float64 values beyond
+// float32's range too.
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{
+		float64(float32(0.1)): "0.1", 239.61000061035156: "239.61", 1e300: "1e+300", -1e300: "-1e+300",
+		0.1: "0.1", 12.5: "12.5", 3.4028234663852886e38: "3.4028235e+38",
+	} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
 // usageText is streamd's usage, as printed before an unknown command.
 const usageText = `streamd mines numeric streams for quantiles and heavy hitters.
 

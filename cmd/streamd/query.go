@@ -392,8 +392,15 @@ func daemonMemory(r *pb.StatsResponse) string {
 	return used + " of " + membudget.Size(int64(r.DaemonMemoryLimitBytes))
 }
 
-// num prints a value with float32 precision, as streams store them.
-func num(v float64) string { return strconv.FormatFloat(float64(float32(v)), 'g', -1, 32) }
+// num prints a value as its stream stores it: with float32 precision, the
+// default, or with float64 precision for a value that float32 cannot hold
+// (one of a float64 stream).
+func num(v float64) string {
+	if float64(float32(v)) != v {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 32)
+}
 
 // clusterAnswer is what the responses of a SCOPE_CLUSTER query share.
 type clusterAnswer interface {
