@@ -112,7 +112,7 @@ type Pipeline struct {
 
 	mu      sync.RWMutex
 	streams map[string]*Stream
-	closed  bool
+	closed  atomic.Bool // set by Close, under mu; read by accepts without it
 
 	rejectMu sync.Mutex
 	rejected map[ingest.Reason]uint64
@@ -237,11 +237,11 @@ func (p *Pipeline) Open(ctx context.Context) error {
 // windows in flight and returns ctx's error.
 func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()
-	if p.closed {
+	if p.closed.Load() {
 		p.mu.Unlock()
 		return nil
 	}
-	p.closed = true
+	p.closed.Store(true)
 	p.mu.Unlock()
 	p.mem.Close()
 	// Accepts hold sendMu's read lock from their check of closed until
@@ -362,7 +362,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if old := p.streams[name]; old != nil {
 		return old, false, nil
 	}
-	if p.closed {
+	if p.closed.Load() {
 		return nil, false, ErrClosed
 	}
 	if len(p.streams) >= p.cfg.MaxStreams {
@@ -566,10 +566,7 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPa
 // waits for the accepts that got in, and no values are added after it.
 func (p *Pipeline) lockOpen() error {
 	p.sendMu.RLock()
-	p.mu.RLock()
-	closed := p.closed
-	p.mu.RUnlock()
-	if closed {
+	if p.closed.Load() {
 		p.sendMu.RUnlock()
 		return fmt.Errorf("accept: %w", ErrClosed)
 	}
