@@ -87,45 +87,8 @@ func TestGRPCConnectionFlood(t *testing.T) {
 		"--grpc-addr", "127.0.0.1:0", "--tcp-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--data-dir", dir, "--sorter", "cpu", "--checkpoint-interval", interval.String(),
 		"--max-connections", "32", "--grpc-max-connections", strconv.Itoa(grpcMax), "--grpc-handshake-timeout", "1m")
-	var log syncBuffer
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	addrs := make(chan string, 1)
-	go func() {
-		buf := make([]byte, 4096)
-		sent := false
-		for {
-			n, err := stderr.Read(buf)
-			log.Write(buf[:n])
-			if s := log.String(); !sent && strings.Contains(s, "streamd serving") {
-				line := s[strings.Index(s, "streamd serving"):]
-				line, _, _ = strings.Cut(line, "\n")
-				addrs <- line
-				sent = true
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var serving string
-	select {
-	case serving = <-addrs:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the daemon did not start:\n%s", log.String())
-	}
-	field := func(name string) string {
-		_, v, _ := strings.Cut(serving, " "+name+"=")
-		v, _, _ = strings.Cut(v, " ")
-		return v
-	}
-	grpcAddr, tcpAddr, httpAddr := field("grpc"), field("tcp"), field("metrics")
+	addrs, log := startBinary(t, cmd, "grpc", "tcp", "metrics")
+	grpcAddr, tcpAddr, httpAddr := addrs["grpc"], addrs["tcp"], addrs["metrics"]
 
 	var held []net.Conn
 	for range flood {

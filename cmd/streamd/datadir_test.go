@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -139,18 +138,7 @@ func TestDataDirLocked(t *testing.T) {
 	bin := buildStreamd(t)
 	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "",
 		"--data-dir", dir, "--sorter", "cpu", "--checkpoint-interval", "0")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() && !strings.Contains(sc.Text(), "streamd serving") {
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	startBinary(t, cmd)
 	err = second()
 	if !errors.Is(err, checkpoint.ErrLocked) || !strings.Contains(err.Error(), "process "+strconv.Itoa(cmd.Process.Pid)) {
 		t.Fatalf("daemon on a dir another daemon serves: %v; want it locked by process %d", err, cmd.Process.Pid)
