@@ -36,8 +36,10 @@
 // again. It keeps the newest one for the operator to inspect and removes
 // older ones as it writes, so that checkpoints damaged again and again do
 // not fill the disk. A file that cannot be read at all (a permission or I/O
-// error) is logged and skipped, not renamed; like any checkpoint file not
-// known to be valid, it is removed once it is older than the two kept.
+// error), and one with a good checksum but a version this program does not
+// know (written by a newer one), is no damage: Latest and Older fail with
+// its error rather than fall back past it, since it may hold newer state.
+// No checkpoint file is removed before two are known to be valid.
 //
 // Temporary files: a writer killed in the middle of a checkpoint leaves its
 // temporary file (.checkpoint-*.tmp) behind. Write removes such files before
@@ -157,7 +159,12 @@ func (s *Store) Write(content func(w io.Writer) error) (uint64, error) {
 	}
 	s.last = seq
 	s.good = append(s.good, seq)
-	return seq, s.prune(append(files, file{seq: seq, name: name(seq)}))
+	if err := s.prune(append(files, file{seq: seq, name: name(seq)})); err != nil {
+		// The checkpoint is on disk: an old file left behind is no failure
+		// of it. The next write tries again.
+		s.logger().Warn("remove old checkpoints", "err", err)
+	}
+	return seq, nil
 }
 
 // removeTemps removes the temporary files of writes that did not finish:
@@ -203,6 +210,9 @@ func (s *Store) prune(files []file) error {
 	slices.Sort(s.good)
 	s.good = s.good[max(0, len(s.good)-keep):]
 	oldest := s.good[0]
+	if len(s.good) < keep {
+		oldest = 0 // no file but those set aside goes until keep are known valid
+	}
 	invalids := 0
 	for _, f := range files {
 		if f.invalid {
@@ -311,11 +321,14 @@ func (s *Store) newest(seq uint64, below bool) (uint64, []byte, error) {
 			}
 			return f.seq, data, nil
 		}
-		if errors.Is(err, codec.ErrCorrupt) {
+		if errors.Is(err, codec.ErrCorrupt) && !errors.Is(err, codec.ErrVersion) {
 			s.setAside(f, err)
 			continue
 		}
-		s.logger().Error("skipping unreadable checkpoint; trying the previous one", "file", f.name, "err", err)
+		// Unreadable (a permission or I/O error), or written by another
+		// version: it may hold newer state than any older one, so the
+		// store neither falls back past it nor sets it aside.
+		return 0, nil, err
 	}
 	return 0, nil, ErrNone
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"streamd/internal/codec"
 )
 
 func newStore(t *testing.T) (*Store, *bytes.Buffer) {
@@ -311,5 +313,25 @@ func TestDirectoriesIgnored(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Errorf("the directory is gone: %v", err)
+	}
+}
+
+// TestNewerVersionKept: a checkpoint with a good checksum but a version
+// this program does not know (a newer one wrote it) is not damage: Latest
+// fails with codec.ErrVersion rather than fall back past it, and the file
+// stays as it is.
+func TestNewerVersionKept(t *testing.T) {
+	s, _ := newStore(t)
+	write(t, s, "old")
+	newer := codec.End(append(codec.Begin(nil, magic, version+1), "newer state"...), 0)
+	if err := os.WriteFile(filepath.Join(s.Dir, name(2)), newer, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = &Store{Dir: s.Dir, Logger: s.Logger}
+	if seq, _, err := s.Latest(); !errors.Is(err, codec.ErrVersion) {
+		t.Fatalf("latest: %d, %v; want codec.ErrVersion", seq, err)
+	}
+	if got, want := files(t, s.Dir), []string{name(1), name(2)}; !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
 	}
 }

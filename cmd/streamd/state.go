@@ -69,7 +69,9 @@ func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
 	case stateVersion:
 		r = codec.NewReader(data[5:])
 	default:
-		return nil, nil, fmt.Errorf("%w: %s version %d, want 1 to %d", codec.ErrCorrupt, stateMagic, data[4], stateVersion)
+		// The checkpoint's checksum covers the state: another version of
+		// streamd wrote it.
+		return nil, nil, fmt.Errorf("%w: %s version %d, want 1 to %d", codec.ErrVersion, stateMagic, data[4], stateVersion)
 	}
 	n := r.Int("offsets", int64(r.Remaining()))
 	off = make(offsets, min(n, 1<<12))
@@ -104,6 +106,11 @@ func (d *Daemon) restore() (offsets, error) {
 			d.seq = seq
 			d.Logger.Info("restored checkpoint", "seq", seq, "streams", d.pipe.Len(), "kafka_partitions", len(off))
 			return off, nil
+		}
+		if errors.Is(derr, codec.ErrVersion) {
+			// Not damaged: a newer streamd wrote it. Falling back would
+			// serve older state, and set this one aside to be removed.
+			return nil, fmt.Errorf("checkpoint %d was written by another version of streamd (run that version, or move the data dir aside): %w", seq, derr)
 		}
 		d.Logger.Error("bad checkpoint; trying the previous one", "seq", seq, "err", derr)
 		seq, data, err = d.store.Older(seq)

@@ -22,6 +22,12 @@ import (
 // ErrCorrupt is wrapped by every decoding error caused by bad bytes.
 var ErrCorrupt = errors.New("corrupt encoding")
 
+// ErrVersion is returned, wrapped, by Open and OpenVersions for an
+// envelope whose checksum is right but whose version the caller does not
+// know: written by another version of the program, not damaged. It wraps
+// ErrCorrupt, so callers that treat both alike need not tell them apart.
+var ErrVersion = fmt.Errorf("%w: unknown version", ErrCorrupt)
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Begin appends magic and version to dst: the start of an envelope whose
@@ -56,15 +62,15 @@ func OpenVersions(data []byte, magic string, oldest, newest byte) ([]byte, byte,
 		return nil, 0, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, data[:4], magic)
 	}
 	v := data[4]
-	if v < oldest || v > newest {
-		if oldest == newest {
-			return nil, 0, fmt.Errorf("%w: %s version %d, want %d", ErrCorrupt, magic, v, newest)
-		}
-		return nil, 0, fmt.Errorf("%w: %s version %d, want %d to %d", ErrCorrupt, magic, v, oldest, newest)
-	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, 0, fmt.Errorf("%w: %s checksum mismatch", ErrCorrupt, magic)
+	}
+	if v < oldest || v > newest {
+		if oldest == newest {
+			return nil, 0, fmt.Errorf("%w: %s version %d, want %d", ErrVersion, magic, v, newest)
+		}
+		return nil, 0, fmt.Errorf("%w: %s version %d, want %d to %d", ErrVersion, magic, v, oldest, newest)
 	}
 	return body[5:], v, nil
 }
