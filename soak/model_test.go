@@ -148,7 +148,13 @@ func checkAnswers(ctx context.Context, c pb.StreamdClient, stream string, key *e
 	if int64(q.Count) != n {
 		return fmt.Errorf("%s: quantiles cover %d values, want %d", where, q.Count, n)
 	}
-	for _, a := range q.Quantiles {
+	if len(q.Quantiles) != len(phis) {
+		return fmt.Errorf("%s: %d quantiles for %d φs", where, len(q.Quantiles), len(phis))
+	}
+	for i, a := range q.Quantiles {
+		if a.Phi != phis[i] {
+			return fmt.Errorf("%s: quantile %d answers φ %v, asked %v", where, i, a.Phi, phis[i])
+		}
 		if err := key.CheckQuantile(a.Phi, a.Value, eps, int64(a.RankMin), int64(a.RankMax)); err != nil {
 			return fmt.Errorf("%s: quantile %v of %d values: %w", where, a.Phi, n, err)
 		}
@@ -158,7 +164,13 @@ func checkAnswers(ctx context.Context, c pb.StreamdClient, stream string, key *e
 	if err != nil {
 		return fmt.Errorf("%s: ranks: %w", where, err)
 	}
-	for _, a := range r.Ranks {
+	if len(r.Ranks) != len(probe) {
+		return fmt.Errorf("%s: %d ranks for %d values", where, len(r.Ranks), len(probe))
+	}
+	for i, a := range r.Ranks {
+		if a.Value != probe[i] {
+			return fmt.Errorf("%s: rank %d answers %v, asked %v", where, i, a.Value, probe[i])
+		}
 		if err := key.CheckRank(a.Value, int64(a.RankMin), int64(a.RankMax), eps); err != nil {
 			return fmt.Errorf("%s: rank of %v among %d values: %w", where, a.Value, n, err)
 		}
@@ -167,7 +179,13 @@ func checkAnswers(ctx context.Context, c pb.StreamdClient, stream string, key *e
 	if err != nil {
 		return fmt.Errorf("%s: frequencies: %w", where, err)
 	}
-	for _, a := range f.Items {
+	if len(f.Items) != len(probe) {
+		return fmt.Errorf("%s: %d frequencies for %d values", where, len(f.Items), len(probe))
+	}
+	for i, a := range f.Items {
+		if a.Value != probe[i] {
+			return fmt.Errorf("%s: frequency %d answers %v, asked %v", where, i, a.Value, probe[i])
+		}
 		if err := key.CheckFrequency(a.Value, int64(a.CountMin), int64(a.CountMax), eps); err != nil {
 			return fmt.Errorf("%s: frequency of %v among %d values: %w", where, a.Value, n, err)
 		}

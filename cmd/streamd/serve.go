@@ -872,8 +872,8 @@ func (d *Daemon) openGRPC() {
 }
 
 // prove marks the connection of a call that passed the token's check as
-// proven (connlimit.Listener.Prove). The health service's calls, which need
-// no token, prove nothing.
+// proven (connlimit.Listener.Prove). The health service's calls prove
+// nothing: its Check needs no token.
 func (d *Daemon) prove(ctx context.Context, method string) {
 	if d.grpcConns == nil || strings.HasPrefix(method, "/grpc.health.v1.Health/") {
 		return
