@@ -39,6 +39,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
 	"streamd/lossy"
@@ -152,7 +153,7 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 		}
 		req := m.req
 		durable = durable || req.Durable
-		if err := ingest.ValidStreamName(req.Stream); err != nil {
+		if err := feed.ValidName(req.Stream); err != nil {
 			return pushError(&resp, status.Newf(codes.InvalidArgument, "push: %v", err))
 		}
 		if len(req.Items) > 0 {
@@ -255,7 +256,7 @@ func (s *Server) pushValues(ctx context.Context, req *pb.PushRequest, resp *pb.P
 	clean := ingest.CleanValues(req.Stream, values, &rejects)
 	resp.Rejected += uint64(len(req.Values) - len(clean))
 	if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
-		if reason, ok := ingest.RefusalReason(err); ok {
+		if reason, ok := feed.RefusalReason(err); ok {
 			s.Pipeline.Reject(req.Stream, reason, len(clean))
 		}
 		return statusError("push", err)
@@ -267,13 +268,13 @@ func (s *Server) pushValues(ctx context.Context, req *pb.PushRequest, resp *pb.P
 // rejectCounter holds the rejects of one message, to be counted after its
 // good values or items: they create a new stream, which then counts them.
 // It is an ingest.Sink that only counts.
-type rejectCounter map[ingest.Reason]int
+type rejectCounter map[feed.Reason]int
 
 // Accept takes no values: a rejectCounter only counts rejects.
 func (r *rejectCounter) Accept(context.Context, string, []float64) error { return nil }
 
 // Reject adds n rejects for reason.
-func (r *rejectCounter) Reject(_ string, reason ingest.Reason, n int) {
+func (r *rejectCounter) Reject(_ string, reason feed.Reason, n int) {
 	if *r == nil {
 		*r = make(rejectCounter)
 	}
@@ -304,7 +305,7 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 		return nil
 	}
 	if err := s.Pipeline.AcceptItems(ctx, req.Stream, batch, time.Time{}); err != nil {
-		if reason, ok := ingest.RefusalReason(err); ok {
+		if reason, ok := feed.RefusalReason(err); ok {
 			s.Pipeline.Reject(req.Stream, reason, batch.Len())
 		}
 		return statusError("push", err)
@@ -321,7 +322,7 @@ func statusError(op string, err error) error {
 		code = codes.NotFound
 	case errors.Is(err, pipeline.ErrExists):
 		code = codes.AlreadyExists
-	case errors.Is(err, ingest.ErrStreamLimit), errors.Is(err, ingest.ErrMemoryBudget):
+	case errors.Is(err, feed.ErrStreamLimit), errors.Is(err, feed.ErrMemoryBudget):
 		code = codes.ResourceExhausted
 	case errors.Is(err, pipeline.ErrWrongKind):
 		code = codes.FailedPrecondition

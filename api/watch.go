@@ -60,7 +60,7 @@ type watchHub struct {
 	workers chan struct{} // a token per answer being computed
 
 	mu      sync.Mutex
-	feeds   map[feedKey]*feed
+	feeds   map[feedKey]*watchFeed
 	open    int
 	perConn map[string]int
 
@@ -91,10 +91,10 @@ type feedKey struct {
 	shape string
 }
 
-// A feed computes one question's answer every interval and hands the
+// A watchFeed computes one question's answer every interval and hands the
 // latest one to its watchers. A watcher that sends slowly skips the
 // answers computed meanwhile: a feed keeps only the latest.
-type feed struct {
+type watchFeed struct {
 	key      feedKey
 	watchers int // guarded by the hub's mu
 	stop     context.CancelFunc
@@ -109,7 +109,7 @@ type feed struct {
 func newWatchHub() *watchHub {
 	return &watchHub{
 		workers: make(chan struct{}, watchWorkers),
-		feeds:   make(map[feedKey]*feed),
+		feeds:   make(map[feedKey]*watchFeed),
 		perConn: make(map[string]int),
 	}
 }
@@ -117,7 +117,7 @@ func newWatchHub() *watchHub {
 // join adds a watcher from conn to the feed of key, starting the feed
 // with compute and interval if there is none: ResourceExhausted past the
 // daemon's or the connection's limit of Watch calls.
-func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) (*feed, error) {
+func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) (*watchFeed, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.admitLocked(conn, maxAll, maxConn); err != nil {
@@ -126,7 +126,7 @@ func (h *watchHub) join(conn string, key feedKey, maxAll, maxConn int, interval 
 	f := h.feeds[key]
 	if f == nil {
 		ctx, stop := context.WithCancel(context.Background())
-		f = &feed{key: key, stop: stop, changed: make(chan struct{})}
+		f = &watchFeed{key: key, stop: stop, changed: make(chan struct{})}
 		h.feeds[key] = f
 		go h.run(ctx, f, interval, compute, gone)
 	}
@@ -158,7 +158,7 @@ func (h *watchHub) releaseLocked(conn string) {
 }
 
 // leave removes a watcher from conn from f, stopping f after its last.
-func (h *watchHub) leave(conn string, f *feed) {
+func (h *watchHub) leave(conn string, f *watchFeed) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.releaseLocked(conn)
@@ -176,7 +176,7 @@ func (h *watchHub) leave(conn string, f *feed) {
 // that error, and new watchers get a new feed. Between answers it asks gone
 // every goneCheck (or interval, if shorter), so that a feed of a deleted
 // stream ends within that, not at its next answer up to an hour later.
-func (h *watchHub) run(ctx context.Context, f *feed, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) {
+func (h *watchHub) run(ctx context.Context, f *watchFeed, interval time.Duration, compute func() (*pb.WatchResponse, error), gone func() error) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	check := time.NewTicker(min(interval, goneCheck))
@@ -223,7 +223,7 @@ func (h *watchHub) run(ctx context.Context, f *feed, interval time.Duration, com
 const goneCheck = time.Second
 
 // publish makes resp (or err, the feed's end) the latest answer.
-func (f *feed) publish(resp *pb.WatchResponse, err error) {
+func (f *watchFeed) publish(resp *pb.WatchResponse, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resp, f.err = resp, err
@@ -234,7 +234,7 @@ func (f *feed) publish(resp *pb.WatchResponse, err error) {
 
 // latest returns the latest answer, its number, a channel closed when
 // there is a newer one, and the feed's end if it ended.
-func (f *feed) latest() (*pb.WatchResponse, uint64, <-chan struct{}, error) {
+func (f *watchFeed) latest() (*pb.WatchResponse, uint64, <-chan struct{}, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.resp, f.seq, f.changed, f.err

@@ -14,25 +14,25 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/internal/exact"
 	"streamd/loadgen/synth"
 	"streamd/pipeline"
 	"streamd/summary"
 )
 
-func tp(i int) ingest.TopicPartition { return ingest.TopicPartition{Topic: "t", Partition: i} }
+func tp(i int) feed.Source { return feed.Source{Topic: "t", Partition: i} }
 
 // testPipeline returns an open pipeline whose stream "s", of ε 0.01, holds
 // for each partition i in parts the values vals[i], and local values.
-func testPipeline(t *testing.T, vals map[ingest.TopicPartition][]float64) *pipeline.Pipeline {
+func testPipeline(t *testing.T, vals map[feed.Source][]float64) *pipeline.Pipeline {
 	t.Helper()
 	return testPipelineEps(t, 0.01, vals)
 }
 
 // testPipelineEps is testPipeline with a stream of ε eps.
-func testPipelineEps(t *testing.T, eps float64, vals map[ingest.TopicPartition][]float64) *pipeline.Pipeline {
+func testPipelineEps(t *testing.T, eps float64, vals map[feed.Source][]float64) *pipeline.Pipeline {
 	t.Helper()
 	p, err := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: eps, WindowSize: 1000}, Sorter: gpusort.NewCPU(1)})
 	if err != nil {
@@ -44,7 +44,7 @@ func testPipelineEps(t *testing.T, eps float64, vals map[ingest.TopicPartition][
 	}
 	t.Cleanup(func() { _ = p.Close(ctx) })
 	for src, v := range vals {
-		if src == pipeline.Local {
+		if src == feed.Local {
 			err = p.Accept(ctx, "s", slices.Clone(v))
 		} else {
 			err = p.AcceptPartition(ctx, src, "s", slices.Clone(v), time.Time{})
@@ -94,13 +94,13 @@ func gen(seed uint64, n int) []float64 {
 // belong to the current generation, and the partitions no one answers for
 // are named.
 func TestMerge(t *testing.T) {
-	all := []ingest.TopicPartition{tp(0), tp(1), tp(2), tp(3)}
+	all := []feed.Source{tp(0), tp(1), tp(2), tp(3)}
 	v := func(i int) []float64 { return gen(uint64(i+1), 3000+1000*i) }
 	// a owns 0 and 1 in generation 5; b owns 2 and 3 in generation 5; c,
 	// a zombie of generation 4, still claims 1 with stale values.
-	pa := testPipeline(t, map[ingest.TopicPartition][]float64{tp(0): v(0), tp(1): v(1), pipeline.Local: v(7)})
-	pb1 := testPipeline(t, map[ingest.TopicPartition][]float64{tp(2): v(2), tp(3): v(3), tp(0): v(9)})
-	pc := testPipeline(t, map[ingest.TopicPartition][]float64{tp(1): v(1)[:100], pipeline.Local: v(8)})
+	pa := testPipeline(t, map[feed.Source][]float64{tp(0): v(0), tp(1): v(1), feed.Local: v(7)})
+	pb1 := testPipeline(t, map[feed.Source][]float64{tp(2): v(2), tp(3): v(3), tp(0): v(9)})
+	pc := testPipeline(t, map[feed.Source][]float64{tp(1): v(1)[:100], feed.Local: v(8)})
 	ma, mb, mc := member("a", 5, 0, 1), member("b", 5, 2, 3), member("c", 4, 1)
 
 	for _, kind := range []struct{ quantiles, counts bool }{{true, false}, {false, true}, {true, true}} {
@@ -152,7 +152,7 @@ func TestMerge(t *testing.T) {
 		{announced: Member{ID: "b", Addr: "b:1", Generation: 5}, err: errors.New("connection refused")},
 	}
 	a := merge(all, replies)
-	if !a.Partial || !slices.Equal(a.Missing, []ingest.TopicPartition{tp(2), tp(3)}) || a.Members[1].Answered || a.Members[1].Error == "" {
+	if !a.Partial || !slices.Equal(a.Missing, []feed.Source{tp(2), tp(3)}) || a.Members[1].Answered || a.Members[1].Error == "" {
 		t.Fatalf("b silent: partial %v, missing %v, members %v", a.Partial, a.Missing, a.Members)
 	}
 	// A member gone before the current generation, whose partitions others
@@ -176,10 +176,10 @@ func TestMerge(t *testing.T) {
 // into an answer within the count-weighted mean ε, which lies between
 // them, for quantiles, ranks, frequencies and heavy hitters alike.
 func TestMergeMixedEpsilon(t *testing.T) {
-	all := []ingest.TopicPartition{tp(0), tp(1), tp(2), tp(3)}
+	all := []feed.Source{tp(0), tp(1), tp(2), tp(3)}
 	v := func(i int) []float64 { return gen(uint64(i+11), 4000+2000*i) }
-	pa := testPipelineEps(t, 0.01, map[ingest.TopicPartition][]float64{tp(0): v(0), tp(1): v(1), pipeline.Local: v(4)})
-	pb1 := testPipelineEps(t, 0.001, map[ingest.TopicPartition][]float64{tp(2): v(2), tp(3): v(3), pipeline.Local: v(5)})
+	pa := testPipelineEps(t, 0.01, map[feed.Source][]float64{tp(0): v(0), tp(1): v(1), feed.Local: v(4)})
+	pb1 := testPipelineEps(t, 0.001, map[feed.Source][]float64{tp(2): v(2), tp(3): v(3), feed.Local: v(5)})
 	ma, mb := member("a", 3, 0, 1), member("b", 3, 2, 3)
 	want := slices.Concat(v(0), v(1), v(2), v(3), v(4), v(5))
 	key := exact.New(want)
@@ -305,7 +305,7 @@ func TestGatherNoPart(t *testing.T) {
 
 // TestDecodeShare refuses answers that do not add up.
 func TestDecodeShare(t *testing.T) {
-	p := testPipeline(t, map[ingest.TopicPartition][]float64{tp(0): gen(1, 5000)})
+	p := testPipeline(t, map[feed.Source][]float64{tp(0): gen(1, 5000)})
 	good, err := Summaries(p, &pb.PeerSummariesRequest{Stream: "s", Quantiles: true, Counts: true}, member("a", 1, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +362,7 @@ func FuzzDecodeShare(f *testing.F) {
 		if err != nil {
 			return
 		}
-		a := merge([]ingest.TopicPartition{tp(1)}, []reply{{share: sh}})
+		a := merge([]feed.Source{tp(1)}, []reply{{share: sh}})
 		if a.View != nil && a.Stats.Count > 0 {
 			a.View.Quantile(0.5)
 			a.View.HeavyHitters(0.5)
@@ -409,7 +409,7 @@ func TestDirectory(t *testing.T) {
 	b, stopB, doneB := run("g", "b")
 	_, stopC, doneC := run("other", "c")
 	defer func() { stopC(); <-doneC }()
-	b.Update(4, []ingest.TopicPartition{tp(2), tp(3)})
+	b.Update(4, []feed.Source{tp(2), tp(3)})
 	wait := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"streamd/ingest"
+	"streamd/feed"
 )
 
 // Defaults of a Directory.
@@ -31,12 +31,12 @@ const (
 
 // A Member is a daemon of a consumer group, as it announces itself.
 type Member struct {
-	Group      string                  `json:"group"`
-	ID         string                  `json:"id"`   // stable across restarts on one data dir
-	Addr       string                  `json:"addr"` // gRPC address
-	Generation int                     `json:"generation"`
-	Partitions []ingest.TopicPartition `json:"partitions"`
-	Time       time.Time               `json:"-"` // when it was announced
+	Group      string        `json:"group"`
+	ID         string        `json:"id"`   // stable across restarts on one data dir
+	Addr       string        `json:"addr"` // gRPC address
+	Generation int           `json:"generation"`
+	Partitions []feed.Source `json:"partitions"`
+	Time       time.Time     `json:"-"` // when it was announced
 }
 
 // decodeMember decodes an announcement; bad input gives an error.
@@ -182,7 +182,7 @@ func (d *Directory) dial(ctx context.Context) (*kafka.Conn, error) {
 }
 
 // Update sets the member's generation and partitions and announces them.
-func (d *Directory) Update(generation int, partitions []ingest.TopicPartition) {
+func (d *Directory) Update(generation int, partitions []feed.Source) {
 	d.init()
 	d.mu.Lock()
 	d.self.Generation = generation

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/gksketch"
-	"streamd/ingest"
 	"streamd/lossy"
 	"streamd/pipeline"
 	"streamd/summary"
@@ -36,7 +36,7 @@ type share struct {
 // A partShare is the summaries of a stream's values from one source of a
 // member.
 type partShare struct {
-	src      ingest.TopicPartition // pipeline.Local for the member's local inputs
+	src      feed.Source // feed.Local for the member's local inputs
 	cfg      summary.Config
 	stats    summary.Stats
 	rejected map[string]uint64
@@ -57,11 +57,11 @@ func localShare(p *pipeline.Pipeline, stream string, quantiles, counts bool, sel
 		return sh
 	}
 	sh.found = true
-	claimed := make(map[ingest.TopicPartition]bool, len(self.GetPartitions()))
+	claimed := make(map[feed.Source]bool, len(self.GetPartitions()))
 	for _, pc := range self.GetPartitions() {
 		claimed[FromPB(pc.Partition)] = true
 	}
-	for _, pv := range s.Parts(counts, func(src ingest.TopicPartition) bool { return src == pipeline.Local || claimed[src] }) {
+	for _, pv := range s.Parts(counts, func(src feed.Source) bool { return src == feed.Local || claimed[src] }) {
 		ps := partShare{src: pv.Source, cfg: pv.Config, stats: pv.Stats, rejected: make(map[string]uint64, len(pv.Rejected))}
 		for r, n := range pv.Rejected {
 			ps.rejected[string(r)] = n
@@ -88,7 +88,7 @@ func Summaries(p *pipeline.Pipeline, req *pb.PeerSummariesRequest, self *pb.Clus
 			Count: uint64(ps.stats.Count), Sum: ps.stats.Sum, Min: ps.stats.Min, Max: ps.stats.Max,
 			SummaryEntries: uint64(ps.stats.Entries), SummaryBytes: uint64(ps.stats.Bytes), Rejected: ps.rejected,
 		}
-		if ps.src != pipeline.Local {
+		if ps.src != feed.Local {
 			part.Partition = ToPB(ps.src)
 		}
 		if req.Quantiles {
@@ -112,7 +112,7 @@ func decodeShare(resp *pb.PeerSummariesResponse, quantiles, counts bool) (share,
 		return share{}, errors.New("answer without a member id")
 	}
 	sh := share{member: resp.Member, found: resp.Found}
-	seen := make(map[ingest.TopicPartition]bool)
+	seen := make(map[feed.Source]bool)
 	for _, part := range resp.Parts {
 		ps := partShare{
 			cfg:      summary.Config{Epsilon: part.Epsilon, WindowSize: int(min(part.WindowSize, summary.MaxWindowSize+1)), SlidingWindow: int64(min(part.SlidingWindow, summary.MaxSlidingWindow+1)), Float64: part.Float64},
@@ -121,7 +121,7 @@ func decodeShare(resp *pb.PeerSummariesResponse, quantiles, counts bool) (share,
 		}
 		if part.Partition != nil {
 			ps.src = FromPB(part.Partition)
-			if ps.src == pipeline.Local {
+			if ps.src == feed.Local {
 				return share{}, errors.New("a part of a partition without a topic")
 			}
 		}
@@ -200,7 +200,7 @@ type Answer struct {
 	// generation that did not answer.
 	Partial bool
 	// Missing are the partitions no member that answered consumes.
-	Missing []ingest.TopicPartition
+	Missing []feed.Source
 	// Members are the members asked, this daemon first, each with what it
 	// contributed.
 	Members []*pb.ClusterMember
@@ -219,7 +219,7 @@ type reply struct {
 // counted once, from the member that answered claiming it in the newest
 // generation (ties: the first in id order); each answering member's local
 // inputs are counted.
-func merge(all []ingest.TopicPartition, replies []reply) *Answer {
+func merge(all []feed.Source, replies []reply) *Answer {
 	a := &Answer{Rejected: make(map[string]uint64)}
 	// Members that answered, first by id, duplicates (a static peer also
 	// announced) dropped.
@@ -238,7 +238,7 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 		answered = append(answered, i)
 		maxGen = max(maxGen, r.share.member.Generation)
 	}
-	owner := make(map[ingest.TopicPartition]int)
+	owner := make(map[feed.Source]int)
 	for _, i := range answered {
 		m := replies[i].share.member
 		for _, pc := range m.Partitions {
@@ -262,7 +262,7 @@ func merge(all []ingest.TopicPartition, replies []reply) *Answer {
 		}
 		a.Found = a.Found || r.share.found
 		for _, ps := range r.share.parts {
-			if ps.src != pipeline.Local {
+			if ps.src != feed.Local {
 				if j, ok := owner[ps.src]; !ok || j != i {
 					continue
 				}
@@ -351,7 +351,7 @@ type Gatherer struct {
 	Peers *Peers
 	// Partitions returns every partition of the consumed topics, so that
 	// an answer can name those it misses; nil without Kafka.
-	Partitions func(ctx context.Context) ([]ingest.TopicPartition, error)
+	Partitions func(ctx context.Context) ([]feed.Source, error)
 	// Timeout bounds the wait for the members; DefaultTimeout if zero.
 	Timeout time.Duration
 }
@@ -397,7 +397,7 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 			replies = append(replies, reply{announced: Member{Addr: addr}, static: true})
 		}
 	}
-	var all []ingest.TopicPartition
+	var all []feed.Source
 	var allErr error
 	var wg sync.WaitGroup
 	if g.Partitions != nil {
@@ -446,11 +446,11 @@ func (g *Gatherer) Gather(ctx context.Context, stream string, quantiles, counts 
 }
 
 // ToPB returns tp as the API names a partition.
-func ToPB(tp ingest.TopicPartition) *pb.KafkaPartition {
+func ToPB(tp feed.Source) *pb.KafkaPartition {
 	return &pb.KafkaPartition{Topic: tp.Topic, Partition: int32(tp.Partition)}
 }
 
 // FromPB returns the partition the API names.
-func FromPB(p *pb.KafkaPartition) ingest.TopicPartition {
-	return ingest.TopicPartition{Topic: p.GetTopic(), Partition: int(p.GetPartition())}
+func FromPB(p *pb.KafkaPartition) feed.Source {
+	return feed.Source{Topic: p.GetTopic(), Partition: int(p.GetPartition())}
 }

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"streamd/feed"
 )
 
 // discardSink counts values and throws them away.
@@ -19,7 +21,7 @@ func (s *discardSink) Accept(ctx context.Context, stream string, values []float6
 	return nil
 }
 
-func (s *discardSink) Reject(stream string, reason Reason, n int) { s.rejected += n }
+func (s *discardSink) Reject(stream string, reason feed.Reason, n int) { s.rejected += n }
 
 // benchSink keeps benchmark results alive.
 var benchSink discardSink

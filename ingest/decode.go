@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -78,8 +79,8 @@ func (d *Decoder) limits() (maxLine, maxFrame int, err error) {
 // protocol that the first bytes of r choose. It returns nil at the end of
 // r; an error wrapping ErrUnknownFormat or ErrFrameTooLarge when the input
 // cannot be decoded further (the reject is counted already); an error from
-// reading r; or an error from Sink.Accept other than ErrStreamLimit and
-// ErrMemoryBudget. In
+// reading r; or an error from Sink.Accept other than feed.ErrStreamLimit and
+// feed.ErrMemoryBudget. In
 // every case the values decoded before the end are handed to the sink first,
 // except when Accept itself failed.
 //
@@ -116,21 +117,21 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 			if err != nil && err != io.EOF {
 				return fmt.Errorf("read: %w", err)
 			}
-			d.Sink.Reject("", ReasonUnknownFormat, 1)
+			d.Sink.Reject("", feed.ReasonUnknownFormat, 1)
 			return fmt.Errorf("first bytes %q: %w", magic, ErrUnknownFormat)
 		}
 		br.Discard(len(Magic))
 		// The header of a frame with a valid name, and an item with its
 		// length, must fit in the buffer, which only tests make smaller
 		// than that.
-		br = bufio.NewReaderSize(br, max(2+MaxStreamNameLen+1, 2+items.MaxLen))
+		br = bufio.NewReaderSize(br, max(2+feed.MaxNameLen+1, 2+items.MaxLen))
 		fd := frameDecoder{br: br, b: b, max: maxFrame}
 		return fd.run()
-	case isNameByte(c), isBlank(c), c == '\r', c == '\n', c == '#':
+	case feed.IsNameByte(c), isBlank(c), c == '\r', c == '\n', c == '#':
 		ld := lineDecoder{br: br, b: b, max: maxLine}
 		return ld.run()
 	default:
-		d.Sink.Reject("", ReasonUnknownFormat, 1)
+		d.Sink.Reject("", feed.ReasonUnknownFormat, 1)
 		return fmt.Errorf("first byte %q: %w", c, ErrUnknownFormat)
 	}
 }
@@ -152,7 +153,7 @@ type batch struct {
 
 // A pendingReject is n inputs of a batch's stream rejected for reason.
 type pendingReject struct {
-	reason Reason
+	reason feed.Reason
 	n      int
 }
 
@@ -160,7 +161,7 @@ type pendingReject struct {
 // values and items gathered before them are handed to the sink (flush), so
 // that the stream the input creates counts the bad parts of its first
 // input: a reject counted first would find no stream and belong to none.
-func (b *batch) reject(reason Reason, n int) {
+func (b *batch) reject(reason feed.Reason, n int) {
 	for i := range b.rejects {
 		if b.rejects[i].reason == reason {
 			b.rejects[i].n += n
@@ -172,7 +173,7 @@ func (b *batch) reject(reason Reason, n int) {
 
 // rejectFor counts n inputs of stream rejected for reason: as b.reject
 // does for b's stream, at once for another stream.
-func (b *batch) rejectFor(stream string, reason Reason, n int) {
+func (b *batch) rejectFor(stream string, reason feed.Reason, n int) {
 	if stream != "" && stream == b.stream {
 		b.reject(reason, n)
 		return
@@ -212,7 +213,7 @@ func (b *batch) setStream(name []byte) error {
 
 // flush hands the values of b to the sink, after CleanValues, and empties
 // b; then it counts the rejects of b's stream (reject). Values refused for
-// their stream (RefusalReason) are counted; any other error of Accept is
+// their stream (feed.RefusalReason) are counted; any other error of Accept is
 // returned, now and by every later call.
 func (b *batch) flush() error {
 	err := b.flushData()
@@ -237,10 +238,10 @@ func (b *batch) flushData() error {
 	vals, nan, inf := cleanValues(b.vals)
 	b.vals = b.vals[:0]
 	if nan > 0 {
-		b.reject(ReasonNaN, nan)
+		b.reject(feed.ReasonNaN, nan)
 	}
 	if inf > 0 {
-		b.reject(ReasonInf, inf)
+		b.reject(feed.ReasonInf, inf)
 	}
 	if len(vals) == 0 {
 		return nil
@@ -266,7 +267,7 @@ func (b *batch) flushItems() error {
 
 // acceptEncoded hands the encoded values in data to an EncodedSink, as
 // flush does for decoded ones: values refused for their stream
-// (RefusalReason) are counted, and any other error of the sink is
+// (feed.RefusalReason) are counted, and any other error of the sink is
 // returned, now and by every later call.
 func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 	if b.err != nil {
@@ -281,14 +282,14 @@ func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
 
 // settle sorts out err, the error of a sink's Accept (or AcceptItems,
 // AcceptEncoded) of n values or items of stream: accepted reports whether
-// it is nil; a refusal for the stream (RefusalReason) is counted through
+// it is nil; a refusal for the stream (feed.RefusalReason) is counted through
 // reject as n rejects and settled; any other error is returned, for the
 // caller to wrap and stop on.
-func settle(err error, stream string, n int, reject func(stream string, reason Reason, n int)) (accepted bool, _ error) {
+func settle(err error, stream string, n int, reject func(stream string, reason feed.Reason, n int)) (accepted bool, _ error) {
 	if err == nil {
 		return true, nil
 	}
-	if reason, ok := RefusalReason(err); ok {
+	if reason, ok := feed.RefusalReason(err); ok {
 		reject(stream, reason, n)
 		return false, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"streamd/feed"
 	"streamd/summary"
 )
 
@@ -36,13 +37,13 @@ func vals(streamValues ...any) result {
 	return r
 }
 
-func (r result) with(stream string, reason Reason, n int) result {
+func (r result) with(stream string, reason feed.Reason, n int) result {
 	r.reject(stream, reason, n)
 	return r
 }
 
 func lineTests(t testing.TB) []decodeTest {
-	longName := strings.Repeat("n", MaxStreamNameLen)
+	longName := strings.Repeat("n", feed.MaxNameLen)
 	longLine := "big " + strings.Repeat("1 ", DefaultMaxLineBytes/2) + "\n" // just over the limit
 	limitLine := "ok " + strings.Repeat("2 ", (DefaultMaxLineBytes-4)/2) + "3\n"
 	ones := make([]float64, (DefaultMaxLineBytes-4)/2)
@@ -56,46 +57,46 @@ func lineTests(t testing.TB) []decodeTest {
 		{name: "no final newline", in: []byte("a 1 2\nb 3"), want: vals("a", []float64{1, 2}, "b", []float64{3})},
 		{name: "crlf", in: []byte("a 1\r\nb 2 3\r\na 4\r"), want: vals("a", []float64{1, 4}, "b", []float64{2, 3})},
 		{name: "comments and blank lines", in: []byte("# header\n\n \t \r\n\t# indented\n#\na 1 # 2\n"),
-			want: vals("a", []float64{1, 2}).with("a", ReasonMalformed, 1)},
+			want: vals("a", []float64{1, 2}).with("a", feed.ReasonMalformed, 1)},
 		{name: "blanks", in: []byte(" \ta\t 1 \t2  \n\t\tb 3\t\n"), want: vals("a", []float64{1, 2}, "b", []float64{3})},
 		// Decimal only: hexadecimal and Go's digit separators are malformed.
 		{name: "number syntax", in: []byte("a 1e3 -2.5E-1 +7 .5 5. 0x1p-2 0X1.8P1 1_0 1_000.5 1e 0x1 - + . 0b1\n"),
-			want: vals("a", []float64{1000, -0.25, 7, 0.5, 5}).with("a", ReasonMalformed, 10)},
+			want: vals("a", []float64{1000, -0.25, 7, 0.5, 5}).with("a", feed.ReasonMalformed, 10)},
 		{name: "malformed values", in: []byte("a 1 x 2 1.2.3 1,5\n"),
-			want: vals("a", []float64{1, 2}).with("a", ReasonMalformed, 3)},
+			want: vals("a", []float64{1, 2}).with("a", feed.ReasonMalformed, 3)},
 		{name: "nan and inf", in: []byte("a NaN 1 +Inf -inf Infinity 1e400 -1e309 2 nan\n"),
-			want: vals("a", []float64{1, 2}).with("a", ReasonNaN, 2).with("a", ReasonInf, 5)},
+			want: vals("a", []float64{1, 2}).with("a", feed.ReasonNaN, 2).with("a", feed.ReasonInf, 5)},
 		{name: "negative zero", in: []byte("a -0 0 -0.0 -1e-400\n"), want: vals("a", []float64{0, 0, 0, 0})},
 		{name: "bad stream name", in: []byte("bad!name 1 2 3\nb 4\né 5\n"),
-			want: vals("b", []float64{4}).with("", ReasonBadStreamName, 4)},
-		{name: "bad stream name without values", in: []byte("bad!\n"), want: result{}.with("", ReasonBadStreamName, 1)},
+			want: vals("b", []float64{4}).with("", feed.ReasonBadStreamName, 4)},
+		{name: "bad stream name without values", in: []byte("bad!\n"), want: result{}.with("", feed.ReasonBadStreamName, 1)},
 		{name: "longest stream name", in: []byte(longName + " 1\n" + longName + "n 2 3\n"),
-			want: vals(longName, []float64{1}).with("", ReasonBadStreamName, 2)},
+			want: vals(longName, []float64{1}).with("", feed.ReasonBadStreamName, 2)},
 		{name: "stream name bytes", in: []byte("a.b_c-d:e/F9 1\n"), want: vals("a.b_c-d:e/F9", []float64{1})},
-		{name: "name without values", in: []byte("a\n  a  \r\nb 1\n"), want: vals("b", []float64{1}).with("a", ReasonMalformed, 2)},
+		{name: "name without values", in: []byte("a\n  a  \r\nb 1\n"), want: vals("b", []float64{1}).with("a", feed.ReasonMalformed, 2)},
 		{name: "line at the limit", in: []byte("a 12345678\r\nb 123456789\nc 1 2\n"), maxLine: 10,
-			want: vals("a", []float64{12345678}, "c", []float64{1, 2}).with("b", ReasonLineTooLong, 1)},
+			want: vals("a", []float64{12345678}, "c", []float64{1, 2}).with("b", feed.ReasonLineTooLong, 1)},
 		{name: "too long without a name", in: []byte("abcdef 1\n  a 1\nx 1\n"), maxLine: 3,
-			want: vals("x", []float64{1}).with("", ReasonLineTooLong, 1).with("a", ReasonLineTooLong, 1)},
+			want: vals("x", []float64{1}).with("", feed.ReasonLineTooLong, 1).with("a", feed.ReasonLineTooLong, 1)},
 		{name: "too long comment", in: []byte("# a comment longer than the limit\na 1\n"), maxLine: 10,
-			want: vals("a", []float64{1}).with("", ReasonLineTooLong, 1)},
+			want: vals("a", []float64{1}).with("", feed.ReasonLineTooLong, 1)},
 		{name: "too long last line", in: []byte("a 1\nb 1 2 3 4 5 6 7"), maxLine: 8,
-			want: vals("a", []float64{1}).with("b", ReasonLineTooLong, 1)},
+			want: vals("a", []float64{1}).with("b", feed.ReasonLineTooLong, 1)},
 		{name: "very long line", in: []byte("a 1\n" + longLine + "a 2\n"),
-			want: vals("a", []float64{1, 2}).with("big", ReasonLineTooLong, 1)},
+			want: vals("a", []float64{1, 2}).with("big", feed.ReasonLineTooLong, 1)},
 		{name: "longest line", in: []byte(limitLine + "ok 4\n"), want: vals("ok", append(ones, 4))},
 		{name: "stream limit", in: []byte("full 1 2\na 3\nfull 4\n"), full: func(s string) bool { return s == "full" },
-			want: vals("a", []float64{3}).with("full", ReasonStreamLimit, 3)},
+			want: vals("a", []float64{3}).with("full", feed.ReasonStreamLimit, 3)},
 		{name: "interleaved streams", in: interleavedLines(t), want: interleavedWant(t)},
 		{name: "mixed", in: []byte("a 1 2\r\nb!ad 3\n# c\nb 4 x NaN\n\n" + strings.Repeat("z", 100) + " 1\nb\na -0 +Inf 5"), maxLine: 64,
 			want: vals("a", []float64{1, 2, 0, 5}, "b", []float64{4}).
-				with("", ReasonBadStreamName, 1).with("b", ReasonMalformed, 2).with("b", ReasonNaN, 1).
-				with("", ReasonLineTooLong, 1).with("a", ReasonInf, 1)},
-		{name: "tls handshake", in: []byte("\x16\x03\x01\x02\x00"), want: result{}.with("", ReasonUnknownFormat, 1), err: ErrUnknownFormat},
-		{name: "nul", in: []byte("\x00"), want: result{}.with("", ReasonUnknownFormat, 1), err: ErrUnknownFormat},
-		{name: "short magic", in: []byte("\x00SD"), want: result{}.with("", ReasonUnknownFormat, 1), err: ErrUnknownFormat},
-		{name: "wrong magic", in: []byte("\x00SDX\x00\x00\x00\x00"), want: result{}.with("", ReasonUnknownFormat, 1), err: ErrUnknownFormat},
-		{name: "high byte", in: []byte("\xffa 1\n"), want: result{}.with("", ReasonUnknownFormat, 1), err: ErrUnknownFormat},
+				with("", feed.ReasonBadStreamName, 1).with("b", feed.ReasonMalformed, 2).with("b", feed.ReasonNaN, 1).
+				with("", feed.ReasonLineTooLong, 1).with("a", feed.ReasonInf, 1)},
+		{name: "tls handshake", in: []byte("\x16\x03\x01\x02\x00"), want: result{}.with("", feed.ReasonUnknownFormat, 1), err: ErrUnknownFormat},
+		{name: "nul", in: []byte("\x00"), want: result{}.with("", feed.ReasonUnknownFormat, 1), err: ErrUnknownFormat},
+		{name: "short magic", in: []byte("\x00SD"), want: result{}.with("", feed.ReasonUnknownFormat, 1), err: ErrUnknownFormat},
+		{name: "wrong magic", in: []byte("\x00SDX\x00\x00\x00\x00"), want: result{}.with("", feed.ReasonUnknownFormat, 1), err: ErrUnknownFormat},
+		{name: "high byte", in: []byte("\xffa 1\n"), want: result{}.with("", feed.ReasonUnknownFormat, 1), err: ErrUnknownFormat},
 	}
 }
 
@@ -150,47 +151,47 @@ func frameTests(t testing.TB) []decodeTest {
 		{name: "float64", in: frames(t, false, "a", []float64{0.1, math.MaxFloat64, math.SmallestNonzeroFloat64}),
 			want: vals("a", []float64{0.1, math.MaxFloat64, math.SmallestNonzeroFloat64})},
 		{name: "float32 rounding", in: frames(t, true, "a", []float64{0.1, 1e300}),
-			want: vals("a", []float64{float64(float32(0.1))}).with("a", ReasonInf, 1)},
+			want: vals("a", []float64{float64(float32(0.1))}).with("a", feed.ReasonInf, 1)},
 		{name: "nan inf and negative zero", in: frames(t, false, "a", []float64{math.NaN(), math.Inf(1), math.Copysign(0, -1), 1, math.Inf(-1)}),
-			want: vals("a", []float64{0, 1}).with("a", ReasonNaN, 1).with("a", ReasonInf, 2)},
+			want: vals("a", []float64{0, 1}).with("a", feed.ReasonNaN, 1).with("a", feed.ReasonInf, 2)},
 		{name: "empty frame", in: frames(t, true, "a", []float64(nil), "b", []float64{1}), want: vals("b", []float64{1})},
 		{name: "big frame", in: frames(t, true, "a", big), want: vals("a", big)},
 		{name: "bad stream name", in: cat(magic, rawFrame(u16(3), []byte("a!b"), []byte{1}, f32s(1, 2)), good),
-			want: vals("g", []float64{7}).with("", ReasonBadStreamName, 1)},
+			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
 		{name: "empty stream name", in: cat(magic, rawFrame(u16(0), []byte{1}, f32s(1)), good),
-			want: vals("g", []float64{7}).with("", ReasonBadStreamName, 1)},
+			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
 		{name: "long stream name", in: cat(magic, rawFrame(u16(201), bytes.Repeat([]byte("n"), 201), []byte{2}, f64s(1)), good),
-			want: vals("g", []float64{7}).with("", ReasonBadStreamName, 1)},
+			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
 		{name: "bad value type", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{3}, f32s(1)), rawFrame(u16(1), []byte("a"), []byte{0}), good),
-			want: vals("g", []float64{7}).with("a", ReasonBadValueType, 2)},
+			want: vals("g", []float64{7}).with("a", feed.ReasonBadValueType, 2)},
 		{name: "ragged values", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{1}, f32s(1), []byte{0}), rawFrame(u16(1), []byte("b"), []byte{2}, f32s(1)), good),
-			want: vals("g", []float64{7}).with("a", ReasonMalformed, 1).with("b", ReasonMalformed, 1)},
+			want: vals("g", []float64{7}).with("a", feed.ReasonMalformed, 1).with("b", feed.ReasonMalformed, 1)},
 		{name: "short body", in: cat(magic, rawFrame(), rawFrame([]byte{1}), rawFrame(u16(0)), good),
-			want: vals("g", []float64{7}).with("", ReasonMalformed, 3)},
+			want: vals("g", []float64{7}).with("", feed.ReasonMalformed, 3)},
 		{name: "name past the body", in: cat(magic, rawFrame(u16(3), []byte("ab"), []byte{1}), good),
-			want: vals("g", []float64{7}).with("", ReasonMalformed, 1)},
+			want: vals("g", []float64{7}).with("", feed.ReasonMalformed, 1)},
 		{name: "frame too large", in: cat(magic, good, rawFrame(u16(1), []byte("a"), []byte{1}, f32s(make([]float32, 16)...)), good), maxFrame: 64,
-			want: vals("g", []float64{7}).with("", ReasonFrameTooLarge, 1), err: ErrFrameTooLarge},
+			want: vals("g", []float64{7}).with("", feed.ReasonFrameTooLarge, 1), err: ErrFrameTooLarge},
 		{name: "largest frame", in: cat(magic, good, rawFrame(u16(1), []byte("a"), []byte{2}, f32s(make([]float32, 15)...)), good), maxFrame: 64,
-			want: vals("g", []float64{7, 7}).with("a", ReasonMalformed, 1)},
+			want: vals("g", []float64{7, 7}).with("a", feed.ReasonMalformed, 1)},
 		{name: "huge length", in: cat(magic, good, []byte{0xff, 0xff, 0xff, 0xff}, good),
-			want: vals("g", []float64{7}).with("", ReasonFrameTooLarge, 1), err: ErrFrameTooLarge},
+			want: vals("g", []float64{7}).with("", feed.ReasonFrameTooLarge, 1), err: ErrFrameTooLarge},
 		{name: "cut in values", in: cat(magic, good, frames(t, false, "a", []float64{1, 2, 3})[len(magic):][:4+3+1+8*2+5]),
-			want: vals("g", []float64{7}, "a", []float64{1, 2}).with("a", ReasonMalformed, 1)},
+			want: vals("g", []float64{7}, "a", []float64{1, 2}).with("a", feed.ReasonMalformed, 1)},
 		{name: "cut in name", in: cat(magic, good, frames(t, false, "abc", []float64{1})[len(magic):][:4+2+2]),
-			want: vals("g", []float64{7}).with("", ReasonMalformed, 1)},
+			want: vals("g", []float64{7}).with("", feed.ReasonMalformed, 1)},
 		{name: "cut in length", in: cat(magic, good, []byte{9, 0}),
-			want: vals("g", []float64{7}).with("", ReasonMalformed, 1)},
+			want: vals("g", []float64{7}).with("", feed.ReasonMalformed, 1)},
 		{name: "cut in a rejected frame", in: cat(magic, good, rawFrame(u16(1), []byte("a"), []byte{5}, f32s(1, 2))[:10]),
-			want: vals("g", []float64{7}).with("a", ReasonBadValueType, 1)},
+			want: vals("g", []float64{7}).with("a", feed.ReasonBadValueType, 1)},
 		{name: "stream limit", in: frames(t, true, "full", []float64{1, 2}, "a", []float64{3}, "full", []float64{4}),
 			full: func(s string) bool { return s == "full" },
-			want: vals("a", []float64{3}).with("full", ReasonStreamLimit, 3)},
+			want: vals("a", []float64{3}).with("full", feed.ReasonStreamLimit, 3)},
 		{name: "interleaved streams", in: interleavedFrames(t), want: interleavedWant(t)},
 		{name: "mixed", in: cat(frames(t, false, "a", []float64{1, math.NaN()}), rawFrame(u16(2), []byte("b?"), []byte{1}), rawFrame(u16(1), []byte("b"), []byte{1}, f32s(2)),
 			rawFrame(u16(1), []byte("b"), []byte{9}), rawFrame(u16(1), []byte("c"), []byte{2}, f32s(2)), frames(t, true, "a", []float64{3})[len(magic):]),
-			want: vals("a", []float64{1, 3}, "b", []float64{2}).with("a", ReasonNaN, 1).with("", ReasonBadStreamName, 1).
-				with("b", ReasonBadValueType, 1).with("c", ReasonMalformed, 1)},
+			want: vals("a", []float64{1, 3}, "b", []float64{2}).with("a", feed.ReasonNaN, 1).with("", feed.ReasonBadStreamName, 1).
+				with("b", feed.ReasonBadValueType, 1).with("c", feed.ReasonMalformed, 1)},
 	}
 }
 
@@ -305,10 +306,10 @@ func TestDecodeReadError(t *testing.T) {
 		in   []byte
 		want result
 	}{
-		{"line", []byte("a 1\na 2"), vals("a", []float64{1}).with("", ReasonMalformed, 1)},
+		{"line", []byte("a 1\na 2"), vals("a", []float64{1}).with("", feed.ReasonMalformed, 1)},
 		{"whole lines", []byte("a 1\na 2\n"), vals("a", []float64{1, 2})},
-		{"long line", []byte("a 1\nb 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"), vals("a", []float64{1}).with("", ReasonMalformed, 1)},
-		{"frame", frames(t, true, "a", []float64{1, 2, 3})[:len(Magic)+4+4+4*2+1], vals("a", []float64{1, 2}).with("a", ReasonMalformed, 1)},
+		{"long line", []byte("a 1\nb 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"), vals("a", []float64{1}).with("", feed.ReasonMalformed, 1)},
+		{"frame", frames(t, true, "a", []float64{1, 2, 3})[:len(Magic)+4+4+4*2+1], vals("a", []float64{1, 2}).with("a", feed.ReasonMalformed, 1)},
 		{"whole frames", frames(t, true, "a", []float64{1, 2, 3}), vals("a", []float64{1, 2, 3})},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -326,7 +327,7 @@ func TestDecodeReadError(t *testing.T) {
 }
 
 // TestDecodeAcceptError checks that an error of Accept other than
-// ErrStreamLimit stops decoding.
+// feed.ErrStreamLimit stops decoding.
 func TestDecodeAcceptError(t *testing.T) {
 	errStop := errors.New("stop")
 	for _, in := range [][]byte{
@@ -351,14 +352,14 @@ func TestDecodeAcceptError(t *testing.T) {
 // funcSink is a Sink of functions.
 type funcSink struct {
 	accept func(ctx context.Context, stream string, values []float64) error
-	reject func(stream string, reason Reason, n int)
+	reject func(stream string, reason feed.Reason, n int)
 }
 
 func (s *funcSink) Accept(ctx context.Context, stream string, values []float64) error {
 	return s.accept(ctx, stream, values)
 }
 
-func (s *funcSink) Reject(stream string, reason Reason, n int) {
+func (s *funcSink) Reject(stream string, reason feed.Reason, n int) {
 	if s.reject != nil {
 		s.reject(stream, reason, n)
 	}
@@ -468,7 +469,7 @@ func TestDecodeValues(t *testing.T) {
 		}
 		sink := newRecordSink()
 		clean := CleanValues("s", slices.Clone(decoded), sink)
-		wantNaN, wantInf := sink.result().rejects[reject{"s", ReasonNaN}], sink.result().rejects[reject{"s", ReasonInf}]
+		wantNaN, wantInf := sink.result().rejects[reject{"s", feed.ReasonNaN}], sink.result().rejects[reject{"s", feed.ReasonInf}]
 
 		got64, m64, nan, inf := DecodeValues([]float64{7}, data, size)
 		if nan != wantNaN || inf != wantInf {
@@ -487,7 +488,7 @@ func TestDecodeValues(t *testing.T) {
 		}
 		sink32 := newRecordSink()
 		want32 := CleanValues("s", rounded, sink32)
-		wantNaN32, wantInf32 := sink32.result().rejects[reject{"s", ReasonNaN}], sink32.result().rejects[reject{"s", ReasonInf}]
+		wantNaN32, wantInf32 := sink32.result().rejects[reject{"s", feed.ReasonNaN}], sink32.result().rejects[reject{"s", feed.ReasonInf}]
 		got32, m32, nan, inf := DecodeValues[float32](nil, data, size)
 		if nan != wantNaN32 || inf != wantInf32 {
 			t.Errorf("size %d float32: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN32, wantInf32)

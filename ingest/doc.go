@@ -4,7 +4,7 @@
 // framed protocol for throughput. The first bytes of a connection choose the
 // protocol; a connection speaks one protocol until it ends.
 //
-// Bad input is counted through [Sink.Reject] with a [Reason], never silently
+// Bad input is counted through [Sink.Reject] with a [feed.Reason], never silently
 // dropped, and never stops the server: a bad value, line or frame is skipped
 // and the connection goes on, except where this document says the connection
 // is closed. The rejects of a stream's input are counted after the good
@@ -15,8 +15,8 @@
 //
 // # Stream names
 //
-// A stream name is 1 to 200 bytes ([MaxStreamNameLen]) of ASCII letters,
-// digits and the punctuation ". _ - : /". [ValidStreamName] checks a name.
+// A stream name is 1 to 200 bytes ([feed.MaxNameLen]) of ASCII letters,
+// digits and the punctuation ". _ - : /". [feed.ValidName] checks a name.
 //
 // # Values
 //
@@ -180,7 +180,7 @@
 // [Sink.Accept]. Accept may block while the pipeline catches up; the
 // connection is not read meanwhile, so TCP flow control slows the producer
 // down; the pipeline also waits there while its memory budget is full. If
-// Accept reports [ErrStreamLimit] or [ErrMemoryBudget] (the values would
+// Accept reports [feed.ErrStreamLimit] or [feed.ErrMemoryBudget] (the values would
 // create a stream that the daemon cannot hold), the values are counted as
 // "stream_limit" or "memory_budget" and the connection goes on.
 package ingest

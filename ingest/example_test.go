@@ -7,6 +7,7 @@ import (
 	"log"
 	"strings"
 
+	"streamd/feed"
 	"streamd/ingest"
 )
 
@@ -18,7 +19,7 @@ func (printSink) Accept(ctx context.Context, stream string, values []float64) er
 	return nil
 }
 
-func (printSink) Reject(stream string, reason ingest.Reason, n int) {
+func (printSink) Reject(stream string, reason feed.Reason, n int) {
 	fmt.Printf("reject %q %s %d\n", stream, reason, n)
 }
 

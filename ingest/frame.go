@@ -8,6 +8,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"streamd/feed"
 	"streamd/items"
 	"streamd/summary"
 )
@@ -30,7 +31,7 @@ const (
 // error wrapping ErrFrameTooLarge): a frame holds at most about 4 Mi float32
 // or 2 Mi float64 values. The connection must start with Magic.
 func AppendFrame(dst []byte, stream string, values []float64, f32 bool) ([]byte, error) {
-	if err := ValidStreamName(stream); err != nil {
+	if err := feed.ValidName(stream); err != nil {
 		return dst, fmt.Errorf("append frame: %w", err)
 	}
 	size, typ := 8, byte(typeFloat64)
@@ -76,14 +77,14 @@ func (d *frameDecoder) run() error {
 		hdr, err := d.peek(4)
 		if err != nil {
 			if len(hdr) > 0 && d.b.err == nil {
-				d.b.sink.Reject("", ReasonMalformed, 1)
+				d.b.sink.Reject("", feed.ReasonMalformed, 1)
 			}
 			return d.b.end(err)
 		}
 		n := binary.LittleEndian.Uint32(hdr)
 		d.br.Discard(4)
 		if int64(n) > int64(d.max) {
-			d.b.sink.Reject("", ReasonFrameTooLarge, 1)
+			d.b.sink.Reject("", feed.ReasonFrameTooLarge, 1)
 			if err := d.b.flush(); err != nil {
 				return err
 			}
@@ -113,7 +114,7 @@ func (d *frameDecoder) peek(n int) ([]byte, error) {
 // Accept; a frame cut short is counted.
 func (d *frameDecoder) frame(n int) error {
 	if n < 3 {
-		return d.skip(n, "", ReasonMalformed)
+		return d.skip(n, "", feed.ReasonMalformed)
 	}
 	hdr, err := d.peek(2)
 	if err != nil {
@@ -122,17 +123,17 @@ func (d *frameDecoder) frame(n int) error {
 	nameLen := int(binary.LittleEndian.Uint16(hdr))
 	switch {
 	case 2+nameLen+1 > n:
-		return d.skip(n, "", ReasonMalformed)
-	case nameLen == 0 || nameLen > MaxStreamNameLen:
-		return d.skip(n, "", ReasonBadStreamName)
+		return d.skip(n, "", feed.ReasonMalformed)
+	case nameLen == 0 || nameLen > feed.MaxNameLen:
+		return d.skip(n, "", feed.ReasonBadStreamName)
 	}
 	hdr, err = d.peek(2 + nameLen + 1)
 	if err != nil {
 		return d.cut("", err)
 	}
 	name, typ := hdr[2:2+nameLen], hdr[2+nameLen]
-	if !validName(name) {
-		return d.skip(n, "", ReasonBadStreamName)
+	if !feed.IsValidName(name) {
+		return d.skip(n, "", feed.ReasonBadStreamName)
 	}
 	var size int
 	switch typ {
@@ -142,15 +143,15 @@ func (d *frameDecoder) frame(n int) error {
 		size = 8
 	case typeItems:
 		if d.b.isink == nil {
-			return d.skip(n, string(name), ReasonBadValueType)
+			return d.skip(n, string(name), feed.ReasonBadValueType)
 		}
 		size = 1
 	default:
-		return d.skip(n, string(name), ReasonBadValueType)
+		return d.skip(n, string(name), feed.ReasonBadValueType)
 	}
 	left := n - (2 + nameLen + 1)
 	if left%size != 0 {
-		return d.skip(n, string(name), ReasonMalformed)
+		return d.skip(n, string(name), feed.ReasonMalformed)
 	}
 	if string(name) != d.b.stream {
 		if err := d.b.setStream(name); err != nil {
@@ -188,10 +189,10 @@ func (d *frameDecoder) frame(n int) error {
 		var nan, inf int
 		d.b.vals, _, nan, inf = DecodeValues(d.b.vals, buf, size)
 		if nan > 0 {
-			d.b.reject(ReasonNaN, nan)
+			d.b.reject(feed.ReasonNaN, nan)
 		}
 		if inf > 0 {
-			d.b.reject(ReasonInf, inf)
+			d.b.reject(feed.ReasonInf, inf)
 		}
 		d.br.Discard(k)
 		left -= k
@@ -246,7 +247,7 @@ func (d *frameDecoder) items(left int) error {
 		}
 		// The next item is not in the buffer whole.
 		if left < 2 {
-			return d.skip(left, b.stream, ReasonMalformed)
+			return d.skip(left, b.stream, feed.ReasonMalformed)
 		}
 		hdr, err := d.peek(2)
 		if err != nil {
@@ -255,9 +256,9 @@ func (d *frameDecoder) items(left int) error {
 		k := int(binary.LittleEndian.Uint16(hdr))
 		switch {
 		case 2+k > left:
-			return d.skip(left, b.stream, ReasonMalformed)
+			return d.skip(left, b.stream, feed.ReasonMalformed)
 		case k > items.MaxLen:
-			if err := d.skip(2+k, b.stream, ReasonItemTooLong); err != nil {
+			if err := d.skip(2+k, b.stream, feed.ReasonItemTooLong); err != nil {
 				return err
 			}
 			left -= 2 + k
@@ -299,7 +300,7 @@ func (b *batch) appendRun(run []byte) {
 		item := run[i+2 : i+2+k]
 		i += 2 + k
 		if !ascii && !utf8.Valid(item) {
-			b.reject(ReasonBadUTF8, 1)
+			b.reject(feed.ReasonBadUTF8, 1)
 			continue
 		}
 		b.list.Append(item)
@@ -329,7 +330,7 @@ func (d *frameDecoder) encoded(es EncodedSink, size, left int) error {
 }
 
 // skip counts a frame body of n bytes as rejected for reason and skips it.
-func (d *frameDecoder) skip(n int, stream string, reason Reason) error {
+func (d *frameDecoder) skip(n int, stream string, reason feed.Reason) error {
 	d.b.rejectFor(stream, reason, 1)
 	if d.br.Buffered() < n {
 		if err := d.b.flush(); err != nil {
@@ -344,7 +345,7 @@ func (d *frameDecoder) skip(n int, stream string, reason Reason) error {
 // and returns err.
 func (d *frameDecoder) cut(stream string, err error) error {
 	if d.b.err == nil {
-		d.b.rejectFor(stream, ReasonMalformed, 1)
+		d.b.rejectFor(stream, feed.ReasonMalformed, 1)
 	}
 	return err
 }
@@ -355,7 +356,7 @@ func (d *frameDecoder) cut(stream string, err error) error {
 // CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
 // becomes +0 — as does a value that rounds to zero in T. A float64 value
 // beyond the range of float32, when T is float32, rounds to ±Inf and is
-// left out and counted as ±Inf (ReasonInf). It also returns the moments
+// left out and counted as ±Inf (feed.ReasonInf). It also returns the moments
 // of the values it appended, as summary.Measure would give them (the sum
 // possibly added in another order). It is how an EncodedSink decodes
 // frames. It allocates only when dst is too short.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"streamd/feed"
 )
 
 // The limits of the fuzz targets are small, so that the fuzzer reaches
@@ -94,7 +96,7 @@ func FuzzDecodeValues(f *testing.F) {
 		want = CleanValues("s", want, sink)
 		got, m, nan, inf := DecodeValues[float64](nil, data, size)
 		r := sink.result()
-		if nan != r.rejects[reject{"s", ReasonNaN}] || inf != r.rejects[reject{"s", ReasonInf}] || !sameBits(got, want) {
+		if nan != r.rejects[reject{"s", feed.ReasonNaN}] || inf != r.rejects[reject{"s", feed.ReasonInf}] || !sameBits(got, want) {
 			t.Fatalf("DecodeValues(%x) = %v, %d NaN, %d Inf; want %v, %v", data, got, nan, inf, want, r.rejects)
 		}
 		checkMoments(t, fmt.Sprintf("DecodeValues(%x)", data), got, m)

@@ -14,12 +14,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"streamd/feed"
 )
 
 // A reject is the key of recorded rejects.
 type reject struct {
 	stream string
-	reason Reason
+	reason feed.Reason
 }
 
 // A result is what a Sink received, or what a model says it should.
@@ -35,7 +37,7 @@ func (r *result) add(stream string, vals ...float64) {
 	r.values[stream] = append(r.values[stream], vals...)
 }
 
-func (r *result) reject(stream string, reason Reason, n int) {
+func (r *result) reject(stream string, reason feed.Reason, n int) {
 	if r.rejects == nil {
 		r.rejects = make(map[reject]int)
 	}
@@ -94,7 +96,7 @@ func abbrev(v []float64) []float64 {
 }
 
 // recordSink is a Sink that records everything it receives. Accept fails
-// with ErrStreamLimit for the streams that full returns true for, and
+// with feed.ErrStreamLimit for the streams that full returns true for, and
 // waits for gate, if not nil, before recording.
 type recordSink struct {
 	full    func(stream string) bool
@@ -113,9 +115,9 @@ func newRecordSink() *recordSink {
 
 func (s *recordSink) Accept(ctx context.Context, stream string, values []float64) error {
 	if s.full != nil && s.full(stream) {
-		return fmt.Errorf("stream %q: %w", stream, ErrStreamLimit)
+		return fmt.Errorf("stream %q: %w", stream, feed.ErrStreamLimit)
 	}
-	if err := ValidStreamName(stream); err != nil {
+	if err := feed.ValidName(stream); err != nil {
 		panic(fmt.Sprintf("Accept with a bad stream name: %v", err))
 	}
 	if len(values) == 0 || len(values) > batchLen {
@@ -145,11 +147,11 @@ func (s *recordSink) Accept(ctx context.Context, stream string, values []float64
 	return nil
 }
 
-func (s *recordSink) Reject(stream string, reason Reason, n int) {
+func (s *recordSink) Reject(stream string, reason feed.Reason, n int) {
 	if n <= 0 {
 		panic(fmt.Sprintf("Reject %q %s with n = %d", stream, reason, n))
 	}
-	if !slices.Contains(Reasons(), reason) {
+	if !slices.Contains(feed.Reasons(), reason) {
 		panic(fmt.Sprintf("Reject with unknown reason %q", reason))
 	}
 	s.mu.Lock()
@@ -288,7 +290,7 @@ func (s encodedSink) AcceptEncoded(ctx context.Context, stream string, size int,
 		panic(fmt.Sprintf("AcceptEncoded of %d bytes of %d-byte values", len(data), size))
 	}
 	if s.full != nil && s.full(stream) {
-		return 0, fmt.Errorf("stream %q: %w", stream, ErrStreamLimit)
+		return 0, fmt.Errorf("stream %q: %w", stream, feed.ErrStreamLimit)
 	}
 	var vals []float64
 	for i := 0; i < len(data); i += size {
@@ -325,8 +327,8 @@ func model(in []byte, maxLine, maxFrame int) (r result, fail bool) {
 	switch c := in[0]; {
 	case bytes.HasPrefix(in, []byte(Magic)):
 		return frameModel(in[len(Magic):], maxFrame)
-	case c == 0, !(isNameByte(c) || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#'):
-		r.reject("", ReasonUnknownFormat, 1)
+	case c == 0, !(feed.IsNameByte(c) || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '#'):
+		r.reject("", feed.ReasonUnknownFormat, 1)
 		return r, true
 	}
 	return lineModel(in, maxLine), false
@@ -343,10 +345,10 @@ func lineModel(in []byte, maxLine int) result {
 		if len(line) > maxLine {
 			p := bytes.TrimLeft(line[:maxLine+1], " \t")
 			name := ""
-			if k := bytes.IndexAny(p, " \t"); k > 0 && ValidStreamName(string(p[:k])) == nil {
+			if k := bytes.IndexAny(p, " \t"); k > 0 && feed.ValidName(string(p[:k])) == nil {
 				name = string(p[:k])
 			}
-			r.reject(name, ReasonLineTooLong, 1)
+			r.reject(name, feed.ReasonLineTooLong, 1)
 			continue
 		}
 		fields := bytes.FieldsFunc(line, func(c rune) bool { return c == ' ' || c == '\t' })
@@ -354,17 +356,17 @@ func lineModel(in []byte, maxLine int) result {
 			continue
 		}
 		name := string(fields[0])
-		if ValidStreamName(name) != nil {
-			r.reject("", ReasonBadStreamName, max(1, len(fields)-1))
+		if feed.ValidName(name) != nil {
+			r.reject("", feed.ReasonBadStreamName, max(1, len(fields)-1))
 			continue
 		}
 		if len(fields) == 1 {
-			r.reject(name, ReasonMalformed, 1)
+			r.reject(name, feed.ReasonMalformed, 1)
 		}
 		for _, f := range fields[1:] {
 			v, err := strconv.ParseFloat(string(f), 64)
 			if err != nil && !math.IsInf(v, 0) || bytes.ContainsAny(f, "_xX") {
-				r.reject(name, ReasonMalformed, 1)
+				r.reject(name, feed.ReasonMalformed, 1)
 				continue
 			}
 			r.value(name, v)
@@ -377,9 +379,9 @@ func lineModel(in []byte, maxLine int) result {
 func (r *result) value(stream string, v float64) {
 	switch {
 	case math.IsNaN(v):
-		r.reject(stream, ReasonNaN, 1)
+		r.reject(stream, feed.ReasonNaN, 1)
 	case math.IsInf(v, 0):
-		r.reject(stream, ReasonInf, 1)
+		r.reject(stream, feed.ReasonInf, 1)
 	case v == 0:
 		r.add(stream, 0)
 	default:
@@ -390,42 +392,42 @@ func (r *result) value(stream string, v float64) {
 func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 	for len(in) > 0 {
 		if len(in) < 4 {
-			r.reject("", ReasonMalformed, 1)
+			r.reject("", feed.ReasonMalformed, 1)
 			break
 		}
 		n := int64(binary.LittleEndian.Uint32(in))
 		in = in[4:]
 		if n > int64(maxFrame) {
-			r.reject("", ReasonFrameTooLarge, 1)
+			r.reject("", feed.ReasonFrameTooLarge, 1)
 			return r, true
 		}
 		body := in[:min(int(n), len(in))]
 		cut := len(body) < int(n)
 		in = in[len(body):]
 		if n < 3 {
-			r.reject("", ReasonMalformed, 1)
+			r.reject("", feed.ReasonMalformed, 1)
 			continue
 		}
 		if len(body) < 2 {
-			r.reject("", ReasonMalformed, 1)
+			r.reject("", feed.ReasonMalformed, 1)
 			break
 		}
 		nameLen := int(binary.LittleEndian.Uint16(body))
 		if 3+int64(nameLen) > n {
-			r.reject("", ReasonMalformed, 1)
+			r.reject("", feed.ReasonMalformed, 1)
 			continue
 		}
-		if nameLen == 0 || nameLen > MaxStreamNameLen {
-			r.reject("", ReasonBadStreamName, 1)
+		if nameLen == 0 || nameLen > feed.MaxNameLen {
+			r.reject("", feed.ReasonBadStreamName, 1)
 			continue
 		}
 		if len(body) < 3+nameLen {
-			r.reject("", ReasonMalformed, 1)
+			r.reject("", feed.ReasonMalformed, 1)
 			break
 		}
 		name := string(body[2 : 2+nameLen])
-		if ValidStreamName(name) != nil {
-			r.reject("", ReasonBadStreamName, 1)
+		if feed.ValidName(name) != nil {
+			r.reject("", feed.ReasonBadStreamName, 1)
 			continue
 		}
 		size := 0
@@ -435,11 +437,11 @@ func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 		case 2:
 			size = 8
 		default:
-			r.reject(name, ReasonBadValueType, 1)
+			r.reject(name, feed.ReasonBadValueType, 1)
 			continue
 		}
 		if (n-3-int64(nameLen))%int64(size) != 0 {
-			r.reject(name, ReasonMalformed, 1)
+			r.reject(name, feed.ReasonMalformed, 1)
 			continue
 		}
 		vals := body[3+nameLen:]
@@ -452,7 +454,7 @@ func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 			vals = vals[size:]
 		}
 		if cut {
-			r.reject(name, ReasonMalformed, 1)
+			r.reject(name, feed.ReasonMalformed, 1)
 		}
 	}
 	return r, false

@@ -7,26 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-func TestValidStreamName(t *testing.T) {
-	for _, name := range []string{"a", "latency", "A.b_c-d:e/f0123456789", strings.Repeat("x", MaxStreamNameLen), "..", "/", "0"} {
-		if err := ValidStreamName(name); err != nil {
-			t.Errorf("ValidStreamName(%q) = %v", name, err)
-		}
-		if !validName(name) || !validName([]byte(name)) {
-			t.Errorf("validName(%q) = false", name)
-		}
-	}
-	for _, name := range []string{"", strings.Repeat("x", MaxStreamNameLen+1), "a b", "a\tb", "a\n", "é", "a!", "a#", "a,b", "a\x00", "a\\b", "a\x7f"} {
-		if err := ValidStreamName(name); err == nil {
-			t.Errorf("ValidStreamName(%q) = nil", name)
-		}
-		if validName(name) || validName([]byte(name)) {
-			t.Errorf("validName(%q) = true", name)
-		}
-	}
-}
+	"streamd/feed"
+)
 
 func TestCleanValues(t *testing.T) {
 	negZero := math.Copysign(0, -1)
@@ -42,7 +25,7 @@ func TestCleanValues(t *testing.T) {
 	if &got[0] != &in[0] {
 		t.Error("CleanValues did not work in place")
 	}
-	if d := diff(s.result(), result{}.with("s", ReasonNaN, 2).with("s", ReasonInf, 2)); d != "" {
+	if d := diff(s.result(), result{}.with("s", feed.ReasonNaN, 2).with("s", feed.ReasonInf, 2)); d != "" {
 		t.Error(d)
 	}
 	if n := testing.AllocsPerRun(100, func() { CleanValues("s", in, s) }); n != 0 {

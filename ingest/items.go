@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -21,7 +22,7 @@ type ItemSink interface {
 	Sink
 	// AcceptItems hands items for a stream to the pipeline, as Accept does
 	// values; at is their arrival time, zero for the pipeline's clock. It
-	// fails with an error wrapping ErrWrongKind if the stream takes values.
+	// fails with an error wrapping feed.ErrWrongKind if the stream takes values.
 	// b may be reused by the caller after AcceptItems returns.
 	AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error
 	// IsItemStream reports whether stream exists and takes items: the line
@@ -37,18 +38,18 @@ type TimedSink interface {
 	AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error
 }
 
-// CheckItem returns the Reason an item is rejected for, or "" for a valid
+// CheckItem returns the feed.Reason an item is rejected for, or "" for a valid
 // item (see items.Check).
-func CheckItem(item []byte) Reason {
+func CheckItem(item []byte) feed.Reason {
 	switch err := items.Check(item); {
 	case err == nil:
 		return ""
 	case errors.Is(err, items.ErrEmpty):
-		return ReasonEmptyItem
+		return feed.ReasonEmptyItem
 	case errors.Is(err, items.ErrTooLong):
-		return ReasonItemTooLong
+		return feed.ReasonItemTooLong
 	default:
-		return ReasonBadUTF8
+		return feed.ReasonBadUTF8
 	}
 }
 
@@ -70,7 +71,7 @@ func AppendItemsFrame(dst []byte, stream string, list []string) ([]byte, error) 
 // frame would be longer than MaxFrameLen (an error wrapping
 // ErrFrameTooLarge).
 func AppendBatchFrame(dst []byte, stream string, b *items.Batch, i, j int) ([]byte, error) {
-	if err := ValidStreamName(stream); err != nil {
+	if err := feed.ValidName(stream); err != nil {
 		return dst, fmt.Errorf("append items frame: %w", err)
 	}
 	body := 2 + len(stream) + 1
@@ -104,7 +105,7 @@ func AppendBatchFrame(dst []byte, stream string, b *items.Batch, i, j int) ([]by
 // escaped, is "bad_utf8", and items.Check refuses the others. A refused
 // token is refused alone: the tokens after it are read as usual (see
 // quotedEnd for where a malformed one ends).
-func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens int) {
+func itemTokens(line []byte, i int, b *items.Batch, reject func(feed.Reason)) (tokens int) {
 	for i = skipBlanks(line, i); i < len(line); i = skipBlanks(line, i) {
 		tokens++
 		if line[i] != '"' {
@@ -116,7 +117,7 @@ func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens
 		j, ok := quotedEnd(line, i)
 		tok := line[i:j]
 		if !ok {
-			reject(ReasonMalformed)
+			reject(feed.ReasonMalformed)
 			i = j
 			continue
 		}
@@ -124,9 +125,9 @@ func itemTokens(line []byte, i int, b *items.Batch, reject func(Reason)) (tokens
 		s, err := strconv.Unquote(string(tok))
 		switch {
 		case err != nil:
-			reject(ReasonMalformed)
+			reject(feed.ReasonMalformed)
 		case !utf8.Valid(tok) || !utf8.ValidString(s):
-			reject(ReasonBadUTF8)
+			reject(feed.ReasonBadUTF8)
 		default:
 			addItem([]byte(s), b, reject)
 		}
@@ -155,7 +156,7 @@ func quotedEnd(line []byte, i int) (end int, ok bool) {
 	return fieldEnd(line, i), false
 }
 
-func addItem(item []byte, b *items.Batch, reject func(Reason)) {
+func addItem(item []byte, b *items.Batch, reject func(feed.Reason)) {
 	if r := CheckItem(item); r != "" {
 		reject(r)
 		return
@@ -192,7 +193,7 @@ func (c countingAllSink) Accept(ctx context.Context, stream string, values []flo
 	return c.countingEncodedSink.Accept(ctx, stream, values)
 }
 
-func (c countingAllSink) Reject(stream string, reason Reason, n int) {
+func (c countingAllSink) Reject(stream string, reason feed.Reason, n int) {
 	c.countingEncodedSink.Reject(stream, reason, n)
 }
 

@@ -12,12 +12,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"streamd/feed"
 	"streamd/items"
 )
 
 // itemSink is a recordSink that also takes items: the streams whose name
 // starts with "i" are item streams; items sent to others fail with
-// ErrWrongKind, and so do values sent to item streams.
+// feed.ErrWrongKind, and so do values sent to item streams.
 type itemSink struct {
 	*recordSink
 	items map[string][]string
@@ -32,14 +33,14 @@ func (s *itemSink) IsItemStream(stream string) bool { return strings.HasPrefix(s
 
 func (s *itemSink) Accept(ctx context.Context, stream string, values []float64) error {
 	if s.IsItemStream(stream) {
-		return fmt.Errorf("stream %q: %w", stream, ErrWrongKind)
+		return fmt.Errorf("stream %q: %w", stream, feed.ErrWrongKind)
 	}
 	return s.recordSink.Accept(ctx, stream, values)
 }
 
 func (s *itemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
 	if !s.IsItemStream(stream) {
-		return fmt.Errorf("stream %q: %w", stream, ErrWrongKind)
+		return fmt.Errorf("stream %q: %w", stream, feed.ErrWrongKind)
 	}
 	if b.Len() == 0 || b.Len() > batchLen {
 		panic(fmt.Sprintf("AcceptItems of %d items", b.Len()))
@@ -110,8 +111,8 @@ func TestItemFrames(t *testing.T) {
 	in = append(in, itemFrame("ia", []byte("last"))...)
 	want := map[string][]string{"ia": {"/index.html", "a b", string(max), "last"}}
 	rejects := map[reject]int{
-		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonItemTooLong}: 1, {"ia", ReasonBadUTF8}: 1,
-		{"ia", ReasonMalformed}: 2, {"values", ReasonWrongKind}: 1, {"ia", ReasonWrongKind}: 1,
+		{"ia", feed.ReasonEmptyItem}: 1, {"ia", feed.ReasonItemTooLong}: 1, {"ia", feed.ReasonBadUTF8}: 1,
+		{"ia", feed.ReasonMalformed}: 2, {"values", feed.ReasonWrongKind}: 1, {"ia", feed.ReasonWrongKind}: 1,
 	}
 	for _, sizes := range [][]int{nil, {1}, {7}, {1000}} {
 		for _, buf := range []int{0, 16} {
@@ -138,7 +139,7 @@ func TestItemFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := got.rejects[reject{"ia", ReasonBadValueType}]; n != 4 {
+	if n := got.rejects[reject{"ia", feed.ReasonBadValueType}]; n != 4 {
 		t.Errorf("%d item frames rejected by a plain sink, want 4", n)
 	}
 }
@@ -181,8 +182,8 @@ func TestItemLines(t *testing.T) {
 	// next blank, leaving then and more.
 	want := map[string][]string{"ia": {"/index.html", "a b", "tab\there", "quote\"d", "x#y", "ok", "café", "after", "then", "more"}}
 	rejects := map[reject]int{
-		{"ia", ReasonMalformed}: 4, // unterminated twice, "bad"end, an empty line
-		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonBadUTF8}: 2, {"ia", ReasonItemTooLong}: 1,
+		{"ia", feed.ReasonMalformed}: 4, // unterminated twice, "bad"end, an empty line
+		{"ia", feed.ReasonEmptyItem}: 1, {"ia", feed.ReasonBadUTF8}: 2, {"ia", feed.ReasonItemTooLong}: 1,
 	}
 	checkItemResult(t, s, want, rejects)
 	if got := s.result().values["values"]; !slices.Equal(got, []float64{1, 2}) {
@@ -215,7 +216,7 @@ func FuzzItemFrames(f *testing.F) {
 		}
 		got := s.result().rejects
 		for k, n := range rejects {
-			if got[k] != n && !(cut && k.reason == ReasonMalformed) {
+			if got[k] != n && !(cut && k.reason == feed.ReasonMalformed) {
 				t.Fatalf("decoding %q: rejects %v, want %v", in, got, rejects)
 			}
 		}
@@ -252,7 +253,7 @@ func itemFrameModel(body []byte) (m itemModel, rejects map[reject]int, fail, cut
 			continue
 		}
 		nl := int(binary.LittleEndian.Uint16(frame))
-		if 2+nl+1 > n || !validName(frame[2:2+nl]) || frame[2+nl] != typeItems {
+		if 2+nl+1 > n || !feed.IsValidName(frame[2:2+nl]) || frame[2+nl] != typeItems {
 			continue
 		}
 		stream := string(frame[2 : 2+nl])
@@ -261,7 +262,7 @@ func itemFrameModel(body []byte) (m itemModel, rejects map[reject]int, fail, cut
 		for len(rest) > 0 {
 			if len(rest) < 2 || 2+int(binary.LittleEndian.Uint16(rest)) > len(rest) {
 				if !cut {
-					rejects[reject{stream, ReasonMalformed}]++
+					rejects[reject{stream, feed.ReasonMalformed}]++
 				}
 				break
 			}
@@ -270,11 +271,11 @@ func itemFrameModel(body []byte) (m itemModel, rejects map[reject]int, fail, cut
 			rest = rest[2+k:]
 			switch {
 			case k == 0:
-				rejects[reject{stream, ReasonEmptyItem}]++
+				rejects[reject{stream, feed.ReasonEmptyItem}]++
 			case k > items.MaxLen:
-				rejects[reject{stream, ReasonItemTooLong}]++
+				rejects[reject{stream, feed.ReasonItemTooLong}]++
 			case !utf8.Valid(x):
-				rejects[reject{stream, ReasonBadUTF8}]++
+				rejects[reject{stream, feed.ReasonBadUTF8}]++
 			default:
 				list = append(list, string(x))
 			}
@@ -283,7 +284,7 @@ func itemFrameModel(body []byte) (m itemModel, rejects map[reject]int, fail, cut
 			if strings.HasPrefix(stream, "i") {
 				m.items[stream] = append(m.items[stream], list...)
 			} else {
-				rejects[reject{stream, ReasonWrongKind}] += len(list)
+				rejects[reject{stream, feed.ReasonWrongKind}] += len(list)
 			}
 		}
 	}
@@ -313,7 +314,7 @@ func FuzzItemLines(f *testing.F) {
 		want := make(map[string][]string)
 		for _, line := range strings.Split(string(in), "\n") {
 			fields := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
-			if len(fields) < 2 || !validName(fields[0]) || !strings.HasPrefix(fields[0], "i") {
+			if len(fields) < 2 || !feed.IsValidName(fields[0]) || !strings.HasPrefix(fields[0], "i") {
 				continue
 			}
 			for _, x := range fields[1:] {

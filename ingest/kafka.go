@@ -1,20 +1,19 @@
 package ingest
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -41,26 +40,6 @@ const (
 	// again.
 	kafkaMaxBackoff = 5 * time.Second
 )
-
-// A TopicPartition names a partition of a Kafka topic.
-type TopicPartition struct {
-	Topic     string
-	Partition int
-}
-
-// Compare orders topic partitions by topic, then partition: it returns
-// -1, 0 or +1 as tp sorts before, with or after other.
-func (tp TopicPartition) Compare(other TopicPartition) int {
-	if c := strings.Compare(tp.Topic, other.Topic); c != 0 {
-		return c
-	}
-	return cmp.Compare(tp.Partition, other.Partition)
-}
-
-// String returns tp as "topic/partition".
-func (tp TopicPartition) String() string {
-	return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
-}
 
 // A KafkaConsumer consumes Kafka topics as a member of a consumer group and
 // hands the values of their messages to its Sink. Several consumers (in one
@@ -91,7 +70,7 @@ func (tp TopicPartition) String() string {
 // CleanValues. A bad message is counted with
 // Sink.Reject and skipped; it never stops or stalls its partition:
 //
-//   - A key that is not a valid stream name (see ValidStreamName) counts
+//   - A key that is not a valid stream name (see feed.ValidName) counts
 //     one "bad_stream_name" under the stream "".
 //   - A content-type header that names no known format counts one
 //     "unknown_format" under the message's stream.
@@ -102,7 +81,7 @@ func (tp TopicPartition) String() string {
 //   - In a text value, each token that is not a number counts one
 //     "malformed"; the other values of the message are used.
 //   - NaN and ±Inf count one "nan" or "inf" each, and the values that
-//     Accept refuses with ErrStreamLimit or ErrMemoryBudget one
+//     Accept refuses with feed.ErrStreamLimit or feed.ErrMemoryBudget one
 //     "stream_limit" or "memory_budget" each.
 //
 // # Offsets
@@ -189,7 +168,7 @@ type KafkaConsumer struct {
 	// must wait for Revoked, so it should be quick, well within
 	// RebalanceTimeout. When Run's context has ended, ctx is a context that
 	// ends 10 seconds later.
-	Revoked func(ctx context.Context, offsets map[TopicPartition]int64) error
+	Revoked func(ctx context.Context, offsets map[feed.Source]int64) error
 
 	// Assigned, if not nil, is called at the start of each generation with
 	// its id and the partitions assigned to the consumer, sorted, before any of them is
@@ -202,7 +181,7 @@ type KafkaConsumer struct {
 	// an error, the error is logged (unless ctx ended) and the consumer
 	// consumes nothing until the generation ends. ctx ends with the
 	// generation.
-	Assigned func(ctx context.Context, generation int, partitions []TopicPartition) (map[TopicPartition]int64, error)
+	Assigned func(ctx context.Context, generation int, partitions []feed.Source) (map[feed.Source]int64, error)
 
 	// Dialer, if not nil, replaces kafka-go's default dialer, for example
 	// to use TLS or SASL.
@@ -238,9 +217,9 @@ type KafkaConsumer struct {
 
 	mu       sync.Mutex
 	running  bool
-	gen      *kafka.Generation                  // the current generation, nil between generations
-	assigned map[TopicPartition]*partitionState // the partitions of gen
-	next     map[TopicPartition]int64           // next offset of every partition c has consumed
+	gen      *kafka.Generation               // the current generation, nil between generations
+	assigned map[feed.Source]*partitionState // the partitions of gen
+	next     map[feed.Source]int64           // next offset of every partition c has consumed
 
 	commitMu sync.Mutex // serialises commits
 
@@ -286,7 +265,7 @@ var (
 // When ctx ends, Run stops delivery, calls Revoked and commits (see
 // Revoked), leaves the group and returns nil. It returns an error at once if
 // the fields are not valid, and when Sink.Accept fails with an error other
-// than ErrStreamLimit, ErrMemoryBudget or that of ctx (after the end of the generation as
+// than feed.ErrStreamLimit, feed.ErrMemoryBudget or that of ctx (after the end of the generation as
 // above). Errors of the brokers and the network are logged and retried.
 func (c *KafkaConsumer) Run(ctx context.Context) error {
 	if err := c.check(); err != nil {
@@ -299,7 +278,7 @@ func (c *KafkaConsumer) Run(ctx context.Context) error {
 	}
 	c.running = true
 	if c.next == nil {
-		c.next = make(map[TopicPartition]int64)
+		c.next = make(map[feed.Source]int64)
 	}
 	c.mu.Unlock()
 	defer func() {
@@ -416,13 +395,13 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	stop := context.AfterFunc(gctx, cancel)
 	defer stop()
 
-	committed := make(map[TopicPartition]int64)
+	committed := make(map[feed.Source]int64)
 	for topic, parts := range gen.Assignments {
 		for _, p := range parts {
-			committed[TopicPartition{topic, p.ID}] = p.Offset
+			committed[feed.Source{Topic: topic, Partition: p.ID}] = p.Offset
 		}
 	}
-	var starts map[TopicPartition]int64
+	var starts map[feed.Source]int64
 	if c.Assigned != nil {
 		var err error
 		if starts, err = c.assign(pctx, int(gen.ID), committed); err != nil {
@@ -433,12 +412,12 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 			return nil
 		}
 	} else {
-		starts = make(map[TopicPartition]int64, len(committed))
+		starts = make(map[feed.Source]int64, len(committed))
 		for tp, off := range committed {
 			starts[tp] = c.startOffset(tp, off)
 		}
 	}
-	assigned := make(map[TopicPartition]*partitionState, len(starts))
+	assigned := make(map[feed.Source]*partitionState, len(starts))
 	for tp, start := range starts {
 		ps := new(partitionState)
 		ps.hwm.Store(-1)
@@ -477,7 +456,7 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	// Delivery has stopped: revoke the partitions.
 	c.mu.Lock()
 	c.gen, c.assigned = nil, nil
-	offsets := make(map[TopicPartition]int64, len(starts))
+	offsets := make(map[feed.Source]int64, len(starts))
 	for tp, ps := range assigned {
 		if ps.started.Load() {
 			offsets[tp] = c.next[tp]
@@ -492,8 +471,8 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 // assign calls Assigned with the partitions of a new generation (the keys
 // of committed) and returns where each starts: the offsets it returned,
 // which become the partitions' next offsets, or kafka.FirstOffset.
-func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed map[TopicPartition]int64) (map[TopicPartition]int64, error) {
-	tps := slices.SortedFunc(maps.Keys(committed), TopicPartition.Compare)
+func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed map[feed.Source]int64) (map[feed.Source]int64, error) {
+	tps := slices.SortedFunc(maps.Keys(committed), feed.Source.Compare)
 	// Until Assigned says where they start, Barrier reports no offset for
 	// the partitions: the one where c left them may no longer match the
 	// sink's state of them.
@@ -506,7 +485,7 @@ func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed ma
 	if err != nil {
 		return nil, err
 	}
-	starts := make(map[TopicPartition]int64, len(tps))
+	starts := make(map[feed.Source]int64, len(tps))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, tp := range tps {
@@ -525,18 +504,18 @@ func (c *KafkaConsumer) assign(ctx context.Context, generation int, committed ma
 // partitions assigned to it, sorted, once it knows where each starts
 // (after Assigned returns); generation 0 and no partitions between
 // generations.
-func (c *KafkaConsumer) Assignment() (generation int, partitions []TopicPartition) {
+func (c *KafkaConsumer) Assignment() (generation int, partitions []feed.Source) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == nil {
 		return 0, nil
 	}
-	return int(c.gen.ID), slices.SortedFunc(maps.Keys(c.assigned), TopicPartition.Compare)
+	return int(c.gen.ID), slices.SortedFunc(maps.Keys(c.assigned), feed.Source.Compare)
 }
 
 // Position returns the next offset of tp, as Barrier reports it, without
 // waiting for the deliveries in progress; ok is false if there is none.
-func (c *KafkaConsumer) Position(tp TopicPartition) (offset int64, ok bool) {
+func (c *KafkaConsumer) Position(tp feed.Source) (offset int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	offset, ok = c.next[tp]
@@ -552,7 +531,7 @@ func (c *KafkaConsumer) Position(tp TopicPartition) (offset int64, ok bool) {
 // has already counted. A partition also stops catching up when it reaches
 // the end of its log, for a committed offset past the end (of a topic
 // deleted and created again).
-func (c *KafkaConsumer) CatchingUp(tp TopicPartition) (mark int64, ok bool) {
+func (c *KafkaConsumer) CatchingUp(tp feed.Source) (mark int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ps := c.assigned[tp]
@@ -565,7 +544,7 @@ func (c *KafkaConsumer) CatchingUp(tp TopicPartition) (mark int64, ok bool) {
 
 // Partitions returns every partition of the consumer's topics, sorted, as
 // the first broker that answers lists them.
-func (c *KafkaConsumer) Partitions(ctx context.Context) ([]TopicPartition, error) {
+func (c *KafkaConsumer) Partitions(ctx context.Context) ([]feed.Source, error) {
 	d := c.Dialer
 	if d == nil {
 		d = kafka.DefaultDialer
@@ -586,11 +565,11 @@ func (c *KafkaConsumer) Partitions(ctx context.Context) ([]TopicPartition, error
 			errs = append(errs, fmt.Errorf("broker %s: %w", b, err))
 			continue
 		}
-		out := make([]TopicPartition, 0, len(parts))
+		out := make([]feed.Source, 0, len(parts))
 		for _, p := range parts {
-			out = append(out, TopicPartition{p.Topic, p.ID})
+			out = append(out, feed.Source{Topic: p.Topic, Partition: p.ID})
 		}
-		slices.SortFunc(out, TopicPartition.Compare)
+		slices.SortFunc(out, feed.Source.Compare)
 		return out, nil
 	}
 	return nil, fmt.Errorf("read kafka partitions: %w", errors.Join(errs...))
@@ -600,7 +579,7 @@ func (c *KafkaConsumer) Partitions(ctx context.Context) ([]TopicPartition, error
 // group's committed offset (kafka.FirstOffset if there is none): the
 // largest of the committed offset, Resume's offset and the offset where c
 // left off, or kafka.FirstOffset if none of them is known.
-func (c *KafkaConsumer) startOffset(tp TopicPartition, committed int64) int64 {
+func (c *KafkaConsumer) startOffset(tp feed.Source, committed int64) int64 {
 	start := committed
 	if c.Resume != nil {
 		if off, ok := c.Resume(tp.Topic, tp.Partition); ok && off >= 0 {
@@ -619,7 +598,7 @@ func (c *KafkaConsumer) startOffset(tp TopicPartition, committed int64) int64 {
 }
 
 // revoke calls Revoked with offsets, then commits them if it succeeds.
-func (c *KafkaConsumer) revoke(ctx context.Context, log *slog.Logger, gen *kafka.Generation, offsets map[TopicPartition]int64) {
+func (c *KafkaConsumer) revoke(ctx context.Context, log *slog.Logger, gen *kafka.Generation, offsets map[feed.Source]int64) {
 	if len(offsets) == 0 {
 		return
 	}
@@ -655,7 +634,7 @@ func (c *KafkaConsumer) revoke(ctx context.Context, log *slog.Logger, gen *kafka
 // with the offset at which c stopped; [KafkaConsumer.Commit] leaves them
 // out. Barrier returns ctx's error if ctx ends while it waits (fn is not
 // called), and otherwise fn's error. Barriers run one at a time.
-func (c *KafkaConsumer) Barrier(ctx context.Context, fn func(offsets map[TopicPartition]int64) error) error {
+func (c *KafkaConsumer) Barrier(ctx context.Context, fn func(offsets map[feed.Source]int64) error) error {
 	if err := c.gate.pause(ctx); err != nil {
 		return fmt.Errorf("kafka barrier: %w", err)
 	}
@@ -664,7 +643,7 @@ func (c *KafkaConsumer) Barrier(ctx context.Context, fn func(offsets map[TopicPa
 	offsets := maps.Clone(c.next)
 	c.mu.Unlock()
 	if offsets == nil {
-		offsets = make(map[TopicPartition]int64)
+		offsets = make(map[feed.Source]int64)
 	}
 	return fn(offsets)
 }
@@ -676,12 +655,12 @@ func (c *KafkaConsumer) Barrier(ctx context.Context, fn func(offsets map[TopicPa
 // durable, so that the group's offsets (and the lag tools report) follow
 // its progress. If ctx ends first, Commit returns ctx's error, and the
 // commit may still happen.
-func (c *KafkaConsumer) Commit(ctx context.Context, offsets map[TopicPartition]int64) error {
+func (c *KafkaConsumer) Commit(ctx context.Context, offsets map[feed.Source]int64) error {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	c.mu.Lock()
 	gen := c.gen
-	mine := make(map[TopicPartition]int64, len(offsets))
+	mine := make(map[feed.Source]int64, len(offsets))
 	for tp, off := range offsets {
 		if _, ok := c.assigned[tp]; ok && off >= 0 {
 			mine[tp] = off
@@ -699,7 +678,7 @@ func (c *KafkaConsumer) Commit(ctx context.Context, offsets map[TopicPartition]i
 
 // commitOffsets commits offsets in generation gen, or returns ctx's error
 // if ctx ends first.
-func commitOffsets(ctx context.Context, gen *kafka.Generation, offsets map[TopicPartition]int64) error {
+func commitOffsets(ctx context.Context, gen *kafka.Generation, offsets map[feed.Source]int64) error {
 	byTopic := make(map[string]map[int]int64)
 	for tp, off := range offsets {
 		if byTopic[tp.Topic] == nil {
@@ -747,7 +726,7 @@ func (c *KafkaConsumer) Stats() KafkaStats {
 }
 
 // setNext records off as the next offset of tp.
-func (c *KafkaConsumer) setNext(tp TopicPartition, off int64) {
+func (c *KafkaConsumer) setNext(tp feed.Source, off int64) {
 	c.mu.Lock()
 	c.next[tp] = off
 	c.mu.Unlock()
@@ -758,7 +737,7 @@ func (c *KafkaConsumer) setNext(tp TopicPartition, off int64) {
 // are accepted, so that the stream they create counts the bad parts of its
 // first messages, which counted first would find no stream and belong to
 // none.
-func (p *partitionConsumer) reject(stream string, reason Reason, n int) {
+func (p *partitionConsumer) reject(stream string, reason feed.Reason, n int) {
 	if k := len(p.rejects) - 1; k >= 0 && p.rejects[k].stream == stream && p.rejects[k].reason == reason {
 		p.rejects[k].n += n
 		return
@@ -785,9 +764,9 @@ type PartitionSink interface {
 	Sink
 	// AcceptPartition is Accept for values from tp that arrived at at;
 	// zero means the sink's clock.
-	AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64, at time.Time) error
+	AcceptPartition(ctx context.Context, tp feed.Source, stream string, values []float64, at time.Time) error
 	// RejectPartition is Reject for input from tp.
-	RejectPartition(tp TopicPartition, stream string, reason Reason, n int)
+	RejectPartition(tp feed.Source, stream string, reason feed.Reason, n int)
 }
 
 // A PartitionItemSink is a PartitionSink and an ItemSink that keeps the
@@ -796,14 +775,14 @@ type PartitionItemSink interface {
 	PartitionSink
 	ItemSink
 	// AcceptPartitionItems is ItemSink.AcceptItems for items from tp.
-	AcceptPartitionItems(ctx context.Context, tp TopicPartition, stream string, b *items.Batch, at time.Time) error
+	AcceptPartitionItems(ctx context.Context, tp feed.Source, stream string, b *items.Batch, at time.Time) error
 }
 
 // partitionSink is a PartitionSink seen as the Sink of one partition: a
 // TimedSink.
 type partitionSink struct {
 	sink PartitionSink
-	tp   TopicPartition
+	tp   feed.Source
 }
 
 func (s partitionSink) Accept(ctx context.Context, stream string, values []float64) error {
@@ -814,7 +793,7 @@ func (s partitionSink) AcceptAt(ctx context.Context, stream string, values []flo
 	return s.sink.AcceptPartition(ctx, s.tp, stream, values, at)
 }
 
-func (s partitionSink) Reject(stream string, reason Reason, n int) {
+func (s partitionSink) Reject(stream string, reason feed.Reason, n int) {
 	s.sink.RejectPartition(s.tp, stream, reason, n)
 }
 
@@ -832,7 +811,7 @@ func (s partitionItemSink) AcceptItems(ctx context.Context, stream string, b *it
 func (s partitionItemSink) IsItemStream(stream string) bool { return s.items.IsItemStream(stream) }
 
 // sinkFor returns the Sink that receives the values of tp.
-func (c *KafkaConsumer) sinkFor(tp TopicPartition) Sink {
+func (c *KafkaConsumer) sinkFor(tp feed.Source) Sink {
 	switch ps := c.Sink.(type) {
 	case PartitionItemSink:
 		return partitionItemSink{partitionSink{ps, tp}, ps}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"streamd/feed"
 	"streamd/items"
 
 	"github.com/segmentio/kafka-go"
@@ -163,7 +164,7 @@ func appendText(dst []float64, b []byte) (vals []float64, tokens, bad int) {
 
 // appendItemLines appends the valid items of b, in FormatItems, to list,
 // and counts the others with reject. It returns the number of lines.
-func appendItemLines(list *items.Batch, b []byte, reject func(Reason)) (lines int) {
+func appendItemLines(list *items.Batch, b []byte, reject func(feed.Reason)) (lines int) {
 	for len(b) > 0 {
 		line := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -17,7 +18,7 @@ import (
 // calling goroutine delivers the previous batch to the sink.
 type partitionConsumer struct {
 	c     *KafkaConsumer
-	tp    TopicPartition
+	tp    feed.Source
 	state *partitionState
 	sink  Sink // the consumer's Sink, for this partition (see PartitionSink)
 	log   *slog.Logger
@@ -33,7 +34,7 @@ type partitionConsumer struct {
 // A unitReject is n inputs of stream rejected for reason.
 type unitReject struct {
 	stream string
-	reason Reason
+	reason feed.Reason
 	n      int
 }
 
@@ -297,15 +298,15 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		c.stats.bytes.Add(uint64(len(m.Key) + len(m.Value)))
 		switch {
 		case !nameOK:
-			p.reject("", ReasonBadStreamName, 1)
+			p.reject("", feed.ReasonBadStreamName, 1)
 			continue
 		case !formatOK, format == FormatItems && isink == nil:
-			p.reject(name, ReasonUnknownFormat, 1)
+			p.reject(name, feed.ReasonUnknownFormat, 1)
 			continue
 		case format == FormatItems:
 			n := p.list.Len()
-			if appendItemLines(&p.list, m.Value, func(r Reason) { p.reject(name, r, 1) }) == 0 {
-				p.reject(name, ReasonMalformed, 1)
+			if appendItemLines(&p.list, m.Value, func(r feed.Reason) { p.reject(name, r, 1) }) == 0 {
+				p.reject(name, feed.ReasonMalformed, 1)
 			}
 			if p.list.Len() > n {
 				stream, at = name, m.Time
@@ -336,13 +337,13 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			p.vals = p.vals[:n+len(kept)]
 		}
 		if nan > 0 {
-			p.reject(name, ReasonNaN, nan)
+			p.reject(name, feed.ReasonNaN, nan)
 		}
 		if inf > 0 {
-			p.reject(name, ReasonInf, inf)
+			p.reject(name, feed.ReasonInf, inf)
 		}
 		if bad > 0 {
-			p.reject(name, ReasonMalformed, bad)
+			p.reject(name, feed.ReasonMalformed, bad)
 		}
 		if len(p.vals) > n {
 			stream, at = name, m.Time
@@ -381,12 +382,12 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 // stream name.
 func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) {
 	if p.c.StreamFromTopic || len(m.Key) == 0 {
-		return p.tp.Topic, validName(p.tp.Topic)
+		return p.tp.Topic, feed.IsValidName(p.tp.Topic)
 	}
 	if s, ok := p.names[string(m.Key)]; ok {
 		return s, true
 	}
-	if !validName(m.Key) {
+	if !feed.IsValidName(m.Key) {
 		return "", false
 	}
 	if p.names == nil || len(p.names) >= maxInterned {

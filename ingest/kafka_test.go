@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -275,24 +275,24 @@ func TestKafkaConsume(t *testing.T) {
 	add(3, "c", string(f64s(math.Copysign(0, -1))), ContentTypeBinary64, "c", 0)
 	// Bad messages and bad values.
 	add(0, "a", "14 x 15 1e400 NaN", ContentTypeText, "a", 14, 15)
-	want.reject("a", ReasonMalformed, 1)
-	want.reject("a", ReasonInf, 1)
-	want.reject("a", ReasonNaN, 1)
+	want.reject("a", feed.ReasonMalformed, 1)
+	want.reject("a", feed.ReasonInf, 1)
+	want.reject("a", feed.ReasonNaN, 1)
 	add(1, "b", "1234567", ContentTypeBinary64, "b")
-	want.reject("b", ReasonMalformed, 1)
+	want.reject("b", feed.ReasonMalformed, 1)
 	add(1, "b", "123", ContentTypeBinary32, "b")
-	want.reject("b", ReasonMalformed, 1)
+	want.reject("b", feed.ReasonMalformed, 1)
 	add(2, "bad key", "16", "", "")
-	want.reject("", ReasonBadStreamName, 1)
+	want.reject("", feed.ReasonBadStreamName, 1)
 	add(2, "d", "17", "application/json", "")
-	want.reject("d", ReasonUnknownFormat, 1)
+	want.reject("d", feed.ReasonUnknownFormat, 1)
 	add(3, "c", "", "", "")
 	add(3, "c", " ,\n", "", "")
 	add(3, "c", "", ContentTypeBinary64, "")
-	want.reject("c", ReasonMalformed, 3)
+	want.reject("c", feed.ReasonMalformed, 3)
 	add(3, "c", string(f64s(18, nan, inf, -inf, 19)), ContentTypeBinary64, "c", 18, 19)
-	want.reject("c", ReasonNaN, 1)
-	want.reject("c", ReasonInf, 2)
+	want.reject("c", feed.ReasonNaN, 1)
+	want.reject("c", feed.ReasonInf, 2)
 	// Messages after the bad ones still arrive.
 	for p := range testPartitions {
 		add(p, "e", "20", "", "e", 20)
@@ -375,13 +375,13 @@ func TestKafkaBarrier(t *testing.T) {
 	c.FetchMaxBytes = 16 << 10
 	start(t, c)
 	barriers := 0
-	check := func(offsets map[TopicPartition]int64) error {
+	check := func(offsets map[feed.Source]int64) error {
 		barriers++
-		delivered := make(map[TopicPartition]int64)
+		delivered := make(map[feed.Source]int64)
 		for _, vals := range sink.result().values {
 			for _, v := range vals {
 				p, _ := seqOrigin(v)
-				delivered[TopicPartition{topic, p}]++
+				delivered[feed.Source{Topic: topic, Partition: p}]++
 			}
 		}
 		for tp, n := range delivered {
@@ -410,14 +410,14 @@ func TestKafkaBarrier(t *testing.T) {
 	<-sink.entered
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := c.Barrier(ctx, func(map[TopicPartition]int64) error { panic("fn called") })
+	err := c.Barrier(ctx, func(map[feed.Source]int64) error { panic("fn called") })
 	if err == nil {
 		t.Errorf("Barrier with an Accept in progress returned nil after its context ended")
 	}
 	close(sink.release)
 	poll(t, "the last message", func() bool { return c.Stats().Values == uint64((len(msgs)+1)*perMsg) })
-	if err := c.Barrier(context.Background(), func(offsets map[TopicPartition]int64) error {
-		if got := offsets[TopicPartition{topic, 0}]; got != 201 {
+	if err := c.Barrier(context.Background(), func(offsets map[feed.Source]int64) error {
+		if got := offsets[feed.Source{Topic: topic, Partition: 0}]; got != 201 {
 			t.Errorf("offset of partition 0 = %d, want 201", got)
 		}
 		return nil
@@ -463,10 +463,10 @@ func TestKafkaResumeCommit(t *testing.T) {
 		}
 		return r
 	}
-	all := func(off int64) map[TopicPartition]int64 {
-		m := make(map[TopicPartition]int64)
+	all := func(off int64) map[feed.Source]int64 {
+		m := make(map[feed.Source]int64)
 		for p := range testPartitions {
-			m[TopicPartition{topic, p}] = off
+			m[feed.Source{Topic: topic, Partition: p}] = off
 		}
 		return m
 	}
@@ -481,12 +481,12 @@ func TestKafkaResumeCommit(t *testing.T) {
 		}
 		return []int64{3, 7, 0, 0}[p], p < 2
 	}
-	a.Revoked = func(ctx context.Context, offsets map[TopicPartition]int64) error {
+	a.Revoked = func(ctx context.Context, offsets map[feed.Source]int64) error {
 		return fmt.Errorf("no checkpoint")
 	}
 	stopA := start(t, a)
 	waitMultiset(t, from([]int{3, 7, 0, 0}, n), sinkA)
-	if err := a.Barrier(context.Background(), func(offsets map[TopicPartition]int64) error {
+	if err := a.Barrier(context.Background(), func(offsets map[feed.Source]int64) error {
 		if !maps.Equal(offsets, all(n)) {
 			t.Errorf("Barrier offsets = %v, want %v", offsets, all(n))
 		}
@@ -494,8 +494,8 @@ func TestKafkaResumeCommit(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	other := TopicPartition{"other", 0}
-	if err := a.Commit(context.Background(), maps.Collect(func(yield func(TopicPartition, int64) bool) {
+	other := feed.Source{Topic: "other", Partition: 0}
+	if err := a.Commit(context.Background(), maps.Collect(func(yield func(feed.Source, int64) bool) {
 		for tp, off := range all(5) {
 			yield(tp, off)
 		}
@@ -510,8 +510,8 @@ func TestKafkaResumeCommit(t *testing.T) {
 	sinkB := newRecordSink()
 	b := testConsumer(t, brokers, "g-resume", sinkB, topic)
 	b.Resume = func(string, int) (int64, bool) { return 1, true }
-	var revoked []map[TopicPartition]int64
-	b.Revoked = func(ctx context.Context, offsets map[TopicPartition]int64) error {
+	var revoked []map[feed.Source]int64
+	b.Revoked = func(ctx context.Context, offsets map[feed.Source]int64) error {
 		revoked = append(revoked, offsets)
 		return nil
 	}
@@ -622,24 +622,24 @@ func (s *timedSink) Accept(ctx context.Context, stream string, values []float64)
 	return nil
 }
 
-func (s *timedSink) Reject(stream string, reason Reason, n int) {}
+func (s *timedSink) Reject(stream string, reason feed.Reason, n int) {}
 
 // partitionRecordSink records what each partition delivers.
 type partitionRecordSink struct {
 	*recordSink
 	mu    sync.Mutex
-	bySrc map[TopicPartition]*recordSink
+	bySrc map[feed.Source]*recordSink
 }
 
 func (s *partitionRecordSink) Accept(context.Context, string, []float64) error {
 	panic("Accept called on a PartitionSink")
 }
 
-func (s *partitionRecordSink) Reject(string, Reason, int) {
+func (s *partitionRecordSink) Reject(string, feed.Reason, int) {
 	panic("Reject called on a PartitionSink")
 }
 
-func (s *partitionRecordSink) of(tp TopicPartition) *recordSink {
+func (s *partitionRecordSink) of(tp feed.Source) *recordSink {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bySrc[tp] == nil {
@@ -648,14 +648,14 @@ func (s *partitionRecordSink) of(tp TopicPartition) *recordSink {
 	return s.bySrc[tp]
 }
 
-func (s *partitionRecordSink) AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64, _ time.Time) error {
+func (s *partitionRecordSink) AcceptPartition(ctx context.Context, tp feed.Source, stream string, values []float64, _ time.Time) error {
 	if err := s.of(tp).Accept(ctx, stream, values); err != nil {
 		return err
 	}
 	return s.recordSink.Accept(ctx, stream, values)
 }
 
-func (s *partitionRecordSink) RejectPartition(tp TopicPartition, stream string, reason Reason, n int) {
+func (s *partitionRecordSink) RejectPartition(tp feed.Source, stream string, reason feed.Reason, n int) {
 	s.of(tp).Reject(stream, reason, n)
 	s.recordSink.Reject(stream, reason, n)
 }
@@ -671,18 +671,18 @@ func TestKafkaAssigned(t *testing.T) {
 	bad := message(2, []byte("s2"), []byte{1, 2, 3}, ContentTypeBinary64)
 	produce(t, brokers, topic, append(msgs, bad))
 
-	sink := &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[TopicPartition]*recordSink)}
+	sink := &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[feed.Source]*recordSink)}
 	c := testConsumer(t, brokers, "assigned", sink, topic)
 	var calls atomic.Int32
-	c.Assigned = func(ctx context.Context, gen int, parts []TopicPartition) (map[TopicPartition]int64, error) {
+	c.Assigned = func(ctx context.Context, gen int, parts []feed.Source) (map[feed.Source]int64, error) {
 		calls.Add(1)
 		if gen < 1 {
 			t.Errorf("generation %d", gen)
 		}
-		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, TopicPartition.Compare) {
+		if len(parts) != testPartitions || !slices.IsSortedFunc(parts, feed.Source.Compare) {
 			t.Errorf("assigned %v", parts)
 		}
-		return map[TopicPartition]int64{{topic, 0}: 5, {topic, 2}: -1, {topic, 3}: 3}, nil
+		return map[feed.Source]int64{{Topic: topic, Partition: 0}: 5, {Topic: topic, Partition: 2}: -1, {Topic: topic, Partition: 3}: 3}, nil
 	}
 	start(t, c)
 	starts := map[int]int{0: 5, 1: 0, 2: 0, 3: 3}
@@ -693,9 +693,9 @@ func TestKafkaAssigned(t *testing.T) {
 			w.add(fmt.Sprintf("s%d", p), seqValues(p, k, 3)...)
 		}
 		if p == 2 {
-			w.reject("s2", ReasonMalformed, 1)
+			w.reject("s2", feed.ReasonMalformed, 1)
 		}
-		sink.of(TopicPartition{topic, p}).waitFor(t, w)
+		sink.of(feed.Source{Topic: topic, Partition: p}).waitFor(t, w)
 		want = union(want, w)
 	}
 	sink.waitFor(t, want)
@@ -710,14 +710,14 @@ func TestKafkaAssigned(t *testing.T) {
 	if err != nil || !slices.Equal(all, parts) {
 		t.Fatalf("partitions %v, %v; want %v", all, err, parts)
 	}
-	err = c.Barrier(context.Background(), func(off map[TopicPartition]int64) error {
+	err = c.Barrier(context.Background(), func(off map[feed.Source]int64) error {
 		for p := range testPartitions {
 			want := int64(10)
 			if p == 2 {
 				want = 11 // the bad message
 			}
-			if off[TopicPartition{topic, p}] != want {
-				return fmt.Errorf("partition %d at offset %d, want %d", p, off[TopicPartition{topic, p}], want)
+			if off[feed.Source{Topic: topic, Partition: p}] != want {
+				return fmt.Errorf("partition %d at offset %d, want %d", p, off[feed.Source{Topic: topic, Partition: p}], want)
 			}
 		}
 		return nil
@@ -740,7 +740,7 @@ func TestKafkaItems(t *testing.T) {
 		t.Parallel()
 		var ps *partitionItemRecorder
 		testKafkaItems(t, "items-partitions", func(s *itemSink) Sink {
-			ps = &partitionItemRecorder{itemSink: s, parts: make(map[string][]TopicPartition)}
+			ps = &partitionItemRecorder{itemSink: s, parts: make(map[string][]feed.Source)}
 			return ps
 		})
 		ps.mu.Lock()
@@ -763,7 +763,7 @@ func TestKafkaItems(t *testing.T) {
 type partitionItemRecorder struct {
 	*itemSink
 	mu    sync.Mutex
-	parts map[string][]TopicPartition
+	parts map[string][]feed.Source
 }
 
 func (s *partitionItemRecorder) Accept(context.Context, string, []float64) error {
@@ -774,15 +774,15 @@ func (s *partitionItemRecorder) AcceptItems(context.Context, string, *items.Batc
 	panic("AcceptItems called on a PartitionItemSink")
 }
 
-func (s *partitionItemRecorder) Reject(string, Reason, int) {
+func (s *partitionItemRecorder) Reject(string, feed.Reason, int) {
 	panic("Reject called on a PartitionItemSink")
 }
 
-func (s *partitionItemRecorder) AcceptPartition(ctx context.Context, _ TopicPartition, stream string, values []float64, at time.Time) error {
+func (s *partitionItemRecorder) AcceptPartition(ctx context.Context, _ feed.Source, stream string, values []float64, at time.Time) error {
 	return s.itemSink.AcceptAt(ctx, stream, values, at)
 }
 
-func (s *partitionItemRecorder) AcceptPartitionItems(ctx context.Context, tp TopicPartition, stream string, b *items.Batch, at time.Time) error {
+func (s *partitionItemRecorder) AcceptPartitionItems(ctx context.Context, tp feed.Source, stream string, b *items.Batch, at time.Time) error {
 	if err := s.itemSink.AcceptItems(ctx, stream, b, at); err != nil {
 		return err
 	}
@@ -792,7 +792,7 @@ func (s *partitionItemRecorder) AcceptPartitionItems(ctx context.Context, tp Top
 	return nil
 }
 
-func (s *partitionItemRecorder) RejectPartition(_ TopicPartition, stream string, reason Reason, n int) {
+func (s *partitionItemRecorder) RejectPartition(_ feed.Source, stream string, reason feed.Reason, n int) {
 	s.itemSink.Reject(stream, reason, n)
 }
 
@@ -833,9 +833,9 @@ func testKafkaItems(t *testing.T, name string, wrap func(*itemSink) Sink) {
 		t.Errorf("items %q, want %q", sink.items, want)
 	}
 	rejects := map[reject]int{
-		{"ia", ReasonEmptyItem}: 1, {"ia", ReasonItemTooLong}: 1, {"ia", ReasonBadUTF8}: 1,
-		{"ia", ReasonMalformed}:     1, // the empty message
-		{"values", ReasonWrongKind}: 1, {"ib", ReasonWrongKind}: 1,
+		{"ia", feed.ReasonEmptyItem}: 1, {"ia", feed.ReasonItemTooLong}: 1, {"ia", feed.ReasonBadUTF8}: 1,
+		{"ia", feed.ReasonMalformed}:     1, // the empty message
+		{"values", feed.ReasonWrongKind}: 1, {"ib", feed.ReasonWrongKind}: 1,
 	}
 	if got := sink.got.rejects; !maps.Equal(got, rejects) {
 		t.Errorf("rejects %v, want %v", got, rejects)
@@ -850,27 +850,15 @@ func testKafkaItems(t *testing.T, name string, wrap func(*itemSink) Sink) {
 	}
 }
 
-// TestTopicPartitionCompare: topic first, then partition.
-func TestTopicPartitionCompare(t *testing.T) {
-	sorted := []TopicPartition{{"a", 2}, {"a", 10}, {"b", 0}, {"b", 1}}
-	for i, a := range sorted {
-		for j, b := range sorted {
-			if got, want := a.Compare(b), cmp.Compare(i, j); got != want {
-				t.Errorf("%v.Compare(%v) = %d, want %d", a, b, got, want)
-			}
-		}
-	}
-}
-
 // gatedPartitionSink is a partitionRecordSink whose deliveries from one
 // partition wait until open is closed.
 type gatedPartitionSink struct {
 	*partitionRecordSink
-	gated TopicPartition
+	gated feed.Source
 	open  chan struct{}
 }
 
-func (s *gatedPartitionSink) AcceptPartition(ctx context.Context, tp TopicPartition, stream string, values []float64, at time.Time) error {
+func (s *gatedPartitionSink) AcceptPartition(ctx context.Context, tp feed.Source, stream string, values []float64, at time.Time) error {
 	if tp == s.gated {
 		select {
 		case <-s.open:
@@ -891,16 +879,16 @@ func TestKafkaCatchingUp(t *testing.T) {
 	topic := createTopic(t, brokers, "catchup")
 	msgs, want := seqMessages(0, 10, 3)
 	produce(t, brokers, topic, msgs)
-	tp := func(p int) TopicPartition { return TopicPartition{topic, p} }
+	tp := func(p int) feed.Source { return feed.Source{Topic: topic, Partition: p} }
 
 	// A consumes everything; the group's committed offsets are then set
 	// by hand, the one of partition 2 past the end of its log.
 	sinkA := newRecordSink()
 	a := testConsumer(t, brokers, "g-catchup", sinkA, topic)
-	a.Revoked = func(context.Context, map[TopicPartition]int64) error { return fmt.Errorf("no checkpoint") }
+	a.Revoked = func(context.Context, map[feed.Source]int64) error { return fmt.Errorf("no checkpoint") }
 	stopA := start(t, a)
 	waitMultiset(t, want, sinkA)
-	committed := map[TopicPartition]int64{tp(0): 10, tp(1): 10, tp(2): 1000, tp(3): 4}
+	committed := map[feed.Source]int64{tp(0): 10, tp(1): 10, tp(2): 1000, tp(3): 4}
 	if err := a.Commit(context.Background(), committed); err != nil {
 		t.Fatal(err)
 	}
@@ -910,12 +898,12 @@ func TestKafkaCatchingUp(t *testing.T) {
 	// behind too, partition 0 at and partition 3 after the committed
 	// offset.
 	sinkB := &gatedPartitionSink{
-		partitionRecordSink: &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[TopicPartition]*recordSink)},
+		partitionRecordSink: &partitionRecordSink{recordSink: newRecordSink(), bySrc: make(map[feed.Source]*recordSink)},
 		gated:               tp(1), open: make(chan struct{}),
 	}
 	b := testConsumer(t, brokers, "g-catchup", sinkB, topic)
-	b.Assigned = func(context.Context, int, []TopicPartition) (map[TopicPartition]int64, error) {
-		return map[TopicPartition]int64{tp(0): 10, tp(1): 2, tp(2): 0, tp(3): 6}, nil
+	b.Assigned = func(context.Context, int, []feed.Source) (map[feed.Source]int64, error) {
+		return map[feed.Source]int64{tp(0): 10, tp(1): 2, tp(2): 0, tp(3): 6}, nil
 	}
 	start(t, b)
 	deadline := time.Now().Add(20 * time.Second)

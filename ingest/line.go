@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"streamd/feed"
 )
 
 // A lineDecoder decodes the line protocol.
@@ -63,7 +65,7 @@ func (d *lineDecoder) run() error {
 		default:
 			// A read error cut the line short: its last value may be
 			// cut too, so none of it is used.
-			d.b.sink.Reject("", ReasonMalformed, 1)
+			d.b.sink.Reject("", feed.ReasonMalformed, 1)
 		}
 		if cap(d.long) > 4*d.br.Size() {
 			d.long = nil // do not keep a long line's memory
@@ -97,10 +99,10 @@ func (d *lineDecoder) tooLong(line []byte) {
 	i := skipBlanks(prefix, 0)
 	j := fieldEnd(prefix, i)
 	stream := ""
-	if j < len(prefix) && validName(prefix[i:j]) {
+	if j < len(prefix) && feed.IsValidName(prefix[i:j]) {
 		stream = string(prefix[i:j])
 	}
-	d.b.rejectFor(stream, ReasonLineTooLong, 1)
+	d.b.rejectFor(stream, feed.ReasonLineTooLong, 1)
 }
 
 // line decodes one line, with or without its line ending.
@@ -121,13 +123,13 @@ func (d *lineDecoder) line(line []byte) error {
 	}
 	j := fieldEnd(line, i)
 	if name := line[i:j]; string(name) != d.b.stream {
-		if !validName(name) {
+		if !feed.IsValidName(name) {
 			n := 0
 			for i = skipBlanks(line, j); i < len(line); i = skipBlanks(line, j) {
 				j = fieldEnd(line, i)
 				n++
 			}
-			d.b.sink.Reject("", ReasonBadStreamName, max(n, 1))
+			d.b.sink.Reject("", feed.ReasonBadStreamName, max(n, 1))
 			return nil
 		}
 		if err := d.b.setStream(name); err != nil {
@@ -154,10 +156,10 @@ func (d *lineDecoder) line(line []byte) error {
 		good++
 	}
 	if bad > 0 {
-		d.b.reject(ReasonMalformed, bad)
+		d.b.reject(feed.ReasonMalformed, bad)
 	}
 	if good+bad == 0 {
-		d.b.reject(ReasonMalformed, 1)
+		d.b.reject(feed.ReasonMalformed, 1)
 	}
 	return nil
 }
@@ -249,9 +251,9 @@ func parseSimple(tok []byte) (v float64, ok bool) {
 // items decodes the items of a line of an item stream, from offset i (see
 // itemTokens). A line without items counts one "malformed".
 func (d *lineDecoder) items(line []byte, i int) error {
-	tokens := itemTokens(line, i, &d.b.list, func(r Reason) { d.b.reject(r, 1) })
+	tokens := itemTokens(line, i, &d.b.list, func(r feed.Reason) { d.b.reject(r, 1) })
 	if tokens == 0 {
-		d.b.reject(ReasonMalformed, 1)
+		d.b.reject(feed.ReasonMalformed, 1)
 	}
 	if !d.b.itemRoom() {
 		return d.b.flush()

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"streamd/feed"
 )
 
 // Defaults of a TCPServer's connection limits.
@@ -71,7 +73,7 @@ type TCPServer struct {
 	// Token, if not empty, is the token every connection must present in
 	// its preamble (see AppendPreamble); it must be valid (ValidToken).
 	// Connections without it are sent an error line, counted as
-	// ReasonUnauthenticated under the stream "", and closed.
+	// feed.ReasonUnauthenticated under the stream "", and closed.
 	Token string
 
 	// TLSConfig, if not nil, makes connections speak TLS: it needs a
@@ -380,7 +382,7 @@ func (s *TCPServer) countDisplaced(pc *pendingConn) {
 		return
 	}
 	s.stats.unauthenticated.Add(1)
-	counting(s.Sink, &s.stats.values, &s.stats.rejected).Reject("", ReasonUnauthenticated, 1)
+	counting(s.Sink, &s.stats.values, &s.stats.rejected).Reject("", feed.ReasonUnauthenticated, 1)
 }
 
 // authenticated takes pc out of the pending list, and reports false if it
@@ -475,7 +477,7 @@ func (s *TCPServer) serve(conn net.Conn, pc *pendingConn) {
 	}
 	switch {
 	case errors.Is(err, errBadPreamble) && s.Token == "":
-		sink.Reject("", ReasonUnknownFormat, 1)
+		sink.Reject("", feed.ReasonUnknownFormat, 1)
 		log.Warn("tcp ingest connection dropped", "err", err)
 		return
 	case err != nil && s.Token == "":
@@ -544,7 +546,7 @@ func (s *TCPServer) refuse(conn net.Conn, pc *pendingConn, sink Sink, log *slog.
 		}
 	}
 	s.stats.unauthenticated.Add(1)
-	sink.Reject("", ReasonUnauthenticated, 1)
+	sink.Reject("", feed.ReasonUnauthenticated, 1)
 	// Debug: a flood of refused connections must not flood the log; the
 	// metrics count them.
 	log.Debug("tcp ingest connection refused", "err", msg)
@@ -624,7 +626,7 @@ func (c countingSink) Accept(ctx context.Context, stream string, values []float6
 	return err
 }
 
-func (c countingSink) Reject(stream string, reason Reason, n int) {
+func (c countingSink) Reject(stream string, reason feed.Reason, n int) {
 	c.Sink.Reject(stream, reason, n)
 	c.rejected.Add(uint64(n))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/internal/tlsconf"
 )
 
@@ -64,7 +65,7 @@ func TestTCPToken(t *testing.T) {
 		if !strings.HasPrefix(got, "error: unauthenticated: ") || !strings.Contains(got, tc.err) || !strings.HasSuffix(got, "\n") {
 			t.Errorf("%s: the server said %q, want an error line about %q", tc.name, got, tc.err)
 		}
-		want.reject("", ReasonUnauthenticated, 1)
+		want.reject("", feed.ReasonUnauthenticated, 1)
 	}
 	sink.waitFor(t, want)
 
@@ -97,7 +98,7 @@ func TestTCPPreambleWithoutToken(t *testing.T) {
 	bad := dial(t, s)
 	write(t, bad, []byte("@home 1\n"))
 	waitClosed(t, bad)
-	want := vals("tok", []float64{1}, "bin", []float64{2}).with("", ReasonUnknownFormat, 1)
+	want := vals("tok", []float64{1}, "bin", []float64{2}).with("", feed.ReasonUnknownFormat, 1)
 	sink.waitFor(t, want)
 }
 
@@ -154,7 +155,7 @@ func TestTCPTLS(t *testing.T) {
 	if got := readError(t, nc); !strings.Contains(got, "unauthenticated") {
 		t.Errorf("over TLS without the token: %q", got)
 	}
-	want.reject("", ReasonUnauthenticated, 1)
+	want.reject("", feed.ReasonUnauthenticated, 1)
 
 	plain := dial(t, s)
 	write(t, plain, []byte("@auth tok\nsecure 9\n"))
@@ -233,7 +234,7 @@ func TestTCPConnectionLimits(t *testing.T) {
 	if st := s.Stats(); st.OverLimit != 1 {
 		t.Errorf("stats %+v", st)
 	}
-	want := vals("other", []float64{1, 2, 3}).with("", ReasonLineTooLong, 1)
+	want := vals("other", []float64{1, 2, 3}).with("", feed.ReasonLineTooLong, 1)
 	endless.Close()
 	for _, c := range conns {
 		c.Close()

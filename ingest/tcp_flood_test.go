@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/internal/tlsconf"
 )
 
@@ -37,7 +38,7 @@ func TestTCPSilentFlood(t *testing.T) {
 	// The first producer displaces the oldest silent connection; the
 	// next ones find a free place among the unauthenticated.
 	var want result
-	want.reject("", ReasonUnauthenticated, silent-unauth+1)
+	want.reject("", feed.ReasonUnauthenticated, silent-unauth+1)
 	for i := range producers {
 		c := dial(t, s)
 		stream := fmt.Sprintf("p%d", i)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"streamd/feed"
 )
 
 // openServer opens a TCPServer on a free local port and closes it at the
@@ -85,7 +87,7 @@ func testTCPServer(t *testing.T, encoded bool) {
 	write(t, lc, lines)
 	write(t, fc, frameIn)
 	want := vals("latency", []float64{12.5, 13.1}, "f32", []float64{1, 2, 3}, "f64", []float64{0.1, 0}).
-		with("", ReasonBadStreamName, 1).with("latency", ReasonMalformed, 1)
+		with("", feed.ReasonBadStreamName, 1).with("latency", feed.ReasonMalformed, 1)
 	sink.waitFor(t, want)
 
 	// Connections in an unknown format, or that send a frame too large,
@@ -93,14 +95,14 @@ func testTCPServer(t *testing.T, encoded bool) {
 	uc := dial(t, s)
 	write(t, uc, []byte("\x16\x03\x01\x00\x05hello"))
 	waitClosed(t, uc)
-	want.reject("", ReasonUnknownFormat, 1)
+	want.reject("", feed.ReasonUnknownFormat, 1)
 	big, err := AppendFrame(nil, "big", make([]float64, 200), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, fc, big)
 	waitClosed(t, fc)
-	want.reject("", ReasonFrameTooLarge, 1)
+	want.reject("", feed.ReasonFrameTooLarge, 1)
 
 	write(t, lc, []byte("latency 14\n"))
 	want.add("latency", 14)
@@ -141,7 +143,7 @@ func TestTCPServerClose(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := vals("a", []float64{1}, "b", []float64{3}).with("", ReasonMalformed, 1).with("b", ReasonMalformed, 1)
+	want := vals("a", []float64{1}, "b", []float64{3}).with("", feed.ReasonMalformed, 1).with("b", feed.ReasonMalformed, 1)
 	if d := diff(sink.result(), want); d != "" {
 		t.Error(d)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"streamd/feed"
 	"streamd/ingest"
 )
 
@@ -38,10 +39,10 @@ func sendsFloat32(t Target) bool {
 
 // skipCount is an ingest.Sink that only counts the values cleanValues
 // leaves out, by reason.
-type skipCount map[ingest.Reason]int64
+type skipCount map[feed.Reason]int64
 
 // Reject implements ingest.Sink.
-func (s skipCount) Reject(_ string, reason ingest.Reason, n int) { s[reason] += int64(n) }
+func (s skipCount) Reject(_ string, reason feed.Reason, n int) { s[reason] += int64(n) }
 
 // Accept implements ingest.Sink; a skipCount takes no values.
 func (s skipCount) Accept(context.Context, string, []float64) error {

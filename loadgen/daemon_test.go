@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
@@ -118,7 +119,7 @@ func TestRunFloat32Overflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := res.Streams[tt.name]
-		if st.Sent != tt.wantSent || st.Skipped[ingest.ReasonInf] != 8-tt.wantSent {
+		if st.Sent != tt.wantSent || st.Skipped[feed.ReasonInf] != 8-tt.wantSent {
 			t.Errorf("%s: sent %d, skipped %v; want %d sent, %d ±Inf", tt.name, st.Sent, st.Skipped, tt.wantSent, 8-tt.wantSent)
 		}
 		v, err := loadgen.Verify(context.Background(), d.Client, res, loadgen.VerifyConfig{Timeout: 5 * time.Second})

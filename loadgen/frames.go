@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"streamd/feed"
 	"streamd/ingest"
 )
 
@@ -324,7 +325,7 @@ func (r *FrameRunner) results(res *Result, senders []*sender) {
 	for _, p := range r.Payloads {
 		st := res.Streams[p.Stream()]
 		if st == nil {
-			st = &StreamResult{Skipped: make(map[ingest.Reason]int64)}
+			st = &StreamResult{Skipped: make(map[feed.Reason]int64)}
 			res.Streams[p.Stream()] = st
 		}
 		for reason, n := range p.Skipped() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
@@ -33,7 +34,7 @@ func (m *memSink) Accept(ctx context.Context, stream string, values []float64) e
 	return nil
 }
 
-func (m *memSink) Reject(stream string, reason ingest.Reason, n int) {
+func (m *memSink) Reject(stream string, reason feed.Reason, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rejected += n
@@ -76,11 +77,11 @@ func TestPayload(t *testing.T) {
 	if want := []float64{1, 0, 0, 2}; !slices.Equal(got, want) || math.Signbit(got[1]) || math.Signbit(got[2]) {
 		t.Errorf("float32 payload values %v, want %v", got, want)
 	}
-	if s := p.Skipped(); s[ingest.ReasonNaN] != 1 || s[ingest.ReasonInf] != 2 {
+	if s := p.Skipped(); s[feed.ReasonNaN] != 1 || s[feed.ReasonInf] != 2 {
 		t.Errorf("skipped %v, want nan=1 inf=2", s)
 	}
 	p, _ = loadgen.NewPayload("s", values, false, 3)
-	if got, want := p.Values(), []float64{1, 1e39, 0, -1e-50, 2}; !slices.Equal(got, want) || p.Skipped()[ingest.ReasonInf] != 1 {
+	if got, want := p.Values(), []float64{1, 1e39, 0, -1e-50, 2}; !slices.Equal(got, want) || p.Skipped()[feed.ReasonInf] != 1 {
 		t.Errorf("float64 payload values %v, skipped %v; want %v and inf=1", got, p.Skipped(), want)
 	}
 

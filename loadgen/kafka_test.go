@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/loadgen"
 	"streamd/loadgen/synth"
 )
@@ -25,7 +25,7 @@ type collectSink struct {
 	limit    int
 	n        int
 	values   map[string][]float64
-	rejected map[ingest.Reason]int
+	rejected map[feed.Reason]int
 }
 
 func (c *collectSink) Accept(ctx context.Context, stream string, values []float64) error {
@@ -39,7 +39,7 @@ func (c *collectSink) Accept(ctx context.Context, stream string, values []float6
 	return nil
 }
 
-func (c *collectSink) Reject(stream string, reason ingest.Reason, n int) {
+func (c *collectSink) Reject(stream string, reason feed.Reason, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rejected[reason] += n
@@ -82,7 +82,7 @@ func TestKafka(t *testing.T) {
 			}
 
 			// Read back everything.
-			sink := &collectSink{limit: 5000, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
+			sink := &collectSink{limit: 5000, values: make(map[string][]float64), rejected: make(map[feed.Reason]int)}
 			if err := loadgen.ReadKafka(ctx, brokers, topic, loadgen.KafkaFloat64, nil, sink); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestKafka(t *testing.T) {
 }
 
 func TestDecodeMessage(t *testing.T) {
-	sink := &collectSink{limit: math.MaxInt, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
+	sink := &collectSink{limit: math.MaxInt, values: make(map[string][]float64), rejected: make(map[feed.Reason]int)}
 	header := func(ct string) []kafka.Header { return []kafka.Header{{Key: "content-type", Value: []byte(ct)}} }
 	msgs := []kafka.Message{
 		{Key: []byte("a"), Value: loadgen.AppendKafkaValue(nil, loadgen.KafkaFloat64, []float64{1, math.NaN(), 2})},
@@ -127,7 +127,7 @@ func TestDecodeMessage(t *testing.T) {
 	if got := sink.values["topic"]; !slices.Equal(got, []float64{6}) {
 		t.Errorf("stream topic (no key): %v", got)
 	}
-	want := map[ingest.Reason]int{ingest.ReasonNaN: 1, ingest.ReasonMalformed: 3, ingest.ReasonBadStreamName: 1}
+	want := map[feed.Reason]int{feed.ReasonNaN: 1, feed.ReasonMalformed: 3, feed.ReasonBadStreamName: 1}
 	for r, n := range want {
 		if sink.rejected[r] != n {
 			t.Errorf("rejected %v, want %v", sink.rejected, want)
@@ -187,7 +187,7 @@ func testKafkaNoKey(t *testing.T, items bool) {
 		}
 		return
 	}
-	sink := &collectSink{limit: 3000, values: make(map[string][]float64), rejected: make(map[ingest.Reason]int)}
+	sink := &collectSink{limit: 3000, values: make(map[string][]float64), rejected: make(map[feed.Reason]int)}
 	if err := loadgen.ReadKafka(ctx, brokers, topic, loadgen.KafkaFloat64, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/loadgen/synth"
 )
@@ -46,7 +47,7 @@ func NewPayload(stream string, values []float64, f32 bool, frameValues int) (*Pa
 
 // newPayload is NewPayload for values it may modify.
 func newPayload(stream string, values []float64, f32 bool, frameValues int) (*Payload, error) {
-	if err := ingest.ValidStreamName(stream); err != nil {
+	if err := feed.ValidName(stream); err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}
 	p := &Payload{stream: stream, f32: f32, per: frameValues, size: 8, skipped: make(skipCount)}
@@ -149,7 +150,7 @@ func (p *Payload) Float32() bool { return p.f32 }
 func (p *Payload) Bytes() int { return len(p.frames) }
 
 // Skipped returns the values left out, by reason.
-func (p *Payload) Skipped() map[ingest.Reason]int64 { return p.skipped }
+func (p *Payload) Skipped() map[feed.Reason]int64 { return p.skipped }
 
 // Values returns the payload's values decoded from its frames, in order:
 // exactly the values it sends (as float64).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
 )
@@ -40,7 +41,7 @@ type Recorder struct {
 	err      error
 	values   int64
 	streams  map[string]int64
-	rejected map[ingest.Reason]int64
+	rejected map[feed.Reason]int64
 	full     chan struct{}
 }
 
@@ -50,7 +51,7 @@ func NewRecorder(w io.Writer) *Recorder {
 	r := &Recorder{
 		w:        bufio.NewWriterSize(w, 256<<10),
 		streams:  make(map[string]int64),
-		rejected: make(map[ingest.Reason]int64),
+		rejected: make(map[feed.Reason]int64),
 		full:     make(chan struct{}),
 	}
 	_, r.err = r.w.WriteString(ingest.Magic)
@@ -140,7 +141,7 @@ func (r *Recorder) IsItemStream(stream string) bool {
 }
 
 // Reject implements ingest.Sink: it counts bad input.
-func (r *Recorder) Reject(stream string, reason ingest.Reason, n int) {
+func (r *Recorder) Reject(stream string, reason feed.Reason, n int) {
 	r.mu.Lock()
 	r.rejected[reason] += int64(n)
 	r.mu.Unlock()
@@ -165,16 +166,16 @@ func (r *Recorder) Flush() error {
 
 // RecordStats are the counts of a Recorder.
 type RecordStats struct {
-	Values   int64                   // values written
-	Streams  map[string]int64        // values written, by stream
-	Rejected map[ingest.Reason]int64 // bad input, by reason
+	Values   int64                 // values written
+	Streams  map[string]int64      // values written, by stream
+	Rejected map[feed.Reason]int64 // bad input, by reason
 }
 
 // Stats returns the recorder's counts so far.
 func (r *Recorder) Stats() RecordStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := RecordStats{Values: r.values, Streams: make(map[string]int64), Rejected: make(map[ingest.Reason]int64)}
+	s := RecordStats{Values: r.values, Streams: make(map[string]int64), Rejected: make(map[feed.Reason]int64)}
 	for k, v := range r.streams {
 		s.Streams[k] = v
 	}
@@ -188,7 +189,7 @@ func (r *Recorder) Stats() RecordStats {
 // content-type header names, or in def when it has none, and hands the
 // values to sink for the stream the key names, or for the stream topic when
 // the key is empty. A message of an unknown format, or whose length is not
-// a whole number of values, is counted as one ingest.ReasonMalformed; a
+// a whole number of values, is counted as one feed.ReasonMalformed; a
 // text token that is not a number is counted as one malformed value.
 // Non-finite values are counted as ingest.CleanValues counts them.
 func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.Message, def KafkaFormat, buf []float64) ([]float64, error) {
@@ -196,8 +197,8 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 	if stream == "" {
 		stream = topic
 	}
-	if ingest.ValidStreamName(stream) != nil {
-		sink.Reject("", ingest.ReasonBadStreamName, 1)
+	if feed.ValidName(stream) != nil {
+		sink.Reject("", feed.ReasonBadStreamName, 1)
 		return buf, nil
 	}
 	format := def
@@ -205,7 +206,7 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 		if h.Key == ContentTypeHeader {
 			f, err := ParseKafkaFormat(string(h.Value))
 			if err != nil {
-				sink.Reject(stream, ingest.ReasonMalformed, 1)
+				sink.Reject(stream, feed.ReasonMalformed, 1)
 				return buf, nil
 			}
 			format = f
@@ -219,7 +220,7 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 			size = 4
 		}
 		if len(m.Value)%size != 0 {
-			sink.Reject(stream, ingest.ReasonMalformed, 1)
+			sink.Reject(stream, feed.ReasonMalformed, 1)
 			return buf, nil
 		}
 		for b := m.Value; len(b) > 0; b = b[size:] {
@@ -240,10 +241,10 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 			vals = append(vals, v)
 		}
 		if bad > 0 {
-			sink.Reject(stream, ingest.ReasonMalformed, bad)
+			sink.Reject(stream, feed.ReasonMalformed, bad)
 		}
 	default:
-		sink.Reject(stream, ingest.ReasonMalformed, 1)
+		sink.Reject(stream, feed.ReasonMalformed, 1)
 		return buf, nil
 	}
 	vals = ingest.CleanValues(stream, vals, sink)

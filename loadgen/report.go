@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"streamd/ingest"
+	"streamd/feed"
 )
 
 // IsTerminal reports whether f is a terminal (a character device).
@@ -122,7 +122,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 
 // FormatReasons formats counts of rejects as "malformed=3 nan=1", sorted
 // by reason, leaving out zeros.
-func FormatReasons(m map[ingest.Reason]int64) string {
+func FormatReasons(m map[feed.Reason]int64) string {
 	var parts []string
 	for r, n := range m {
 		if n > 0 {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -118,7 +118,7 @@ func (r *Result) Names() []string {
 // StreamResult is what a run sent to one stream.
 type StreamResult struct {
 	Sent    int64
-	Skipped map[ingest.Reason]int64 // values skipped at the source, by reason
+	Skipped map[feed.Reason]int64 // values skipped at the source, by reason
 
 	// Values holds the values sent, with Runner.Keep or FrameRunner.Keep.
 	// When Counts is set, as a FrameRunner sets it, Values[i] was sent
@@ -306,7 +306,7 @@ func (s *runSink) stream(name string) *StreamResult {
 	}
 	st := s.streams[name]
 	if st == nil {
-		st = &StreamResult{Skipped: make(map[ingest.Reason]int64)}
+		st = &StreamResult{Skipped: make(map[feed.Reason]int64)}
 		s.streams[name] = st
 	}
 	s.last, s.lastName = st, name
@@ -319,7 +319,7 @@ func (s *runSink) Accept(ctx context.Context, stream string, values []float64) e
 	if len(values) == 0 {
 		return nil
 	}
-	if err := ingest.ValidStreamName(stream); err != nil {
+	if err := feed.ValidName(stream); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	st := s.stream(stream)
@@ -350,7 +350,7 @@ func (s *runSink) Accept(ctx context.Context, stream string, values []float64) e
 // them, and queues them for the connections, as Accept does values. at is
 // not used: the receiver stamps arrival times.
 func (s *runSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
-	if err := ingest.ValidStreamName(stream); err != nil {
+	if err := feed.ValidName(stream); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	st := s.stream(stream)
@@ -442,7 +442,7 @@ func (s *runSink) pace(n int) error {
 }
 
 // Reject implements ingest.Sink: it counts values skipped at the source.
-func (s *runSink) Reject(stream string, reason ingest.Reason, n int) {
+func (s *runSink) Reject(stream string, reason feed.Reason, n int) {
 	s.stream(stream).Skipped[reason] += int64(n)
 	s.res.Skipped += int64(n)
 }

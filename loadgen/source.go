@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
 	"streamd/loadgen/synth"
@@ -60,7 +61,7 @@ type readCloser struct {
 }
 
 // StreamName turns s into a valid stream name: bytes that a name cannot
-// hold become "_", and the name is cut to ingest.MaxStreamNameLen bytes.
+// hold become "_", and the name is cut to feed.MaxNameLen bytes.
 // An empty s becomes "_".
 func StreamName(s string) string {
 	b := []byte(s)
@@ -71,8 +72,8 @@ func StreamName(s string) string {
 			b[i] = '_'
 		}
 	}
-	if len(b) > ingest.MaxStreamNameLen {
-		b = b[:ingest.MaxStreamNameLen]
+	if len(b) > feed.MaxNameLen {
+		b = b[:feed.MaxNameLen]
 	}
 	if len(b) == 0 {
 		return "_"
@@ -95,7 +96,7 @@ func FileStreamName(path string) string {
 // line, in any syntax strconv.ParseFloat accepts, into one stream. Blanks
 // around a value are ignored, and so are empty lines and lines starting
 // with "#". A line that is not a number is counted as
-// ingest.ReasonMalformed and skipped. A gzip-compressed file is read
+// feed.ReasonMalformed and skipped. A gzip-compressed file is read
 // transparently.
 type TextFile struct {
 	Path   string
@@ -138,14 +139,14 @@ func (t *TextFile) Run(ctx context.Context, sink ingest.Sink) error {
 		return fmt.Errorf("read %s: %w", t.Path, err)
 	}
 	if bad > 0 {
-		sink.Reject(stream, ingest.ReasonMalformed, bad)
+		sink.Reject(stream, feed.ReasonMalformed, bad)
 	}
 	return sink.Accept(ctx, stream, vals)
 }
 
 // CSVFile is a Source that reads columns of a CSV file, one stream per
 // column. A field that is empty or not a number (such as "?") is counted
-// as ingest.ReasonMalformed in its column's stream and skipped. A
+// as feed.ReasonMalformed in its column's stream and skipped. A
 // gzip-compressed file is read transparently.
 type CSVFile struct {
 	Path string
@@ -171,8 +172,8 @@ type CSVFile struct {
 	// ItemColumns chooses columns of strings, by name or index like
 	// Columns, whose fields go as items to item streams named like the
 	// others (Prefix and the column's name). An empty field is counted as
-	// ingest.ReasonEmptyItem and skipped, an over-long one as
-	// ingest.ReasonItemTooLong. The sink must be an ingest.ItemSink (a
+	// feed.ReasonEmptyItem and skipped, an over-long one as
+	// feed.ReasonItemTooLong. The sink must be an ingest.ItemSink (a
 	// Runner's is). With ItemColumns and no Columns, only the item
 	// columns are read.
 	ItemColumns []string
@@ -271,7 +272,7 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 	}
 	for i, col := range cols {
 		if bad[i] > 0 {
-			sink.Reject(col.stream, ingest.ReasonMalformed, bad[i])
+			sink.Reject(col.stream, feed.ReasonMalformed, bad[i])
 		}
 		if err := sink.Accept(ctx, col.stream, vals[i]); err != nil {
 			return err
@@ -332,7 +333,7 @@ func (c *CSVFile) columns(names, header, first []string) ([]csvColumn, error) {
 		if name == "" {
 			name = StreamName(c.Prefix + header[i])
 		}
-		if err := ingest.ValidStreamName(name); err != nil {
+		if err := feed.ValidName(name); err != nil {
 			return nil, err
 		}
 		cols[k] = csvColumn{index: i, stream: name}
@@ -389,7 +390,7 @@ func (p prefixSink) Accept(ctx context.Context, stream string, values []float64)
 	return p.Sink.Accept(ctx, p.prefix+stream, values)
 }
 
-func (p prefixSink) Reject(stream string, reason ingest.Reason, n int) {
+func (p prefixSink) Reject(stream string, reason feed.Reason, n int) {
 	if stream != "" {
 		stream = p.prefix + stream
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/items"
 	"streamd/loadgen"
 	"streamd/loadgen/synth"
@@ -334,7 +334,7 @@ func ExampleResult_WriteSummary() {
 	res := &loadgen.Result{
 		Sent: 4, Skipped: 1, Elapsed: 2 * time.Second,
 		Streams: map[string]*loadgen.StreamResult{
-			"power": {Sent: 3, Skipped: map[ingest.Reason]int64{ingest.ReasonMalformed: 1}},
+			"power": {Sent: 3, Skipped: map[feed.Reason]int64{feed.ReasonMalformed: 1}},
 			"volts": {Sent: 1},
 		},
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/loadgen/synth"
 	"streamd/summary"
 )
@@ -32,11 +32,11 @@ func TestBudgetRefusesStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := p.Create("d", cfg)
-	if !errors.Is(err, ErrMemoryBudget) || !errors.Is(err, ingest.ErrMemoryBudget) {
+	if !errors.Is(err, ErrMemoryBudget) || !errors.Is(err, feed.ErrMemoryBudget) {
 		t.Fatalf("fourth stream: %v", err)
 	}
 	err = p.Accept(ctx, "e", []float64{1, 2})
-	if r, ok := ingest.RefusalReason(err); !ok || r != ingest.ReasonMemoryBudget {
+	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
 		t.Fatalf("first data of a fifth stream: %v", err)
 	}
 	// A stream larger than the whole budget says so.
@@ -271,7 +271,7 @@ func TestDeleteReturnsTheBudget(t *testing.T) {
 func TestPartSummaryBytes(t *testing.T) {
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 500}})
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 20000)
-	tp := ingest.TopicPartition{Topic: "t", Partition: 1}
+	tp := feed.Source{Topic: "t", Partition: 1}
 	if err := p.AcceptPartition(context.Background(), tp, "s", x, time.Time{}); err != nil {
 		t.Fatal(err)
 	}

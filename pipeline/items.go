@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
 	"streamd/lossy"
@@ -140,7 +141,7 @@ func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
 	if s := p.lookup(name); s != nil {
 		return s, nil
 	}
-	if err := ingest.ValidStreamName(name); err != nil {
+	if err := feed.ValidName(name); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
 	if b.Len() == 0 {
@@ -154,7 +155,7 @@ func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
 
 // AcceptItemsTo adds items to s; see AcceptItems.
 func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch, at time.Time) error {
-	return p.acceptItemsFrom(ctx, s, Local, b, at)
+	return p.acceptItemsFrom(ctx, s, feed.Local, b, at)
 }
 
 // AcceptPartitionItems adds items that came from a Kafka partition to an
@@ -162,7 +163,7 @@ func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch,
 // items of other partitions and of the local inputs (see Stream). It is
 // AcceptItems otherwise, and with AcceptPartition makes the pipeline an
 // ingest.PartitionItemSink.
-func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp ingest.TopicPartition, name string, b *items.Batch, at time.Time) error {
+func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp feed.Source, name string, b *items.Batch, at time.Time) error {
 	s, err := p.itemStream(name, b)
 	if s == nil {
 		return err
@@ -173,7 +174,7 @@ func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp ingest.TopicPart
 // acceptItemsFrom adds items from src to s. The strings it keeps of them
 // are charged to the memory budget first (chargeItems): it may wait, or
 // refuse them all with an error wrapping ErrMemoryBudget.
-func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.TopicPartition, b *items.Batch, at time.Time) error {
+func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Source, b *items.Batch, at time.Time) error {
 	if s.items == nil {
 		return fmt.Errorf("%w: items for value stream %q", ErrWrongKind, s.name)
 	}
@@ -215,7 +216,7 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src ingest.To
 // ErrMemoryBudget, and the items are refused. Windows left unsent by a
 // cancelled Accept are sent first, since the wait may need them
 // summarised.
-func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src ingest.TopicPartition, b *items.Batch) error {
+func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, b *items.Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/items"
 	"streamd/loadgen/synth"
 	"streamd/summary"
@@ -299,7 +299,7 @@ func TestItemStringsWithinBudget(t *testing.T) {
 		b.AppendString(id + pad[len(id):])
 	}
 	err := p.AcceptItems(ctx, "flood", &b, time.Time{})
-	if r, ok := ingest.RefusalReason(err); !ok || r != ingest.ReasonMemoryBudget {
+	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
 		t.Fatalf("a batch of %d MiB with %d MiB free: %v, want a refusal for the memory budget", b.Size()>>20, (limit-p.Memory().Used)>>20, err)
 	}
 	if got := s.View(true).Count(); got != int64(len(list)) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"streamd/ingest"
+	"streamd/feed"
 )
 
 // OwnPartitions says which Kafka partitions the daemon consumes now: the
@@ -13,8 +13,8 @@ import (
 // member of the group may ask for them (PartitionState), but left out of
 // the streams' answers — and the parts of these partitions count again.
 // A daemon calls it at the start of each generation of its group.
-func (p *Pipeline) OwnPartitions(owned []ingest.TopicPartition) {
-	set := make(map[ingest.TopicPartition]bool, len(owned))
+func (p *Pipeline) OwnPartitions(owned []feed.Source) {
+	set := make(map[feed.Source]bool, len(owned))
 	for _, tp := range owned {
 		set[tp] = true
 	}
@@ -39,8 +39,8 @@ type PartState struct {
 // streams in no particular order. Each part is encoded under its stream's
 // lock; for one consistent cut of the partition, the caller stops its
 // delivery around the call (as a Kafka barrier does).
-func (p *Pipeline) PartitionState(tp ingest.TopicPartition) ([]PartState, error) {
-	if tp == Local {
+func (p *Pipeline) PartitionState(tp feed.Source) ([]PartState, error) {
+	if tp == feed.Local {
 		return nil, errors.New("partition state: not a kafka partition")
 	}
 	var out []PartState
@@ -78,14 +78,14 @@ func (p *Pipeline) PartitionState(tp ingest.TopicPartition) ([]PartState, error)
 // A part whose stream cannot be created (the stream limit, the memory
 // budget) or is of the other kind (values for an item stream, items for a
 // value stream) loses its values: they are counted as rejected with the
-// reason (ingest.RefusalReason) and logged.
-func (p *Pipeline) ReplacePartition(ctx context.Context, tp ingest.TopicPartition, states []PartState) error {
-	if tp == Local {
+// reason (feed.RefusalReason) and logged.
+func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states []PartState) error {
+	if tp == feed.Local {
 		return errors.New("replace partition: not a kafka partition")
 	}
 	decoded := make(map[string]*decodedPart, len(states))
 	for _, st := range states {
-		if err := ingest.ValidStreamName(st.Stream); err != nil {
+		if err := feed.ValidName(st.Stream); err != nil {
 			return fmt.Errorf("replace partition %s: %w", tp, err)
 		}
 		d, err := unmarshalPart(st.Data)
@@ -117,9 +117,9 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp ingest.TopicPartitio
 		if err != nil {
 			st := d.sum.Stats()
 			p.cfg.Logger.Error("replace partition: a part not installed; its values are lost", "partition", tp.String(), "stream", name, "values", st.Count, "err", err)
-			reason, ok := ingest.RefusalReason(err)
+			reason, ok := feed.RefusalReason(err)
 			if !ok {
-				reason = ingest.ReasonStreamLimit
+				reason = feed.ReasonStreamLimit
 			}
 			p.RejectPartition(tp, name, reason, int(st.Count))
 			continue

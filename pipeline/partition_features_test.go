@@ -8,27 +8,27 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/items"
 	"streamd/loadgen/synth"
 	"streamd/summary"
 )
 
-func tpOf(i int) ingest.TopicPartition { return ingest.TopicPartition{Topic: "t", Partition: i} }
+func tpOf(i int) feed.Source { return feed.Source{Topic: "t", Partition: i} }
 
 // feedPartitionItems accepts list into the item stream name, item i from
 // partition i mod parts (and the local inputs for every seventh item), in
 // batches of up to 100 items of one source, interleaving the sources. It
 // returns the items of each source and all items in arrival order.
-func feedPartitionItems(t *testing.T, p *Pipeline, name string, list []string, parts int) (map[ingest.TopicPartition][]string, []string) {
+func feedPartitionItems(t *testing.T, p *Pipeline, name string, list []string, parts int) (map[feed.Source][]string, []string) {
 	t.Helper()
-	by := make(map[ingest.TopicPartition][]string)
-	var srcs []ingest.TopicPartition
+	by := make(map[feed.Source][]string)
+	var srcs []feed.Source
 	for i, x := range list {
 		src := tpOf(i % parts)
 		if i%7 == 0 {
-			src = Local
+			src = feed.Local
 		}
 		if by[src] == nil {
 			srcs = append(srcs, src)
@@ -51,7 +51,7 @@ func feedPartitionItems(t *testing.T, p *Pipeline, name string, list []string, p
 				b.AppendString(x)
 			}
 			var err error
-			if src == Local {
+			if src == feed.Local {
 				err = p.AcceptItems(ctx, name, &b, time.Time{})
 			} else {
 				err = p.AcceptPartitionItems(ctx, src, name, &b, time.Time{})
@@ -96,8 +96,8 @@ func TestPartitionItems(t *testing.T) {
 		checkItems(t, s, snap, arrived[len(arrived)-int(last):], eps)
 	}
 
-	p.OwnPartitions([]ingest.TopicPartition{tpOf(0), tpOf(3)})
-	owned := union(by, func(src ingest.TopicPartition) bool { return src == Local || src == tpOf(0) || src == tpOf(3) })
+	p.OwnPartitions([]feed.Source{tpOf(0), tpOf(3)})
+	owned := union(by, func(src feed.Source) bool { return src == feed.Local || src == tpOf(0) || src == tpOf(3) })
 	checkItems(t, s, s.View(true), owned, eps)
 
 	// Partition 1 moves to another pipeline: another item key, stale items
@@ -193,7 +193,7 @@ func TestPartitionItemsWrongKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := mustStream(t, q, "s").Stats()
-	if st.Count != 0 || st.Rejected[ingest.ReasonWrongKind] == 0 {
+	if st.Count != 0 || st.Rejected[feed.ReasonWrongKind] == 0 {
 		t.Fatalf("stats after a part of the other kind: %+v", st)
 	}
 }

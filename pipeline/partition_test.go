@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/internal/exact"
 	"streamd/loadgen/synth"
 	"streamd/summary"
@@ -17,13 +17,13 @@ import (
 // feedPartitions accepts x into stream name, value i from partition i mod
 // parts of topic "t" (and the local inputs for every seventh value), in
 // batches of 100. It returns the values of each source.
-func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts int) map[ingest.TopicPartition][]float64 {
+func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts int) map[feed.Source][]float64 {
 	t.Helper()
-	by := make(map[ingest.TopicPartition][]float64)
+	by := make(map[feed.Source][]float64)
 	for i, v := range x {
-		src := ingest.TopicPartition{Topic: "t", Partition: i % parts}
+		src := feed.Source{Topic: "t", Partition: i % parts}
 		if i%7 == 0 {
-			src = Local
+			src = feed.Local
 		}
 		by[src] = append(by[src], v)
 	}
@@ -32,7 +32,7 @@ func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts i
 		for i := 0; i < len(vals); i += 100 {
 			batch := slices.Clone(vals[i:min(i+100, len(vals))])
 			var err error
-			if src == Local {
+			if src == feed.Local {
 				err = p.Accept(ctx, name, batch)
 			} else {
 				err = p.AcceptPartition(ctx, src, name, batch, time.Time{})
@@ -46,7 +46,7 @@ func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts i
 }
 
 // union returns the values of the sources of by that keep accepts.
-func union[T any](by map[ingest.TopicPartition][]T, keep func(ingest.TopicPartition) bool) []T {
+func union[T any](by map[feed.Source][]T, keep func(feed.Source) bool) []T {
 	var out []T
 	for src, vals := range by {
 		if keep(src) {
@@ -71,8 +71,8 @@ func TestPartitions(t *testing.T) {
 		t.Fatalf("%d parts, want 5", got)
 	}
 
-	p.OwnPartitions([]ingest.TopicPartition{tpOf(0), tpOf(3)})
-	owned := union(by, func(src ingest.TopicPartition) bool { return src == Local || src == tpOf(0) || src == tpOf(3) })
+	p.OwnPartitions([]feed.Source{tpOf(0), tpOf(3)})
+	owned := union(by, func(src feed.Source) bool { return src == feed.Local || src == tpOf(0) || src == tpOf(3) })
 	checkStream(t, s, owned, 0.01)
 	if st := s.Stats(); st.Count != int64(len(owned)) {
 		t.Fatalf("stats count %d, want %d", st.Count, len(owned))
@@ -128,7 +128,7 @@ func TestPartitions(t *testing.T) {
 	defer r.Close(ctx)
 	rs, _ := r.Stream("z")
 	checkStream(t, rs, owned, 0.01)
-	r.OwnPartitions([]ingest.TopicPartition{tpOf(0), tpOf(1), tpOf(2), tpOf(3)})
+	r.OwnPartitions([]feed.Source{tpOf(0), tpOf(1), tpOf(2), tpOf(3)})
 	checkStream(t, rs, x, 0.01)
 
 	// Corrupt states are refused whole.
@@ -168,7 +168,7 @@ func TestRestoreV1(t *testing.T) {
 		x = append(x, float64((i*7919)%1013))
 	}
 	checkStream(t, s, x, 0.01)
-	if st := s.Stats(); st.Rejected[ingest.ReasonNaN] != 3 || st.Config.WindowSize != 64 {
+	if st := s.Stats(); st.Rejected[feed.ReasonNaN] != 3 || st.Config.WindowSize != 64 {
 		t.Fatalf("stats %+v", st)
 	}
 	last, err := s.Last(1000)
@@ -185,11 +185,11 @@ func FuzzRestore(f *testing.F) {
 	p, _ := New(Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20}, Sorter: gpusort.NewCPU(1)})
 	ctx := context.Background()
 	_ = p.Accept(ctx, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5})
-	_ = p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
-	p.RejectPartition(ingest.TopicPartition{Topic: "t", Partition: 2}, "a", ingest.ReasonNaN, 1)
+	_ = p.AcceptPartition(ctx, feed.Source{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
+	p.RejectPartition(feed.Source{Topic: "t", Partition: 2}, "a", feed.ReasonNaN, 1)
 	data, _ := p.Snapshot()
 	f.Add(data)
-	states, _ := p.PartitionState(ingest.TopicPartition{Topic: "t", Partition: 2})
+	states, _ := p.PartitionState(feed.Source{Topic: "t", Partition: 2})
 	f.Add(states[0].Data)
 	if old, err := os.ReadFile("testdata/pipeline-v1.bin"); err == nil {
 		f.Add(old)
@@ -207,7 +207,7 @@ func FuzzRestore(f *testing.F) {
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
 		r, _ := New(Config{Sorter: gpusort.NewCPU(1)})
-		if r.ReplacePartition(cancelled, ingest.TopicPartition{Topic: "t", Partition: 2}, []PartState{{Stream: "a", Data: data}}) == nil {
+		if r.ReplacePartition(cancelled, feed.Source{Topic: "t", Partition: 2}, []PartState{{Stream: "a", Data: data}}) == nil {
 			s, _ := r.Stream("a")
 			s.View(true).HeavyHitters(0.5)
 		}

@@ -37,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/internal/membudget"
@@ -56,17 +57,17 @@ var (
 	// ErrBadName is returned for an invalid stream name.
 	ErrBadName = errors.New("bad stream name")
 	// ErrStreamLimit is returned when creating a stream would pass the
-	// limit on streams. It is ingest.ErrStreamLimit, so that ingest counts
+	// limit on streams. It is feed.ErrStreamLimit, so that ingest counts
 	// it.
-	ErrStreamLimit = ingest.ErrStreamLimit
+	ErrStreamLimit = feed.ErrStreamLimit
 	// ErrWrongKind is returned for values sent to an item stream, items
 	// sent to a value stream, and questions a stream of that kind cannot
-	// answer. It is ingest.ErrWrongKind, so that ingest counts it.
-	ErrWrongKind = ingest.ErrWrongKind
+	// answer. It is feed.ErrWrongKind, so that ingest counts it.
+	ErrWrongKind = feed.ErrWrongKind
 	// ErrMemoryBudget is returned when the memory budget cannot hold a new
-	// stream's worst case (StreamFootprint). It is ingest.ErrMemoryBudget,
+	// stream's worst case (StreamFootprint). It is feed.ErrMemoryBudget,
 	// so that ingest counts it.
-	ErrMemoryBudget = ingest.ErrMemoryBudget
+	ErrMemoryBudget = feed.ErrMemoryBudget
 )
 
 // Config configures a Pipeline.
@@ -115,7 +116,7 @@ type Pipeline struct {
 	closed  atomic.Bool // set by Close, under mu; read by accepts without it
 
 	rejectMu sync.Mutex
-	rejected map[ingest.Reason]uint64
+	rejected map[feed.Reason]uint64
 
 	mem *membudget.Budget
 
@@ -178,7 +179,7 @@ func New(cfg Config) (*Pipeline, error) {
 	p := &Pipeline{
 		cfg:      cfg,
 		streams:  make(map[string]*Stream),
-		rejected: make(map[ingest.Reason]uint64),
+		rejected: make(map[feed.Reason]uint64),
 		mem:      membudget.New(cfg.MaxMemory),
 		full:     make(chan *window.Window, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
@@ -319,7 +320,7 @@ func (p *Pipeline) Stream(name string) (*Stream, error) {
 // Create creates a stream with cfg (zero fields take the pipeline's
 // defaults). It fails with ErrExists if the stream exists.
 func (p *Pipeline) Create(name string, cfg summary.Config) (*Stream, error) {
-	if err := ingest.ValidStreamName(name); err != nil {
+	if err := feed.ValidName(name); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
 	d := p.cfg.Defaults
@@ -350,7 +351,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if old != nil {
 		return old, false, nil
 	}
-	if err := ingest.ValidStreamName(name); err != nil {
+	if err := feed.ValidName(name); err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
 	s, err := p.newStream(name, cfg)
@@ -419,7 +420,7 @@ func (p *Pipeline) Len() int {
 // (summary.Config.Round) and cleaned in place, as ingest.CleanValues does:
 // NaN and ±Inf, and in a float32 stream a value beyond the range of float32
 // (it rounds to ±Inf), are left out and counted as rejects of the stream
-// (ingest.ReasonNaN, ingest.ReasonInf); −0 becomes +0. The values kept are
+// (feed.ReasonNaN, feed.ReasonInf); −0 becomes +0. The values kept are
 // moved to the front of values. Values of which none would be kept create
 // no stream: their rejects are counted as belonging to none (Rejected).
 func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) error {
@@ -441,12 +442,12 @@ func (p *Pipeline) valueStream(name string, count func(summary.Config) (kept, na
 	if s := p.lookup(name); s != nil {
 		return s, nil
 	}
-	if err := ingest.ValidStreamName(name); err != nil {
+	if err := feed.ValidName(name); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
 	if kept, nan, inf := count(p.cfg.Defaults); kept == 0 {
-		p.rejectNone(ingest.ReasonNaN, nan)
-		p.rejectNone(ingest.ReasonInf, inf)
+		p.rejectNone(feed.ReasonNaN, nan)
+		p.rejectNone(feed.ReasonInf, inf)
 		return nil, nil
 	}
 	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
@@ -486,8 +487,8 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 			p.decoded64.Put(buf)
 			return 0, err
 		}
-		s.countRejects(Local, nan, inf)
-		err = p.send(ctx, s, s.append(Local, vals, m, p.cfg.Now().UnixNano()))
+		s.countRejects(feed.Local, nan, inf)
+		err = p.send(ctx, s, s.append(feed.Local, vals, m, p.cfg.Now().UnixNano()))
 		*buf = vals
 		p.decoded64.Put(buf)
 		return len(vals), err
@@ -501,7 +502,7 @@ func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, dat
 		p.decoded32.Put(buf)
 		return 0, err
 	}
-	s.countRejects(Local, nan, inf)
+	s.countRejects(feed.Local, nan, inf)
 	full := s.appendFloat32(vals, m, p.cfg.Now().UnixNano())
 	*buf = vals
 	p.decoded32.Put(buf)
@@ -513,7 +514,7 @@ var _ ingest.EncodedSink = (*Pipeline)(nil)
 // AcceptTo adds values to s; see Accept. It fails with ErrWrongKind if s is
 // an item stream.
 func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	return p.acceptFrom(ctx, s, Local, values, p.cfg.Now().UnixNano())
+	return p.acceptFrom(ctx, s, feed.Local, values, p.cfg.Now().UnixNano())
 }
 
 // AcceptAt is Accept with the values' arrival time given (a Kafka message's
@@ -526,7 +527,7 @@ func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, 
 	if s == nil {
 		return err
 	}
-	return p.acceptFrom(ctx, s, Local, values, at.UnixNano())
+	return p.acceptFrom(ctx, s, feed.Local, values, at.UnixNano())
 }
 
 // AcceptPartition adds values that came from a Kafka partition to a
@@ -535,7 +536,7 @@ func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, 
 // (see Stream). at is their arrival time (see AcceptAt); zero means the
 // pipeline's clock. It is Accept otherwise, and with AcceptPartitionItems
 // makes the pipeline an ingest.PartitionSink.
-func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition, name string, values []float64, at time.Time) error {
+func (p *Pipeline) AcceptPartition(ctx context.Context, tp feed.Source, name string, values []float64, at time.Time) error {
 	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
 	if s == nil {
 		return err
@@ -547,7 +548,7 @@ func (p *Pipeline) AcceptPartition(ctx context.Context, tp ingest.TopicPartition
 }
 
 // acceptFrom adds values from src, arrived at now, to s.
-func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src ingest.TopicPartition, values []float64, now int64) error {
+func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src feed.Source, values []float64, now int64) error {
 	if s.items != nil && len(values) > 0 {
 		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
 	}
@@ -599,13 +600,13 @@ func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) e
 // rejects of a name with no stream (when they are counted), like those
 // without a name (a bad name, the stream limit), are counted on the
 // pipeline, by reason only, which bounds them: see Rejected.
-func (p *Pipeline) Reject(name string, reason ingest.Reason, n int) {
-	p.RejectPartition(Local, name, reason, n)
+func (p *Pipeline) Reject(name string, reason feed.Reason, n int) {
+	p.RejectPartition(feed.Local, name, reason, n)
 }
 
 // RejectPartition counts n values of a stream from a Kafka partition
 // rejected for reason, with that partition's values (see Reject).
-func (p *Pipeline) RejectPartition(tp ingest.TopicPartition, name string, reason ingest.Reason, n int) {
+func (p *Pipeline) RejectPartition(tp feed.Source, name string, reason feed.Reason, n int) {
 	if s := p.lookup(name); s != nil {
 		s.reject(tp, reason, n)
 		return
@@ -614,7 +615,7 @@ func (p *Pipeline) RejectPartition(tp ingest.TopicPartition, name string, reason
 }
 
 // rejectNone counts n rejects for reason that belong to no stream.
-func (p *Pipeline) rejectNone(reason ingest.Reason, n int) {
+func (p *Pipeline) rejectNone(reason feed.Reason, n int) {
 	if n == 0 {
 		return
 	}
@@ -627,10 +628,10 @@ func (p *Pipeline) rejectNone(reason ingest.Reason, n int) {
 // without a valid stream name, those refused a stream (the stream limit,
 // the memory budget), and those of a name that had no stream when they
 // were counted.
-func (p *Pipeline) Rejected() map[ingest.Reason]uint64 {
+func (p *Pipeline) Rejected() map[feed.Reason]uint64 {
 	p.rejectMu.Lock()
 	defer p.rejectMu.Unlock()
-	m := make(map[ingest.Reason]uint64, len(p.rejected))
+	m := make(map[feed.Reason]uint64, len(p.rejected))
 	for r, n := range p.rejected {
 		m[r] = n
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/internal/exact"
 	"streamd/items"
 	"streamd/loadgen/synth"
@@ -130,11 +130,11 @@ func TestStreamLimit(t *testing.T) {
 		}
 	}
 	err := p.Accept(ctx, "a3", []float64{1})
-	if !errors.Is(err, ingest.ErrStreamLimit) {
+	if !errors.Is(err, feed.ErrStreamLimit) {
 		t.Fatalf("fourth stream: %v", err)
 	}
-	p.Reject("a4", ingest.ReasonStreamLimit, 1)
-	if p.Rejected()[ingest.ReasonStreamLimit] != 1 {
+	p.Reject("a4", feed.ReasonStreamLimit, 1)
+	if p.Rejected()[feed.ReasonStreamLimit] != 1 {
 		t.Errorf("unattributed rejects %v", p.Rejected())
 	}
 	if _, err := p.Create("bad name", summary.Config{}); err == nil {
@@ -222,7 +222,7 @@ func TestCloseFinishesWindows(t *testing.T) {
 	if n, err := p.AcceptEncoded(ctx, "c", 8, make([]byte, 16)); n != 0 || !errors.Is(err, ErrClosed) {
 		t.Errorf("accept encoded after close: %d, %v, want ErrClosed", n, err)
 	}
-	if err := p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t"}, "c", []float64{3}, time.Time{}); !errors.Is(err, ErrClosed) {
+	if err := p.AcceptPartition(ctx, feed.Source{Topic: "t"}, "c", []float64{3}, time.Time{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("accept partition after close: %v, want ErrClosed", err)
 	}
 	if v := s.View(true); v.Count() != 4950 {
@@ -331,7 +331,7 @@ func TestSnapshotRestore(t *testing.T) {
 	if err := p.Accept(ctx, "n", append([]float64(nil), x...)); err != nil {
 		t.Fatal(err)
 	}
-	p.Reject("n", ingest.ReasonNaN, 3)
+	p.Reject("n", feed.ReasonNaN, 3)
 	data, err := p.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +352,7 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStream(t, s, x, 0.01)
-	if st := s.Stats(); st.Count != 5500 || st.Rejected[ingest.ReasonNaN] != 3 {
+	if st := s.Stats(); st.Count != 5500 || st.Rejected[feed.ReasonNaN] != 3 {
 		t.Fatalf("restored stats %+v", st)
 	}
 	// The restored in-flight windows are sorted and summarised.
@@ -586,7 +586,7 @@ func TestAcceptSpecials(t *testing.T) {
 					t.Errorf("stats count %d sum %v min %v max %v, want %d %v %v %v",
 						st.Count, st.Sum, st.Min, st.Max, len(kept), sum, slices.Min(kept), slices.Max(kept))
 				}
-				if st.Rejected[ingest.ReasonNaN] != nan || st.Rejected[ingest.ReasonInf] != inf {
+				if st.Rejected[feed.ReasonNaN] != nan || st.Rejected[feed.ReasonInf] != inf {
 					t.Errorf("rejected %v, want %d NaN, %d Inf", st.Rejected, nan, inf)
 				}
 				key := exact.New(kept)
@@ -627,7 +627,7 @@ func TestViewWhileIngesting(t *testing.T) {
 			if kafka {
 				before = x[len(x)-5000:]
 				x = x[:len(x)-5000]
-				if err := p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t", Partition: 3}, "s", slices.Clone(before), time.Now()); err != nil {
+				if err := p.AcceptPartition(ctx, feed.Source{Topic: "t", Partition: 3}, "s", slices.Clone(before), time.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}

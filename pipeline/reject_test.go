@@ -7,12 +7,13 @@ import (
 	"math"
 	"testing"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
 )
 
 // rejects is a stream's rejects, or the pipeline's for stream "".
-type rejects map[ingest.Reason]uint64
+type rejects map[feed.Reason]uint64
 
 // checkKind checks that the named stream exists, is an item stream or
 // not, holds count values or items and counts exactly want as rejects.
@@ -68,8 +69,8 @@ func TestRejectCreatesNoStream(t *testing.T) {
 	p := open(t, Config{})
 
 	// A reject alone creates nothing.
-	p.Reject("r", ingest.ReasonEmptyItem, 1)
-	p.RejectPartition(ingest.TopicPartition{Topic: "t", Partition: 1}, "r", ingest.ReasonBadUTF8, 2)
+	p.Reject("r", feed.ReasonEmptyItem, 1)
+	p.RejectPartition(feed.Source{Topic: "t", Partition: 1}, "r", feed.ReasonBadUTF8, 2)
 	checkNoStream(t, p, "r")
 
 	// Values and items of which none is kept create nothing.
@@ -79,7 +80,7 @@ func TestRejectCreatesNoStream(t *testing.T) {
 	if err := p.AcceptAt(ctx, "v", []float64{math.NaN()}, p.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AcceptPartition(ctx, ingest.TopicPartition{Topic: "t"}, "v", []float64{-1e300}, p.Now()); err != nil {
+	if err := p.AcceptPartition(ctx, feed.Source{Topic: "t"}, "v", []float64{-1e300}, p.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := p.AcceptEncoded(ctx, "v", 8, f64Bytes(math.NaN(), 1e39)); n != 0 || err != nil {

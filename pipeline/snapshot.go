@@ -9,7 +9,7 @@ import (
 	"io"
 	"slices"
 
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/internal/codec"
 	"streamd/items"
 	"streamd/slidingwindow"
@@ -134,7 +134,7 @@ func (p *Pipeline) all() []*Stream {
 	return streams
 }
 
-func appendRejects(dst []byte, m map[ingest.Reason]uint64) []byte {
+func appendRejects(dst []byte, m map[feed.Reason]uint64) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
 	for r, n := range m {
 		dst = codec.AppendBytes(dst, []byte(r))
@@ -143,11 +143,11 @@ func appendRejects(dst []byte, m map[ingest.Reason]uint64) []byte {
 	return dst
 }
 
-func readRejects(r *codec.Reader) map[ingest.Reason]uint64 {
+func readRejects(r *codec.Reader) map[feed.Reason]uint64 {
 	n := r.Int("rejects", int64(r.Remaining()))
-	m := make(map[ingest.Reason]uint64, min(n, 64))
+	m := make(map[feed.Reason]uint64, min(n, 64))
 	for range n {
-		reason := ingest.Reason(r.Bytes("reason", 64))
+		reason := feed.Reason(r.Bytes("reason", 64))
 		m[reason] += r.Uvarint()
 	}
 	return m
@@ -300,11 +300,11 @@ func readPending(r *codec.Reader) []float64 {
 // A decodedPart is a part's state read from its encoding, not yet part of
 // a stream.
 type decodedPart struct {
-	src      ingest.TopicPartition
+	src      feed.Source
 	released bool
 	sum      *summary.Stream
 	pending  []float64
-	rejected map[ingest.Reason]uint64
+	rejected map[feed.Reason]uint64
 	key      items.Key    // for an item part: the key of its fingerprints
 	names    *items.Names // for an item part: its strings
 }
@@ -429,12 +429,12 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 		}
 		s.pendingQ = append(s.pendingQ, w)
 	})
-	if d.src == Local {
+	if d.src == feed.Local {
 		s.local = pt
 		return pt
 	}
 	if s.kafka == nil {
-		s.kafka = make(map[ingest.TopicPartition]*part)
+		s.kafka = make(map[feed.Source]*part)
 	}
 	old := s.kafka[d.src]
 	s.kafka[d.src] = pt
@@ -467,11 +467,11 @@ func (p *Pipeline) Restore(data []byte) error {
 	n := r.Int("streams", int64(r.Remaining()))
 	streams := make(map[string]*Stream, min(n, 1<<16))
 	for range n {
-		name := string(r.Bytes("name", ingest.MaxStreamNameLen))
+		name := string(r.Bytes("name", feed.MaxNameLen))
 		if err := r.Err(); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
-		if err := ingest.ValidStreamName(name); err != nil {
+		if err := feed.ValidName(name); err != nil {
 			return fmt.Errorf("restore: %w: %v", codec.ErrCorrupt, err)
 		}
 		var s *Stream
@@ -560,7 +560,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if err != nil {
 			return nil, err
 		}
-		if (i == 0) != (d.src == Local) || (i > 0 && s.kafka[d.src] != nil) {
+		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafka[d.src] != nil) {
 			return nil, fmt.Errorf("%w: parts out of order", codec.ErrCorrupt)
 		}
 		if d.sum.Config().Items != cfg.Items {
@@ -590,7 +590,7 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	if recent == nil {
 		return nil, fmt.Errorf("%w: no sliding window", codec.ErrCorrupt)
 	}
-	d := &decodedPart{src: Local, sum: sum}
+	d := &decodedPart{src: feed.Local, sum: sum}
 	d.pending = readPending(r)
 	d.rejected = readRejects(r)
 	if err := r.Err(); err != nil {

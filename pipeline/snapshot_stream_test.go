@@ -8,8 +8,8 @@ import (
 	"io"
 	"testing"
 
+	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/items"
 	"streamd/summary"
 )
@@ -54,7 +54,7 @@ func TestSnapshotTo(t *testing.T) {
 		}
 		want[name] = int64(len(vals))
 	}
-	tp := ingest.TopicPartition{Topic: "t", Partition: 2}
+	tp := feed.Source{Topic: "t", Partition: 2}
 	if err := p.AcceptPartition(ctx, tp, "s4", []float64{1, 2, 3}, p.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -9,17 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/internal/membudget"
 	"streamd/internal/radix"
 	"streamd/slidingwindow"
 	"streamd/summary"
 	"streamd/window"
 )
-
-// Local is the source of the values that came from the local inputs (TCP,
-// gRPC Push) rather than from a Kafka partition.
-var Local = ingest.TopicPartition{}
 
 // Stream is one named stream in a pipeline. Its methods are safe for
 // concurrent use.
@@ -41,10 +37,10 @@ type Stream struct {
 	mu       sync.Mutex
 	recent   *slidingwindow.Window
 	local    *part
-	kafka    map[ingest.TopicPartition]*part // nil until the first Kafka value
-	pendingQ []*window.Window                // full windows not yet sent to the sorter
-	items    *itemStream                     // nil for a value stream
-	mem      *membudget.Account              // its share of the memory budget
+	kafka    map[feed.Source]*part // nil until the first Kafka value
+	pendingQ []*window.Window      // full windows not yet sent to the sorter
+	items    *itemStream           // nil for a value stream
+	mem      *membudget.Account    // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
 	// of the parts at viewVersion, made with counts if viewCounts.
@@ -58,11 +54,11 @@ type Stream struct {
 // partial window and its windows in flight.
 type part struct {
 	stream   *Stream
-	src      ingest.TopicPartition
+	src      feed.Source
 	sum      *summary.Stream // history only
 	filler   *window.Filler
 	inflight []*window.Window // full windows not yet summarised, oldest first
-	rejected map[ingest.Reason]uint64
+	rejected map[feed.Reason]uint64
 	items    *itemPart // nil for a value stream
 
 	// released marks the part of a partition that the daemon no longer
@@ -94,14 +90,14 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
 	}
-	if s.local, err = s.newPart(Local, cfg); err != nil {
+	if s.local, err = s.newPart(feed.Local, cfg); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // newPart returns an empty part of s for src with cfg.
-func (s *Stream) newPart(src ingest.TopicPartition, cfg summary.Config) (*part, error) {
+func (s *Stream) newPart(src feed.Source, cfg summary.Config) (*part, error) {
 	sum, err := summary.NewHistory(cfg)
 	if err != nil {
 		return nil, err
@@ -113,14 +109,14 @@ func (s *Stream) newPart(src ingest.TopicPartition, cfg summary.Config) (*part, 
 	return pt, nil
 }
 
-func partOf(s *Stream, src ingest.TopicPartition, sum *summary.Stream) *part {
+func partOf(s *Stream, src feed.Source, sum *summary.Stream) *part {
 	cfg := sum.Config()
 	return &part{
 		stream:   s,
 		src:      src,
 		sum:      sum,
 		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool),
-		rejected: make(map[ingest.Reason]uint64),
+		rejected: make(map[feed.Reason]uint64),
 	}
 }
 
@@ -133,15 +129,15 @@ func (s *Stream) Config() summary.Config { return s.cfg }
 
 // partLocked returns the part of src, creating it if needed. The caller
 // holds s.mu.
-func (s *Stream) partLocked(src ingest.TopicPartition) *part {
-	if src == Local {
+func (s *Stream) partLocked(src feed.Source) *part {
+	if src == feed.Local {
 		return s.local
 	}
 	if pt := s.kafka[src]; pt != nil {
 		return pt
 	}
 	if s.kafka == nil {
-		s.kafka = make(map[ingest.TopicPartition]*part)
+		s.kafka = make(map[feed.Source]*part)
 	}
 	// s.cfg was validated when s was made, so newPart cannot fail.
 	pt, err := s.newPart(src, s.cfg)
@@ -165,7 +161,7 @@ func (s *Stream) partsLocked() []*part {
 
 // append adds clean values from src, of moments m, and returns the windows
 // they filled, including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src ingest.TopicPartition, values []float64, m summary.Moments, now int64) []*window.Window {
+func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, now int64) []*window.Window {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
@@ -284,7 +280,7 @@ func countKeptEncoded(data []byte, size int, cfg summary.Config) (kept, nan, inf
 
 // countRejects counts nan NaN and inf ±Inf values from src rejected by
 // the decoder or by cleanValues.
-func (s *Stream) countRejects(src ingest.TopicPartition, nan, inf int) {
+func (s *Stream) countRejects(src feed.Source, nan, inf int) {
 	if nan == 0 && inf == 0 {
 		return
 	}
@@ -292,10 +288,10 @@ func (s *Stream) countRejects(src ingest.TopicPartition, nan, inf int) {
 	defer s.mu.Unlock()
 	pt := s.partLocked(src)
 	if nan > 0 {
-		pt.rejected[ingest.ReasonNaN] += uint64(nan)
+		pt.rejected[feed.ReasonNaN] += uint64(nan)
 	}
 	if inf > 0 {
-		pt.rejected[ingest.ReasonInf] += uint64(inf)
+		pt.rejected[feed.ReasonInf] += uint64(inf)
 	}
 }
 
@@ -395,7 +391,7 @@ func (pt *part) changedLocked() {
 }
 
 // reject counts n rejected values from src.
-func (s *Stream) reject(src ingest.TopicPartition, reason ingest.Reason, n int) {
+func (s *Stream) reject(src feed.Source, reason feed.Reason, n int) {
 	s.mu.Lock()
 	s.partLocked(src).rejected[reason] += uint64(n)
 	s.mu.Unlock()
@@ -486,7 +482,7 @@ type Stats struct {
 	summary.Stats
 	Config   summary.Config
 	Pending  int64 // values accepted but not yet in the all-history summaries
-	Rejected map[ingest.Reason]uint64
+	Rejected map[feed.Reason]uint64
 	// Memory is what the memory budget charges the stream now, and
 	// Reserved the part reserved for its worst case (StreamFootprint).
 	Memory, Reserved int64
@@ -498,7 +494,7 @@ type Stats struct {
 func (s *Stream) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Config: s.cfg, Rejected: make(map[ingest.Reason]uint64)}
+	st := Stats{Config: s.cfg, Rejected: make(map[feed.Reason]uint64)}
 	st.Entries, st.Bytes = s.recent.Entries(), s.recent.Bytes()
 	if s.items != nil {
 		st.Bytes += s.items.recent.Bytes()
@@ -524,7 +520,7 @@ func (s *Stream) Stats() Stats {
 }
 
 // addStats adds the statistics and rejects of one part to st.
-func addStats(st *Stats, x summary.Stats, rejected map[ingest.Reason]uint64) {
+func addStats(st *Stats, x summary.Stats, rejected map[feed.Reason]uint64) {
 	st.Stats.Add(x)
 	for r, n := range rejected {
 		st.Rejected[r] += n
@@ -587,18 +583,18 @@ func (s *Stream) Since(cutoff time.Time) (*slidingwindow.Snapshot, slidingwindow
 // A PartView is the all-history view of one part of a stream: the values
 // from one source.
 type PartView struct {
-	Source   ingest.TopicPartition // Local, or a Kafka partition
-	Released bool                  // the daemon no longer consumes the partition
+	Source   feed.Source // feed.Local, or a Kafka partition
+	Released bool        // the daemon no longer consumes the partition
 	Config   summary.Config
 	Stats    summary.Stats
-	Rejected map[ingest.Reason]uint64
+	Rejected map[feed.Reason]uint64
 	View     *summary.View
 }
 
 // Parts returns the view of each part of the stream that keep accepts (all
 // of them if keep is nil), released or not: the local part first, then the
 // Kafka partitions in order. counts is as for View.
-func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []PartView {
+func (s *Stream) Parts(counts bool, keep func(feed.Source) bool) []PartView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []PartView
@@ -621,8 +617,8 @@ func (s *Stream) Parts(counts bool, keep func(ingest.TopicPartition) bool) []Par
 }
 
 // sortedSources returns the keys of m in order.
-func sortedSources(m map[ingest.TopicPartition]*part) []ingest.TopicPartition {
-	return slices.SortedFunc(maps.Keys(m), ingest.TopicPartition.Compare)
+func sortedSources(m map[feed.Source]*part) []feed.Source {
+	return slices.SortedFunc(maps.Keys(m), feed.Source.Compare)
 }
 
 // itemPartsLocked returns the item halves of s's parts, local first; nil

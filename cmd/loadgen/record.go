@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/loadgen"
 )
@@ -134,7 +135,7 @@ func (m *Main) record(ctx context.Context, args []string) (err error) {
 	}
 	if bad > 0 {
 		fmt.Fprintf(m.Stdout, "; rejected %d (%s)", bad, loadgen.FormatReasons(st.Rejected))
-		if st.Rejected[ingest.ReasonMalformed] > 0 && itemStreams == "" {
+		if st.Rejected[feed.ReasonMalformed] > 0 && itemStreams == "" {
 			fmt.Fprintf(m.Stdout, "; lines of item streams need --item-streams")
 		}
 	}

@@ -21,7 +21,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/internal/tlsconf"
 	"streamd/pipeline"
 )
@@ -160,7 +160,7 @@ func (d *Daemon) giveUp(off offsets) {
 	d.handoffMu.Lock()
 	defer d.handoffMu.Unlock()
 	if d.handoffLeft == nil {
-		d.handoffLeft = make(map[ingest.TopicPartition]bool)
+		d.handoffLeft = make(map[feed.Source]bool)
 		d.handoffDone = make(chan struct{})
 	}
 	for tp := range off {
@@ -169,7 +169,7 @@ func (d *Daemon) giveUp(off offsets) {
 }
 
 // handedOver records that a peer fetched the state of tp.
-func (d *Daemon) handedOver(tp ingest.TopicPartition) {
+func (d *Daemon) handedOver(tp feed.Source) {
 	d.handoffMu.Lock()
 	defer d.handoffMu.Unlock()
 	if d.handoffLeft[tp] {
@@ -216,7 +216,7 @@ func (d *Daemon) self() *pb.ClusterMember {
 // read from the brokers once, then refreshed in the background when it is
 // older than partitionsTTL (and at each generation), so that answers do
 // not wait for the brokers.
-func (d *Daemon) partitions(ctx context.Context) ([]ingest.TopicPartition, error) {
+func (d *Daemon) partitions(ctx context.Context) ([]feed.Source, error) {
 	d.partsMu.Lock()
 	parts, stale := d.parts, time.Since(d.partsAt) >= partitionsTTL
 	if parts != nil && stale && !d.partsRefreshing {
@@ -231,7 +231,7 @@ func (d *Daemon) partitions(ctx context.Context) ([]ingest.TopicPartition, error
 }
 
 // refreshPartitions reads the list of partitions from the brokers.
-func (d *Daemon) refreshPartitions(ctx context.Context) ([]ingest.TopicPartition, error) {
+func (d *Daemon) refreshPartitions(ctx context.Context) ([]feed.Source, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.Config.ClusterTimeout)
 	defer cancel()
 	parts, err := d.kafka.Partitions(ctx)
@@ -256,10 +256,10 @@ func (d *Daemon) refreshPartitions(ctx context.Context) ([]ingest.TopicPartition
 // state anywhere, the partition is consumed from its earliest offset.
 // Then the parts of the other partitions are released and the member
 // announces its new partitions.
-func (d *Daemon) assigned(ctx context.Context, generation int, tps []ingest.TopicPartition) (map[ingest.TopicPartition]int64, error) {
+func (d *Daemon) assigned(ctx context.Context, generation int, tps []feed.Source) (map[feed.Source]int64, error) {
 	// Partitions may have been added.
 	go func() { _, _ = d.refreshPartitions(context.WithoutCancel(ctx)) }()
-	local := make(map[ingest.TopicPartition]int64, len(tps))
+	local := make(map[feed.Source]int64, len(tps))
 	d.ckptMu.Lock()
 	for _, tp := range tps {
 		if o, ok := d.offsets[tp]; ok {
@@ -268,7 +268,7 @@ func (d *Daemon) assigned(ctx context.Context, generation int, tps []ingest.Topi
 	}
 	d.ckptMu.Unlock()
 
-	starts := make(map[ingest.TopicPartition]int64, len(tps))
+	starts := make(map[feed.Source]int64, len(tps))
 	for tp, src := range d.peerStates(ctx, tps, local) {
 		off, err := d.fetchState(ctx, src, tp)
 		if err != nil {
@@ -308,7 +308,7 @@ func (d *Daemon) assigned(ctx context.Context, generation int, tps []ingest.Topi
 
 // peerStates asks the peers which of tps they hold a state of, and returns
 // for each partition the peer whose state goes furthest, if beyond local.
-func (d *Daemon) peerStates(ctx context.Context, tps []ingest.TopicPartition, local map[ingest.TopicPartition]int64) map[ingest.TopicPartition]string {
+func (d *Daemon) peerStates(ctx context.Context, tps []feed.Source, local map[feed.Source]int64) map[feed.Source]string {
 	qctx, cancel := context.WithTimeout(ctx, d.Config.ClusterTimeout)
 	defer cancel()
 	addrs := append([]string(nil), d.Config.ClusterPeers...)
@@ -330,7 +330,7 @@ func (d *Daemon) peerStates(ctx context.Context, tps []ingest.TopicPartition, lo
 	}
 	var (
 		mu   sync.Mutex
-		best = make(map[ingest.TopicPartition]found)
+		best = make(map[feed.Source]found)
 		wg   sync.WaitGroup
 	)
 	self := d.advertiseAddr()
@@ -363,7 +363,7 @@ func (d *Daemon) peerStates(ctx context.Context, tps []ingest.TopicPartition, lo
 		})
 	}
 	wg.Wait()
-	out := make(map[ingest.TopicPartition]string, len(best))
+	out := make(map[feed.Source]string, len(best))
 	for tp, f := range best {
 		out[tp] = f.addr
 	}
@@ -372,7 +372,7 @@ func (d *Daemon) peerStates(ctx context.Context, tps []ingest.TopicPartition, lo
 
 // fetchState fetches a peer's state of tp and installs it, returning the
 // offset it covers up to.
-func (d *Daemon) fetchState(ctx context.Context, addr string, tp ingest.TopicPartition) (int64, error) {
+func (d *Daemon) fetchState(ctx context.Context, addr string, tp feed.Source) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, stateTimeout)
 	defer cancel()
 	c, err := d.peers.Client(addr)
@@ -412,7 +412,7 @@ func (d *Daemon) fetchState(ctx context.Context, addr string, tp ingest.TopicPar
 
 // heldOffset returns the offset up to which the daemon's state of tp goes,
 // if it holds one.
-func (d *Daemon) heldOffset(tp ingest.TopicPartition) (int64, bool) {
+func (d *Daemon) heldOffset(tp feed.Source) (int64, bool) {
 	if d.kafka != nil {
 		if o, ok := d.kafka.Position(tp); ok {
 			return o, true
@@ -426,14 +426,14 @@ func (d *Daemon) heldOffset(tp ingest.TopicPartition) (int64, bool) {
 
 // partitionState returns the daemon's state of tp and the offset it
 // covers up to, as one consistent cut: delivery is paused around it.
-func (d *Daemon) partitionState(ctx context.Context, tp ingest.TopicPartition) (int64, []pipeline.PartState, error) {
+func (d *Daemon) partitionState(ctx context.Context, tp feed.Source) (int64, []pipeline.PartState, error) {
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()
 	var (
 		off    int64
 		states []pipeline.PartState
 	)
-	read := func(positions map[ingest.TopicPartition]int64) error {
+	read := func(positions map[feed.Source]int64) error {
 		o, ok := positions[tp]
 		if !ok {
 			o, ok = d.offsets[tp]

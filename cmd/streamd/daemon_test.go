@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/ingest"
 	"streamd/internal/exact"
 	"streamd/loadgen/synth"
@@ -232,7 +233,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("zipf.sorted rejects %v", st.Rejected)
 	}
 	waitCount(t, c, "normal.organ", uint64(n))
-	if got := d.Pipeline().Rejected()[ingest.ReasonBadStreamName]; got != 3*uint64((n+4999)/5000) { // three values a line
+	if got := d.Pipeline().Rejected()[feed.ReasonBadStreamName]; got != 3*uint64((n+4999)/5000) { // three values a line
 		t.Errorf("bad stream names counted %d", got)
 	}
 

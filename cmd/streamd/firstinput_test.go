@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/ingest"
 )
 
@@ -38,7 +39,7 @@ func checkNone(t *testing.T, c pb.StreamdClient, stream string) {
 
 // waitRejected waits until the daemon counts want as rejects that belong
 // to no stream.
-func waitRejected(t *testing.T, d *Daemon, want map[ingest.Reason]uint64) {
+func waitRejected(t *testing.T, d *Daemon, want map[feed.Reason]uint64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for got := d.Pipeline().Rejected(); !maps.Equal(got, want); got = d.Pipeline().Rejected() {
@@ -77,7 +78,7 @@ func TestFirstInputKind(t *testing.T) {
 		d, c := startDaemon(t, nil)
 		sendTCP(t, d.TCPAddr(), []byte("l1 abc 1.5 NaN\nl2 abc def\nl3 NaN 4e38\nl1 2.5\n"))
 		checkFirst(t, c, "l1", values, 2, map[string]uint64{"malformed": 1, "nan": 1})
-		waitRejected(t, d, map[ingest.Reason]uint64{"malformed": 2, "nan": 1, "inf": 1})
+		waitRejected(t, d, map[feed.Reason]uint64{"malformed": 2, "nan": 1, "inf": 1})
 		checkNone(t, c, "l2")
 		checkNone(t, c, "l3")
 	})
@@ -98,7 +99,7 @@ func TestFirstInputKind(t *testing.T) {
 		sendTCP(t, d.TCPAddr(), in)
 		checkFirst(t, c, "f1", itemsK, 1, map[string]uint64{"empty_item": 1})
 		checkFirst(t, c, "f2", itemsK, 1, map[string]uint64{"bad_utf8": 1})
-		waitRejected(t, d, map[ingest.Reason]uint64{"empty_item": 1, "bad_utf8": 1, "nan": 1, "inf": 1})
+		waitRejected(t, d, map[feed.Reason]uint64{"empty_item": 1, "bad_utf8": 1, "nan": 1, "inf": 1})
 		checkNone(t, c, "f3")
 		checkNone(t, c, "f4")
 		// Later items are taken.
@@ -141,7 +142,7 @@ func TestFirstInputKind(t *testing.T) {
 		checkFirst(t, c, "p4", values, 1, map[string]uint64{"inf": 1})
 		checkNone(t, c, "p2")
 		checkNone(t, c, "p3")
-		waitRejected(t, d, map[ingest.Reason]uint64{"empty_item": 1, "item_too_long": 1, "nan": 1, "inf": 1})
+		waitRejected(t, d, map[feed.Reason]uint64{"empty_item": 1, "item_too_long": 1, "nan": 1, "inf": 1})
 		// Later items are taken, and the names without a stream take
 		// either kind.
 		resp = push(&pb.PushRequest{Stream: "p1", Items: []string{"a"}},
@@ -172,7 +173,7 @@ func TestFirstInputKind(t *testing.T) {
 		d, c := startDaemon(t, kafkaConfig(brokers, topic, "first"))
 		checkFirst(t, c, "k1", itemsK, 3, map[string]uint64{"bad_utf8": 1})
 		checkFirst(t, c, "k2", values, 1, map[string]uint64{"malformed": 1, "nan": 1})
-		waitRejected(t, d, map[ingest.Reason]uint64{"malformed": 1, "nan": 1, "empty_item": 1, "bad_utf8": 1})
+		waitRejected(t, d, map[feed.Reason]uint64{"malformed": 1, "nan": 1, "empty_item": 1, "bad_utf8": 1})
 		checkNone(t, c, "k3")
 		checkNone(t, c, "k4")
 	})
@@ -187,7 +188,7 @@ func TestStrayTraffic(t *testing.T) {
 	sendTCP(t, d.TCPAddr(), []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
 	// GET's two tokens, one each of Host:, User-Agent: and Accept:, PRI's
 	// two, and one for SM's line without values.
-	waitRejected(t, d, map[ingest.Reason]uint64{"malformed": 8})
+	waitRejected(t, d, map[feed.Reason]uint64{"malformed": 8})
 	list, err := c.ListStreams(context.Background(), &pb.ListStreamsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/checkpoint"
 	"streamd/cluster"
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/internal/connlimit"
@@ -530,7 +531,7 @@ type Daemon struct {
 	gatherer *cluster.Gatherer
 	dir      *cluster.Directory // the group's members; nil without Kafka
 	partsMu  sync.Mutex
-	parts    []ingest.TopicPartition // every partition of the topics
+	parts    []feed.Source // every partition of the topics
 	partsAt  time.Time
 	// partsRefreshing is set while the list of partitions is being read.
 	partsRefreshing bool
@@ -538,8 +539,8 @@ type Daemon struct {
 	stopping    atomic.Bool        // Close has begun
 	dirStop     context.CancelFunc // ends the directory
 	handoffMu   sync.Mutex
-	handoffLeft map[ingest.TopicPartition]bool // given up at shutdown, not yet handed over
-	handoffDone chan struct{}                  // closed when handoffLeft empties
+	handoffLeft map[feed.Source]bool // given up at shutdown, not yet handed over
+	handoffDone chan struct{}        // closed when handoffLeft empties
 }
 
 // DurabilityService is the name under which the gRPC health service

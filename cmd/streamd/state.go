@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"streamd/checkpoint"
-	"streamd/ingest"
+	"streamd/feed"
 	"streamd/internal/codec"
 	"streamd/pipeline"
 )
@@ -32,7 +32,7 @@ const (
 	stateVersion = 2
 )
 
-type offsets = map[ingest.TopicPartition]int64
+type offsets = map[feed.Source]int64
 
 // encodeState writes the state of off and p's snapshot to w and returns
 // the number of bytes written.
@@ -76,7 +76,7 @@ func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
 	n := r.Int("offsets", int64(r.Remaining()))
 	off = make(offsets, min(n, 1<<12))
 	for range n {
-		tp := ingest.TopicPartition{Topic: string(r.Bytes("topic", 255)), Partition: int(r.Int("partition", 1<<31))}
+		tp := feed.Source{Topic: string(r.Bytes("topic", 255)), Partition: int(r.Int("partition", 1<<31))}
 		off[tp] = r.Int("offset", 1<<62)
 	}
 	if data[4] == 1 {
