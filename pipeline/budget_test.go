@@ -280,7 +280,7 @@ func TestPartSummaryBytes(t *testing.T) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pt := s.kafka[tp]
-	want := pt.sum.Stats().Bytes + pt.sum.History().Bytes()
+	want := pt.sum.Stats().Bytes + pt.sum.Sketch().Bytes()
 	if got := pt.summaryBytes(); got != want || got == 0 {
 		t.Errorf("part summary bytes %d, want %d", got, want)
 	}

@@ -36,7 +36,7 @@ type itemPart struct {
 // itemWindow is a full window of an item stream in flight, and the part's
 // position of its first item.
 type itemWindow struct {
-	w     *window.Window
+	w     *window.Buffer
 	start int64
 }
 
@@ -64,13 +64,13 @@ func newItemPart(cfg summary.Config, names *items.Names) *itemPart {
 }
 
 // addWindow records the position of a window in flight.
-func (it *itemPart) addWindow(w *window.Window, start int64) {
+func (it *itemPart) addWindow(w *window.Buffer, start int64) {
 	it.windows = append(it.windows, itemWindow{w, start})
 }
 
 // sync keeps the strings in step with the lossy table after the window w
 // was added to it.
-func (it *itemPart) sync(w *window.Window, counts *lossy.Summary) {
+func (it *itemPart) sync(w *window.Buffer, counts *lossy.Summary) {
 	i := slices.IndexFunc(it.windows, func(x itemWindow) bool { return x.w == w })
 	if i < 0 {
 		panic("pipeline: an item window without its position")

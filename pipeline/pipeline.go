@@ -121,13 +121,13 @@ type Pipeline struct {
 	mem *membudget.Budget
 
 	sendMu  sync.RWMutex // guards sending on full against its closing
-	full    chan *window.Window
+	full    chan *window.Buffer
 	buffers window.Pool // window buffers, recycled once digested
 
 	decoded32, decoded64 sync.Pool // of *[]float32, *[]float64: AcceptEncoded's values
 
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
-	batches  chan *window.Batch
+	batches  chan *window.Quad
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
@@ -181,9 +181,9 @@ func New(cfg Config) (*Pipeline, error) {
 		streams:  make(map[string]*Stream),
 		rejected: make(map[feed.Reason]uint64),
 		mem:      membudget.New(cfg.MaxMemory),
-		full:     make(chan *window.Window, cfg.Queue),
+		full:     make(chan *window.Buffer, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
-		batches:  make(chan *window.Batch, 1),
+		batches:  make(chan *window.Quad, 1),
 		itemKey:  cfg.ItemKey,
 		itemHash: items.SipHash(cfg.ItemKey),
 	}
@@ -269,7 +269,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 
 // sortLoop sorts batches and hands each window's digest to its stream.
 // The specs are taken before the batch is sorted, while earlier windows of
-// the same streams may still be in flight (see summary.Stream.AddDigest).
+// the same streams may still be in flight (see summary.History.AddDigest).
 // A batch the sorter fails on is digested on the CPU with the same specs,
 // so no value is lost.
 func (p *Pipeline) sortLoop(ctx context.Context) {
@@ -577,7 +577,7 @@ func (p *Pipeline) lockOpen() error {
 // send queues s's full windows for the sorter and unlocks sendMu, which
 // the caller read-locked with lockOpen. Then it waits while the stream has
 // windows in flight and one more would pass the memory budget.
-func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Window) error {
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Buffer) error {
 	defer s.mem.Wait(ctx)
 	defer p.sendMu.RUnlock()
 	for i, w := range full {

@@ -35,7 +35,7 @@ import (
 //
 //	source   topic (length-prefixed, empty for the local part), partition
 //	         uvarint, released flag uint8
-//	summary  summary.Stream, history only (length-prefixed)
+//	summary  summary.History, history only (length-prefixed)
 //	pending  uvarint count, float64 LE values (the windows in flight,
 //	         oldest first, and the partial window)
 //	rejects  as above
@@ -43,7 +43,7 @@ import (
 //	         are taken under [16]byte, and the strings of its lossy table
 //	         and of its pending items (items.Names, length-prefixed)
 //
-// Version 1 kept one summary.Stream per stream, sliding window included,
+// Version 1 kept one summary.History per stream, sliding window included,
 // with its pending values and rejects, and had no item streams; it still
 // restores, as the local part of each stream.
 const (
@@ -302,7 +302,7 @@ func readPending(r *codec.Reader) []float64 {
 type decodedPart struct {
 	src      feed.Source
 	released bool
-	sum      *summary.Stream
+	sum      *summary.History
 	pending  []float64
 	rejected map[feed.Reason]uint64
 	key      items.Key    // for an item part: the key of its fingerprints
@@ -334,7 +334,7 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 	if d.src.Topic == "" && (d.src.Partition != 0 || d.released) {
 		return nil, fmt.Errorf("%w: local part with a partition", codec.ErrCorrupt)
 	}
-	d.sum = new(summary.Stream)
+	d.sum = new(summary.History)
 	if err := d.sum.UnmarshalBinary(sumBytes); err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 // rekey moves an item part's fingerprints to hash, from those of another
 // item key (another daemon's): the strings of its lossy table and of its
 // pending items are hashed again, the table's counts follow their strings
-// (summary.Stream.RemapCounts), and the pending values are the new
+// (summary.History.RemapCounts), and the pending values are the new
 // fingerprints. A table entry whose string the part does not keep (only
 // possible after a collision) keeps its old fingerprint: its count stays
 // in the stream's total, under a fingerprint no item maps to.
@@ -421,7 +421,7 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 	if pt.items != nil {
 		starts = d.names.PendingStarts()
 	}
-	pt.filler.Append(d.pending, func(w *window.Window) {
+	pt.filler.Append(d.pending, func(w *window.Buffer) {
 		pt.addInflight(w)
 		if pt.items != nil {
 			pt.items.addWindow(w, starts[0])
@@ -582,7 +582,7 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	sum := new(summary.Stream)
+	sum := new(summary.History)
 	if err := sum.UnmarshalBinary(sumBytes); err != nil {
 		return nil, err
 	}

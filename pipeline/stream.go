@@ -38,7 +38,7 @@ type Stream struct {
 	recent   *slidingwindow.Window
 	local    *part
 	kafka    map[feed.Source]*part // nil until the first Kafka value
-	pendingQ []*window.Window      // full windows not yet sent to the sorter
+	pendingQ []*window.Buffer      // full windows not yet sent to the sorter
 	items    *itemStream           // nil for a value stream
 	mem      *membudget.Account    // its share of the memory budget
 
@@ -55,9 +55,9 @@ type Stream struct {
 type part struct {
 	stream   *Stream
 	src      feed.Source
-	sum      *summary.Stream // history only
+	sum      *summary.History // history only
 	filler   *window.Filler
-	inflight []*window.Window // full windows not yet summarised, oldest first
+	inflight []*window.Buffer // full windows not yet summarised, oldest first
 	rejected map[feed.Reason]uint64
 	items    *itemPart // nil for a value stream
 
@@ -109,7 +109,7 @@ func (s *Stream) newPart(src feed.Source, cfg summary.Config) (*part, error) {
 	return pt, nil
 }
 
-func partOf(s *Stream, src feed.Source, sum *summary.Stream) *part {
+func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
 	cfg := sum.Config()
 	return &part{
 		stream:   s,
@@ -161,7 +161,7 @@ func (s *Stream) partsLocked() []*part {
 
 // append adds clean values from src, of moments m, and returns the windows
 // they filled, including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, now int64) []*window.Window {
+func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, now int64) []*window.Buffer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
@@ -174,11 +174,11 @@ func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, no
 
 // appendLocked adds values of moments m to pt and appends the windows they
 // filled to full. The caller holds s.mu.
-func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now int64, full []*window.Window) []*window.Window {
+func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now int64, full []*window.Buffer) []*window.Buffer {
 	pt.changedLocked()
 	partial := pt.filler.Bytes()
 	start := pt.sum.Count() - int64(pt.filler.Len())
-	pt.filler.Append(values, func(w *window.Window) {
+	pt.filler.Append(values, func(w *window.Buffer) {
 		pt.addInflight(w)
 		if pt.items != nil {
 			pt.items.addWindow(w, start)
@@ -198,7 +198,7 @@ func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now
 
 // appendFloat32 is append for clean values of a float32 stream from the
 // local inputs, with their moments m.
-func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Window {
+func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Buffer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
@@ -208,7 +208,7 @@ func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) [
 	}
 	pt := s.local
 	pt.changedLocked()
-	pt.filler.AppendFloat32(values, func(w *window.Window) {
+	pt.filler.AppendFloat32(values, func(w *window.Buffer) {
 		pt.addInflight(w)
 		full = append(full, w)
 	})
@@ -298,7 +298,7 @@ func (s *Stream) countRejects(src feed.Source, nan, inf int) {
 // addInflight records a full window, a window of the stream in flight for
 // the memory budget. Queries read its values until it is summarised: the
 // sorter leaves them unchanged (gpusort.Digester).
-func (pt *part) addInflight(w *window.Window) {
+func (pt *part) addInflight(w *window.Buffer) {
 	w.Owner = pt
 	pt.stream.mem.WindowFull()
 	pt.inflight = append(pt.inflight, w)
@@ -313,7 +313,7 @@ func (s *Stream) release(pool *window.Pool) {
 	defer s.mu.Unlock()
 	for _, w := range s.pendingQ {
 		pt := w.Owner.(*part)
-		pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Window) bool { return f == w })
+		pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Buffer) bool { return f == w })
 		s.mem.WindowDone()
 		pool.Recycle(w)
 	}
@@ -349,7 +349,7 @@ func (s *Stream) dropLocked(pt *part) {
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
-func (s *Stream) requeue(ws []*window.Window) {
+func (s *Stream) requeue(ws []*window.Buffer) {
 	s.mu.Lock()
 	s.pendingQ = append(ws, s.pendingQ...)
 	s.mu.Unlock()
@@ -364,7 +364,7 @@ func (pt *part) spec(n int, known []float64) summary.WindowSpec {
 
 // addDigest adds a window digested against spec and drops it from the
 // windows in flight.
-func (pt *part) addDigest(w *window.Window, d *summary.Digest, spec summary.WindowSpec) {
+func (pt *part) addDigest(w *window.Buffer, d *summary.Digest, spec summary.WindowSpec) {
 	s := pt.stream
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -379,7 +379,7 @@ func (pt *part) addDigest(w *window.Window, d *summary.Digest, spec summary.Wind
 		pt.items.sync(w, pt.sum.Counts())
 	}
 	pt.changedLocked()
-	pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Window) bool { return f == w })
+	pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Buffer) bool { return f == w })
 	s.mem.Summaries(s.summaryBytes())
 }
 
@@ -532,7 +532,7 @@ func addStats(st *Stats, x summary.Stats, rejected map[feed.Reason]uint64) {
 // daemon consumes (not those released: see OwnPartitions). The partial
 // windows and the windows in flight are sorted (a copy, on the CPU) and
 // counted exactly. With counts false the view answers quantiles and ranks
-// only, and is cheaper (summary.Stream.View). The views of several parts
+// only, and is cheaper (summary.History.View). The views of several parts
 // are merged (summary.MergeViews).
 func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()

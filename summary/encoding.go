@@ -30,7 +30,7 @@ const (
 )
 
 // AppendBinary appends s's encoding to dst.
-func (s *Stream) AppendBinary(dst []byte) ([]byte, error) {
+func (s *History) AppendBinary(dst []byte) ([]byte, error) {
 	start := len(dst)
 	dst = codec.Begin(dst, streamMagic, streamVersion)
 	dst = codec.AppendFloat64(dst, s.cfg.Epsilon)
@@ -66,12 +66,12 @@ func (s *Stream) AppendBinary(dst []byte) ([]byte, error) {
 func noRecent(dst []byte) ([]byte, error) { return dst, nil }
 
 // MarshalBinary returns s's encoding.
-func (s *Stream) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+func (s *History) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 
 // UnmarshalBinary replaces s with the stream encoded in data, checking
 // every part; bad input gives an error wrapping codec.ErrCorrupt, never a
 // panic.
-func (s *Stream) UnmarshalBinary(data []byte) error {
+func (s *History) UnmarshalBinary(data []byte) error {
 	p, version, err := codec.OpenVersions(data, streamMagic, 1, streamVersion)
 	if err != nil {
 		return fmt.Errorf("decode stream: %w", err)
@@ -97,7 +97,7 @@ func (s *Stream) UnmarshalBinary(data []byte) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("decode stream: %w: %w", codec.ErrCorrupt, err)
 	}
-	d := Stream{cfg: cfg, history: new(gksketch.Sketch), counts: new(lossy.Summary), recent: new(slidingwindow.Window)}
+	d := History{cfg: cfg, history: new(gksketch.Sketch), counts: new(lossy.Summary), recent: new(slidingwindow.Window)}
 	d.count = r.Int("count", math.MaxInt64/4)
 	d.sum, d.min, d.max = r.Float64(), r.Float64(), r.Float64()
 	for i, dec := range []func([]byte) error{d.history.UnmarshalBinary, d.counts.UnmarshalBinary, d.recent.UnmarshalBinary} {

@@ -20,7 +20,7 @@ import (
 // observed in arrival order, cut into windows that are radix-sorted and
 // digested. The last partial window stays pending, as in the daemon; feed
 // returns it sorted, with the rounded values.
-func feed(t testing.TB, s *Stream, x []float64) (pending, rounded []float64) {
+func feed(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
 	t.Helper()
 	cfg := s.Config()
 	w := cfg.WindowSize
@@ -124,7 +124,7 @@ func TestPipeline(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var d Stream
+				var d History
 				if err := d.UnmarshalBinary(data); err != nil {
 					t.Fatal(err)
 				}
@@ -257,7 +257,7 @@ func FuzzStreamUnmarshal(f *testing.F) {
 		f.Add(old)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s Stream
+		var s History
 		if err := s.UnmarshalBinary(data); err != nil {
 			return
 		}
@@ -288,7 +288,7 @@ func TestHistoryOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d Stream
+	var d History
 	if err := d.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}

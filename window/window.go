@@ -12,10 +12,10 @@ import (
 	"streamd/gpusort"
 )
 
-// Window is one full window of a stream, on its way to the sorter. Exactly
+// Buffer is one full window of a stream, on its way to the sorter. Exactly
 // one of F32 and F64 holds its values. Owner is the caller's: the pipeline
 // uses it to find the stream the window belongs to.
-type Window struct {
+type Buffer struct {
 	F32   []float32
 	F64   []float64
 	Owner any
@@ -28,10 +28,10 @@ type Window struct {
 }
 
 // Len reports the number of values in w.
-func (w *Window) Len() int { return len(w.F32) + len(w.F64) }
+func (w *Buffer) Len() int { return len(w.F32) + len(w.F64) }
 
 // AppendValues appends w's values, widened to float64, to dst.
-func (w *Window) AppendValues(dst []float64) []float64 {
+func (w *Buffer) AppendValues(dst []float64) []float64 {
 	for _, v := range w.F32 {
 		dst = append(dst, float64(v))
 	}
@@ -76,7 +76,7 @@ func (f *Filler) Bytes() int { return 4*cap(f.f32) + 8*cap(f.f64) }
 // float64, already of float32 precision: the caller rounds and cleans them
 // first, so that it counts a value beyond the range of float32 as a reject
 // and records exactly what the summaries will see.
-func (f *Filler) Append(values []float64, full func(*Window)) {
+func (f *Filler) Append(values []float64, full func(*Buffer)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
 		f.start(k)
@@ -104,8 +104,8 @@ func (f *Filler) start(k int) {
 }
 
 // window returns the partial window, to pass on or to recycle.
-func (f *Filler) window() *Window {
-	w := &Window{F32: f.f32, F64: f.f64, Staged: f.staged}
+func (f *Filler) window() *Buffer {
+	w := &Buffer{F32: f.f32, F64: f.f64, Staged: f.staged}
 	if !f.staged && cap(f.f32)+cap(f.f64) == f.size {
 		w.home = f.whole
 	}
@@ -113,7 +113,7 @@ func (f *Filler) window() *Window {
 }
 
 // pass passes the partial window to full when it is full.
-func (f *Filler) pass(full func(*Window)) {
+func (f *Filler) pass(full func(*Buffer)) {
 	if f.Len() < f.size {
 		return
 	}
@@ -125,7 +125,7 @@ func (f *Filler) pass(full func(*Window)) {
 // AppendFloat32 is Append for values already rounded to float32 and
 // clean (finite, no −0), as ingest.DecodeValues gives them: it copies them
 // into the windows.
-func (f *Filler) AppendFloat32(values []float32, full func(*Window)) {
+func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
 		f.start(k)
@@ -160,7 +160,7 @@ func (f *Filler) Release(pool *Pool) {
 
 // AppendPartial appends the partial window's values to dst.
 func (f *Filler) AppendPartial(dst []float64) []float64 {
-	partial := Window{F32: f.f32, F64: f.f64}
+	partial := Buffer{F32: f.f32, F64: f.f64}
 	return partial.AppendValues(dst)
 }
 
@@ -241,7 +241,7 @@ func (p *Pool) getF64(c int, whole bool, pool *sync.Pool) (_ []float64, staged b
 // that lent it; any other buffer is left to the collector. The caller must
 // not use w afterwards, and must not recycle a window whose batch is being
 // sorted.
-func (p *Pool) Recycle(w *Window) {
+func (p *Pool) Recycle(w *Buffer) {
 	switch {
 	case p == nil:
 	case w.Staged:
@@ -262,15 +262,15 @@ func (p *Pool) Recycle(w *Window) {
 	w.F32, w.F64, w.Staged, w.home = nil, nil, false, nil
 }
 
-// Batch is up to four windows sorted together, each in one channel.
-type Batch struct {
-	Windows []*Window
+// Quad is up to four windows sorted together, each in one channel.
+type Quad struct {
+	Windows []*Buffer
 	Sort    gpusort.Batch
 }
 
 // Pack fills b's channels from windows (at most gpusort.Channels).
-func Pack(windows []*Window) *Batch {
-	b := &Batch{Windows: windows}
+func Pack(windows []*Buffer) *Quad {
+	b := &Quad{Windows: windows}
 	for i, w := range windows {
 		b.Sort.F32[i] = w.F32
 		b.Sort.F64[i] = w.F64
@@ -283,8 +283,8 @@ func Pack(windows []*Window) *Batch {
 // passed since its first window arrived, or at once when In is empty and
 // Linger is zero.
 type Packer struct {
-	In     <-chan *Window
-	Out    chan<- *Batch
+	In     <-chan *Buffer
+	Out    chan<- *Quad
 	Linger time.Duration
 }
 
@@ -292,7 +292,7 @@ type Packer struct {
 func (p *Packer) Run(ctx context.Context) error {
 	defer close(p.Out)
 	for {
-		var first *Window
+		var first *Buffer
 		select {
 		case w, ok := <-p.In:
 			if !ok {
@@ -302,7 +302,7 @@ func (p *Packer) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		windows := []*Window{first}
+		windows := []*Buffer{first}
 		timer := time.NewTimer(p.Linger)
 		closed := false
 	gather:

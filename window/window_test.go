@@ -13,11 +13,11 @@ import (
 func TestFiller(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
 		f := NewFiller(4, f64, nil)
-		var full []*Window
+		var full []*Buffer
 		// Values of float32 precision, as Append takes them (the caller
 		// rounds).
 		vals := []float64{0.5, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-		f.Append(vals, func(w *Window) { full = append(full, w) })
+		f.Append(vals, func(w *Buffer) { full = append(full, w) })
 		if len(full) != 2 || f.Len() != 2 {
 			t.Fatalf("float64=%v: %d windows, %d pending", f64, len(full), f.Len())
 		}
@@ -35,11 +35,11 @@ func TestFiller(t *testing.T) {
 // TestPacker: batches of at most four windows, in order, and every window
 // sent even when fewer than four arrive before In is closed.
 func TestPacker(t *testing.T) {
-	in := make(chan *Window, 16)
-	out := make(chan *Batch, 16)
+	in := make(chan *Buffer, 16)
+	out := make(chan *Quad, 16)
 	p := Packer{In: in, Out: out, Linger: time.Millisecond}
 	for i := range 10 {
-		in <- &Window{F32: []float32{float32(i)}}
+		in <- &Buffer{F32: []float32{float32(i)}}
 	}
 	close(in)
 	if err := p.Run(context.Background()); err != nil {
@@ -69,8 +69,8 @@ func TestPool(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
 		var pool Pool
 		f := NewFiller(1000, f64, &pool)
-		var full []*Window
-		collect := func(w *Window) { full = append(full, w) }
+		var full []*Buffer
+		collect := func(w *Buffer) { full = append(full, w) }
 		f.Append(make([]float64, 10), collect)
 		if c := cap(f.f32) + cap(f.f64); c != 64 {
 			t.Errorf("float64=%v: first buffer of a stream holds %d values, want 64", f64, c)
@@ -105,7 +105,7 @@ func TestPool(t *testing.T) {
 	if b, staged := none.getF32(8, true, nil); cap(b) != 8 || len(b) != 0 || staged {
 		t.Errorf("nil pool: buffer len %d cap %d, staged %v", len(b), cap(b), staged)
 	}
-	none.Recycle(&Window{F32: make([]float32, 8)})
+	none.Recycle(&Buffer{F32: make([]float32, 8)})
 }
 
 // TestAppendFloat32: copying float32 values into the windows gives the
@@ -125,13 +125,13 @@ func TestAppendFloat32(t *testing.T) {
 		for _, w := range []int{1, 7, 64, 100, 1000} {
 			name := fmt.Sprintf("float64=%v W=%d", f64, w)
 			ref := NewFiller(w, f64, nil)
-			var want []*Window
-			ref.Append(slices.Clone(wide), func(x *Window) { want = append(want, x) })
+			var want []*Buffer
+			ref.Append(slices.Clone(wide), func(x *Buffer) { want = append(want, x) })
 			f := NewFiller(w, f64, &Pool{})
-			var got []*Window
+			var got []*Buffer
 			for rest := in; len(rest) > 0; {
 				k := min(len(rest), 1+r.IntN(70))
-				f.AppendFloat32(rest[:k], func(x *Window) { got = append(got, x) })
+				f.AppendFloat32(rest[:k], func(x *Buffer) { got = append(got, x) })
 				rest = rest[k:]
 			}
 			if len(got) != len(want) {
@@ -207,8 +207,8 @@ func TestPoolStager(t *testing.T) {
 		st := &fakeStager{limit: 2, lentPtr32: map[*float32]bool{}, lentPtr64: map[*float64]bool{}}
 		pool := &Pool{Stager: st}
 		f := NewFiller(100, f64, pool)
-		var full []*Window
-		f.Append(make([]float64, 450), func(w *Window) { full = append(full, w) })
+		var full []*Buffer
+		f.Append(make([]float64, 450), func(w *Buffer) { full = append(full, w) })
 		// Windows: the first grew from a small heap buffer, the next two
 		// are staged, the fourth is from the heap again (limit reached).
 		want := []bool{false, true, true, false}

@@ -87,7 +87,7 @@ func exactContender() contender {
 // last partial window stays pending, as in the daemon, and queries go
 // through Stream.View(pending, true).
 type streamdSketch struct {
-	s       *summary.Stream
+	s       *summary.History
 	w       int
 	win     []float32
 	scratch []uint32

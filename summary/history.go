@@ -115,8 +115,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Stream holds one stream's summaries.
-type Stream struct {
+// History holds one stream's summaries.
+type History struct {
 	cfg     Config
 	history *gksketch.Sketch
 	counts  *lossy.Summary
@@ -128,7 +128,7 @@ type Stream struct {
 }
 
 // NewStream returns an empty stream with cfg (zero fields take defaults).
-func NewStream(cfg Config) (*Stream, error) {
+func NewStream(cfg Config) (*History, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func NewStream(cfg Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{cfg: cfg, history: h, counts: c, recent: r}, nil
+	return &History{cfg: cfg, history: h, counts: c, recent: r}, nil
 }
 
 // ErrNoRecent is returned by Last on a stream that keeps no sliding window.
@@ -156,7 +156,7 @@ var ErrNoRecent = errors.New("summary: the stream keeps no sliding window")
 // summarises all of their history, and Last fails with ErrNoRecent. The
 // pipeline keeps one for each source of a stream's values (each Kafka
 // partition, and the local inputs), and one sliding window for the stream.
-func NewHistory(cfg Config) (*Stream, error) {
+func NewHistory(cfg Config) (*History, error) {
 	s, err := NewStream(cfg)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func NewHistory(cfg Config) (*Stream, error) {
 
 // DetachRecent removes s's sliding window and returns it, nil if s has
 // none: s is then a history-only stream (see NewHistory).
-func (s *Stream) DetachRecent() *slidingwindow.Window {
+func (s *History) DetachRecent() *slidingwindow.Window {
 	r := s.recent
 	s.recent = nil
 	return r
@@ -185,14 +185,14 @@ func NewSlidingWindow(cfg Config) (*slidingwindow.Window, error) {
 }
 
 // Config returns the stream's configuration.
-func (s *Stream) Config() Config { return s.cfg }
+func (s *History) Config() Config { return s.cfg }
 
 // RemapCounts replaces every value the frequency summary counts by f(value)
 // (lossy.Summary.Remap): for a history-only item stream whose fingerprints
 // move to another key. The quantile summary keeps its values: an item
 // stream is not ranked. It panics if s keeps a sliding window, whose
 // values it would not remap.
-func (s *Stream) RemapCounts(f func(float64) float64) {
+func (s *History) RemapCounts(f func(float64) float64) {
 	if s.recent != nil {
 		panic("summary: RemapCounts of a stream with a sliding window")
 	}
@@ -200,13 +200,13 @@ func (s *Stream) RemapCounts(f func(float64) float64) {
 }
 
 // Count reports the number of values observed.
-func (s *Stream) Count() int64 { return s.count }
+func (s *History) Count() int64 { return s.count }
 
 // Observe records values as they are accepted, in arrival order: they go
 // into the sliding window and the count, sum, min and max. t is their
 // arrival time in Unix nanoseconds. The same values must later reach
 // AddWindow, in windows, for the all-history summaries.
-func (s *Stream) Observe(t int64, values []float64) {
+func (s *History) Observe(t int64, values []float64) {
 	if s.cfg.Items {
 		// The values carry fingerprints: they have no sum, min or max.
 		s.count += int64(len(values))
@@ -223,7 +223,7 @@ func (s *Stream) Observe(t int64, values []float64) {
 // beforehand — for example before taking the lock that guards s, to keep
 // the time under it short. An item stream counts them alone: its values
 // carry fingerprints, which have no sum, min or max.
-func (s *Stream) AddMoments(m Moments) {
+func (s *History) AddMoments(m Moments) {
 	if s.cfg.Items {
 		s.count += m.Count
 		return
@@ -280,7 +280,7 @@ func Measure[T float32 | float64](values []T) Moments {
 }
 
 // observe adds m to the stream's count, sum, min and max.
-func (s *Stream) observe(m Moments) {
+func (s *History) observe(m Moments) {
 	if m.Count == 0 {
 		return
 	}
@@ -299,7 +299,7 @@ func (s *Stream) observe(m Moments) {
 // the window arrives, however many windows come first, so a spec may be
 // taken before earlier windows of the stream are added (AddDigest). Its
 // Known slice is appended to known, which the caller may reuse.
-func (s *Stream) Spec(w int, known []float64) WindowSpec {
+func (s *History) Spec(w int, known []float64) WindowSpec {
 	return WindowSpec{
 		Spacing:   SampleSpacing(s.cfg.Epsilon, w),
 		Threshold: int64(math.Floor(s.cfg.Epsilon * float64(w))),
@@ -310,18 +310,18 @@ func (s *Stream) Spec(w int, known []float64) WindowSpec {
 // AddWindow adds a sorted window's digest made with a spec taken from Spec
 // since the last change to the stream: every value of the lossy table was
 // known to it. It copies what it keeps: the caller may reuse d.
-func (s *Stream) AddWindow(d *Digest) error {
+func (s *History) AddWindow(d *Digest) error {
 	return s.addDigest(d, nil, true)
 }
 
 // AddDigest adds a window's digest made with spec, a Spec of this stream
 // taken at any earlier time: entries the lossy table gained since then are
 // accounted for (lossy.Summary.AddWindowKnown).
-func (s *Stream) AddDigest(d *Digest, spec WindowSpec) error {
+func (s *History) AddDigest(d *Digest, spec WindowSpec) error {
 	return s.addDigest(d, spec.Known, false)
 }
 
-func (s *Stream) addDigest(d *Digest, known []float64, allKnown bool) error {
+func (s *History) addDigest(d *Digest, known []float64, allKnown bool) error {
 	if d.N == 0 {
 		return nil
 	}
@@ -340,7 +340,7 @@ func (s *Stream) addDigest(d *Digest, known []float64, allKnown bool) error {
 
 // AddSorted digests the sorted window x and adds it: Spec, DigestSorted
 // and AddWindow in one call.
-func (s *Stream) AddSorted(x []float64) error {
+func (s *History) AddSorted(x []float64) error {
 	var d Digest
 	DigestSorted(x, s.Spec(len(x), nil), &d)
 	return s.AddWindow(&d)
@@ -373,7 +373,7 @@ func (st *Stats) Add(x Stats) {
 }
 
 // Stats returns the stream's statistics.
-func (s *Stream) Stats() Stats {
+func (s *History) Stats() Stats {
 	st := Stats{
 		Count: s.count, Summarised: s.history.Count(),
 		Sum: s.sum, Min: s.min, Max: s.max,
@@ -387,21 +387,21 @@ func (s *Stream) Stats() Stats {
 	return st
 }
 
-// History returns the all-history quantile sketch. The caller must not
+// Sketch returns the all-history quantile sketch. The caller must not
 // modify it.
-func (s *Stream) History() *gksketch.Sketch { return s.history }
+func (s *History) Sketch() *gksketch.Sketch { return s.history }
 
 // Counts returns the all-history lossy counting summary. The caller must
 // not modify it.
-func (s *Stream) Counts() *lossy.Summary { return s.counts }
+func (s *History) Counts() *lossy.Summary { return s.counts }
 
 // Recent returns the sliding window, nil for a history-only stream. The
 // caller must not modify it.
-func (s *Stream) Recent() *slidingwindow.Window { return s.recent }
+func (s *History) Recent() *slidingwindow.Window { return s.recent }
 
 // Last returns a snapshot of the last n values; see slidingwindow. It
 // fails with ErrNoRecent on a history-only stream.
-func (s *Stream) Last(n int64) (*slidingwindow.Snapshot, error) {
+func (s *History) Last(n int64) (*slidingwindow.Snapshot, error) {
 	if s.recent == nil {
 		return nil, ErrNoRecent
 	}
@@ -430,7 +430,7 @@ type View struct {
 // within ε/2 of their count, and the counts exactly. With counts false the
 // view answers only quantiles and ranks, and costs no copy of the lossy
 // table. View shares or copies what it needs; s may change afterwards.
-func (s *Stream) View(pending []float64, counts bool) *View {
+func (s *History) View(pending []float64, counts bool) *View {
 	return s.Base(counts).View(pending)
 }
 
@@ -446,7 +446,7 @@ type Base struct {
 // Base returns the stream's all-history summaries as they are now, for a
 // view: the GK sketch's merged summary, which never changes, and, with
 // counts, a copy of the frequency summary.
-func (s *Stream) Base(counts bool) Base {
+func (s *History) Base(counts bool) Base {
 	b := Base{eps: s.cfg.Epsilon, q: s.history.Summary()}
 	if counts {
 		b.counts = s.counts.Copy()
