@@ -126,6 +126,9 @@ func checkHeavy(t testing.TB, tr *truth, got []Prefix, support, eps float64) {
 			t.Fatalf("s=%v: %v reported twice", support, nd)
 		}
 		in[nd] = true
+		if p.Count.Hi > tr.n {
+			t.Fatalf("s=%v: %v bounds %v above N", support, nd, p.Count)
+		}
 		if c < p.Count.Lo || c > p.Count.Hi {
 			t.Fatalf("s=%v: %v count %d outside %v", support, nd, c, p.Count)
 		}
@@ -162,6 +165,12 @@ func checkDiscounted(t testing.TB, tr *truth, got []Prefix, support, eps float64
 		}
 		in[nd] = i
 		perLevel[p.Level]++
+		if tr.h.leafCopy(p.Prefix, p.Level) {
+			t.Fatalf("s=%v: %v is a copy of an item below", support, nd)
+		}
+		if p.Count.Hi > tr.n || p.Discounted.Hi > p.Count.Hi {
+			t.Fatalf("s=%v: %v bounds %v, %v above N or the count", support, nd, p.Count, p.Discounted)
+		}
 		if i > 0 && cmp.Or(cmp.Compare(got[i-1].Level, p.Level), cmp.Compare(p.Discounted.Hi, got[i-1].Discounted.Hi)) > 0 {
 			t.Fatalf("s=%v: answer not sorted at %d", support, i)
 		}
