@@ -300,7 +300,10 @@ func (h Hierarchy) Parent(prefix string, level int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return h.truncate(prefix, min(d, h.depth-level-1)), nil
+	if d > h.depth-level-1 {
+		return h.dropField(prefix, d), nil
+	}
+	return prefix, nil
 }
 
 // checkPrefix checks that prefix is a canonical name at level.
@@ -511,15 +514,33 @@ func (h Hierarchy) truncate(name string, k int) string {
 }
 
 // appendFields appends the prefixes of a canonical path, DNS name or
-// delimited item.
+// delimited item: going up a level drops at most one field, so each level
+// costs one scan of a field.
 func (h Hierarchy) appendFields(dst []string, canon string) []string {
 	d := h.fields(canon)
-	name := h.truncate(canon, min(d, h.depth))
+	k := min(d, h.depth)
+	name := h.truncate(canon, k)
 	for l := 0; l <= h.depth; l++ {
-		name = h.truncate(name, min(d, h.depth-l))
+		if want := min(d, h.depth-l); want < k {
+			name, k = h.dropField(name, k), want
+		}
 		dst = append(dst, name)
 	}
 	return dst
+}
+
+// dropField returns the prefix of canonical name, of k ≥ 1 fields, with one
+// field fewer.
+func (h Hierarchy) dropField(name string, k int) string {
+	switch {
+	case k == 1:
+		return h.root()
+	case h.kind == kindPath:
+		return name[:strings.LastIndexByte(name, '/')]
+	case h.fromRight:
+		return name[strings.Index(name, h.sep)+len(h.sep):]
+	}
+	return name[:strings.LastIndex(name, h.sep)]
 }
 
 // checkName checks that name is a canonical name at level of a path, DNS or
