@@ -9,7 +9,7 @@ import (
 
 var (
 	sinkPrefixes []string
-	sinkAnswer   []Prefix
+	sinkAnswer   []Hitter
 )
 
 // BenchmarkPrefixes measures AppendPrefixes per item, for hierarchies of 5

@@ -333,15 +333,16 @@ func (h Hierarchy) leafCopy(name string, level int) bool {
 
 // parseAddr parses an address item of h's family.
 func (h Hierarchy) parseAddr(item string) (netip.Addr, error) {
+	family := "IPv4"
+	if h.kind == kindIPv6 {
+		family = "IPv6"
+	}
 	a, err := netip.ParseAddr(item)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("item %q: %w: %v", item, ErrItem, err)
+		return netip.Addr{}, fmt.Errorf("item %q is not an %s address (%v): %w", item, family, err, ErrItem)
 	}
-	if h.kind == kindIPv4 && !a.Is4() {
-		return netip.Addr{}, fmt.Errorf("item %q: not an IPv4 address: %w", item, ErrItem)
-	}
-	if h.kind == kindIPv6 && (!a.Is6() || a.Zone() != "") {
-		return netip.Addr{}, fmt.Errorf("item %q: not an IPv6 address without a zone: %w", item, ErrItem)
+	if h.kind == kindIPv4 && !a.Is4() || h.kind == kindIPv6 && (!a.Is6() || a.Zone() != "") {
+		return netip.Addr{}, fmt.Errorf("item %q is not an %s address without a zone: %w", item, family, ErrItem)
 	}
 	return a, nil
 }
@@ -364,31 +365,43 @@ func (h Hierarchy) parsePrefix(name string, level int) (netip.Prefix, error) {
 	return p, nil
 }
 
-// appendIP appends the prefixes of address a.
+// appendIP appends the prefixes of address a, written into one string.
 func (h Hierarchy) appendIP(dst []string, a netip.Addr) []string {
-	var buf [MaxLevels * 48]byte
+	var buf [1024]byte
 	b := a.AppendTo(buf[:0])
-	ends := make([]int, 0, MaxLevels)
-	ends = append(ends, len(b))
+	end := len(b)
 	for l := 1; l <= h.depth; l++ {
 		p, _ := a.Prefix((h.depth - l) * h.bits)
 		b = p.AppendTo(b)
-		ends = append(ends, len(b))
 	}
 	s := string(b)
-	start := 0
-	for _, e := range ends {
-		dst = append(dst, s[start:e])
-		start = e
+	dst = append(dst, s[:end])
+	for l := 1; l <= h.depth; l++ {
+		// A prefix ends after the digits of its length, which follow the
+		// only slash in it.
+		start := end
+		end += strings.IndexByte(s[end:], '/') + 1 + decimalLen((h.depth-l)*h.bits)
+		dst = append(dst, s[start:end])
 	}
 	return dst
+}
+
+// decimalLen returns the number of decimal digits of n, 0 ≤ n ≤ 128.
+func decimalLen(n int) int {
+	switch {
+	case n < 10:
+		return 1
+	case n < 100:
+		return 2
+	}
+	return 3
 }
 
 // canon returns item in canonical form: a path with its query, fragment
 // and empty segments dropped; a DNS name lowered, without a trailing dot.
 func (h Hierarchy) canon(item string) (string, error) {
 	if item == "" || !utf8.ValidString(item) {
-		return "", fmt.Errorf("item %q: empty or not UTF-8: %w", item, ErrItem)
+		return "", fmt.Errorf("item %q is empty or not UTF-8: %w", item, ErrItem)
 	}
 	switch h.kind {
 	case kindPath:
@@ -396,7 +409,7 @@ func (h Hierarchy) canon(item string) (string, error) {
 			item = item[:i]
 		}
 		if !strings.HasPrefix(item, "/") {
-			return "", fmt.Errorf("item %q: a path must start with /: %w", item, ErrItem)
+			return "", fmt.Errorf("item %q does not start with /: %w", item, ErrItem)
 		}
 		if !strings.Contains(item, "//") && (item == "/" || !strings.HasSuffix(item, "/")) {
 			return item, nil
@@ -418,13 +431,13 @@ func (h Hierarchy) canon(item string) (string, error) {
 		}
 		item = strings.TrimSuffix(item, ".")
 		if item == "" || strings.HasSuffix(item, ".") {
-			return "", fmt.Errorf("item %q: a DNS label must have 1 to 63 bytes: %w", item, ErrItem)
+			return "", fmt.Errorf("item %q has a DNS label not of 1 to 63 bytes: %w", item, ErrItem)
 		}
 		upper := false
 		for rest := item; rest != ""; {
 			label, after, _ := strings.Cut(rest, ".")
 			if label == "" || len(label) > 63 {
-				return "", fmt.Errorf("item %q: a DNS label must have 1 to 63 bytes: %w", item, ErrItem)
+				return "", fmt.Errorf("item %q has a DNS label not of 1 to 63 bytes: %w", item, ErrItem)
 			}
 			for i := 0; i < len(label); i++ {
 				upper = upper || ('A' <= label[i] && label[i] <= 'Z')

@@ -37,8 +37,8 @@ type Level struct {
 	Absent int64
 }
 
-// Prefix is one prefix of an answer.
-type Prefix struct {
+// Hitter is one prefix of an answer: a hierarchical heavy hitter.
+type Hitter struct {
 	Prefix string
 	Level  int
 	// Count bounds the prefix's count: the candidate's bounds, with Hi
@@ -58,23 +58,24 @@ type Prefix struct {
 // and none has count below (s − ε)N. A prefix that is an item carried up
 // unchanged from the level below (Hierarchy) is reported at level 0 only.
 // The input must satisfy Level's contract with 0 < ε < support ≤ 1; it
-// fails with an error wrapping ErrBounds otherwise. It costs
+// fails with an error wrapping ErrBounds otherwise. The answer for N = 0 is
+// empty. It costs
 // O(C + R log R) for C candidates and R answers.
-func Heavy(h Hierarchy, levels []Level, n int64, support, eps float64) ([]Prefix, error) {
-	if err := validate(h, levels, n, support, eps); err != nil {
+func Heavy(h Hierarchy, levels []Level, n int64, support, eps float64) ([]Hitter, error) {
+	if err := validate(h, levels, n, support, eps); err != nil || n == 0 {
 		return nil, err
 	}
 	cut := support * float64(n)
-	var out []Prefix
+	var out []Hitter
 	for l, lv := range levels {
 		for _, c := range lv.Candidates {
 			if float64(c.Count.Hi) < cut || h.leafCopy(c.Prefix, l) {
 				continue
 			}
-			out = append(out, Prefix{Prefix: c.Prefix, Level: l, Count: capped(c.Count, n)})
+			out = append(out, Hitter{Prefix: c.Prefix, Level: l, Count: capped(c.Count, n)})
 		}
 	}
-	slices.SortFunc(out, func(a, b Prefix) int {
+	slices.SortFunc(out, func(a, b Hitter) int {
 		return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(b.Count.Hi, a.Count.Hi), cmp.Compare(a.Prefix, b.Prefix))
 	})
 	return out, nil
@@ -92,14 +93,15 @@ func Heavy(h Hierarchy, levels []Level, n int64, support, eps float64) ([]Prefix
 // (the package doc proves both). The input must satisfy Level's contract
 // with 0 < ε < support ≤ 1, one Level per level of h; it fails with an
 // error wrapping ErrBounds otherwise, and with one wrapping ErrItem for a
-// reported prefix that is not a canonical name of its level. It costs
+// reported prefix that is not a canonical name of its level. The answer for
+// N = 0 is empty. It costs
 // O(C + R·L) for C candidates, R answers and L levels, plus sorting.
-func Discounted(h Hierarchy, levels []Level, n int64, support, eps float64) ([]Prefix, error) {
-	if err := validate(h, levels, n, support, eps); err != nil {
+func Discounted(h Hierarchy, levels []Level, n int64, support, eps float64) ([]Hitter, error) {
+	if err := validate(h, levels, n, support, eps); err != nil || n == 0 {
 		return nil, err
 	}
 	cut := support * float64(n)
-	var out []Prefix
+	var out []Hitter
 	// pending are the answers not yet discounted from a reported ancestor,
 	// by index into out, with the name of their ancestor at level l.
 	type pend struct {
@@ -124,7 +126,8 @@ func Discounted(h Hierarchy, levels []Level, n int64, support, eps float64) ([]P
 		for j, p := range pending {
 			under[p.name] = append(under[p.name], j)
 		}
-		taken = append(taken[:0], make([]bool, len(pending))...)
+		taken = slices.Grow(taken[:0], len(pending))[:len(pending)]
+		clear(taken)
 		next = next[:0]
 		for _, c := range lv.Candidates {
 			if float64(c.Count.Hi) < cut {
@@ -156,7 +159,7 @@ func Discounted(h Hierarchy, levels []Level, n int64, support, eps float64) ([]P
 				taken[j] = true
 			}
 			next = append(next, pend{i: len(out), name: c.Prefix})
-			out = append(out, Prefix{Prefix: c.Prefix, Level: l, Count: count, Discounted: disc, Discounts: len(desc)})
+			out = append(out, Hitter{Prefix: c.Prefix, Level: l, Count: count, Discounted: disc, Discounts: len(desc)})
 		}
 		for j, p := range pending {
 			if !taken[j] {
@@ -165,7 +168,7 @@ func Discounted(h Hierarchy, levels []Level, n int64, support, eps float64) ([]P
 		}
 		pending, next = next, pending
 	}
-	slices.SortFunc(out, func(a, b Prefix) int {
+	slices.SortFunc(out, func(a, b Hitter) int {
 		return cmp.Or(cmp.Compare(a.Level, b.Level), cmp.Compare(b.Discounted.Hi, a.Discounted.Hi),
 			cmp.Compare(b.Count.Hi, a.Count.Hi), cmp.Compare(a.Prefix, b.Prefix))
 	})

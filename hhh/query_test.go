@@ -115,7 +115,7 @@ func summarize(t testing.TB, h Hierarchy, items []string, eps float64, w int) []
 }
 
 // checkHeavy checks Heavy's answer against the exact counts.
-func checkHeavy(t testing.TB, tr *truth, got []Prefix, support, eps float64) {
+func checkHeavy(t testing.TB, tr *truth, got []Hitter, support, eps float64) {
 	t.Helper()
 	cut := support * float64(tr.n)
 	in := map[node]bool{}
@@ -152,7 +152,7 @@ func checkHeavy(t testing.TB, tr *truth, got []Prefix, support, eps float64) {
 // checkDiscounted checks Discounted's answer against exact discounted
 // counts with respect to the answer itself: every guarantee of the package
 // doc.
-func checkDiscounted(t testing.TB, tr *truth, got []Prefix, support, eps float64) {
+func checkDiscounted(t testing.TB, tr *truth, got []Hitter, support, eps float64) {
 	t.Helper()
 	n := float64(tr.n)
 	cut := support * n
@@ -513,7 +513,7 @@ func TestDiscountedPrecisionTight(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDiscounted(t, tr, got, 0.2, 0.01)
-	i := slices.IndexFunc(got, func(p Prefix) bool { return p.Prefix == "10.0.0.0/24" })
+	i := slices.IndexFunc(got, func(p Hitter) bool { return p.Prefix == "10.0.0.0/24" })
 	if i < 0 {
 		t.Fatalf("answer %+v lacks 10.0.0.0/24", got)
 	}
@@ -567,6 +567,13 @@ func TestQueryErrors(t *testing.T) {
 	}
 	if _, err := Discounted(h, ok(), 100, 0.5, 0.1); err != nil {
 		t.Fatal(err)
+	}
+	empty := []Level{{}, {Candidates: []Candidate{{"0.0.0.0/16", Bounds{0, 0}}}}, {}}
+	if got, err := Discounted(h, empty, 0, 0.5, 0.1); err != nil || len(got) != 0 {
+		t.Fatalf("empty stream: %v, %v", got, err)
+	}
+	if got, err := Heavy(h, empty, 0, 0.5, 0.1); err != nil || len(got) != 0 {
+		t.Fatalf("empty stream: heavy %v, %v", got, err)
 	}
 	for _, tc := range []struct {
 		name     string
