@@ -281,8 +281,10 @@ func (h Hierarchy) AppendPrefixes(dst []string, item string) ([]string, error) {
 }
 
 // Parent returns the parent of prefix, a canonical prefix name at level, one
-// level up. It fails with an error wrapping ErrItem if prefix is not a name
-// of that level, and for the root.
+// level up: Prefixes(item)[level+1] for every item with
+// Prefixes(item)[level] = prefix. An item shallower than the level above is
+// its own parent. It fails with an error wrapping ErrItem if prefix is not a
+// name of that level, and for the root.
 func (h Hierarchy) Parent(prefix string, level int) (string, error) {
 	if level < 0 || level >= h.Levels()-1 {
 		return "", fmt.Errorf("parent of %q at level %d of %s: no such level or root: %w", prefix, level, h, ErrItem)

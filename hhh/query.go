@@ -29,8 +29,9 @@ type Candidate struct {
 // prefixes, and a bound on the count of every prefix not listed.
 type Level struct {
 	// Candidates lists prefixes of the level with bounds on their counts,
-	// Hi − Lo ≤ εN, each prefix once, in any order. They must include every
-	// prefix whose count may reach Absent+1; a summary's entries do.
+	// Hi − Lo ≤ εN, each prefix once, in any order: a summary's entries.
+	// Those with Hi < sN may be left out of a query with support s: the
+	// guarantees need only that a prefix not listed counts less than sN.
 	Candidates []Candidate
 	// Absent bounds the count of every prefix of the level that is not
 	// listed: at most εN (a lossy summary's Absent, or its MaxError).
@@ -39,8 +40,10 @@ type Level struct {
 
 // Hitter is one prefix of an answer: a hierarchical heavy hitter.
 type Hitter struct {
+	// Prefix is the prefix's name, as Hierarchy.Prefixes writes it.
 	Prefix string
-	Level  int
+	// Level is the prefix's level: 0 for an item, Levels()−1 for the root.
+	Level int
 	// Count bounds the prefix's count: the candidate's bounds, with Hi
 	// capped at N.
 	Count Bounds
