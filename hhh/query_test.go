@@ -251,6 +251,20 @@ func checkAll(t *testing.T, tr *truth, levels []Level, eps float64) (answers int
 		}
 		checkDiscounted(t, tr, got, s, eps)
 		answers += len(got)
+		// Candidates that cannot reach sN change nothing.
+		cut := make([]Level, len(levels))
+		for l, lv := range levels {
+			cut[l].Absent = lv.Absent
+			for _, c := range lv.Candidates {
+				if float64(c.Count.Hi) >= s*float64(tr.n) {
+					cut[l].Candidates = append(cut[l].Candidates, c)
+				}
+			}
+		}
+		again, err := Discounted(tr.h, cut, tr.n, s, eps)
+		if err != nil || !slices.Equal(again, got) {
+			t.Fatalf("s=%v: only candidates over sN: %v, %v; want %v", s, again, err, got)
+		}
 	}
 	return answers
 }
