@@ -258,7 +258,7 @@ func (h Hierarchy) Prefixes(item string) ([]string, error) {
 
 // AppendPrefixes appends the Levels() prefixes of item to dst, from level 0
 // to the root, and returns the extended slice; on error it returns dst
-// unchanged and an error wrapping ErrItem. The prefixes share one string:
+// unchanged and an error wrapping ErrItem (ErrHierarchy for the zero Hierarchy). The prefixes share one string:
 // for a path, DNS name or delimited item already in canonical form they are
 // substrings of item and nothing is allocated but dst's growth; an address
 // costs one allocation.
