@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"streamd/internal/codec"
 )
 
 // oracle is the exact answer key of a multiset of pairs: sorted by x, with
@@ -498,4 +500,53 @@ func TestCopyReset(t *testing.T) {
 	if b := c.AtMost(2); b.CountLo != 2 || b.CountHi != 2 || b.SumLo != 5 || b.SumHi != 5 {
 		t.Fatalf("copy's AtMost(2) = %+v, want count 2, sum 5", b)
 	}
+}
+
+// FuzzUnmarshal decodes arbitrary bytes, both as they are and as the
+// payload of an envelope with the right magic, version and checksum (so
+// that the fuzzer reaches the payload's checks). A decoded summary must be
+// valid, answer queries, take a window and a merge, and encode to bytes
+// that decode to the same answers.
+func FuzzUnmarshal(f *testing.F) {
+	s, _ := New(0.2)
+	_ = s.AddWindow([]float64{5, 1, 4, 2, 3, 9, 9, 9, 0, 7}, []float64{1, -2, 3, 0, 5, 6, -7, 8, 9, 1})
+	_ = s.AddWindow([]float64{5, 1, 4, 2, 3, 9, 9, 9, 0, 7}, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	for _, k := range []*Summary{s, {eps: 0.5}} {
+		data, _ := k.MarshalBinary()
+		f.Add(data)
+		f.Add(data[5 : len(data)-4])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, in := range [][]byte{data, codec.End(append(codec.Begin(nil, magic, formatVersion), data...), 0)} {
+			var d Summary
+			if err := d.UnmarshalBinary(in); err != nil {
+				continue
+			}
+			if err := d.Valid(); err != nil {
+				t.Fatalf("decoded invalid summary: %v", err)
+			}
+			again, _ := d.MarshalBinary()
+			var e Summary
+			if err := e.UnmarshalBinary(again); err != nil {
+				t.Fatalf("re-encoded summary does not decode: %v", err)
+			}
+			for _, v := range []float64{-1, 0, 1, 5, 1e300} {
+				if d.AtMost(v) != e.AtMost(v) || d.AtLeast(v) != e.AtLeast(v) {
+					t.Fatalf("answers for %v differ after re-encoding", v)
+				}
+			}
+			_, _ = d.Correlated(Query{Agg: AggQuantile, Phi: 0.5, Factor: 1})
+			_, _ = d.Correlated(Query{Agg: AggMean, Factor: 2})
+			if err := d.Merge(s); err == nil {
+				if err := d.Valid(); err != nil {
+					t.Fatalf("merge of a decoded summary: %v", err)
+				}
+			}
+			if err := d.AddSorted([]float64{1, 2}, []float64{3, -4}); err == nil {
+				if err := d.Valid(); err != nil {
+					t.Fatalf("window added to a decoded summary: %v", err)
+				}
+			}
+		}
+	})
 }
