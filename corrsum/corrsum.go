@@ -83,9 +83,10 @@ type Summary struct {
 	sumX, sumY float64
 	sumAbs     float64
 	minX, maxX float64
-	parts      []part // ascending id
-	merged     *part  // cache of the merged parts; nil when stale
-	scratch    []uint64
+	parts      []part    // ascending id
+	merged     *part     // cache of the merged parts; nil when stale
+	spare      [][]tuple // tuple buffers of merged-away buckets, for reuse
+	scratch    []uint64  // AddWindow's sort buffer
 }
 
 // New returns an empty Summary with error ε in (0, 1).
@@ -123,8 +124,9 @@ func (s *Summary) Entries() int {
 	return e
 }
 
-// Bytes reports the memory held by the buckets' tuples, the cached merge
-// and the sort buffer of AddWindow.
+// Bytes reports the memory held by the buckets' tuples, the cached merge,
+// the spare tuple buffers kept for reuse and the sort buffer of
+// AddWindow.
 func (s *Summary) Bytes() int {
 	const size = 64
 	e := 8 * cap(s.scratch)
@@ -134,8 +136,14 @@ func (s *Summary) Bytes() int {
 	if s.merged != nil {
 		e += size * cap(s.merged.t)
 	}
+	for _, b := range s.spare {
+		e += size * cap(b)
+	}
 	return e
 }
+
+// windowBound returns the most tuples of a window's sample for error eps.
+func windowBound(eps float64) int64 { return 2*int64(math.Ceil(2/eps)) + 3 }
 
 // SpaceBound returns the most tuples a Summary of error eps may hold after
 // ⌈n/w⌉ windows of at most w pairs, n pairs in all: per bucket id b, the
@@ -143,7 +151,7 @@ func (s *Summary) Bytes() int {
 // 2⌈2/ε⌉ + 3 tuples per window at most (and at most w).
 func SpaceBound(eps float64, w, n int64) int64 {
 	w = max(w, 1)
-	perWindow := min(w, 2*int64(math.Ceil(2/eps))+3)
+	perWindow := min(w, windowBound(eps))
 	windows := (n + w - 1) / w
 	var total int64
 	for b := 1; windows > 0; b++ {
@@ -167,22 +175,18 @@ func SpaceBound(eps float64, w, n int64) int64 {
 // 4/ε + 2 of them; then it combines buckets of equal id (merge and
 // compress, O(size) each). It does not keep x or y.
 func (s *Summary) AddSorted(x, y []float64) error {
-	abs, err := checkWindow(x, y)
+	abs, sx, sy, err := checkWindow(x, y)
 	if err != nil {
 		return err
 	}
 	if len(x) == 0 {
 		return nil
 	}
-	if math.IsInf(s.sumAbs+abs, 0) {
-		return fmt.Errorf("%w: sum of |y| overflows", ErrInput)
+	if math.IsInf(s.sumAbs+abs, 0) || math.IsInf(s.sumX+sx, 0) {
+		return fmt.Errorf("%w: sum of |y| or of x overflows", ErrInput)
 	}
-	var sx, sy float64
-	for i, v := range x {
-		sx += v
-		sy += y[i]
-	}
-	p := part{id: 1, n: int64(len(x)), t: appendSample(nil, x, y, abs, bucketError(s.eps, 1))}
+	dst := s.takeSpare(int(min(int64(len(x)), windowBound(s.eps))))
+	p := part{id: 1, n: int64(len(x)), t: appendSample(dst, x, y, abs, s.eps)}
 	if s.n == 0 {
 		s.minX, s.maxX = x[0], x[len(x)-1]
 	} else {
@@ -229,11 +233,49 @@ func (s *Summary) insert(p part) {
 		o := s.parts[i]
 		s.parts = slices.Delete(s.parts, i, i+1)
 		m := part{id: p.id + 1, n: o.n + p.n}
-		m.t = mergeParts(make([]tuple, 0, len(o.t)+len(p.t)), &o, &p)
+		m.t = mergeParts(s.takeSpare(len(o.t)+len(p.t)), &o, &p)
 		eb := bucketError(s.eps, m.id)
 		m.t = compress(m.t, eb*float64(m.n), eb*m.absLo())
-		m.t = slices.Clip(m.t)
+		s.putSpare(o.t)
+		s.putSpare(p.t)
 		p = m
+	}
+}
+
+// maxSpare is the most spare tuple buffers a Summary keeps: a carry in
+// the exponential histogram frees two buffers and takes one.
+const maxSpare = 4
+
+// takeSpare returns an empty tuple buffer with room for n tuples: a spare
+// one if one is large enough.
+func (s *Summary) takeSpare(n int) []tuple {
+	for i, b := range s.spare {
+		if cap(b) >= n {
+			s.spare = slices.Delete(s.spare, i, i+1)
+			return b[:0]
+		}
+	}
+	return make([]tuple, 0, n)
+}
+
+// putSpare keeps b for reuse, in place of the smallest spare buffer when
+// there are maxSpare already.
+func (s *Summary) putSpare(b []tuple) {
+	if cap(b) == 0 {
+		return
+	}
+	if len(s.spare) < maxSpare {
+		s.spare = append(s.spare, b)
+		return
+	}
+	small := 0
+	for i, t := range s.spare {
+		if cap(t) < cap(s.spare[small]) {
+			small = i
+		}
+	}
+	if cap(b) > cap(s.spare[small]) {
+		s.spare[small] = b
 	}
 }
 
@@ -467,13 +509,13 @@ func (s *Summary) quantile(phi float64) tuple {
 
 // Reset empties s, keeping its sort buffer.
 func (s *Summary) Reset() {
-	*s = Summary{eps: s.eps, scratch: s.scratch}
+	*s = Summary{eps: s.eps, scratch: s.scratch, spare: s.spare}
 }
 
 // Copy returns a deep copy of s, without its caches.
 func (s *Summary) Copy() *Summary {
 	c := *s
-	c.merged, c.scratch = nil, nil
+	c.merged, c.scratch, c.spare = nil, nil, nil
 	c.parts = make([]part, len(s.parts))
 	for i, p := range s.parts {
 		c.parts[i] = part{id: p.id, n: p.n, t: slices.Clone(p.t)}

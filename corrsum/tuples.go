@@ -77,29 +77,31 @@ func (p *part) absLo() float64 {
 }
 
 // checkWindow checks that x is ascending, every x and y finite and the
-// lengths equal, and returns Σ|y|.
-func checkWindow(x, y []float64) (float64, error) {
+// lengths equal, and returns Σ|y|, Σx and Σy.
+func checkWindow(x, y []float64) (abs, sx, sy float64, err error) {
 	if len(x) != len(y) {
-		return 0, fmt.Errorf("%w: %d x and %d y", ErrInput, len(x), len(y))
+		return 0, 0, 0, fmt.Errorf("%w: %d x and %d y", ErrInput, len(x), len(y))
 	}
 	if len(x) > maxWindow {
-		return 0, fmt.Errorf("%w: window of %d pairs, the most is %d", ErrInput, len(x), maxWindow)
+		return 0, 0, 0, fmt.Errorf("%w: window of %d pairs, the most is %d", ErrInput, len(x), maxWindow)
 	}
-	var abs float64
+	y = y[:len(x)]
 	for i, v := range x {
 		w := y[i]
 		if v-v != 0 || w-w != 0 { // NaN or ±Inf
-			return 0, fmt.Errorf("%w: pair %d (%v, %v) not finite", ErrInput, i, v, w)
+			return 0, 0, 0, fmt.Errorf("%w: pair %d (%v, %v) not finite", ErrInput, i, v, w)
 		}
 		if i > 0 && v < x[i-1] {
-			return 0, fmt.Errorf("%w: x not ascending at %d", ErrInput, i)
+			return 0, 0, 0, fmt.Errorf("%w: x not ascending at %d", ErrInput, i)
 		}
 		abs += math.Abs(w)
+		sx += v
+		sy += w
 	}
-	if math.IsInf(abs, 0) {
-		return 0, fmt.Errorf("%w: sum of |y| overflows", ErrInput)
+	if math.IsInf(abs, 0) || math.IsInf(sx, 0) {
+		return 0, 0, 0, fmt.Errorf("%w: sum of |y| or of x overflows", ErrInput)
 	}
-	return abs, nil
+	return abs, sx, sy, nil
 }
 
 // appendSample appends the sample of the sorted window (x, y) whose Σ|y|
@@ -107,6 +109,8 @@ func checkWindow(x, y []float64) (float64, error) {
 // fewest such that between consecutive kept pairs i < j
 //
 //	j − 1 − i ≤ e   and   Σ_{i<m<j} |y_m| ≤ a,   e = εW/2, a = ε·abs/2
+//
+// for the summary's ε: the gaps of ε_1 = ε/2
 //
 // — each kept pair k is the first after the previous kept one where
 // skipping it would break either. Each tuple has its exact rank and the
@@ -231,7 +235,10 @@ func compress(t []tuple, e, a float64) []tuple {
 	prev := t[0]
 	for k := 1; k < len(t)-1; k++ {
 		next := t[k+1]
-		if float64(gapCount(prev, next)) > e || gapAbs(prev, next) > a {
+		// The sum gap rounded to nearest: a few ulps of Σ|y| either way
+		// only move the choice, never a bound.
+		ga := (next.pmax - pos(next.y) - prev.pmin) + (next.qmax - neg(next.y) - prev.qmin)
+		if float64(gapCount(prev, next)) > e || ga > a {
 			prev = t[k]
 			t[kept] = prev
 			kept++
