@@ -280,8 +280,9 @@ func (s *Summary) putSpare(b []tuple) {
 }
 
 // Merge adds o's pairs to s, as buckets of the ids they have in o, then
-// combines buckets of equal id. The guarantee holds for the result. It
-// fails if ε differs, or if the sum of |y| would overflow.
+// combines buckets of equal id; o may be s. The guarantee holds for the
+// result. It fails if ε differs, or if the sum of |y| or of x would
+// overflow.
 func (s *Summary) Merge(o *Summary) error {
 	if s.eps != o.eps {
 		return fmt.Errorf("%w: %v and %v", ErrEpsilonMismatch, s.eps, o.eps)
@@ -289,7 +290,10 @@ func (s *Summary) Merge(o *Summary) error {
 	if o.n == 0 {
 		return nil
 	}
-	if math.IsInf(s.sumAbs+o.sumAbs, 0) {
+	if o == s {
+		o = s.Copy()
+	}
+	if math.IsInf(s.sumAbs+o.sumAbs, 0) || math.IsInf(s.sumX+o.sumX, 0) {
 		return fmt.Errorf("%w: sum of |y| overflows", ErrInput)
 	}
 	if s.n == 0 {
@@ -376,10 +380,11 @@ func (s *Summary) below(t float64, strict bool) (cLo, cHi int64, pLo, pHi, qLo, 
 // AtMost returns bounds on the number of pairs with x ≤ t and the sum of
 // their y, within the widths of the package's guarantee. It costs
 // O(log Entries) once the buckets' merge is cached (O(Entries·Buckets)
-// after a change). On an empty summary every bound is 0.
+// after a change). On an empty summary, or for a NaN t, which no x is
+// below or above, every bound is 0.
 func (s *Summary) AtMost(t float64) Bounds {
 	b := Bounds{Threshold: t}
-	if s.n == 0 {
+	if s.n == 0 || math.IsNaN(t) {
 		return b
 	}
 	var pLo, pHi, qLo, qHi float64
@@ -389,10 +394,11 @@ func (s *Summary) AtMost(t float64) Bounds {
 }
 
 // AtLeast returns bounds on the number of pairs with x ≥ t and the sum of
-// their y: the totals less the bounds for x < t, found as AtMost's.
+// their y: the totals less the bounds for x < t, found as AtMost's, with
+// the same widths and costs.
 func (s *Summary) AtLeast(t float64) Bounds {
 	b := Bounds{Threshold: t}
-	if s.n == 0 {
+	if s.n == 0 || math.IsNaN(t) {
 		return b
 	}
 	cLo, cHi, pLo, pHi, qLo, qHi := s.below(t, true)

@@ -352,6 +352,18 @@ func TestMerge(t *testing.T) {
 			checkAll(t, a, newOracle(t, st.x, st.y))
 		})
 	}
+	// A summary merged with itself counts every pair twice.
+	st := streams(3000)[4]
+	s, _ := New(0.02)
+	addAll(t, s, st, 256, false)
+	if err := s.Merge(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Valid(); err != nil {
+		t.Fatal(err)
+	}
+	checkAll(t, s, newOracle(t, append(slices.Clone(st.x), st.x...), append(slices.Clone(st.y), st.y...)))
+
 	a, _ := New(0.01)
 	b, _ := New(0.02)
 	if err := a.Merge(b); !errors.Is(err, ErrEpsilonMismatch) {
@@ -390,6 +402,12 @@ func TestInput(t *testing.T) {
 		if s.Totals() != want {
 			t.Fatalf("%s: totals %+v after a refused window, want %+v", c.name, s.Totals(), want)
 		}
+	}
+	if b := s.AtLeast(math.NaN()); b.CountHi != 0 || b.SumLo != 0 || b.SumHi != 0 {
+		t.Errorf("AtLeast(NaN) = %+v, want nothing", b)
+	}
+	if b := s.AtMost(math.NaN()); b.CountHi != 0 || b.SumLo != 0 || b.SumHi != 0 {
+		t.Errorf("AtMost(NaN) = %+v, want nothing", b)
 	}
 	if _, err := New(0); err == nil {
 		t.Error("New(0) succeeded")
