@@ -24,8 +24,10 @@
 //	CountLo ≤ count ≤ CountHi,  CountHi − CountLo ≤ ε·N,
 //	SumLo ≤ sum ≤ SumHi,        SumHi − SumLo ≤ ε·A + ρ,
 //
-// where ρ, the floating-point rounding the bounds absorb, is at most about
-// W·2^-51·A for windows of W pairs (2^-31·A for W = 2^20). A quantile
+// where ρ is the floating-point rounding the bounds absorb: none while
+// every running sum of y⁺ and y⁻ within a window is exact (integer y, for
+// instance, whose sums stay below 2^53), at most about W·2^-53·A for
+// windows of W pairs otherwise, plus a few ulps of A. A quantile
 // answer's rank is within ⌊(ε·N + 1)/2⌋ of ⌈φN⌉. The bounds hold for
 // every arrival order and any signs of y; the widths follow from the
 // invariant that in every bucket of id b, holding n pairs whose Σ|y| is
