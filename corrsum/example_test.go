@@ -21,7 +21,7 @@ func ExampleSummary_Correlated() {
 	for range 100 {
 		for i := range latency {
 			latency[i] = math.Round(rng.ExpFloat64()*20*10) / 10 // ms, 0.1 ms steps
-			bytes[i] = math.Round(500 + latency[i]*100)         // slow requests carry more
+			bytes[i] = math.Round(500 + latency[i]*100)          // slow requests carry more
 		}
 		if err := s.AddWindow(latency, bytes); err != nil {
 			panic(err)
