@@ -409,10 +409,10 @@ func (s *History) Last(n int64) (*slidingwindow.Snapshot, error) {
 }
 
 // View is the all-history summary of a stream at one moment, including the
-// values not yet in a summarised window. Build it with Stream.View, NewView
-// or MergeViews; it does not change when the stream does. Frequency,
-// HeavyHitters and MaxCountError need a view made with counts; they panic
-// otherwise.
+// values not yet in a summarised window: its Answers. Build it with
+// History.View, NewView or MergeViews; it does not change when the stream
+// does. Frequency, HeavyHitters and MaxCountError need a view made with
+// counts; they panic otherwise.
 type View struct {
 	eps     float64
 	q       *gksketch.Summary
@@ -435,7 +435,7 @@ func (s *History) View(pending []float64, counts bool) *View {
 }
 
 // A Base is what a View takes of a stream's all-history summaries (see
-// Stream.Base): it holds no reference to the stream's changing state, so
+// History.Base): it holds no reference to the stream's changing state, so
 // that a caller who takes it under a lock may build the view without it.
 type Base struct {
 	eps    float64
@@ -601,9 +601,13 @@ func (v *View) Count() int64 { return v.q.Count() }
 // within Epsilon·Count.
 func (v *View) Epsilon() float64 { return v.eps }
 
-// Quantile returns the φ-quantile tuple: a value whose rank is within
-// ε·Count of ⌈φ·Count⌉, with bounds on that rank.
-func (v *View) Quantile(phi float64) gksketch.Tuple { return v.q.Quantile(phi) }
+// Quantile returns the φ-quantile: a value whose rank is within
+// ε·Count of ⌈φ·Count⌉, with bounds on that rank; all zero
+// for an empty view.
+func (v *View) Quantile(phi float64) (x float64, rankMin, rankMax int64) {
+	t := v.q.Quantile(phi)
+	return t.Value, t.RMin, t.RMax
+}
 
 // Rank returns bounds on the number of values ≤ x.
 func (v *View) Rank(x float64) (lo, hi int64) { return v.q.Rank(x) }

@@ -66,8 +66,8 @@ func checkView(t *testing.T, key *exact.Stream, v *View, eps float64) {
 		t.Fatalf("count %d, want %d", v.Count(), key.N())
 	}
 	for _, phi := range []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1} {
-		q := v.Quantile(phi)
-		if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+		x, lo, hi := v.Quantile(phi)
+		if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -141,7 +141,8 @@ func (s *streamdSketch) ingest(x []float64) error {
 }
 
 func (s *streamdSketch) quantile(phi float64) (float64, error) {
-	return s.view.Quantile(phi).Value, nil
+	x, _, _ := s.view.Quantile(phi)
+	return x, nil
 }
 
 // bytes is the whole Stream's encoding: the quantile sketch, the lossy
