@@ -9,7 +9,9 @@ import (
 // at one moment: all of its history (View) or its last n values or a time
 // window (slidingwindow.Snapshot). Every answer carries bounds that hold
 // for those values exactly; Epsilon is the relative error the bounds are
-// made to. Answers do not change once made and may be asked many times.
+// made to. Answers do not change once made and may be asked many times. A
+// View made without counts answers quantiles and ranks only: Frequency,
+// MaxCountError and HeavyHitters panic on it.
 type Answers interface {
 	// Count reports the number of values the answers are about.
 	Count() int64
