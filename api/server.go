@@ -42,7 +42,6 @@ import (
 	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
-	"streamd/lossy"
 	"streamd/pipeline"
 	"streamd/slidingwindow"
 	"streamd/summary"
@@ -383,13 +382,76 @@ func scopeOf(op string, lastN uint64, last *durationpb.Duration) (scope, error) 
 	return sc, nil
 }
 
-// answers is what the all-history view and a last-n or time-window
-// snapshot all answer.
-type answers interface {
-	Count() int64
-	Rank(v float64) (lo, hi int64)
-	Frequency(v float64) (lo, hi int64)
-	HeavyHitters(support float64) []lossy.Entry
+// answers are a query's answers over what it asks about — all history,
+// the last n values or a time window, of this daemon or of the cluster —
+// with what its response says of them besides.
+type answers struct {
+	summary.Answers
+	cfg     summary.Config   // the stream's; a cluster's first counted part's
+	st      *pipeline.Stream // the local stream; nil for SCOPE_CLUSTER
+	window  *pb.TimeWindow   // what a time window covers; nil otherwise
+	cluster *cluster.Answer  // the cluster's answer; nil for SCOPE_LOCAL
+}
+
+// isItems reports whether the answers are of an item stream.
+func (a *answers) isItems() bool { return a.st != nil && a.st.IsItems() }
+
+// header returns the fields every query response shares: the count, ε,
+// what a time window covers and, for a cluster answer, whether it is
+// partial, the partitions it misses and the members asked.
+func (a *answers) header() (count uint64, eps float64, window *pb.TimeWindow, partial bool, missing []*pb.KafkaPartition, members []*pb.ClusterMember) {
+	if a.cluster != nil {
+		count, eps, partial, missing, members = clusterHeader(a.cluster)
+		return count, eps, nil, partial, missing, members
+	}
+	return uint64(a.Count()), a.Epsilon(), a.window, false, nil, nil
+}
+
+// query is what a query asks of a stream, for Server.resolve.
+type query struct {
+	op, stream string
+	scope      pb.Scope
+	lastN      uint64
+	last       *durationpb.Duration
+	ranked     bool // quantiles or ranks: refused for an item stream
+	counts     bool // frequencies or heavy hitters
+	// check, if set, checks the request against the stream's
+	// configuration and ε (for SCOPE_CLUSTER, the cluster answer's) before
+	// a local answer is made.
+	check func(cfg summary.Config, eps float64) error
+}
+
+// resolve returns the answers to q over its scope: the stream's over the
+// cluster for SCOPE_CLUSTER (see gather), or this daemon's over all
+// history, the last n values or a time window (see lookup and
+// localAnswers), with q.check applied in between.
+func (s *Server) resolve(ctx context.Context, q query) (*answers, error) {
+	sc, err := scopeOf(q.op, q.lastN, q.last)
+	if err != nil {
+		return nil, err
+	}
+	if q.scope == pb.Scope_SCOPE_CLUSTER {
+		ca, err := s.gather(ctx, q.op, q.stream, sc, q.ranked, q.counts)
+		if err != nil {
+			return nil, err
+		}
+		if q.check != nil {
+			if err := q.check(ca.Config, ca.Epsilon); err != nil {
+				return nil, err
+			}
+		}
+		return &answers{Answers: ca.View, cfg: ca.Config, cluster: ca}, nil
+	}
+	st, err := s.lookup(q.op, q.stream, sc, q.ranked)
+	if err != nil {
+		return nil, err
+	}
+	if q.check != nil {
+		if err := q.check(st.Config(), st.Config().Epsilon); err != nil {
+			return nil, err
+		}
+	}
+	return s.localAnswers(q.op, st, sc, q.counts)
 }
 
 // lookup returns the named stream, checking sc against its sliding window:
@@ -409,22 +471,26 @@ func (s *Server) lookup(op, name string, sc scope, ranked bool) (*pipeline.Strea
 	return st, nil
 }
 
-// view returns st's answers over sc (counts says whether frequencies are
-// needed), and for a time window what it covers.
-func (s *Server) view(op string, st *pipeline.Stream, sc scope, counts bool) (answers, *pb.TimeWindow, error) {
+// localAnswers returns st's answers over sc: its all-history view (with
+// frequencies if counts is set), or a snapshot of its last n values or of
+// a time window, with what the time window covers.
+func (s *Server) localAnswers(op string, st *pipeline.Stream, sc scope, counts bool) (*answers, error) {
+	a := &answers{cfg: st.Config(), st: st}
 	switch {
 	case sc.last > 0:
 		cutoff := s.Pipeline.Now().Add(-sc.last)
 		snap, span := st.Since(cutoff)
-		return snap, timeWindow(snap.Count(), span, cutoff), nil
+		a.Answers, a.window = snap, timeWindow(snap.Count(), span, cutoff)
 	case sc.lastN > 0:
 		snap, err := st.Last(int64(sc.lastN))
 		if err != nil {
-			return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
+			return nil, status.Errorf(codes.InvalidArgument, "%s: %v", op, err)
 		}
-		return snap, nil, nil
+		a.Answers = snap
+	default:
+		a.Answers = st.View(counts)
 	}
-	return st.View(counts), nil, nil
+	return a, nil
 }
 
 func timeWindow(n int64, span slidingwindow.Span, cutoff time.Time) *pb.TimeWindow {
@@ -446,24 +512,13 @@ func (s *Server) Quantiles(ctx context.Context, req *pb.QuantilesRequest) (*pb.Q
 			return nil, status.Errorf(codes.InvalidArgument, "%s: φ %v outside [0, 1]", op, phi)
 		}
 	}
-	sc, err := scopeOf(op, req.LastN, req.Last)
+	a, err := s.resolve(ctx, query{op: op, stream: req.Stream, scope: req.Scope, lastN: req.LastN, last: req.Last, ranked: true})
 	if err != nil {
 		return nil, err
 	}
-	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		a, err := s.gather(ctx, op, req.Stream, sc, true, false)
-		if err != nil {
-			return nil, err
-		}
-		resp := &pb.QuantilesResponse{Quantiles: quantilesOf(a.View, req.Phis)}
-		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(a)
-		return resp, nil
-	}
-	st, err := s.lookup(op, req.Stream, sc, true)
-	if err != nil {
-		return nil, err
-	}
-	return s.quantiles(st, req.Phis, sc)
+	resp := &pb.QuantilesResponse{Quantiles: quantilesOf(a, req.Phis)}
+	resp.Count, resp.Epsilon, resp.Window, resp.Partial, resp.MissingPartitions, resp.Members = a.header()
+	return resp, nil
 }
 
 // gather answers for a stream over the cluster: last_n and last are
@@ -503,16 +558,16 @@ func clusterHeader(a *cluster.Answer) (count uint64, eps float64, partial bool, 
 	return uint64(a.Stats.Count), a.Epsilon, a.Partial, missing, a.Members
 }
 
-// quantilesOf answers the φ-quantiles of phis from v: none when v is
-// empty.
-func quantilesOf(v *summary.View, phis []float64) []*pb.QuantilesResponse_Quantile {
-	if v.Count() == 0 {
+// quantilesOf answers the φ-quantiles of phis from a: none when a is
+// about no values.
+func quantilesOf(a summary.Answers, phis []float64) []*pb.QuantilesResponse_Quantile {
+	if a.Count() == 0 {
 		return nil
 	}
 	out := make([]*pb.QuantilesResponse_Quantile, 0, len(phis))
 	for _, phi := range phis {
-		q := v.Quantile(phi)
-		out = append(out, &pb.QuantilesResponse_Quantile{Phi: phi, Value: q.Value, RankMin: uint64(q.RMin), RankMax: uint64(q.RMax)})
+		v, lo, hi := a.Quantile(phi)
+		out = append(out, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
 	}
 	return out
 }
@@ -524,7 +579,7 @@ func quantilesOf(v *summary.View, phis []float64) []*pb.QuantilesResponse_Quanti
 // x beyond the range of float32 asked of a float32 stream, which holds no
 // such value, has the exact rank of ±Inf: every value is below +3.5e38 and
 // none below −3.5e38.
-func ranksOf(a answers, cfg summary.Config, xs []float64) []*pb.RanksResponse_Rank {
+func ranksOf(a summary.Answers, cfg summary.Config, xs []float64) []*pb.RanksResponse_Rank {
 	out := make([]*pb.RanksResponse_Rank, 0, len(xs))
 	for _, x := range xs {
 		var lo, hi int64
@@ -542,7 +597,7 @@ func ranksOf(a answers, cfg summary.Config, xs []float64) []*pb.RanksResponse_Ra
 
 // heavyHittersOf answers the values of a whose count may reach
 // support·count.
-func heavyHittersOf(a answers, support float64) []*pb.Item {
+func heavyHittersOf(a summary.Answers, support float64) []*pb.Item {
 	var out []*pb.Item
 	for _, e := range a.HeavyHitters(support) {
 		out = append(out, &pb.Item{Value: e.Value, CountMin: uint64(e.Count), CountMax: uint64(e.Count + e.Delta)})
@@ -555,7 +610,7 @@ func heavyHittersOf(a answers, support float64) []*pb.Item {
 // its values (summary.Config.Round), so that it counts the values it
 // stands for; a finite x beyond the range of float32 asked of a float32
 // stream, which holds no such value, has the exact count 0.
-func frequenciesOf(a answers, cfg summary.Config, xs []float64) []*pb.Item {
+func frequenciesOf(a summary.Answers, cfg summary.Config, xs []float64) []*pb.Item {
 	out := make([]*pb.Item, 0, len(xs))
 	for _, x := range xs {
 		var lo, hi int64
@@ -567,30 +622,6 @@ func frequenciesOf(a answers, cfg summary.Config, xs []float64) []*pb.Item {
 	return out
 }
 
-func (s *Server) quantiles(st *pipeline.Stream, phis []float64, sc scope) (*pb.QuantilesResponse, error) {
-	resp := &pb.QuantilesResponse{Epsilon: st.Config().Epsilon}
-	if sc.lastN == 0 && sc.last == 0 {
-		v := st.View(false)
-		resp.Epsilon = v.Epsilon() // a merged view's, if the stream has parts of other ε
-		resp.Count, resp.Quantiles = uint64(v.Count()), quantilesOf(v, phis)
-		return resp, nil
-	}
-	a, window, err := s.view("quantiles", st, sc, false)
-	if err != nil {
-		return nil, err
-	}
-	snap := a.(*slidingwindow.Snapshot)
-	resp.Count, resp.Window = uint64(snap.Count()), window
-	if snap.Count() == 0 {
-		return resp, nil
-	}
-	for _, phi := range phis {
-		v, lo, hi := snap.Quantile(phi)
-		resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
-	}
-	return resp, nil
-}
-
 // Ranks answers, for each value, bounds on the number of values ≤ it.
 func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResponse, error) {
 	const op = "ranks"
@@ -600,87 +631,49 @@ func (s *Server) Ranks(ctx context.Context, req *pb.RanksRequest) (*pb.RanksResp
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
-	sc, err := scopeOf(op, req.LastN, req.Last)
+	a, err := s.resolve(ctx, query{op: op, stream: req.Stream, scope: req.Scope, lastN: req.LastN, last: req.Last, ranked: true})
 	if err != nil {
 		return nil, err
 	}
-	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		ca, err := s.gather(ctx, op, req.Stream, sc, true, false)
-		if err != nil {
-			return nil, err
-		}
-		resp := &pb.RanksResponse{Ranks: ranksOf(ca.View, ca.Config, req.Values)}
-		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(ca)
-		return resp, nil
-	}
-	st, err := s.lookup(op, req.Stream, sc, true)
-	if err != nil {
-		return nil, err
-	}
-	a, window, err := s.view(op, st, sc, false)
-	if err != nil {
-		return nil, err
-	}
-	return &pb.RanksResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window, Ranks: ranksOf(a, st.Config(), req.Values)}, nil
+	resp := &pb.RanksResponse{Ranks: ranksOf(a, a.cfg, req.Values)}
+	resp.Count, resp.Epsilon, resp.Window, resp.Partial, resp.MissingPartitions, resp.Members = a.header()
+	return resp, nil
 }
 
 // HeavyHitters answers the values (or items) whose count may reach
 // support·count.
 func (s *Server) HeavyHitters(ctx context.Context, req *pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
 	const op = "heavy hitters"
-	sc, err := scopeOf(op, req.LastN, req.Last)
+	check := func(_ summary.Config, eps float64) error {
+		if !(req.Support > eps && req.Support <= 1) {
+			return status.Errorf(codes.InvalidArgument, "%s: support %v outside (ε=%v, 1]", op, req.Support, eps)
+		}
+		return nil
+	}
+	a, err := s.resolve(ctx, query{op: op, stream: req.Stream, scope: req.Scope, lastN: req.LastN, last: req.Last, counts: true, check: check})
 	if err != nil {
 		return nil, err
 	}
-	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		a, err := s.gather(ctx, op, req.Stream, sc, false, true)
-		if err != nil {
-			return nil, err
-		}
-		if !(req.Support > a.Epsilon && req.Support <= 1) {
-			return nil, status.Errorf(codes.InvalidArgument, "%s: support %v outside (ε=%v, 1]", op, req.Support, a.Epsilon)
-		}
-		if err := checkItems(op, len(a.View.HeavyHitters(req.Support)), req.Support, MaxReplyItems); err != nil {
-			return nil, err
-		}
-		resp := &pb.HeavyHittersResponse{Items: heavyHittersOf(a.View, req.Support)}
-		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(a)
-		return resp, nil
-	}
-	st, err := s.lookup(op, req.Stream, sc, false)
-	if err != nil {
+	resp := &pb.HeavyHittersResponse{}
+	if resp.Items, err = heavyItems(op, a, req.Support, MaxReplyItems); err != nil {
 		return nil, err
 	}
-	return s.heavyHitters(st, req.Support, sc)
-}
-
-func (s *Server) heavyHitters(st *pipeline.Stream, support float64, sc scope) (*pb.HeavyHittersResponse, error) {
-	eps := st.Config().Epsilon
-	if !(support > eps && support <= 1) {
-		return nil, status.Errorf(codes.InvalidArgument, "heavy hitters: support %v outside (ε=%v, 1]", support, eps)
-	}
-	a, window, err := s.view("heavy hitters", st, sc, true)
-	if err != nil {
-		return nil, err
-	}
-	resp := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
-	if resp.Items, err = heavyItems("heavy hitters", st, a, support, MaxReplyItems); err != nil {
-		return nil, err
-	}
+	resp.Count, resp.Epsilon, resp.Window, resp.Partial, resp.MissingPartitions, resp.Members = a.header()
 	return resp, nil
 }
 
-// heavyItems answers the heavy hitters of a, an answer of st, for support:
-// ResourceExhausted when more than limit items reach it.
-func heavyItems(op string, st *pipeline.Stream, a answers, support float64, limit int) ([]*pb.Item, error) {
+// heavyItems answers the heavy hitters of a for support, with their
+// strings for an item stream: ResourceExhausted when more than limit items
+// reach it.
+func heavyItems(op string, a *answers, support float64, limit int) ([]*pb.Item, error) {
 	if err := checkItems(op, len(a.HeavyHitters(support)), support, limit); err != nil {
 		return nil, err
 	}
-	if !st.IsItems() {
+	if !a.isItems() {
 		return heavyHittersOf(a, support), nil
 	}
 	var out []*pb.Item
-	for _, h := range st.HeavyItems(a, support) {
+	for _, h := range a.st.HeavyItems(a, support) {
 		out = append(out, itemPB(h))
 	}
 	return out, nil
@@ -693,16 +686,6 @@ func checkItems(op string, n int, support float64, limit int) error {
 		return status.Errorf(codes.ResourceExhausted, "%s: %d items reach support %v, more than the %d an answer holds: ask with a larger support", op, n, support, limit)
 	}
 	return nil
-}
-
-// epsilonOf returns the error guarantee of a, an answer of st: the view's
-// for all history (a merged view's, if the stream has parts of other ε),
-// the stream's for a last-n or time-window snapshot.
-func epsilonOf(st *pipeline.Stream, a answers) float64 {
-	if v, ok := a.(*summary.View); ok {
-		return v.Epsilon()
-	}
-	return st.Config().Epsilon
 }
 
 func itemPB(c pipeline.ItemCount) *pb.Item {
@@ -718,41 +701,28 @@ func (s *Server) Frequencies(ctx context.Context, req *pb.FrequenciesRequest) (*
 	if err := checkFinite(op, "value", req.Values); err != nil {
 		return nil, err
 	}
-	sc, err := scopeOf(op, req.LastN, req.Last)
-	if err != nil {
-		return nil, err
-	}
-	if req.Scope == pb.Scope_SCOPE_CLUSTER {
-		ca, err := s.gather(ctx, op, req.Stream, sc, false, true)
-		if err != nil {
-			return nil, err
+	check := func(cfg summary.Config, _ float64) error {
+		switch {
+		case cfg.Items && len(req.Values) > 0:
+			return status.Errorf(codes.FailedPrecondition, "%s: stream %q is an item stream: ask for items, not values", op, req.Stream)
+		case !cfg.Items && len(req.Items) > 0:
+			return status.Errorf(codes.FailedPrecondition, "%s: stream %q is a value stream: ask for values, not items", op, req.Stream)
 		}
-		resp := &pb.FrequenciesResponse{Items: frequenciesOf(ca.View, ca.Config, req.Values)}
-		resp.Count, resp.Epsilon, resp.Partial, resp.MissingPartitions, resp.Members = clusterHeader(ca)
-		return resp, nil
+		return nil
 	}
-	st, err := s.lookup(op, req.Stream, sc, false)
+	a, err := s.resolve(ctx, query{op: op, stream: req.Stream, scope: req.Scope, lastN: req.LastN, last: req.Last, counts: true, check: check})
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case st.IsItems() && len(req.Values) > 0:
-		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is an item stream: ask for items, not values", op, req.Stream)
-	case !st.IsItems() && len(req.Items) > 0:
-		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is a value stream: ask for values, not items", op, req.Stream)
-	}
-	a, window, err := s.view(op, st, sc, true)
-	if err != nil {
-		return nil, err
-	}
-	resp := &pb.FrequenciesResponse{Count: uint64(a.Count()), Epsilon: epsilonOf(st, a), Window: window}
-	if st.IsItems() {
-		for _, c := range st.ItemFrequencies(a, req.Items) {
+	resp := &pb.FrequenciesResponse{}
+	resp.Count, resp.Epsilon, resp.Window, resp.Partial, resp.MissingPartitions, resp.Members = a.header()
+	if a.isItems() {
+		for _, c := range a.st.ItemFrequencies(a, req.Items) {
 			resp.Items = append(resp.Items, itemPB(c))
 		}
 		return resp, nil
 	}
-	resp.Items = frequenciesOf(a, st.Config(), req.Values)
+	resp.Items = frequenciesOf(a, a.cfg, req.Values)
 	return resp, nil
 }
 
@@ -855,26 +825,14 @@ func (s *Server) watchAnswer(st *pipeline.Stream, req *pb.WatchRequest, sc scope
 	if err != nil {
 		return nil, err
 	}
-	a, window := v.a, v.window
+	a := v.a
 	resp := &pb.WatchResponse{TimeUnixNano: v.now}
 	if len(req.Phis) > 0 {
-		q := &pb.QuantilesResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
-		switch a := a.(type) {
-		case *slidingwindow.Snapshot:
-			if a.Count() > 0 {
-				for _, phi := range req.Phis {
-					v, lo, hi := a.Quantile(phi)
-					q.Quantiles = append(q.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: v, RankMin: uint64(lo), RankMax: uint64(hi)})
-				}
-			}
-		case *summary.View:
-			q.Quantiles = quantilesOf(a, req.Phis)
-		}
-		resp.Quantiles = q
+		resp.Quantiles = &pb.QuantilesResponse{Count: uint64(a.Count()), Epsilon: a.Epsilon(), Window: a.window, Quantiles: quantilesOf(a, req.Phis)}
 	}
 	if req.Support != 0 {
-		h := &pb.HeavyHittersResponse{Epsilon: epsilonOf(st, a), Count: uint64(a.Count()), Window: window}
-		if h.Items, err = heavyItems(op, st, a, req.Support, MaxWatchItems); err != nil {
+		h := &pb.HeavyHittersResponse{Count: uint64(a.Count()), Epsilon: a.Epsilon(), Window: a.window}
+		if h.Items, err = heavyItems(op, a, req.Support, MaxWatchItems); err != nil {
 			return nil, err
 		}
 		resp.HeavyHitters = h

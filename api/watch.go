@@ -79,8 +79,7 @@ type sharedView struct {
 	made   time.Time     // when computed, by the wall clock (zero while under way); guarded by the hub's viewMu
 	ready  chan struct{} // closed once computed: the fields below are set
 	now    int64         // when asked for, by the pipeline's clock, for the answers
-	a      answers
-	window *pb.TimeWindow
+	a      *answers
 	err    error
 }
 
@@ -241,7 +240,7 @@ func (f *watchFeed) latest() (*pb.WatchResponse, uint64, <-chan struct{}, error)
 }
 
 // view returns st's answers over sc (counts: with frequencies), computed
-// with s.view by this call, or by another feed's less than fresh ago or
+// with s.localAnswers by this call, or by another feed's less than fresh ago or
 // under way.
 func (h *watchHub) view(s *Server, st *pipeline.Stream, sc scope, counts bool, fresh time.Duration) (*sharedView, error) {
 	h.viewMu.Lock()
@@ -260,7 +259,7 @@ func (h *watchHub) view(s *Server, st *pipeline.Stream, sc scope, counts bool, f
 	h.viewMu.Unlock()
 
 	v.now = s.Pipeline.Now().UnixNano()
-	v.a, v.window, v.err = s.view("watch", st, sc, counts)
+	v.a, v.err = s.localAnswers("watch", st, sc, counts)
 	h.viewMu.Lock()
 	v.made = time.Now()
 	if v.err != nil {

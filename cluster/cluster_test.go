@@ -128,8 +128,8 @@ func TestMerge(t *testing.T) {
 			key := exact.New(want)
 			if kind.quantiles {
 				for _, phi := range []float64{0, 0.01, 0.5, 0.99, 1} {
-					q := a.View.Quantile(phi)
-					if err := key.CheckQuantile(phi, q.Value, a.Epsilon, q.RMin, q.RMax); err != nil {
+					x, lo, hi := a.View.Quantile(phi)
+					if err := key.CheckQuantile(phi, x, a.Epsilon, lo, hi); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -216,8 +216,8 @@ func TestMergeMixedEpsilon(t *testing.T) {
 				}
 				if kind.quantiles {
 					for _, phi := range []float64{0, 0.001, 0.01, 0.25, 0.5, 0.75, 0.99, 0.999, 1} {
-						q := a.View.Quantile(phi)
-						if err := key.CheckQuantile(phi, q.Value, a.Epsilon, q.RMin, q.RMax); err != nil {
+						x, lo, hi := a.View.Quantile(phi)
+						if err := key.CheckQuantile(phi, x, a.Epsilon, lo, hi); err != nil {
 							t.Fatal(err)
 						}
 					}

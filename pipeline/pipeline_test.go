@@ -49,8 +49,8 @@ func checkStream(t *testing.T, s *Stream, values []float64, eps float64) {
 		t.Fatalf("%s: view counts %d, want %d", s.Name(), v.Count(), key.N())
 	}
 	for _, phi := range []float64{0, 0.01, 0.5, 0.99, 1} {
-		q := v.Quantile(phi)
-		if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+		x, lo, hi := v.Quantile(phi)
+		if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
 			t.Fatalf("%s: %v", s.Name(), err)
 		}
 	}
@@ -592,11 +592,11 @@ func TestAcceptSpecials(t *testing.T) {
 				key := exact.New(kept)
 				v := s.View(false)
 				for _, phi := range []float64{0, 0.01, 0.25, 0.5, 0.75, 0.99, 1} {
-					q := v.Quantile(phi)
-					if math.IsInf(q.Value, 0) || math.IsNaN(q.Value) {
-						t.Fatalf("quantile %v is %v", phi, q.Value)
+					x, lo, hi := v.Quantile(phi)
+					if math.IsInf(x, 0) || math.IsNaN(x) {
+						t.Fatalf("quantile %v is %v", phi, x)
 					}
-					if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+					if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
 						t.Errorf("quantile %v: %v", phi, err)
 					}
 				}
@@ -656,8 +656,8 @@ func TestViewWhileIngesting(t *testing.T) {
 				}
 				key := exact.New(append(slices.Clone(before), x[:n]...))
 				for _, phi := range []float64{0.1, 0.5, 0.9} {
-					q := v.Quantile(phi)
-					if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+					x, lo, hi := v.Quantile(phi)
+					if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
 						t.Fatalf("view %d of %d values: %v", views, n, err)
 					}
 				}

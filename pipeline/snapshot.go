@@ -43,9 +43,8 @@ import (
 //	         are taken under [16]byte, and the strings of its lossy table
 //	         and of its pending items (items.Names, length-prefixed)
 //
-// Version 1 kept one summary.History per stream, sliding window included,
-// with its pending values and rejects, and had no item streams; it still
-// restores, as the local part of each stream.
+// Version 1, from before a stream kept its parts apart, still restores:
+// see snapshot_v1.go.
 const (
 	snapshotMagic   = "PIPE"
 	snapshotVersion = 2
@@ -338,9 +337,6 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 	if err := d.sum.UnmarshalBinary(sumBytes); err != nil {
 		return nil, err
 	}
-	if d.sum.Recent() != nil {
-		return nil, fmt.Errorf("%w: a part with a sliding window", codec.ErrCorrupt)
-	}
 	d.pending = readPending(r)
 	d.rejected = readRejects(r)
 	cfg := d.sum.Config()
@@ -571,37 +567,6 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if s.local == nil {
 		return nil, fmt.Errorf("%w: no local part", codec.ErrCorrupt)
 	}
-	return s, nil
-}
-
-// readStreamV1 reads a stream of a version 1 snapshot: one summary with
-// its sliding window, which becomes the stream's, and the rest its local
-// part.
-func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
-	sumBytes := r.Bytes("summary", r.Remaining())
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	sum := new(summary.History)
-	if err := sum.UnmarshalBinary(sumBytes); err != nil {
-		return nil, err
-	}
-	recent := sum.DetachRecent()
-	if recent == nil {
-		return nil, fmt.Errorf("%w: no sliding window", codec.ErrCorrupt)
-	}
-	d := &decodedPart{src: feed.Local, sum: sum}
-	d.pending = readPending(r)
-	d.rejected = readRejects(r)
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	if st := sum.Stats(); int64(len(d.pending)) != st.Count-st.Summarised {
-		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
-	}
-	cfg := sum.Config()
-	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
-	s.install(d, p.itemKey)
 	return s, nil
 }
 

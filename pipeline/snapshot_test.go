@@ -89,8 +89,8 @@ func checkAnswers(t *testing.T, s *Stream, values []float64, eps float64) {
 		t.Fatalf("%s: view counts %d, want %d", s.Name(), v.Count(), key.N())
 	}
 	for _, phi := range []float64{0, 0.01, 0.5, 0.99, 1} {
-		q := v.Quantile(phi)
-		if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+		x, lo, hi := v.Quantile(phi)
+		if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
 			t.Fatalf("%s: %v", s.Name(), err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 // bounds that hold for the last n values exactly.
 type Snapshot struct {
 	n      int64
+	eps    float64 // the window's
 	exact  bool
 	sorted []float64 // the last n values, sorted, when exact
 	q      gksketch.Summary
@@ -34,7 +35,7 @@ func (w *Window) Last(n int64) (*Snapshot, error) {
 	}
 	n = min(n, w.Count())
 	if n <= w.ring.len() && (w.mode == Exact || n <= w.ring.capacity) {
-		s := &Snapshot{n: n, exact: true, sorted: w.last(nil, n)}
+		s := &Snapshot{n: n, eps: w.eps, exact: true, sorted: w.last(nil, n)}
 		radix.Float64s(s.sorted, nil)
 		return s, nil
 	}
@@ -49,7 +50,7 @@ func (w *Window) blockSnapshot(n int64) *Snapshot {
 	qs := []gksketch.Summary{gksketch.FromSorted(sorted, 1)}
 	fs := []*lossy.Summary{lossy.FromRuns(w.eps, open, lossy.AppendRuns(nil, sorted), 0)}
 	lo := w.pos - n
-	s := &Snapshot{n: n}
+	s := &Snapshot{n: n, eps: w.eps}
 	for i := len(w.blocks) - 1; i >= 0; i-- {
 		b := &w.blocks[i]
 		if b.start < lo {
@@ -105,6 +106,12 @@ func mergeCounts(fs []*lossy.Summary) *lossy.Summary {
 
 // Count reports the number of values the snapshot is about.
 func (s *Snapshot) Count() int64 { return s.n }
+
+// Epsilon reports the ε of the window the snapshot was taken of: the
+// relative rank and count error its answers are designed to (see the
+// package doc for the exact bound). MaxRankError and MaxCountError bound
+// this snapshot's own errors, 0 when it is exact.
+func (s *Snapshot) Epsilon() float64 { return s.eps }
 
 // Exact reports whether the snapshot's answers are exact.
 func (s *Snapshot) Exact() bool { return s.exact }
@@ -263,7 +270,7 @@ type Span struct {
 // boundary, so that no block is cut.
 func (w *Window) Since(cutoff int64) (*Snapshot, Span) {
 	if w.pos == 0 || w.lastT < cutoff || len(w.marks) == 0 {
-		return &Snapshot{exact: true}, Span{}
+		return &Snapshot{eps: w.eps, exact: true}, Span{}
 	}
 	oldest := w.pos - w.Count() // the oldest value held
 	// The newest mark ends with the newest value, which arrived at or
@@ -301,7 +308,7 @@ func (w *Window) Since(cutoff int64) (*Snapshot, Span) {
 	}
 	n := w.pos - start
 	if n <= w.ring.len() {
-		s := &Snapshot{n: n, exact: true, sorted: w.last(nil, n)}
+		s := &Snapshot{n: n, eps: w.eps, exact: true, sorted: w.last(nil, n)}
 		radix.Float64s(s.sorted, nil)
 		return s, span
 	}

@@ -36,6 +36,9 @@ func checkSnapshot(t *testing.T, s *Snapshot, covered []float64, eps float64, wh
 	if s.Count() != n {
 		t.Fatalf("%s: count %d, want %d", what, s.Count(), n)
 	}
+	if s.Epsilon() != eps {
+		t.Fatalf("%s: ε %v, want the window's %v", what, s.Epsilon(), eps)
+	}
 	if n == 0 {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 var sinkView *View
 
 // BenchmarkPath measures the whole per-value path of one stream, single
-// goroutine: the sliding window and statistics (Observe), rounding a window
+// goroutine: the sliding window and statistics (Window.Add, AddMoments), rounding a window
 // to float32, the radix sort, the digest (sample and lossy runs) and the
 // all-history summaries — everything but network decoding. It reports
 // ns/value over a stream of 10^7 values.
@@ -35,10 +35,13 @@ func BenchmarkPath(b *testing.B) {
 			var known []float64
 			b.ReportAllocs()
 			for b.Loop() {
-				s, _ := NewStream(Config{Epsilon: tc.eps, WindowSize: tc.w})
+				cfg := Config{Epsilon: tc.eps, WindowSize: tc.w}
+				s, _ := NewHistory(cfg)
+				recent, _ := NewSlidingWindow(cfg)
 				for i := 0; i+tc.w <= n; i += tc.w {
 					chunk := x[i : i+tc.w]
-					s.Observe(0, chunk)
+					recent.Add(0, chunk...)
+					s.AddMoments(Measure(chunk))
 					for j, v := range chunk {
 						win[j] = float32(v)
 					}

@@ -1,19 +1,26 @@
-// Package summary is one stream's summary: it takes each sorted window's
-// digest — the ε/2 quantile sample and the histogram runs lossy counting
-// needs (DigestSorted) — into the three ε-approximate summaries, and
-// answers queries over them:
+// Package summary is a stream's all-history summary: History takes each
+// sorted window's digest — the ε/2 quantile sample and the histogram runs
+// lossy counting needs (DigestSorted) — into the two all-history
+// ε-approximate summaries, and View answers queries over them:
 //
-//   - all-history quantiles and ranks: gksketch.Sketch, an exponential
-//     histogram of Greenwald–Khanna summaries (SIGMOD 2005 §5.2);
-//   - all-history frequencies and heavy hitters: lossy.Summary, Manku and
-//     Motwani's lossy counting (§5.1);
-//   - quantiles and frequencies of the last n values: slidingwindow.Window,
-//     fed in arrival order (§5.3).
+//   - quantiles and ranks: gksketch.Sketch, an exponential histogram of
+//     Greenwald–Khanna summaries (SIGMOD 2005 §5.2);
+//   - frequencies and heavy hitters: lossy.Summary, Manku and Motwani's
+//     lossy counting (§5.1).
+//
+// The quantiles and frequencies of the last n values come from a
+// slidingwindow.Window fed in arrival order (§5.3), which the caller keeps
+// beside the history: NewSlidingWindow makes the one a stream's
+// configuration asks for. A View and a slidingwindow.Snapshot both answer
+// as Answers.
 //
 // It is a library: no goroutines, no I/O, not safe for concurrent use.
 // Values that were accepted but are not yet in a summarised window (the
 // partial window, windows being sorted) are passed to View, which counts
 // them exactly, so that a query sees every value accepted before it.
+//
+// Version 1 encodings, in which a History kept its stream's sliding window
+// too, are read by DecodeV1 (v1.go), which hands the window back apart.
 package summary
 
 import (
@@ -115,20 +122,24 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// History holds one stream's summaries.
+// History holds the all-history summaries of a stream's values, or of one
+// source's share of them, and their count, sum, min and max.
 type History struct {
 	cfg     Config
 	history *gksketch.Sketch
 	counts  *lossy.Summary
-	recent  *slidingwindow.Window // nil for a history-only stream
 
-	// Statistics of every value ingested (Observe), summarised or not.
+	// Statistics of every value ingested (AddMoments), summarised or not.
 	count         int64
 	sum, min, max float64
 }
 
-// NewStream returns an empty stream with cfg (zero fields take defaults).
-func NewStream(cfg Config) (*History, error) {
+// NewHistory returns an empty history with cfg (zero fields take
+// defaults): it counts the values it observes and summarises all of their
+// history. The pipeline keeps one for each source of a stream's values
+// (each Kafka partition, and the local inputs), and one sliding window
+// (NewSlidingWindow) for the stream.
+func NewHistory(cfg Config) (*History, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -141,36 +152,7 @@ func NewStream(cfg Config) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewSlidingWindow(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &History{cfg: cfg, history: h, counts: c, recent: r}, nil
-}
-
-// ErrNoRecent is returned by Last on a stream that keeps no sliding window.
-var ErrNoRecent = errors.New("summary: the stream keeps no sliding window")
-
-// NewHistory returns an empty stream with cfg (zero fields take defaults)
-// that keeps no sliding window: it counts the values it observes and
-// summarises all of their history, and Last fails with ErrNoRecent. The
-// pipeline keeps one for each source of a stream's values (each Kafka
-// partition, and the local inputs), and one sliding window for the stream.
-func NewHistory(cfg Config) (*History, error) {
-	s, err := NewStream(cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.recent = nil
-	return s, nil
-}
-
-// DetachRecent removes s's sliding window and returns it, nil if s has
-// none: s is then a history-only stream (see NewHistory).
-func (s *History) DetachRecent() *slidingwindow.Window {
-	r := s.recent
-	s.recent = nil
-	return r
+	return &History{cfg: cfg, history: h, counts: c}, nil
 }
 
 // NewSlidingWindow returns the empty sliding window of a stream of cfg:
@@ -188,41 +170,22 @@ func NewSlidingWindow(cfg Config) (*slidingwindow.Window, error) {
 func (s *History) Config() Config { return s.cfg }
 
 // RemapCounts replaces every value the frequency summary counts by f(value)
-// (lossy.Summary.Remap): for a history-only item stream whose fingerprints
-// move to another key. The quantile summary keeps its values: an item
-// stream is not ranked. It panics if s keeps a sliding window, whose
-// values it would not remap.
+// (lossy.Summary.Remap): for an item stream whose fingerprints move to
+// another key. The quantile summary keeps its values: an item stream is
+// not ranked.
 func (s *History) RemapCounts(f func(float64) float64) {
-	if s.recent != nil {
-		panic("summary: RemapCounts of a stream with a sliding window")
-	}
 	s.counts.Remap(f)
 }
 
 // Count reports the number of values observed.
 func (s *History) Count() int64 { return s.count }
 
-// Observe records values as they are accepted, in arrival order: they go
-// into the sliding window and the count, sum, min and max. t is their
-// arrival time in Unix nanoseconds. The same values must later reach
-// AddWindow, in windows, for the all-history summaries.
-func (s *History) Observe(t int64, values []float64) {
-	if s.cfg.Items {
-		// The values carry fingerprints: they have no sum, min or max.
-		s.count += int64(len(values))
-	} else {
-		s.observe(Measure(values))
-	}
-	if s.recent != nil {
-		s.recent.Add(t, values...)
-	}
-}
-
-// AddMoments is Observe for a stream without a sliding window (History
-// only), given the moments of the values, m = Measure(values), measured
-// beforehand — for example before taking the lock that guards s, to keep
-// the time under it short. An item stream counts them alone: its values
-// carry fingerprints, which have no sum, min or max.
+// AddMoments records values as they are accepted, given their moments,
+// m = Measure(values), measured beforehand — for example before taking
+// the lock that guards s, to keep the time under it short: they go into
+// the count, sum, min and max. An item stream counts them alone: its values
+// carry fingerprints, which have no sum, min or max. The same values must
+// later reach AddWindow, in windows, for the all-history summaries.
 func (s *History) AddMoments(m Moments) {
 	if s.cfg.Items {
 		s.count += m.Count
@@ -372,19 +335,14 @@ func (st *Stats) Add(x Stats) {
 	st.Bytes += x.Bytes
 }
 
-// Stats returns the stream's statistics.
+// Stats returns the history's statistics.
 func (s *History) Stats() Stats {
-	st := Stats{
+	return Stats{
 		Count: s.count, Summarised: s.history.Count(),
 		Sum: s.sum, Min: s.min, Max: s.max,
 		Entries: s.history.Entries() + s.counts.Len(),
 		Bytes:   s.history.Bytes() + s.counts.Bytes(),
 	}
-	if s.recent != nil {
-		st.Entries += s.recent.Entries()
-		st.Bytes += s.recent.Bytes()
-	}
-	return st
 }
 
 // Sketch returns the all-history quantile sketch. The caller must not
@@ -395,24 +353,11 @@ func (s *History) Sketch() *gksketch.Sketch { return s.history }
 // not modify it.
 func (s *History) Counts() *lossy.Summary { return s.counts }
 
-// Recent returns the sliding window, nil for a history-only stream. The
-// caller must not modify it.
-func (s *History) Recent() *slidingwindow.Window { return s.recent }
-
-// Last returns a snapshot of the last n values; see slidingwindow. It
-// fails with ErrNoRecent on a history-only stream.
-func (s *History) Last(n int64) (*slidingwindow.Snapshot, error) {
-	if s.recent == nil {
-		return nil, ErrNoRecent
-	}
-	return s.recent.Last(n)
-}
-
 // View is the all-history summary of a stream at one moment, including the
-// values not yet in a summarised window. Build it with Stream.View, NewView
-// or MergeViews; it does not change when the stream does. Frequency,
-// HeavyHitters and MaxCountError need a view made with counts; they panic
-// otherwise.
+// values not yet in a summarised window: its Answers. Build it with
+// History.View, NewView or MergeViews; it does not change when the stream
+// does. Frequency, HeavyHitters and MaxCountError need a view made with
+// counts; they panic otherwise.
 type View struct {
 	eps     float64
 	q       *gksketch.Summary
@@ -435,7 +380,7 @@ func (s *History) View(pending []float64, counts bool) *View {
 }
 
 // A Base is what a View takes of a stream's all-history summaries (see
-// Stream.Base): it holds no reference to the stream's changing state, so
+// History.Base): it holds no reference to the stream's changing state, so
 // that a caller who takes it under a lock may build the view without it.
 type Base struct {
 	eps    float64
@@ -601,9 +546,13 @@ func (v *View) Count() int64 { return v.q.Count() }
 // within Epsilon·Count.
 func (v *View) Epsilon() float64 { return v.eps }
 
-// Quantile returns the φ-quantile tuple: a value whose rank is within
-// ε·Count of ⌈φ·Count⌉, with bounds on that rank.
-func (v *View) Quantile(phi float64) gksketch.Tuple { return v.q.Quantile(phi) }
+// Quantile returns the φ-quantile: a value whose rank is within
+// ε·Count of ⌈φ·Count⌉, with bounds on that rank; all zero
+// for an empty view.
+func (v *View) Quantile(phi float64) (x float64, rankMin, rankMax int64) {
+	t := v.q.Quantile(phi)
+	return t.Value, t.RMin, t.RMax
+}
 
 // Rank returns bounds on the number of values ≤ x.
 func (v *View) Rank(x float64) (lo, hi int64) { return v.q.Rank(x) }

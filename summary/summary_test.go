@@ -10,14 +10,16 @@ import (
 	"slices"
 	"testing"
 
+	"streamd/internal/codec"
 	"streamd/internal/exact"
 	"streamd/internal/radix"
 	"streamd/loadgen/synth"
 	"streamd/lossy"
+	"streamd/slidingwindow"
 )
 
 // feed runs x through the pipeline path: rounded as the stream stores it,
-// observed in arrival order, cut into windows that are radix-sorted and
+// counted in arrival order, cut into windows that are radix-sorted and
 // digested. The last partial window stays pending, as in the daemon; feed
 // returns it sorted, with the rounded values.
 func feed(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
@@ -33,7 +35,7 @@ func feed(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
 	win := make([]float32, 0, w)
 	for i := 0; i < len(rounded); i += w {
 		chunk := rounded[i:min(i+w, len(rounded))]
-		s.Observe(int64(i), chunk)
+		s.AddMoments(Measure(chunk))
 		if len(chunk) < w {
 			pending = slices.Clone(chunk)
 			slices.Sort(pending)
@@ -66,8 +68,8 @@ func checkView(t *testing.T, key *exact.Stream, v *View, eps float64) {
 		t.Fatalf("count %d, want %d", v.Count(), key.N())
 	}
 	for _, phi := range []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1} {
-		q := v.Quantile(phi)
-		if err := key.CheckQuantile(phi, q.Value, eps, q.RMin, q.RMax); err != nil {
+		x, lo, hi := v.Quantile(phi)
+		if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,7 +111,7 @@ func TestPipeline(t *testing.T) {
 			{Epsilon: 0.1, WindowSize: 4096, SlidingWindow: 50000, Float64: true},
 		} {
 			t.Run(fmt.Sprintf("%s/ε=%v/W=%d", st.Name, cfg.Epsilon, cfg.WindowSize), func(t *testing.T) {
-				s, err := NewStream(cfg)
+				s, err := NewHistory(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -208,11 +210,11 @@ func TestDigestRuns(t *testing.T) {
 
 func TestConfig(t *testing.T) {
 	for _, c := range []Config{{Epsilon: 1}, {Epsilon: -1}, {Epsilon: 0.1, WindowSize: -1}, {Epsilon: 0.1, WindowSize: 10, SlidingWindow: -5}} {
-		if _, err := NewStream(c); err == nil {
-			t.Errorf("NewStream(%+v) succeeded", c)
+		if _, err := NewHistory(c); err == nil {
+			t.Errorf("NewHistory(%+v) succeeded", c)
 		}
 	}
-	s, err := NewStream(Config{})
+	s, err := NewHistory(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,10 +231,16 @@ func TestHousehold(t *testing.T) {
 	}
 	for _, c := range cols {
 		t.Run(c, func(t *testing.T) {
-			s, _ := NewStream(Config{Epsilon: 0.001, WindowSize: 1 << 14})
+			cfg := Config{Epsilon: 0.001, WindowSize: 1 << 14}
+			s, _ := NewHistory(cfg)
 			pending, rounded := feed(t, s, data[c])
 			checkView(t, exact.New(rounded), s.View(pending, true), 0.001)
-			last, err := s.Last(10000)
+			recent, err := NewSlidingWindow(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recent.Add(0, rounded...)
+			last, err := recent.Last(10000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,16 +254,10 @@ func TestHousehold(t *testing.T) {
 }
 
 func FuzzStreamUnmarshal(f *testing.F) {
-	s, _ := NewStream(Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20})
+	s, _ := NewHistory(Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20})
 	feed(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
 	data, _ := s.MarshalBinary()
 	f.Add(data)
-	s.DetachRecent()
-	data, _ = s.MarshalBinary()
-	f.Add(data)
-	if old, err := os.ReadFile("testdata/stream-v1.bin"); err == nil {
-		f.Add(old)
-	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s History
 		if err := s.UnmarshalBinary(data); err != nil {
@@ -264,15 +266,13 @@ func FuzzStreamUnmarshal(f *testing.F) {
 		v := s.View(nil, true)
 		v.Quantile(0.5)
 		v.HeavyHitters(0.5)
-		_, _ = s.Last(3)
 		_ = s.AddSorted([]float64{1, 2, 3})
 	})
 }
 
-// TestHistoryOnly: a history-only stream counts and summarises like a full
-// one, refuses last-n queries, and round-trips without a sliding window; a
-// version 1 encoding (always with a sliding window) still decodes.
-func TestHistoryOnly(t *testing.T) {
+// TestHistoryEncoding: a history round-trips, and an encoding that holds a
+// sliding window — every version 1 encoding — is refused.
+func TestHistoryEncoding(t *testing.T) {
 	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}
 	s, err := NewHistory(cfg)
 	if err != nil {
@@ -281,9 +281,6 @@ func TestHistoryOnly(t *testing.T) {
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 12345)
 	pending, rounded := feed(t, s, x)
 	checkView(t, exact.New(rounded), s.View(pending, true), cfg.Epsilon)
-	if _, err := s.Last(10); !errors.Is(err, ErrNoRecent) {
-		t.Fatalf("Last on a history-only stream: %v", err)
-	}
 	data, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -292,24 +289,103 @@ func TestHistoryOnly(t *testing.T) {
 	if err := d.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if d.Recent() != nil {
-		t.Fatal("decoded a sliding window that was not there")
-	}
 	checkView(t, exact.New(rounded), d.View(pending, true), cfg.Epsilon)
+	if got, want := d.Stats(), s.Stats(); got.Count != want.Count || got.Summarised != want.Summarised || got.Entries != want.Entries {
+		t.Errorf("stats after round trip %+v, want %+v", got, want)
+	}
 
+	// The same history followed by a sliding window.
+	recent, err := NewSlidingWindow(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recent.Add(0, 1, 2, 3)
+	withWindow, err := appendWithWindow(nil, s, recent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.UnmarshalBinary(withWindow); !errors.Is(err, codec.ErrCorrupt) {
+		t.Errorf("a history with a sliding window: %v, want ErrCorrupt", err)
+	}
 	old, err := os.ReadFile("testdata/stream-v1.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.UnmarshalBinary(old); err != nil {
-		t.Fatalf("version 1: %v", err)
+	if err := d.UnmarshalBinary(old); !errors.Is(err, codec.ErrVersion) {
+		t.Errorf("version 1: %v, want ErrVersion", err)
 	}
-	if d.Recent() == nil || d.Stats().Count != 9 || d.Stats().Summarised != 8 {
-		t.Fatalf("version 1 decoded as %+v", d.Stats())
+}
+
+// appendWithWindow appends s's version 2 encoding with recent's encoding
+// in place of the empty sliding window.
+func appendWithWindow(dst []byte, s *History, recent *slidingwindow.Window) ([]byte, error) {
+	data, err := s.MarshalBinary()
+	if err != nil {
+		return nil, err
 	}
-	if r := d.DetachRecent(); r == nil || d.Recent() != nil {
-		t.Fatal("DetachRecent")
+	w, err := recent.MarshalBinary()
+	if err != nil {
+		return nil, err
 	}
+	// The payload ends with the empty window's length, 0, before the CRC.
+	start := len(dst)
+	dst = append(dst, data[:len(data)-5]...)
+	dst = codec.AppendBytes(dst, w)
+	return codec.End(dst[:len(dst):len(dst)], start), nil
+}
+
+// TestDecodeV1 decodes a version 1 encoding, kept from when a History held
+// its stream's sliding window: the history and the window come apart, and
+// the window is as NewSlidingWindow makes it for the configuration.
+func TestDecodeV1(t *testing.T) {
+	old, err := os.ReadFile("testdata/stream-v1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, recent, err := DecodeV1(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Stats(); st.Count != 9 || st.Summarised != 8 {
+		t.Fatalf("version 1 history: %+v, want 9 values, 8 summarised", st)
+	}
+	cfg := h.Config()
+	want, err := NewSlidingWindow(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recent.Added() != 9 || recent.Epsilon() != cfg.Epsilon || recent.Capacity() != cfg.SlidingWindow || recent.Footprint() != want.Footprint() {
+		t.Fatalf("version 1 window: %d values, ε %v, capacity %d, footprint %d; want 9 values, %v, %d, %d", recent.Added(), recent.Epsilon(), recent.Capacity(), recent.Footprint(), cfg.Epsilon, cfg.SlidingWindow, want.Footprint())
+	}
+	// The history goes on as one made now.
+	data, err := h.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d History
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatalf("re-encoded: %v", err)
+	}
+	for _, bad := range [][]byte{old[:len(old)-1], data} {
+		if _, _, err := DecodeV1(bad); !errors.Is(err, codec.ErrCorrupt) {
+			t.Errorf("DecodeV1 of bad input: %v, want ErrCorrupt", err)
+		}
+	}
+}
+
+func FuzzDecodeV1(f *testing.F) {
+	if old, err := os.ReadFile("testdata/stream-v1.bin"); err == nil {
+		f.Add(old)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, recent, err := DecodeV1(data)
+		if err != nil {
+			return
+		}
+		h.View(nil, true).Quantile(0.5)
+		_, _ = recent.Last(3)
+		_ = h.AddSorted([]float64{1, 2, 3})
+	})
 }
 
 // TestMergeViews: views of disjoint parts of a stream, with their own ε,

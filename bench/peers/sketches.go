@@ -13,6 +13,7 @@ import (
 	"github.com/influxdata/tdigest"
 
 	"streamd/gpusort"
+	"streamd/slidingwindow"
 	"streamd/summary"
 )
 
@@ -82,12 +83,13 @@ func exactContender() contender {
 
 // streamdSketch runs streamd's library path: windows of W values, rounded
 // to float32, radix-sorted (gpusort.SortFloat32), digested
-// (summary.DigestSorted) and added (Stream.AddWindow), every value also
-// observed in arrival order for the sliding window (Stream.Observe). The
-// last partial window stays pending, as in the daemon, and queries go
-// through Stream.View(pending, true).
+// (summary.DigestSorted) and added (History.AddWindow), every value also
+// added in arrival order to the sliding window (slidingwindow.Window.Add)
+// and counted (History.AddMoments). The last partial window stays pending,
+// as in the daemon, and queries go through History.View(pending, true).
 type streamdSketch struct {
 	s       *summary.History
+	recent  *slidingwindow.Window
 	w       int
 	win     []float32
 	scratch []uint32
@@ -101,18 +103,24 @@ type streamdSketch struct {
 }
 
 func newStreamdSketch(eps float64, w int) (*streamdSketch, error) {
-	s, err := summary.NewStream(summary.Config{Epsilon: eps, WindowSize: w})
+	cfg := summary.Config{Epsilon: eps, WindowSize: w}
+	s, err := summary.NewHistory(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &streamdSketch{s: s, w: w, win: make([]float32, 0, w)}, nil
+	recent, err := summary.NewSlidingWindow(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &streamdSketch{s: s, recent: recent, w: w, win: make([]float32, 0, w)}, nil
 }
 
 func (s *streamdSketch) ingest(x []float64) error {
 	for i := 0; i < len(x); i += s.w {
 		chunk := x[i:min(i+s.w, len(x))]
 		t0 := time.Now()
-		s.s.Observe(int64(i), chunk)
+		s.recent.Add(int64(i), chunk...)
+		s.s.AddMoments(summary.Measure(chunk))
 		t1 := time.Now()
 		s.tObserve += t1.Sub(t0)
 		if len(chunk) < s.w {
@@ -141,20 +149,25 @@ func (s *streamdSketch) ingest(x []float64) error {
 }
 
 func (s *streamdSketch) quantile(phi float64) (float64, error) {
-	return s.view.Quantile(phi).Value, nil
+	x, _, _ := s.view.Quantile(phi)
+	return x, nil
 }
 
-// bytes is the whole Stream's encoding: the quantile sketch, the lossy
+// bytes is the whole stream's encoding: the quantile sketch, the lossy
 // counts and the sliding window.
 func (s *streamdSketch) bytes() (int, error) {
-	b, err := s.s.MarshalBinary()
-	return len(b), err
+	h, err := s.s.MarshalBinary()
+	if err != nil {
+		return 0, err
+	}
+	w, err := s.recent.MarshalBinary()
+	return len(h) + len(w), err
 }
 
 // partBytes returns the encoded sizes of the all-history quantile sketch
-// and of the lossy counting summary, the parts of the Stream.
+// and of the lossy counting summary, the parts of the History.
 func (s *streamdSketch) partBytes() (history, counts int, err error) {
-	h, err := s.s.History().MarshalBinary()
+	h, err := s.s.Sketch().MarshalBinary()
 	if err != nil {
 		return 0, 0, err
 	}

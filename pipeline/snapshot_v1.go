@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"streamd/feed"
+	"streamd/internal/codec"
+	"streamd/summary"
+)
+
+// Compatibility with version 1 snapshots, written before a stream kept its
+// parts apart. Nothing writes them any more; Restore reads them so that
+// old checkpoints still restore. Version 1 is version 2 without the item
+// key, and with each stream encoded as:
+//
+//	name     (length-prefixed)
+//	summary  a version 1 summary encoding, sliding window included
+//	         (summary.DecodeV1; length-prefixed)
+//	pending  as a part's
+//	rejects  as a part's
+//
+// There were no item streams. Each stream restores with its sliding
+// window, and the rest as its local part.
+
+// readStreamV1 reads a stream of a version 1 snapshot: one summary with
+// its sliding window, which becomes the stream's, and the rest its local
+// part.
+func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
+	sumBytes := r.Bytes("summary", r.Remaining())
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	sum, recent, err := summary.DecodeV1(sumBytes)
+	if err != nil {
+		return nil, err
+	}
+	d := &decodedPart{src: feed.Local, sum: sum}
+	d.pending = readPending(r)
+	d.rejected = readRejects(r)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if st := sum.Stats(); int64(len(d.pending)) != st.Count-st.Summarised {
+		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
+	}
+	cfg := sum.Config()
+	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
+	s.install(d, p.itemKey)
+	return s, nil
+}
