@@ -11,6 +11,18 @@
 // back) and, where a back-end offers it, Stager (window buffers in the
 // memory the GPU uploads from, filled in place).
 //
+// This package holds the interfaces, the Batch, the CPU back-end and
+// Auto (GPU and CPU scheduled by throughput), and imports no GL. The rest
+// is in subpackages, each importing this one:
+//
+//   - gpusort/registry lists the compiled-in back-ends by name (Lookup),
+//     the way the daemon picks one;
+//   - gpusort/compute is the compute-shader back-end ("compute");
+//   - gpusort/fragment holds the papers' texture and blending sorts
+//     ("pbsn", "bitonic");
+//   - gpusort/glctx makes the OpenGL context (EGL or GLFW) and owns it on
+//     a locked thread, for both GPU back-ends.
+//
 // # Keys
 //
 // Keys are float32 (the paper's textures) or float64. NaN never reaches a

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package glctx
 
 /*
 #cgo LDFLAGS: -Wl,--as-needed -lEGL
