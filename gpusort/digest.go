@@ -41,8 +41,8 @@ type Profiler interface {
 }
 
 // A Calibrator is a sorter that measures something once per window size
-// (compute.Sorter: which of its sorts is faster) and can do it ahead, for windows
-// of n keys of 64 bits if key64, rather than on the first such batch.
+// (compute.Sorter: which of its sorts is faster) and can do it ahead, for
+// windows of n keys of 64 bits if key64, rather than on the first such batch.
 type Calibrator interface {
 	Calibrate(ctx context.Context, n int, key64 bool) error
 }

@@ -17,8 +17,8 @@ import (
 	"streamd/summary"
 )
 
-// Sorter is the compute-shader back-end. It sorts the order-preserving
-// keys of Key32 or Key64 (a float64 key is two 32-bit words, compared high
+// Sorter is the compute-shader back-end. It sorts the order-preserving keys
+// of gpusort.Key32 or Key64 (a float64 key is two 32-bit words, compared high
 // word first) on shader storage buffers with one of two algorithms:
 //
 //   - a bitonic sorting network (bitonic.go), its short strides in
@@ -56,7 +56,7 @@ import (
 //
 // # Staging
 //
-// Sorter is a Stager: StageF32 and StageF64 lend window buffers inside
+// Sorter is a gpusort.Stager: StageF32 and StageF64 lend window buffers inside
 // persistently mapped staging memory, bounded by Config.StagingBytes.
 // Digest and Sort upload a window that lies there with a GPU copy alone
 // (about 1.4 ms per 64 MiB on an H200) instead of a host copy first.
@@ -224,8 +224,8 @@ func (s *slot) free() {
 	s.down.free()
 }
 
-// New starts a GL context on a thread of its own and compiles the
-// shaders. It returns an error wrapping ErrNoGPU when there is no OpenGL
+// New starts a GL context on a thread of its own and compiles the shaders. It
+// returns an error wrapping gpusort.ErrNoGPU when there is no OpenGL
 // 4.3 core context to be had. The context comes from EGL, without a
 // display; NewWith chooses another way, NewWithConfig more.
 func New() (*Sorter, error) { return NewWithConfig(Config{}) }
@@ -357,7 +357,7 @@ func (c *Sorter) Info() string {
 
 // Close waits for the batches in flight, then releases the GL context and
 // the staging memory: buffers that StageF32 or StageF64 lent must not be
-// used afterwards. Sort and Digest fail with ErrClosed after Close.
+// used afterwards. Sort and Digest fail with gpusort.ErrClosed after Close.
 func (c *Sorter) Close() error {
 	c.mu.Lock()
 	if c.closed {

@@ -39,8 +39,8 @@ func newGLFWCompute(t *testing.T) *Sorter {
 	return c
 }
 
-// TestGLFWCompute runs the shared table of sorttest.Sorter (every pattern, four
-// windows of different lengths to a batch) at the sizes up to 2^16, and
+// TestGLFWCompute runs the shared table of sorttest.Sorter (every pattern,
+// four windows of different lengths to a batch) at the sizes up to 2^16, and
 // the Bentley–McIlroy grid, on a compute back-end with a GLFW context.
 func TestGLFWCompute(t *testing.T) {
 	patterns := sorttest.Patterns()

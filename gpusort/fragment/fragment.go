@@ -139,15 +139,15 @@ void main() {
 const bitonicTile = 64
 
 // NewPBSN returns the periodic balanced sorting network back-end, with a GL
-// context of its own from EGL. It returns an error wrapping ErrNoGPU when
-// there is no OpenGL 4.3 core context to be had.
+// context of its own from EGL. It returns an error wrapping gpusort.ErrNoGPU
+// when there is no OpenGL 4.3 core context to be had.
 func NewPBSN() (*Sorter, error) { return newFragment("pbsn", glctx.EGL) }
 
 // NewPBSNWith is NewPBSN with the context made the way kind says.
 func NewPBSNWith(kind glctx.Kind) (*Sorter, error) { return newFragment("pbsn", kind) }
 
-// NewBitonic returns the cache-efficient bitonic back-end, with a GL
-// context of its own from EGL. It returns an error wrapping ErrNoGPU when
+// NewBitonic returns the cache-efficient bitonic back-end, with a GL context
+// of its own from EGL. It returns an error wrapping gpusort.ErrNoGPU when
 // there is no OpenGL 4.3 core context to be had.
 func NewBitonic() (*Sorter, error) { return newFragment("bitonic", glctx.EGL) }
 
@@ -194,7 +194,7 @@ func (f *Sorter) LastPhases() gpusort.Phases {
 	return p
 }
 
-// Close releases the GL context. Sort fails with ErrClosed afterwards.
+// Close releases the GL context. Sort fails with gpusort.ErrClosed afterwards.
 func (f *Sorter) Close() error {
 	f.t.Close(func() {
 		gl.DeleteProgram(f.prog)

@@ -20,9 +20,9 @@ import (
 type Kind string
 
 const (
-	// EGL makes the context with EGL and no display: a hardware EGL
-	// device, a software one, then Mesa's surfaceless platform. It needs
-	// no X server and is what compute.New, fragment.NewPBSN and fragment.NewBitonic use.
+	// EGL makes the context with EGL and no display: a hardware EGL device, a
+	// software one, then Mesa's surfaceless platform. It needs no X server
+	// and is what compute.New, fragment.NewPBSN and fragment.NewBitonic use.
 	EGL Kind = "egl"
 	// GLFW makes the context with GLFW (GLX) in a hidden window on
 	// the X display that $DISPLAY names: for desktops with a display, or

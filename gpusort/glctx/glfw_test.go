@@ -21,8 +21,8 @@ func skipWithoutDisplay(t *testing.T) {
 	}
 }
 
-// TestGLFWBadDisplay checks that an X display that does not open is an
-// error wrapping gpusort.ErrNoGPU, not a panic of go-gl/glfw. It comes first: once
+// TestGLFWBadDisplay checks that an X display that does not open is an error
+// wrapping gpusort.ErrNoGPU, not a panic of go-gl/glfw. It comes first: once
 // GLFW is initialized, it keeps its display and ignores DISPLAY.
 func TestGLFWBadDisplay(t *testing.T) {
 	skipWithoutDisplay(t)

@@ -161,8 +161,8 @@ func (t *Thread) poll(timeout time.Duration) bool {
 	return true
 }
 
-// Do runs f on the GL thread and waits for it. It returns ErrClosed
-// (gpusort.ErrClosed) once the thread is closed.
+// Do runs f on the GL thread and waits for it. It returns gpusort.ErrClosed
+// once the thread is closed.
 func (t *Thread) Do(f func() error) error {
 	t.mu.Lock()
 	closed := t.closed
