@@ -1,9 +1,10 @@
 // Package registry lists the gpusort back-ends compiled into this binary,
 // by name, so that the daemon and the tools pick one with Lookup: "cpu"
 // (gpusort.CPU) and "auto" (gpusort.Auto) always, and in builds with the
-// "gpu" build tag the OpenGL back-ends too. It is the one package that
-// imports them all; each back-end package imports gpusort for the Sorter
-// interface and the Batch type.
+// "gpu" build tag the OpenGL back-ends of gpusort/compute and
+// gpusort/fragment too. It is the one package that imports them all; each
+// back-end imports gpusort for the Sorter interface and the Batch type, so
+// the list cannot live in gpusort itself.
 package registry
 
 import (
