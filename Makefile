@@ -34,7 +34,7 @@ test: vet lint
 		echo "go test -tags gpu ./gpusort/..."; $(GO) test -tags gpu ./gpusort/...; \
 	else echo "EGL not installed: skipping the GPU back-end tests (apt-get install libegl-dev libgl1-mesa-dev libgl1-mesa-dri)"; fi
 	@if pkg-config --exists egl $(GLFW_PKGS) 2>/dev/null && command -v xvfb-run >/dev/null; then \
-		echo "xvfb-run -a go test -tags gpu,glfw -run GLFW ./gpusort/"; xvfb-run -a $(GO) test -tags gpu,glfw -run GLFW ./gpusort/; \
+		echo "xvfb-run -a go test -tags gpu,glfw -run GLFW ./gpusort/..."; xvfb-run -a $(GO) test -tags gpu,glfw -run GLFW ./gpusort/...; \
 	else echo "X11 libraries or xvfb-run missing: skipping the GLFW context tests"; fi
 
 # Run the README's examples in order, as a newcomer would, in a scratch copy

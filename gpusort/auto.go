@@ -181,8 +181,8 @@ func (a *Auto) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.Wi
 }
 
 // Calibrate lets the GPU side, if it measures something per window size
-// (Compute: which of its sorts is faster), do it now for windows of n keys
-// rather than on the first such batch.
+// (compute.Sorter: which of its sorts is faster), do it now for windows of n
+// keys rather than on the first such batch.
 func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
 	if c, ok := a.gpu.(Calibrator); ok {
 		return c.Calibrate(ctx, n, key64)

@@ -56,12 +56,13 @@ func (c *CPU) Close() error {
 // measures the digit widths: some milliseconds for windows of 2^16 keys,
 // up to a quarter of a second for the largest (see radix.Sorter).
 func (c *CPU) Sort(ctx context.Context, b *Batch) error {
-	return c.sort(ctx, b, func(int) bool { return true })
+	return c.SortWindows(ctx, b, func(int) bool { return true })
 }
 
-// sort sorts in place the non-empty windows i of b for which want(i)
-// holds.
-func (c *CPU) sort(ctx context.Context, b *Batch, want func(int) bool) error {
+// SortWindows sorts in place, as Sort does, the non-empty windows i of b
+// for which want(i) holds, and leaves the others as they are: for GPU
+// back-ends that hand part of a batch to the CPU.
+func (c *CPU) SortWindows(ctx context.Context, b *Batch, want func(int) bool) error {
 	return c.each(ctx, "cpu sort", b, want, func(i int) {
 		if w := b.F32[i]; len(w) > 1 {
 			c.sort32(w)
@@ -72,11 +73,13 @@ func (c *CPU) sort(ctx context.Context, b *Batch, want func(int) bool) error {
 	})
 }
 
-// digest digests the non-empty windows i of b for which want(i) holds into
-// out[i], each from a sorted copy, leaving b unchanged. The sort writes
-// the copy (radix.Sorter.SortedFloat32s), so the window is not copied
-// first.
-func (c *CPU) digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, want func(int) bool) error {
+// DigestWindows digests the non-empty windows i of b for which want(i)
+// holds into out[i], each from a sorted copy, leaving b and the other
+// digests unchanged: for GPU back-ends that hand part of a batch to the
+// CPU. Unlike Digest it neither checks specs (see CheckSpecs) nor empties
+// the digests of empty windows (see EmptyDigests). The sort writes the
+// copy (radix.Sorter.SortedFloat32s), so the window is not copied first.
+func (c *CPU) DigestWindows(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, want func(int) bool) error {
 	return c.each(ctx, "cpu digest", b, want, func(i int) {
 		if w := b.F64[i]; len(w) > 0 {
 			p, _ := c.copies64.Get().(*[]float64)

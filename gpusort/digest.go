@@ -41,8 +41,8 @@ type Profiler interface {
 }
 
 // A Calibrator is a sorter that measures something once per window size
-// (Compute: which of its sorts is faster) and can do it ahead, for windows
-// of n keys of 64 bits if key64, rather than on the first such batch.
+// (compute.Sorter: which of its sorts is faster) and can do it ahead, for
+// windows of n keys of 64 bits if key64, rather than on the first such batch.
 type Calibrator interface {
 	Calibrate(ctx context.Context, n int, key64 bool) error
 }
@@ -51,18 +51,19 @@ type Calibrator interface {
 // it, the windows of a batch in parallel (up to c's workers); b is left as
 // it was.
 func (c *CPU) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
-	if err := checkSpecs(b, specs); err != nil {
+	if err := CheckSpecs(b, specs); err != nil {
 		return err
 	}
-	if err := c.digest(ctx, b, specs, out, func(int) bool { return true }); err != nil {
+	if err := c.DigestWindows(ctx, b, specs, out, func(int) bool { return true }); err != nil {
 		return err
 	}
-	emptyDigests(b, out)
+	EmptyDigests(b, out)
 	return nil
 }
 
-// emptyDigests empties the digests of b's empty windows.
-func emptyDigests(b *Batch, out *[Channels]summary.Digest) {
+// EmptyDigests empties out[i] for each empty window i of b, as Digest
+// leaves them.
+func EmptyDigests(b *Batch, out *[Channels]summary.Digest) {
 	for i := range Channels {
 		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
 			out[i].N = 0
@@ -72,9 +73,10 @@ func emptyDigests(b *Batch, out *[Channels]summary.Digest) {
 	}
 }
 
-// checkSpecs rejects a spacing that summary.DigestSorted would panic on (or
-// loop forever on) for any non-empty window.
-func checkSpecs(b *Batch, specs *[Channels]summary.WindowSpec) error {
+// CheckSpecs rejects a sample spacing that summary.DigestSorted would panic
+// on (or loop forever on) for any non-empty window of b. A Digest checks
+// its specs with it before it digests anything.
+func CheckSpecs(b *Batch, specs *[Channels]summary.WindowSpec) error {
 	for i := range Channels {
 		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
 			continue

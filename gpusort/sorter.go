@@ -11,6 +11,18 @@
 // back) and, where a back-end offers it, Stager (window buffers in the
 // memory the GPU uploads from, filled in place).
 //
+// This package holds the interfaces, the Batch, the CPU back-end and
+// Auto (GPU and CPU scheduled by throughput), and imports no GL. The rest
+// is in subpackages, each importing this one:
+//
+//   - gpusort/registry lists the compiled-in back-ends by name (Lookup),
+//     the way the daemon picks one;
+//   - gpusort/compute is the compute-shader back-end ("compute");
+//   - gpusort/fragment holds the papers' texture and blending sorts
+//     ("pbsn", "bitonic");
+//   - gpusort/glctx makes the OpenGL context (EGL or GLFW) and owns it on
+//     a locked thread, for both GPU back-ends.
+//
 // # Keys
 //
 // Keys are float32 (the paper's textures) or float64. NaN never reaches a
@@ -24,7 +36,6 @@ package gpusort
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Channels is the number of windows sorted together: the R, G, B and A
@@ -66,40 +77,6 @@ type Sorter interface {
 	Close() error
 }
 
-// Constructor makes a Sorter. The daemon picks one by name with Lookup.
+// Constructor makes a Sorter. The daemon picks one by name from the
+// registry of back-ends (gpusort/registry).
 type Constructor func() (Sorter, error)
-
-// Lookup returns the constructor of the back-end with the given name, among
-// those compiled into this binary. "cpu" and "auto" are always present; the
-// GPU back-ends are present in builds with the "gpu" tag, and "gpu" names
-// the fastest of them, "compute".
-func Lookup(name string) (Constructor, error) {
-	want := name
-	if name == "gpu" {
-		want = "compute"
-	}
-	for _, b := range Backends() {
-		if b.Name == want {
-			return b.New, nil
-		}
-	}
-	if name == "gpu" {
-		return nil, fmt.Errorf("gpusort: sorter %q: this binary was built without the gpu tag (have %v)", name, BackendNames())
-	}
-	return nil, fmt.Errorf("gpusort: unknown sorter %q (have %v)", name, BackendNames())
-}
-
-// Backend names a compiled-in back-end and its constructor.
-type Backend struct {
-	Name string
-	New  Constructor
-}
-
-// BackendNames lists the names of the compiled-in back-ends.
-func BackendNames() []string {
-	var names []string
-	for _, b := range Backends() {
-		names = append(names, b.Name)
-	}
-	return names
-}

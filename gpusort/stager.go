@@ -1,7 +1,7 @@
 package gpusort
 
 // Stager is implemented by back-ends that can lend window buffers inside
-// the memory they upload batches from (Compute's persistently mapped
+// the memory they upload batches from (compute.Sorter's persistently mapped
 // staging memory), so that a window filled there in place costs no host
 // copy when its batch is digested. A window in ordinary memory works the
 // same, one copy slower; so does any window when a Stager returns nil.

@@ -34,6 +34,7 @@ import (
 	"streamd/cluster"
 	"streamd/feed"
 	"streamd/gpusort"
+	"streamd/gpusort/registry"
 	"streamd/ingest"
 	"streamd/internal/connlimit"
 	"streamd/internal/grpcauth"
@@ -173,7 +174,7 @@ func (c *Config) Validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return &ConfigError{"tls-cert", c.TLSCert, errors.New("tls-cert and tls-key go together")}
 	}
-	if _, err := gpusort.Lookup(c.Sorter); err != nil {
+	if _, err := registry.Lookup(c.Sorter); err != nil {
 		return &ConfigError{"sorter", c.Sorter, err}
 	}
 	if err := c.Stream.Validate(); err != nil {
@@ -338,7 +339,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.WebInterval, "web-interval", c.WebInterval, "time between the web page's samples of each stream")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve the Go profiler (net/http/pprof) under /debug/pprof/ on the HTTP port, behind the token")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the daemon's state")
-	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", gpusort.BackendNames()))
+	fs.StringVar(&c.Sorter, "sorter", c.Sorter, fmt.Sprintf("window sorter: one of %v, or gpu (compute, in builds with -tags gpu)", registry.Names()))
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate file: serve gRPC, HTTP and TCP ingest over TLS")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM key file of --tls-cert")
 	fs.StringVar(&c.Token, "token", c.Token, "token that every RPC and HTTP request (authorization: Bearer) and TCP ingest connection (@auth line or framed preamble) must carry (also STREAMD_TOKEN)")
@@ -793,7 +794,7 @@ func (d *Daemon) newKafka(dialer *kafka.Dialer) {
 // openSorter opens the named back-end. "auto" falls back to the CPU when
 // no GPU context can be had, saying why once.
 func openSorter(name string, logger *slog.Logger) (gpusort.Digester, error) {
-	newSorter, err := gpusort.Lookup(name)
+	newSorter, err := registry.Lookup(name)
 	if err != nil {
 		return nil, err
 	}

@@ -7,31 +7,33 @@ import (
 	"math/bits"
 
 	"streamd/gpusort"
+	"streamd/gpusort/compute"
+	"streamd/gpusort/glctx"
 )
 
 // openCompute starts the named compute back-end with staging memory for
 // every batch this run stages at the largest size, or returns nil for
 // other names.
 func openCompute(name string, cfg config) (gpusort.Sorter, error) {
-	alg, ok := map[string]gpusort.ComputeAlgorithm{
-		"compute":         gpusort.ComputeMeasured,
-		"compute-bitonic": gpusort.ComputeBitonic,
-		"compute-radix":   gpusort.ComputeRadix,
+	alg, ok := map[string]compute.Algorithm{
+		"compute":         compute.Measured,
+		"compute-bitonic": compute.Bitonic,
+		"compute-radix":   compute.Radix,
 	}[name]
 	if !ok {
 		return nil, nil
 	}
-	kind, err := gpusort.ContextFromEnv()
+	kind, err := glctx.FromEnv()
 	if err != nil {
 		return nil, err
 	}
 	staging := (cfg.workers + 1) * gpusort.Channels * 4 << cfg.maxLog
-	return gpusort.NewComputeConfig(gpusort.ComputeConfig{Context: kind, Algorithm: alg, StagingBytes: staging})
+	return compute.NewWithConfig(compute.Config{Context: kind, Algorithm: alg, StagingBytes: staging})
 }
 
 // printChoices prints what a measured compute back-end chose per size.
 func printChoices(b *backend) {
-	c, ok := b.s.(*gpusort.Compute)
+	c, ok := b.s.(*compute.Sorter)
 	if !ok || len(c.Choices()) == 0 {
 		return
 	}

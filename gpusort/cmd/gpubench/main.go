@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"streamd/gpusort"
+	"streamd/gpusort/registry"
 	"streamd/summary"
 )
 
@@ -159,7 +160,7 @@ func open(name string, cfg config) (*backend, error) {
 	}
 	b.ownStaging = s != nil // a compute back-end, given staging memory for this run
 	if s == nil {
-		newSorter, err := gpusort.Lookup(name)
+		newSorter, err := registry.Lookup(name)
 		if err != nil {
 			return nil, err
 		}

@@ -1,15 +1,19 @@
 //go:build gpu
 
-package gpusort
+package compute
 
-import "github.com/go-gl/gl/v4.5-core/gl"
+import (
+	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gpusort"
+)
 
 // sortBitonic sorts the channels of the keys bound at binding 0 (n keys
 // apart, n a power of two ≥ localKeys, lens long) with the bitonic network
 // of srcLocal and srcStep. The keys start as float bits; with finish they
 // end as floats again, else as keys. Past a window's end the first pass
 // reads the largest key, so the padding sorts last.
-func sortBitonic(p *computeProgs, n int, lens [Channels]uint32, finish bool) {
+func sortBitonic(p *computeProgs, n int, lens [gpusort.Channels]uint32, finish bool) {
 	p.setCommon(p.local, n, lens)
 	gl.Uniform1ui(p.uniform(p.local, "stage"), 0)
 	gl.Uniform1ui(p.uniform(p.local, "finish"), b2u(finish && n == localKeys))

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"runtime"
@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gpusort/glctx"
 )
 
 // mappedBuffer is a buffer object persistently and coherently mapped into
@@ -119,7 +121,7 @@ const (
 // merges with its free neighbours, so that windows of any mix of sizes
 // reuse the memory. Segments are unmapped only with the pool.
 type stagingPool struct {
-	t     *glThread
+	t     *glctx.Thread
 	limit int
 
 	mu     sync.Mutex
@@ -143,7 +145,7 @@ type stagingSpan struct {
 	stagingRange
 }
 
-func newStagingPool(t *glThread, limit int) *stagingPool {
+func newStagingPool(t *glctx.Thread, limit int) *stagingPool {
 	return &stagingPool{t: t, limit: limit, lent: make(map[uintptr]stagingSpan)}
 }
 
@@ -173,9 +175,9 @@ func (p *stagingPool) stage(n int) []byte {
 
 	// Map a new segment on the GL thread, without holding the lock.
 	seg := &stagingSegment{free: []stagingRange{{0, segBytes}}}
-	err := p.t.do(func() error {
+	err := p.t.Do(func() error {
 		seg.buf.mapAccess(segBytes, gl.MAP_READ_BIT|gl.MAP_WRITE_BIT)
-		return glError("map staging memory")
+		return glctx.CheckError("map staging memory")
 	})
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -299,7 +301,7 @@ func (p *stagingPool) release() {
 // memory that the GPU uploads from: ingest fills it in place, and Digest
 // or Sort then upload it with one GPU copy instead of a host copy and a
 // GPU copy. It returns nil when the staging memory is used up (the bound
-// is ComputeConfig.StagingBytes), when n ≤ 0, after Close, or without
+// is Config.StagingBytes), when n ≤ 0, after Close, or without
 // persistent mapping (GL < 4.4): the caller then uses ordinary memory,
 // which works the same, one host copy slower.
 //
@@ -307,7 +309,7 @@ func (p *stagingPool) release() {
 // may fill it, put it in batches, and reuse it for another window once
 // the Digest or Sort of its batch has returned. The buffer must not be
 // used after UnstageF32, nor after Close (which unmaps the memory).
-func (c *Compute) StageF32(n int) []float32 {
+func (c *Sorter) StageF32(n int) []float32 {
 	b := c.pool.stage(n * 4)
 	if b == nil {
 		return nil
@@ -316,7 +318,7 @@ func (c *Compute) StageF32(n int) []float32 {
 }
 
 // StageF64 is StageF32 for float64 windows.
-func (c *Compute) StageF64(n int) []float64 {
+func (c *Sorter) StageF64(n int) []float64 {
 	b := c.pool.stage(n * 8)
 	if b == nil {
 		return nil
@@ -328,11 +330,11 @@ func (c *Compute) StageF64(n int) []float64 {
 // returned or any slice of it that starts at its first element. A slice
 // that StageF32 did not lend is ignored, so windows in ordinary memory may
 // be passed too.
-func (c *Compute) UnstageF32(w []float32) { c.pool.unstage(unsafe.Pointer(unsafe.SliceData(w))) }
+func (c *Sorter) UnstageF32(w []float32) { c.pool.unstage(unsafe.Pointer(unsafe.SliceData(w))) }
 
 // UnstageF64 is UnstageF32 for float64 windows.
-func (c *Compute) UnstageF64(w []float64) { c.pool.unstage(unsafe.Pointer(unsafe.SliceData(w))) }
+func (c *Sorter) UnstageF64(w []float64) { c.pool.unstage(unsafe.Pointer(unsafe.SliceData(w))) }
 
 // Staged reports the staging memory lent and not yet handed back, and the
 // staging memory mapped, in bytes.
-func (c *Compute) Staged() (lent, mapped int) { return c.pool.lentBytes() }
+func (c *Sorter) Staged() (lent, mapped int) { return c.pool.lentBytes() }

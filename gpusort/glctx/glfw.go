@@ -1,6 +1,6 @@
 //go:build gpu && glfw
 
-package gpusort
+package glctx
 
 import (
 	"errors"

@@ -1,13 +1,13 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"fmt"
 	"strings"
 )
 
-// Compute shaders of the LSD radix sort (compute_radix.go). Each pass sorts
+// Compute shaders of the LSD radix sort (radix.go). Each pass sorts
 // the keys of every channel stably by one 8-bit digit with three kernels,
 // reduce then scan then scatter (Merrill and Grimshaw's design, which CUB's
 // DeviceRadixSort follows):

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"github.com/go-gl/gl/v4.5-core/gl"
 
 	"streamd/gksketch"
+	"streamd/gpusort"
+	"streamd/gpusort/glctx"
 	"streamd/lossy"
 	"streamd/summary"
 )
@@ -31,27 +33,27 @@ const runsMappedMax = 1 << 16
 // digestPlan is what the digest shaders of one batch compute, and then
 // their results.
 type digestPlan struct {
-	lens                  [Channels]uint32
-	thr, runOff, runCap   [Channels]uint32
-	qOff, qCnt            [Channels]uint32
+	lens                  [gpusort.Channels]uint32
+	thr, runOff, runCap   [gpusort.Channels]uint32
+	qOff, qCnt            [gpusort.Channels]uint32
 	total                 uint32 // run slots of all channels
-	ranks                 [Channels][]int64
-	index                 []uint32         // positions of the sample's keys
-	queries               []uint32         // key words: one per 32-bit key, two per 64-bit key
-	nq                    int              // Known-value queries
-	ks                    int              // key size in bytes
-	runsMapped            bool             // runs go straight to mapped memory
-	totals                [Channels]uint32 // runs found per window
-	runAt                 [Channels]int    // where each window's runs start in runs
+	ranks                 [gpusort.Channels][]int64
+	index                 []uint32                 // positions of the sample's keys
+	queries               []uint32                 // key words: one per 32-bit key, two per 64-bit key
+	nq                    int                      // Known-value queries
+	ks                    int                      // key size in bytes
+	runsMapped            bool                     // runs go straight to mapped memory
+	totals                [gpusort.Channels]uint32 // runs found per window
+	runAt                 [gpusort.Channels]int    // where each window's runs start in runs
 	runs, found, gathered []uint32
 }
 
 // newDigestPlan plans the digests of v's windows under specs, with the
 // channels n keys apart.
-func newDigestPlan(v *keyView, n int, specs *[Channels]summary.WindowSpec) *digestPlan {
+func newDigestPlan(v *keyView, n int, specs *[gpusort.Channels]summary.WindowSpec) *digestPlan {
 	p := &digestPlan{ks: v.keySize()}
 	words := 2 * p.ks / 4 // key words per query (lo, hi)
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		l := int64(v.lens[i])
 		p.lens[i] = uint32(l)
 		if l == 0 {
@@ -141,13 +143,13 @@ func (d *digestBuffers) free() {
 // dispatchDigest issues the digest shaders of plan over the sorted keys
 // bound at binding 0 (n apart), their results into mapped memory when
 // mapped is set (persistent mapping), else into GPU buffers.
-func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [Channels]uint32, plan *digestPlan, mapped bool) {
+func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [gpusort.Channels]uint32, plan *digestPlan, mapped bool) {
 	plan.runsMapped = mapped && plan.total <= runsMappedMax
 	nb := n / localSize
-	d.blocks.ensure(Channels * nb * 4)
+	d.blocks.ensure(gpusort.Channels * nb * 4)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, d.blocks.id)
 	d.runs.bind(2, int(plan.total)*16, plan.runsMapped)
-	d.totals.bind(3, Channels*4, mapped)
+	d.totals.bind(3, gpusort.Channels*4, mapped)
 
 	p.setCommon(p.runs, n, lens)
 	gl.Uniform4ui(p.uniform(p.runs, "thr"), plan.thr[0], plan.thr[1], plan.thr[2], plan.thr[3])
@@ -157,7 +159,7 @@ func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [Channels]uin
 	dispatch(nb)
 	p.setCommon(p.scan, n, lens)
 	gl.Uniform1ui(p.uniform(p.scan, "NB"), uint32(nb))
-	gl.DispatchCompute(1, 1, Channels)
+	gl.DispatchCompute(1, 1, gpusort.Channels)
 	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 	gl.UseProgram(p.runs)
 	gl.Uniform1ui(p.uniform(p.runs, "pass"), 1)
@@ -193,11 +195,11 @@ func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [Channels]uin
 // (persistent mapping) says they are, and the runs from mapped memory if
 // plan.runsMapped. Anything read from a GPU buffer needs the GL thread.
 func (d *digestBuffers) read(plan *digestPlan, mapped bool) error {
-	var totals [Channels]uint32 // not &plan.totals: cgo refuses pointers into plan
-	d.totals.read(unsafe.Pointer(&totals[0]), 0, Channels*4, mapped)
+	var totals [gpusort.Channels]uint32 // not &plan.totals: cgo refuses pointers into plan
+	d.totals.read(unsafe.Pointer(&totals[0]), 0, gpusort.Channels*4, mapped)
 	plan.totals = totals
 	found := 0
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if plan.totals[i] > plan.runCap[i] {
 			return fmt.Errorf("read back digest: window %d: %d runs in room for %d", i, plan.totals[i], plan.runCap[i])
 		}
@@ -205,7 +207,7 @@ func (d *digestBuffers) read(plan *digestPlan, mapped bool) error {
 		found += int(plan.totals[i])
 	}
 	plan.runs = grow(plan.runs, 4*found)
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if c := int(plan.totals[i]); c > 0 {
 			d.runs.read(unsafe.Pointer(&plan.runs[4*plan.runAt[i]]), int(plan.runOff[i])*16, c*16, plan.runsMapped)
 		}
@@ -219,7 +221,7 @@ func (d *digestBuffers) read(plan *digestPlan, mapped bool) error {
 		d.gathered.read(unsafe.Pointer(&plan.gathered[0]), 0, len(plan.index)*plan.ks, mapped)
 	}
 	if !mapped || !plan.runsMapped {
-		return glError("read back digest")
+		return glctx.CheckError("read back digest")
 	}
 	return nil
 }
@@ -235,15 +237,15 @@ func grow(x []uint32, n int) []uint32 {
 // assemble fills out from plan's results: each window's sample, then its
 // long runs (in order of start) merged with its Known values' runs (in
 // order of value, so of start), duplicates dropped.
-func (plan *digestPlan) assemble(key64 bool, out *[Channels]summary.Digest) {
+func (plan *digestPlan) assemble(key64 bool, out *[gpusort.Channels]summary.Digest) {
 	value := func(lo, hi uint32) float64 {
 		if key64 {
-			return Float64(uint64(hi)<<32 | uint64(lo))
+			return gpusort.Float64(uint64(hi)<<32 | uint64(lo))
 		}
-		return float64(Float32(lo))
+		return float64(gpusort.Float32(lo))
 	}
 	g := 0
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if plan.lens[i] == 0 {
 			continue
 		}
@@ -293,16 +295,16 @@ func knownKeys(kv float64, key64 bool) (lo, hi uint64, ok bool) {
 	}
 	if key64 {
 		if kv == 0 {
-			return Key64(math.Copysign(0, -1)), Key64(0), true
+			return gpusort.Key64(math.Copysign(0, -1)), gpusort.Key64(0), true
 		}
-		return Key64(kv), Key64(kv), true
+		return gpusort.Key64(kv), gpusort.Key64(kv), true
 	}
 	f := float32(kv)
 	if float64(f) != kv {
 		return 0, 0, false
 	}
 	if f == 0 {
-		return uint64(Key32(float32(math.Copysign(0, -1)))), uint64(Key32(0)), true
+		return uint64(gpusort.Key32(float32(math.Copysign(0, -1)))), uint64(gpusort.Key32(0)), true
 	}
-	return uint64(Key32(f)), uint64(Key32(f)), true
+	return uint64(gpusort.Key32(f)), uint64(gpusort.Key32(f)), true
 }

@@ -1,6 +1,6 @@
 //go:build gpu && !glfw
 
-package gpusort
+package glctx
 
 import (
 	"debug/elf"
@@ -12,7 +12,8 @@ import (
 // TestLinkedLibraries checks that a gpu build needs libEGL and not libGL
 // (with its X libraries): on a GPU server the driver brings its EGL vendor
 // library, and libEGL and libglvnd's libGLdispatch are the only others to
-// add. The test binary links like every binary that imports gpusort.
+// add. The test binary links like every binary that imports glctx (through
+// a GPU back-end).
 func TestLinkedLibraries(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {

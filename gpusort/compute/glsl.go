@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 )
 
 // Compute shaders of the compute back-end. Keys are the order-preserving
-// unsigned keys of radix.go (Key32, Key64): one uint per float32, a uvec2
-// (low word, high word) per float64, so a float64 key spans two 32-bit
+// unsigned keys of gpusort.Key32 and gpusort.Key64: one uint per float32,
+// a uvec2 (low word, high word) per float64, so a float64 key spans two 32-bit
 // channels. The four windows of a batch lie one after the other in one
 // shader storage buffer, each padded to N keys; the padding is never
 // uploaded: the first pass reads it as the largest key.

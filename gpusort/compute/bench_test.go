@@ -1,12 +1,15 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gpusort"
+	"streamd/gpusort/glctx"
 )
 
 // BenchmarkComputeRadixKernels times the radix sort's kernels on the GPU
@@ -19,7 +22,7 @@ import (
 //	go test -tags gpu -run '^$' -bench ComputeRadixKernels ./gpusort/
 func BenchmarkComputeRadixKernels(b *testing.B) {
 	for _, noSubgroups := range []bool{false, true} {
-		c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix, noSubgroups: noSubgroups})
+		c, err := NewWithConfig(Config{Algorithm: Radix, noSubgroups: noSubgroups})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -38,7 +41,7 @@ func BenchmarkComputeRadixKernels(b *testing.B) {
 				b.ReportMetric(per(times[1]), "scan-ms")
 				b.ReportMetric(per(times[2]), "scatter-ms")
 				if sum := times[0] + times[1] + times[2]; sum > 0 {
-					b.ReportMetric(float64(Channels*b.N<<lg)/float64(sum)*1e3, "Mkeys/s")
+					b.ReportMetric(float64(gpusort.Channels*b.N<<lg)/float64(sum)*1e3, "Mkeys/s")
 				}
 			})
 		}
@@ -53,10 +56,10 @@ func BenchmarkComputeRadixKernels(b *testing.B) {
 // timeRadixKernels sorts four windows of n random 32-bit keys reps times
 // with c's radix programs and returns the GPU time of each kernel, in
 // nanoseconds summed over the sorts.
-func (c *Compute) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
-	err = c.t.do(func() error {
+func (c *Sorter) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
+	err = c.t.Do(func() error {
 		p := c.progs[0]
-		lens := [Channels]uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
+		lens := [gpusort.Channels]uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
 		var src, keys glBuffer
 		var rb radixBuffers
 		times := newRadixTimes()
@@ -66,8 +69,8 @@ func (c *Compute) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 			rb.free()
 			times.free()
 		}()
-		src.ensure(Channels * n * 4)
-		keys.ensure(Channels * n * 4)
+		src.ensure(gpusort.Channels * n * 4)
+		keys.ensure(gpusort.Channels * n * 4)
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, src.id)
 		p.setCommon(p.fill, n, lens)
 		gl.Uniform1ui(p.uniform(p.fill, "seed"), uint32(n))
@@ -75,7 +78,7 @@ func (c *Compute) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 		for rep := -1; rep < reps; rep++ {
 			gl.BindBuffer(gl.COPY_READ_BUFFER, src.id)
 			gl.BindBuffer(gl.COPY_WRITE_BUFFER, keys.id)
-			gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, Channels*n*4)
+			gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, gpusort.Channels*n*4)
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, keys.id)
 			gl.Finish()
 			if rep < 0 {
@@ -85,7 +88,7 @@ func (c *Compute) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 			sortRadix(p, &keys, &rb, n, lens, false, false, times)
 		}
 		ns = times.ns
-		return glError("time radix kernels")
+		return glctx.CheckError("time radix kernels")
 	})
 	return ns, err
 }

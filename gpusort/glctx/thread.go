@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package glctx
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gpusort"
 )
 
 // glInit loads the OpenGL function pointers once per process. go-gl keeps
@@ -25,13 +27,13 @@ var glInit struct {
 	err  error
 }
 
-// glThread owns one OpenGL context. Its goroutine is locked to its OS
+// Thread owns one OpenGL context. Its goroutine is locked to its OS
 // thread for its whole life and runs the jobs sent to it, one at a time:
 // every GL call of a back-end happens inside such a job. A job may leave
-// a fence behind (await) instead of waiting for the GPU: between jobs, the
+// a fence behind (Await) instead of waiting for the GPU: between jobs, the
 // thread polls the oldest fence and reports it when it signals, so that it
 // stays free to issue the next batch's commands while the GPU works.
-type glThread struct {
+type Thread struct {
 	jobs chan func()
 	quit chan struct{}
 	done chan struct{}
@@ -55,11 +57,12 @@ type fenceWait struct {
 // (NVIDIA's does), taking a core from the daemon while the GPU works.
 const fencePoll = 50 * time.Microsecond
 
-// newGLThread starts the goroutine, makes the context of the given kind on
+// NewThread starts the goroutine, makes the context of the given kind on
 // it and loads GL. setup, when not nil, runs next on that thread (compiling
-// shaders, say); its error closes the thread and is returned.
-func newGLThread(kind GLContext, setup func() error) (*glThread, error) {
-	t := &glThread{jobs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
+// shaders, say); its error closes the thread and is returned. Without an
+// OpenGL 4.3 core context to be had, the error wraps gpusort.ErrNoGPU.
+func NewThread(kind Kind, setup func() error) (*Thread, error) {
+	t := &Thread{jobs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan error, 1)
 	go t.loop(kind, setup, ready)
 	if err := <-ready; err != nil {
@@ -69,26 +72,30 @@ func newGLThread(kind GLContext, setup func() error) (*glThread, error) {
 	return t, nil
 }
 
-func (t *glThread) loop(kind GLContext, setup func() error, ready chan<- error) {
+// Info describes the context: the renderer and the version, as the driver
+// reports them, and how the context was made.
+func (t *Thread) Info() string { return t.info }
+
+func (t *Thread) loop(kind Kind, setup func() error, ready chan<- error) {
 	defer close(t.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ctx, err := openContext(kind)
 	if err != nil {
-		ready <- fmt.Errorf("%w: %v", ErrNoGPU, err)
+		ready <- fmt.Errorf("%w: %v", gpusort.ErrNoGPU, err)
 		return
 	}
 	defer ctx.close()
 	glInit.once.Do(func() { glInit.err = ctx.load() })
 	if glInit.err != nil {
-		ready <- fmt.Errorf("%w: load OpenGL functions: missing %v", ErrNoGPU, glInit.err)
+		ready <- fmt.Errorf("%w: load OpenGL functions: missing %v", gpusort.ErrNoGPU, glInit.err)
 		return
 	}
 	var major, minor int32
 	gl.GetIntegerv(gl.MAJOR_VERSION, &major)
 	gl.GetIntegerv(gl.MINOR_VERSION, &minor)
 	if major < 4 || major == 4 && minor < 3 {
-		ready <- fmt.Errorf("%w: OpenGL %d.%d, need 4.3", ErrNoGPU, major, minor)
+		ready <- fmt.Errorf("%w: OpenGL %d.%d, need 4.3", gpusort.ErrNoGPU, major, minor)
 		return
 	}
 	t.info = fmt.Sprintf("%s / %s (%s)", gl.GoStr(gl.GetString(gl.RENDERER)), gl.GoStr(gl.GetString(gl.VERSION)), ctx.platform())
@@ -123,10 +130,10 @@ func (t *glThread) loop(kind GLContext, setup func() error, ready chan<- error) 
 	}
 }
 
-// await issues a fence after the commands so far, and arranges for done to
+// Await issues a fence after the commands so far, and arranges for done to
 // be called on the GL thread once it has signalled (or failed). It must be
 // called on the GL thread, in a job; done must not block.
-func (t *glThread) await(done func(error)) {
+func (t *Thread) Await(done func(error)) {
 	s := gl.FenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0)
 	gl.Flush()
 	t.fences = append(t.fences, fenceWait{s, done})
@@ -135,13 +142,13 @@ func (t *glThread) await(done func(error)) {
 // poll waits up to timeout for the oldest fence, and reports it if it has
 // signalled, returning true then. Fences signal in the order they were
 // issued.
-func (t *glThread) poll(timeout time.Duration) bool {
+func (t *Thread) poll(timeout time.Duration) bool {
 	f := t.fences[0]
 	var err error
 	switch gl.ClientWaitSync(f.sync, gl.SYNC_FLUSH_COMMANDS_BIT, uint64(timeout)) {
 	case gl.ALREADY_SIGNALED, gl.CONDITION_SATISFIED:
 	case gl.WAIT_FAILED:
-		err = glError("wait for GPU")
+		err = CheckError("wait for GPU")
 		if err == nil {
 			err = errors.New("wait for GPU: glClientWaitSync failed")
 		}
@@ -154,26 +161,27 @@ func (t *glThread) poll(timeout time.Duration) bool {
 	return true
 }
 
-// do runs f on the GL thread and waits for it.
-func (t *glThread) do(f func() error) error {
+// Do runs f on the GL thread and waits for it. It returns gpusort.ErrClosed
+// once the thread is closed.
+func (t *Thread) Do(f func() error) error {
 	t.mu.Lock()
 	closed := t.closed
 	t.mu.Unlock()
 	if closed {
-		return ErrClosed
+		return gpusort.ErrClosed
 	}
 	errc := make(chan error, 1)
 	select {
 	case t.jobs <- func() { errc <- f() }:
 	case <-t.done:
-		return ErrClosed
+		return gpusort.ErrClosed
 	}
 	return <-errc
 }
 
-// close runs cleanup (if not nil) on the GL thread, then destroys the
+// Close runs cleanup (if not nil) on the GL thread, then destroys the
 // context and ends the goroutine. Later calls do nothing.
-func (t *glThread) close(cleanup func()) {
+func (t *Thread) Close(cleanup func()) {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -193,8 +201,8 @@ func (t *glThread) close(cleanup func()) {
 	<-t.done
 }
 
-// glError returns the first pending GL error, if any, naming what was done.
-func glError(what string) error {
+// CheckError returns the first pending GL error, if any, naming what was done.
+func CheckError(what string) error {
 	if e := gl.GetError(); e != gl.NO_ERROR {
 		for gl.GetError() != gl.NO_ERROR {
 		}
@@ -203,8 +211,8 @@ func glError(what string) error {
 	return nil
 }
 
-// compileProgram links one program from shader sources of the given kinds.
-func compileProgram(name string, stages ...shaderSource) (uint32, error) {
+// CompileProgram links one program from shader sources of the given kinds.
+func CompileProgram(name string, stages ...Shader) (uint32, error) {
 	prog := gl.CreateProgram()
 	var shaders []uint32
 	defer func() {
@@ -213,9 +221,9 @@ func compileProgram(name string, stages ...shaderSource) (uint32, error) {
 		}
 	}()
 	for _, st := range stages {
-		s := gl.CreateShader(st.kind)
+		s := gl.CreateShader(st.Kind)
 		shaders = append(shaders, s)
-		src, free := gl.Strs(st.src + "\x00")
+		src, free := gl.Strs(st.Src + "\x00")
 		gl.ShaderSource(s, 1, src, nil)
 		free()
 		gl.CompileShader(s)
@@ -238,9 +246,11 @@ func compileProgram(name string, stages ...shaderSource) (uint32, error) {
 	return prog, nil
 }
 
-type shaderSource struct {
-	kind uint32
-	src  string
+// Shader is the source of one shader stage: Kind is gl.VERTEX_SHADER,
+// gl.FRAGMENT_SHADER, gl.COMPUTE_SHADER and so on.
+type Shader struct {
+	Kind uint32
+	Src  string
 }
 
 func shaderLog(obj uint32, program bool) string {

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"context"
@@ -12,48 +12,46 @@ import (
 	"testing"
 	"unsafe"
 
+	"streamd/gpusort"
+	"streamd/gpusort/internal/sorttest"
 	"streamd/summary"
 )
 
-func newComputeAlg(alg ComputeAlgorithm) func() (Sorter, error) {
-	return func() (Sorter, error) { return NewComputeConfig(ComputeConfig{Algorithm: alg}) }
+func newComputeAlg(alg Algorithm) func() (gpusort.Sorter, error) {
+	return func() (gpusort.Sorter, error) { return NewWithConfig(Config{Algorithm: alg}) }
 }
 
 // The shared tables run on each algorithm forced; the measured choice
 // between them (the default, "compute") is tested by TestComputeMeasured.
-func TestComputeBitonic(t *testing.T)       { testSorter(t, newComputeAlg(ComputeBitonic)) }
-func TestComputeBitonicDigest(t *testing.T) { testDigester(t, newComputeAlg(ComputeBitonic)) }
-func TestComputeRadix(t *testing.T)         { testSorter(t, newComputeAlg(ComputeRadix)) }
-func TestComputeRadixDigest(t *testing.T)   { testDigester(t, newComputeAlg(ComputeRadix)) }
+func TestComputeBitonic(t *testing.T)       { sorttest.Sorter(t, newComputeAlg(Bitonic)) }
+func TestComputeBitonicDigest(t *testing.T) { sorttest.Digester(t, newComputeAlg(Bitonic)) }
+func TestComputeRadix(t *testing.T)         { sorttest.Sorter(t, newComputeAlg(Radix)) }
+func TestComputeRadixDigest(t *testing.T)   { sorttest.Digester(t, newComputeAlg(Radix)) }
 
 func TestComputeInfo(t *testing.T) {
-	c, err := NewCompute()
+	c, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	t.Log(c.Info())
-	for alg, name := range map[ComputeAlgorithm]string{ComputeMeasured: "compute", ComputeBitonic: "compute-bitonic", ComputeRadix: "compute-radix"} {
-		newSorter, err := Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := newSorter()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Name() != name || s.(*Compute).alg != alg {
-			t.Errorf("Lookup(%q) made %q (%v)", name, s.Name(), s.(*Compute).alg)
-		}
-		s.Close()
-	}
-	if _, err := NewComputeConfig(ComputeConfig{Algorithm: 7}); err == nil {
-		t.Error("NewComputeConfig accepted an unknown algorithm")
+	if _, err := NewWithConfig(Config{Algorithm: 7}); err == nil {
+		t.Error("NewWithConfig accepted an unknown algorithm")
 	}
 }
 
+// newAuto is the "auto" back-end of the registry with $STREAMD_GL unset:
+// Auto over a compute back-end on an EGL context, or the CPU alone.
+func newAuto() *gpusort.Auto {
+	c, err := New()
+	if err != nil {
+		return gpusort.NewAuto(nil, err, gpusort.NewCPU(0))
+	}
+	return gpusort.NewAuto(c, nil, gpusort.NewCPU(0))
+}
+
 func TestAutoGPU(t *testing.T) {
-	testSorter(t, func() (Sorter, error) { return newAuto(), nil })
+	sorttest.Sorter(t, func() (gpusort.Sorter, error) { return newAuto(), nil })
 }
 
 func TestAutoConcurrentGPU(t *testing.T) {
@@ -65,26 +63,27 @@ func TestAutoConcurrentGPU(t *testing.T) {
 	if info := a.Info(); !strings.Contains(info, "radix ranking") {
 		t.Errorf("Info = %q, want the GPU's renderer and radix ranking", info)
 	}
-	testAutoConcurrent(t, a)
+	sorttest.AutoConcurrent(t, a)
 }
 
 // digestCase is a batch and the specs to digest it under, with the
 // expected digests computed on the CPU from a copy of its windows.
 type digestCase struct {
-	b     Batch
-	specs [Channels]summary.WindowSpec
-	want  [Channels]summary.Digest
+	b     gpusort.Batch
+	specs [gpusort.Channels]summary.WindowSpec
+	want  [gpusort.Channels]summary.Digest
 }
 
 // newDigestCase makes a batch of windows of the given lengths (float64
 // when key64), each filled by a pattern, through alloc32 or alloc64 (nil:
 // ordinary memory), and its expected digests.
-func newDigestCase(r *rand.Rand, lens [Channels]int, key64 bool, thr int64,
+func newDigestCase(r *rand.Rand, lens [gpusort.Channels]int, key64 bool, thr int64,
 	alloc32 func(int) []float32, alloc64 func(int) []float64) *digestCase {
+	patterns := sorttest.Patterns()
 	dc := new(digestCase)
 	for i, n := range lens {
 		x := make([]float32, n)
-		patterns[r.IntN(len(patterns))].fill(r, x)
+		patterns[r.IntN(len(patterns))].Fill(r, x)
 		dc.specs[i] = summary.WindowSpec{
 			Spacing:   summary.SampleSpacing(0.01, max(n, 1)),
 			Threshold: thr,
@@ -102,7 +101,7 @@ func newDigestCase(r *rand.Rand, lens [Channels]int, key64 bool, thr int64,
 			}
 			dc.b.F64[i] = w
 			ref := slices.Clone(w)
-			keyOrder64(ref)
+			sorttest.KeyOrder64(ref)
 			summary.DigestSorted(ref, dc.specs[i], &dc.want[i])
 		} else {
 			w := make([]float32, n)
@@ -114,7 +113,7 @@ func newDigestCase(r *rand.Rand, lens [Channels]int, key64 bool, thr int64,
 			copy(w, x)
 			dc.b.F32[i] = w
 			ref := slices.Clone(w)
-			keyOrder(ref)
+			sorttest.KeyOrder(ref)
 			summary.DigestSorted(ref, dc.specs[i], &dc.want[i])
 		}
 	}
@@ -122,14 +121,14 @@ func newDigestCase(r *rand.Rand, lens [Channels]int, key64 bool, thr int64,
 }
 
 // check digests dc with d and compares every window with the CPU's.
-func (dc *digestCase) check(t *testing.T, d Digester, name string) {
+func (dc *digestCase) check(t *testing.T, d gpusort.Digester, name string) {
 	t.Helper()
-	var out [Channels]summary.Digest
+	var out [gpusort.Channels]summary.Digest
 	if err := d.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	for i := range Channels {
-		checkDigest(t, fmt.Sprintf("%s ch%d", name, i), &out[i], &dc.want[i])
+	for i := range gpusort.Channels {
+		sorttest.CheckDigest(t, fmt.Sprintf("%s ch%d", name, i), &out[i], &dc.want[i])
 	}
 }
 
@@ -137,7 +136,7 @@ func (dc *digestCase) check(t *testing.T, d Digester, name string) {
 // calibrated once, on random keys, and its digests are right whichever
 // sort won.
 func TestComputeMeasured(t *testing.T) {
-	c, err := NewCompute()
+	c, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +145,7 @@ func TestComputeMeasured(t *testing.T) {
 	for _, key64 := range []bool{false, true} {
 		for _, n := range []int{1000, 1 << 15} {
 			for rep := range 2 {
-				dc := newDigestCase(r, [Channels]int{n, n - 1, n / 2, 3}, key64, 3, nil, nil)
+				dc := newDigestCase(r, [gpusort.Channels]int{n, n - 1, n / 2, 3}, key64, 3, nil, nil)
 				dc.check(t, c, fmt.Sprintf("f64=%v n=%d rep %d", key64, n, rep))
 			}
 		}
@@ -160,9 +159,9 @@ func TestComputeMeasured(t *testing.T) {
 		if ch.Err != nil || ch.BitonicRate <= 0 || ch.RadixRate <= 0 {
 			t.Errorf("calibration of f64=%v N=%d: %+v", ch.Key64, ch.N, ch)
 		}
-		want := ComputeBitonic
+		want := Bitonic
 		if ch.RadixRate > ch.BitonicRate {
-			want = ComputeRadix
+			want = Radix
 		}
 		if ch.Algorithm != want {
 			t.Errorf("f64=%v N=%d: chose %v at bitonic %.3g, radix %.3g keys/s", ch.Key64, ch.N, ch.Algorithm, ch.BitonicRate, ch.RadixRate)
@@ -175,9 +174,9 @@ func TestComputeMeasured(t *testing.T) {
 // float64; the staging memory is bounded, handed back and lent again.
 func TestComputeStaged(t *testing.T) {
 	const limit = 1 << 20
-	for _, alg := range []ComputeAlgorithm{ComputeBitonic, ComputeRadix} {
+	for _, alg := range []Algorithm{Bitonic, Radix} {
 		t.Run(alg.String(), func(t *testing.T) {
-			c, err := NewComputeConfig(ComputeConfig{Algorithm: alg, StagingBytes: limit})
+			c, err := NewWithConfig(Config{Algorithm: alg, StagingBytes: limit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,9 +193,9 @@ func TestComputeStaged(t *testing.T) {
 			}
 			alloc64 := func(n int) []float64 { return c.StageF64(n) }
 			for _, key64 := range []bool{false, true} {
-				for _, lens := range [][Channels]int{{5000, 4096, 1, 0}, {20000, 19999, 3000, 2048}} {
+				for _, lens := range [][gpusort.Channels]int{{5000, 4096, 1, 0}, {20000, 19999, 3000, 2048}} {
 					dc := newDigestCase(r, lens, key64, 0, alloc32, alloc64)
-					for i := range Channels {
+					for i := range gpusort.Channels {
 						if lens[i] > 0 && key64 {
 							if _, _, ok := c.pool.locate(unsafe.Slice((*byte)(unsafe.Pointer(&dc.b.F64[i][0])), 8)); !ok {
 								t.Fatalf("float64 window %d is not in staging memory", i)
@@ -207,8 +206,8 @@ func TestComputeStaged(t *testing.T) {
 					// Digest leaves the windows as they were: digest
 					// them again, then sort them in place.
 					dc.check(t, c, fmt.Sprintf("f64=%v lens=%v again", key64, lens))
-					sortBatch(t, c, fmt.Sprintf("sort f64=%v lens=%v", key64, lens), &dc.b)
-					for i := range Channels {
+					sorttest.SortBatch(t, c, fmt.Sprintf("sort f64=%v lens=%v", key64, lens), &dc.b)
+					for i := range gpusort.Channels {
 						c.UnstageF32(dc.b.F32[i])
 						c.UnstageF64(dc.b.F64[i])
 					}
@@ -247,7 +246,7 @@ func TestComputeStaged(t *testing.T) {
 			}
 		})
 	}
-	c, err := NewComputeConfig(ComputeConfig{StagingBytes: -1})
+	c, err := NewWithConfig(Config{StagingBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +254,7 @@ func TestComputeStaged(t *testing.T) {
 		t.Error("lent staging memory with StagingBytes < 0")
 	}
 	c.Close()
-	c, err = NewCompute()
+	c, err = New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +268,7 @@ func TestComputeStaged(t *testing.T) {
 // half of them staged, so that batches overlap in the two slots; every
 // digest must be the CPU's.
 func TestComputeConcurrent(t *testing.T) {
-	c, err := NewCompute()
+	c, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,13 +286,13 @@ func TestComputeConcurrent(t *testing.T) {
 					a32, a64 = c.StageF32, c.StageF64
 				}
 				n := 1000 + r.IntN(1<<14)
-				dc := newDigestCase(r, [Channels]int{n, n / 3, r.IntN(n), n}, w%2 == 1, int64(r.IntN(3)), a32, a64)
-				var out [Channels]summary.Digest
+				dc := newDigestCase(r, [gpusort.Channels]int{n, n / 3, r.IntN(n), n}, w%2 == 1, int64(r.IntN(3)), a32, a64)
+				var out [gpusort.Channels]summary.Digest
 				if err := c.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
 					errc <- err
 					return
 				}
-				for i := range Channels {
+				for i := range gpusort.Channels {
 					if summary.DiffDigests(&out[i], &dc.want[i]) != "" {
 						errc <- fmt.Errorf("worker %d batch %d window %d: digest differs from the CPU's", w, k, i)
 						return
@@ -315,8 +314,8 @@ func TestComputeConcurrent(t *testing.T) {
 // (GL < 4.4): uploads and readbacks through glBufferSubData and
 // glGetBufferSubData, no staging memory.
 func TestComputeUnmapped(t *testing.T) {
-	for _, alg := range []ComputeAlgorithm{ComputeBitonic, ComputeRadix} {
-		c, err := NewComputeConfig(ComputeConfig{Algorithm: alg, unmapped: true})
+	for _, alg := range []Algorithm{Bitonic, Radix} {
+		c, err := NewWithConfig(Config{Algorithm: alg, unmapped: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,9 +324,9 @@ func TestComputeUnmapped(t *testing.T) {
 		}
 		r := rand.New(rand.NewPCG(12, 13))
 		for _, key64 := range []bool{false, true} {
-			dc := newDigestCase(r, [Channels]int{3000, 1 << 15, 7, 0}, key64, 0, nil, nil)
+			dc := newDigestCase(r, [gpusort.Channels]int{3000, 1 << 15, 7, 0}, key64, 0, nil, nil)
 			dc.check(t, c, fmt.Sprintf("%v f64=%v", alg, key64))
-			sortBatch(t, c, fmt.Sprintf("%v sort f64=%v", alg, key64), &dc.b)
+			sorttest.SortBatch(t, c, fmt.Sprintf("%v sort f64=%v", alg, key64), &dc.b)
 		}
 		c.Close()
 	}
@@ -337,16 +336,16 @@ func TestComputeUnmapped(t *testing.T) {
 // memory (threshold 0: a run slot per key), which are read back from GPU
 // memory instead.
 func TestComputeManyRuns(t *testing.T) {
-	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	c, err := NewWithConfig(Config{Algorithm: Radix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	r := rand.New(rand.NewPCG(14, 15))
 	n := runsMappedMax/2 + 1
-	dc := newDigestCase(r, [Channels]int{n, n, 5, n}, false, 0, nil, nil)
+	dc := newDigestCase(r, [gpusort.Channels]int{n, n, 5, n}, false, 0, nil, nil)
 	dc.check(t, c, "threshold 0")
-	dc = newDigestCase(r, [Channels]int{n, n, 5, n}, true, -1, nil, nil)
+	dc = newDigestCase(r, [gpusort.Channels]int{n, n, 5, n}, true, -1, nil, nil)
 	dc.check(t, c, "threshold -1, float64")
 }
 
@@ -365,13 +364,13 @@ func TestAutoStaged(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(w), 16))
 			for k := range 4 {
 				n := 5000 + k
-				dc := newDigestCase(r, [Channels]int{n, n, n, n}, false, 2, a.StageF32, a.StageF64)
-				var out [Channels]summary.Digest
+				dc := newDigestCase(r, [gpusort.Channels]int{n, n, n, n}, false, 2, a.StageF32, a.StageF64)
+				var out [gpusort.Channels]summary.Digest
 				if err := a.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
 					errc <- err
 					return
 				}
-				for i := range Channels {
+				for i := range gpusort.Channels {
 					if summary.DiffDigests(&out[i], &dc.want[i]) != "" {
 						errc <- fmt.Errorf("worker %d batch %d window %d: digest differs from the CPU's", w, k, i)
 						return
@@ -396,7 +395,7 @@ func TestAutoStaged(t *testing.T) {
 // fit, and at the end every segment is one free range again.
 func TestStagingSizes(t *testing.T) {
 	const limit = 3 * 16 << 14
-	c, err := NewComputeConfig(ComputeConfig{StagingBytes: limit})
+	c, err := NewWithConfig(Config{StagingBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +441,7 @@ func TestStagingSizes(t *testing.T) {
 // operations, so that both rankings are tested there (elsewhere
 // TestComputeRadix runs the shared-memory one already).
 func TestComputeRadixRankings(t *testing.T) {
-	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	c, err := NewWithConfig(Config{Algorithm: Radix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,18 +451,18 @@ func TestComputeRadixRankings(t *testing.T) {
 	if !subgroups {
 		t.Skip("this GPU ranks in shared memory only, which TestComputeRadix covers")
 	}
-	shared := func() (Sorter, error) {
-		return NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix, noSubgroups: true})
+	shared := func() (gpusort.Sorter, error) {
+		return NewWithConfig(Config{Algorithm: Radix, noSubgroups: true})
 	}
-	testSorter(t, shared)
-	testDigester(t, shared)
+	sorttest.Sorter(t, shared)
+	sorttest.Digester(t, shared)
 }
 
 // TestComputeRadixTiles sorts and digests windows at the radix sort's tile
 // boundaries, and long enough (more than radixRowsMax tiles) for its scan
 // to run one work group per digit instead of one per channel.
 func TestComputeRadixTiles(t *testing.T) {
-	c, err := NewComputeConfig(ComputeConfig{Algorithm: ComputeRadix})
+	c, err := NewWithConfig(Config{Algorithm: Radix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,14 +470,14 @@ func TestComputeRadixTiles(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
 	for _, key64 := range []bool{false, true} {
 		tile := radixTile(key64)
-		for _, lens := range [][Channels]int{
+		for _, lens := range [][gpusort.Channels]int{
 			{tile - 1, tile, tile + 1, 2*tile + 1},
 			{radixRowsMax*tile + 1, 5, 0, tile + 3},
 		} {
 			name := fmt.Sprintf("f64=%v lens=%v", key64, lens)
 			dc := newDigestCase(r, lens, key64, 1, nil, nil)
 			dc.check(t, c, name)
-			sortBatch(t, c, name, &dc.b)
+			sorttest.SortBatch(t, c, name, &dc.b)
 		}
 	}
 }
@@ -487,17 +486,17 @@ func TestComputeRadixTiles(t *testing.T) {
 // storage blocks are sorted and digested on the CPU, those that fit on the
 // GPU, in one batch; every result equals the CPU's.
 func TestComputeTooLarge(t *testing.T) {
-	c, err := NewComputeConfig(ComputeConfig{})
+	c, err := NewWithConfig(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	const n = 5000
-	c.maxStorage = Channels * n * 4 * 2 // float32 windows fit, float64 ones do not
+	c.maxStorage = gpusort.Channels * n * 4 * 2 // float32 windows fit, float64 ones do not
 	r := rand.New(rand.NewPCG(11, 12))
-	newBatch := func() *Batch {
-		var b Batch
-		for i := range Channels {
+	newBatch := func() *gpusort.Batch {
+		var b gpusort.Batch
+		for i := range gpusort.Channels {
 			if i%2 == 0 {
 				b.F32[i] = make([]float32, n)
 				for j := range b.F32[i] {
@@ -513,29 +512,29 @@ func TestComputeTooLarge(t *testing.T) {
 		return &b
 	}
 	ctx := context.Background()
-	var specs [Channels]summary.WindowSpec
+	var specs [gpusort.Channels]summary.WindowSpec
 	for i := range specs {
 		specs[i] = summary.WindowSpec{Spacing: 10, Threshold: 20}
 	}
 	b := newBatch()
-	var got, want [Channels]summary.Digest
+	var got, want [gpusort.Channels]summary.Digest
 	if err := c.Digest(ctx, b, &specs, &got); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewCPU(0).Digest(ctx, b, &specs, &want); err != nil {
+	if err := gpusort.NewCPU(0).Digest(ctx, b, &specs, &want); err != nil {
 		t.Fatal(err)
 	}
 	for i := range got {
-		checkDigest(t, fmt.Sprintf("digest ch%d", i), &got[i], &want[i])
+		sorttest.CheckDigest(t, fmt.Sprintf("digest ch%d", i), &got[i], &want[i])
 	}
-	sorted := Batch{}
-	for i := range Channels {
+	sorted := gpusort.Batch{}
+	for i := range gpusort.Channels {
 		sorted.F32[i], sorted.F64[i] = slices.Sorted(slices.Values(b.F32[i])), slices.Sorted(slices.Values(b.F64[i]))
 	}
 	if err := c.Sort(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if !slices.Equal(b.F32[i], sorted.F32[i]) || !slices.Equal(b.F64[i], sorted.F64[i]) {
 			t.Fatalf("window %d not sorted", i)
 		}

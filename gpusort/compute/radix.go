@@ -1,16 +1,18 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"strings"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gpusort"
 )
 
 // The LSD radix sort of the compute back-end: 8-bit digits, four passes for
 // 32-bit keys and eight for 64-bit ones, each pass three kernels (count,
-// scan, scatter; see compute_radix_glsl.go) over the four channels at once.
+// scan, scatter; see radix_glsl.go) over the four channels at once.
 //
 // Why reduce-then-scan and not Onesweep's single pass with decoupled
 // look-back: look-back makes a work group spin on a flag that an earlier
@@ -114,7 +116,7 @@ func (t *radixTimes) free() { gl.DeleteQueries(3, &t.queries[0]) }
 // with finish they end as floats again, else as keys. The result is back
 // in keys, since the number of passes is even. With times not nil it
 // times each kernel.
-func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [Channels]uint32, key64, finish bool, times *radixTimes) {
+func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [gpusort.Channels]uint32, key64, finish bool, times *radixTimes) {
 	ks := 4
 	if key64 {
 		ks = 8
@@ -123,11 +125,11 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [C
 	tile := radixTile(key64)
 	maxLen := int(max(lens[0], lens[1], lens[2], lens[3]))
 	nt := max(1, (maxLen+tile-1)/tile)
-	rb.alt.ensure(Channels * n * ks)
-	rb.counts.ensure(Channels * 256 * nt * 4)
-	rb.hist.ensure(Channels * passes * 256 * 4)
+	rb.alt.ensure(gpusort.Channels * n * ks)
+	rb.counts.ensure(gpusort.Channels * 256 * nt * 4)
+	rb.hist.ensure(gpusort.Channels * passes * 256 * 4)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, rb.hist.id)
-	gl.ClearBufferSubData(gl.COPY_WRITE_BUFFER, gl.R32UI, 0, Channels*passes*256*4, gl.RED_INTEGER, gl.UNSIGNED_INT, nil)
+	gl.ClearBufferSubData(gl.COPY_WRITE_BUFFER, gl.R32UI, 0, gpusort.Channels*passes*256*4, gl.RED_INTEGER, gl.UNSIGNED_INT, nil)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 2, rb.counts.id)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 3, rb.hist.id)
 
@@ -152,9 +154,9 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [C
 				rows := nt <= radixRowsMax
 				gl.Uniform1ui(p.uniform(prog, "rows"), b2u(rows))
 				if rows {
-					gl.DispatchCompute(1, 1, Channels)
+					gl.DispatchCompute(1, 1, gpusort.Channels)
 				} else {
-					gl.DispatchCompute(256, 1, Channels)
+					gl.DispatchCompute(256, 1, gpusort.Channels)
 				}
 				gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 			case p.radixScatter:

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package fragment
 
 import (
 	"context"
@@ -13,10 +13,12 @@ import (
 
 	"github.com/go-gl/gl/v4.5-core/gl"
 
+	"streamd/gpusort"
+	"streamd/gpusort/glctx"
 	"streamd/summary"
 )
 
-// Fragment is a sorting network drawn with the fixed-function pipeline, as
+// Sorter is a sorting network drawn with the fixed-function pipeline, as
 // the 2005 papers do it: the four windows of a batch are the four channels
 // of one RGBA32F texture of W×H texels (W and H powers of two, W·H = N, the
 // longest window rounded up to a power of two; shorter windows are padded
@@ -42,7 +44,7 @@ import (
 //     Column-aligned quads are cut into tiles of 64 rows.
 //
 // Blending compares floats, so it cannot order −0 and +0, and a GPU may
-// flush denormals to zero when it blends. Fragment therefore uploads every
+// flush denormals to zero when it blends. Sorter therefore uploads every
 // value of magnitude below the smallest normal float32 (±0 and denormals)
 // as +0, remembers those values, and writes them back, sorted by key, over
 // the run of zeros after readback. The result is bit for bit the CPU
@@ -50,22 +52,22 @@ import (
 //
 // Float64 batches are sorted on the CPU (a blended texture holds float32).
 // Digest reads the sorted texture back and runs summary.DigestSorted on
-// the CPU. A Fragment is safe for concurrent use; batches run one at a time
+// the CPU. A Sorter is safe for concurrent use; batches run one at a time
 // on the thread that owns its GL context.
-type Fragment struct {
+type Sorter struct {
 	name string
-	t    *glThread
-	cpu  *CPU
+	t    *glctx.Thread
+	cpu  *gpusort.CPU
 	// The fields below belong to the GL thread.
 	prog, vao, fbo uint32
 	tex            [2]uint32 // 0: framebuffer, 1: sampled copy
 	w, h           int
 	maxTex         int
 	rgba           []float32
-	tiny           [Channels][]float32
+	tiny           [gpusort.Channels][]float32
 	uni            map[string]int32
 	profile        bool
-	phases         Phases
+	phases         gpusort.Phases
 }
 
 const fragmentVS = `#version 430
@@ -137,25 +139,25 @@ void main() {
 const bitonicTile = 64
 
 // NewPBSN returns the periodic balanced sorting network back-end, with a GL
-// context of its own from EGL. It returns an error wrapping ErrNoGPU when
-// there is no OpenGL 4.3 core context to be had.
-func NewPBSN() (*Fragment, error) { return newFragment("pbsn", ContextEGL) }
+// context of its own from EGL. It returns an error wrapping gpusort.ErrNoGPU
+// when there is no OpenGL 4.3 core context to be had.
+func NewPBSN() (*Sorter, error) { return newFragment("pbsn", glctx.EGL) }
 
 // NewPBSNWith is NewPBSN with the context made the way kind says.
-func NewPBSNWith(kind GLContext) (*Fragment, error) { return newFragment("pbsn", kind) }
+func NewPBSNWith(kind glctx.Kind) (*Sorter, error) { return newFragment("pbsn", kind) }
 
-// NewBitonic returns the cache-efficient bitonic back-end, with a GL
-// context of its own from EGL. It returns an error wrapping ErrNoGPU when
+// NewBitonic returns the cache-efficient bitonic back-end, with a GL context
+// of its own from EGL. It returns an error wrapping gpusort.ErrNoGPU when
 // there is no OpenGL 4.3 core context to be had.
-func NewBitonic() (*Fragment, error) { return newFragment("bitonic", ContextEGL) }
+func NewBitonic() (*Sorter, error) { return newFragment("bitonic", glctx.EGL) }
 
 // NewBitonicWith is NewBitonic with the context made the way kind says.
-func NewBitonicWith(kind GLContext) (*Fragment, error) { return newFragment("bitonic", kind) }
+func NewBitonicWith(kind glctx.Kind) (*Sorter, error) { return newFragment("bitonic", kind) }
 
-func newFragment(name string, kind GLContext) (*Fragment, error) {
-	f := &Fragment{name: name, cpu: NewCPU(0), uni: make(map[string]int32)}
-	t, err := newGLThread(kind, func() error {
-		prog, err := compileProgram(name, shaderSource{gl.VERTEX_SHADER, fragmentVS}, shaderSource{gl.FRAGMENT_SHADER, fragmentFS})
+func newFragment(name string, kind glctx.Kind) (*Sorter, error) {
+	f := &Sorter{name: name, cpu: gpusort.NewCPU(0), uni: make(map[string]int32)}
+	t, err := glctx.NewThread(kind, func() error {
+		prog, err := glctx.CompileProgram(name, glctx.Shader{Kind: gl.VERTEX_SHADER, Src: fragmentVS}, glctx.Shader{Kind: gl.FRAGMENT_SHADER, Src: fragmentFS})
 		if err != nil {
 			return fmt.Errorf("%s sorter: %w", name, err)
 		}
@@ -165,7 +167,7 @@ func newFragment(name string, kind GLContext) (*Fragment, error) {
 		var n int32
 		gl.GetIntegerv(gl.MAX_TEXTURE_SIZE, &n)
 		f.maxTex = int(n)
-		return glError(name + " setup")
+		return glctx.CheckError(name + " setup")
 	})
 	if err != nil {
 		return nil, err
@@ -175,26 +177,26 @@ func newFragment(name string, kind GLContext) (*Fragment, error) {
 }
 
 // Name returns "pbsn" or "bitonic".
-func (f *Fragment) Name() string { return f.name }
+func (f *Sorter) Name() string { return f.name }
 
 // Info describes the GL renderer and version in use.
-func (f *Fragment) Info() string { return f.t.info }
+func (f *Sorter) Info() string { return f.t.Info() }
 
-// SetProfile turns phase timing on or off (see Compute.SetProfile).
-func (f *Fragment) SetProfile(on bool) {
-	_ = f.t.do(func() error { f.profile = on; return nil })
+// SetProfile turns phase timing on or off (see compute.Sorter.SetProfile).
+func (f *Sorter) SetProfile(on bool) {
+	_ = f.t.Do(func() error { f.profile = on; return nil })
 }
 
 // LastPhases reports the phase times of the last batch.
-func (f *Fragment) LastPhases() Phases {
-	var p Phases
-	_ = f.t.do(func() error { p = f.phases; return nil })
+func (f *Sorter) LastPhases() gpusort.Phases {
+	var p gpusort.Phases
+	_ = f.t.Do(func() error { p = f.phases; return nil })
 	return p
 }
 
-// Close releases the GL context. Sort fails with ErrClosed afterwards.
-func (f *Fragment) Close() error {
-	f.t.close(func() {
+// Close releases the GL context. Sort fails with gpusort.ErrClosed afterwards.
+func (f *Sorter) Close() error {
+	f.t.Close(func() {
 		gl.DeleteProgram(f.prog)
 		gl.DeleteVertexArrays(1, &f.vao)
 		gl.DeleteFramebuffers(1, &f.fbo)
@@ -203,7 +205,7 @@ func (f *Fragment) Close() error {
 	return nil
 }
 
-func (f *Fragment) freeTextures() {
+func (f *Sorter) freeTextures() {
 	if f.tex[0] != 0 {
 		gl.DeleteTextures(2, &f.tex[0])
 		f.tex = [2]uint32{}
@@ -213,25 +215,25 @@ func (f *Fragment) freeTextures() {
 
 // Sort sorts each window of b in place: float32 windows on the GPU,
 // float64 windows on the CPU.
-func (f *Fragment) Sort(ctx context.Context, b *Batch) error {
+func (f *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s sort: %w", f.name, err)
 	}
 	n := 0
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		n = max(n, len(b.F32[i]))
 	}
 	if n > 1 {
-		if err := f.t.do(func() error { return f.sort(ctx, &b.F32, n) }); err != nil {
+		if err := f.t.Do(func() error { return f.sort(ctx, &b.F32, n) }); err != nil {
 			return fmt.Errorf("%s sort: %w", f.name, err)
 		}
 	}
 	has64 := false
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		has64 = has64 || len(b.F64[i]) > 1
 	}
 	if has64 {
-		f64 := Batch{F64: b.F64}
+		f64 := gpusort.Batch{F64: b.F64}
 		return f.cpu.Sort(ctx, &f64)
 	}
 	return nil
@@ -240,42 +242,42 @@ func (f *Fragment) Sort(ctx context.Context, b *Batch) error {
 // Digest sorts a copy of b's float32 windows (see Sort), reads them back
 // and runs summary.DigestSorted on each on the CPU; float64 windows are
 // digested by the CPU back-end. b is left as it was.
-func (f *Fragment) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
-	if err := checkSpecs(b, specs); err != nil {
+func (f *Sorter) Digest(ctx context.Context, b *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
+	if err := gpusort.CheckSpecs(b, specs); err != nil {
 		return err
 	}
-	var sorted Batch
+	var sorted gpusort.Batch
 	n := 0
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		sorted.F32[i] = slices.Clone(b.F32[i])
 		n = max(n, len(b.F32[i]))
 	}
 	if n > 1 {
-		if err := f.t.do(func() error { return f.sort(ctx, &sorted.F32, n) }); err != nil {
+		if err := f.t.Do(func() error { return f.sort(ctx, &sorted.F32, n) }); err != nil {
 			return fmt.Errorf("%s digest: %w", f.name, err)
 		}
 	}
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if len(sorted.F32[i]) > 0 {
 			summary.DigestSorted(sorted.F32[i], specs[i], &out[i])
 		}
 	}
-	if err := f.cpu.digest(ctx, b, specs, out, func(i int) bool { return len(b.F64[i]) > 0 }); err != nil {
+	if err := f.cpu.DigestWindows(ctx, b, specs, out, func(i int) bool { return len(b.F64[i]) > 0 }); err != nil {
 		return err
 	}
-	emptyDigests(b, out)
+	gpusort.EmptyDigests(b, out)
 	return nil
 }
 
 // sort runs on the GL thread. n is the longest window.
-func (f *Fragment) sort(ctx context.Context, ws *[Channels][]float32, n int) error {
+func (f *Sorter) sort(ctx context.Context, ws *[gpusort.Channels][]float32, n int) error {
 	np := 1 << bits.Len(uint(n-1))
 	lg := bits.Len(uint(np)) - 1
 	w := 1 << (lg / 2)
 	h := np / w
 	if h > f.maxTex {
 		// Too large for one texture on this GPU.
-		return f.cpu.Sort(ctx, &Batch{F32: *ws})
+		return f.cpu.Sort(ctx, &gpusort.Batch{F32: *ws})
 	}
 	start := time.Now()
 	mark := func(d *time.Duration) {
@@ -286,7 +288,7 @@ func (f *Fragment) sort(ctx context.Context, ws *[Channels][]float32, n int) err
 			start = now
 		}
 	}
-	f.phases = Phases{}
+	f.phases = gpusort.Phases{}
 	if f.w != w || f.h != h {
 		f.freeTextures()
 		gl.GenTextures(2, &f.tex[0])
@@ -311,7 +313,7 @@ func (f *Fragment) sort(ctx context.Context, ws *[Channels][]float32, n int) err
 	}
 	rgba := f.rgba[:4*np]
 	inf := float32(math.Inf(1))
-	for c := range Channels {
+	for c := range gpusort.Channels {
 		x := ws[c]
 		tiny := f.tiny[c][:0]
 		for i, v := range x {
@@ -359,7 +361,7 @@ func (f *Fragment) sort(ctx context.Context, ws *[Channels][]float32, n int) err
 		}
 	}
 	gl.Disable(gl.BLEND)
-	if err := glError(f.name + " network"); err != nil {
+	if err := glctx.CheckError(f.name + " network"); err != nil {
 		return err
 	}
 	mark(&f.phases.Sort)
@@ -370,16 +372,16 @@ func (f *Fragment) sort(ctx context.Context, ws *[Channels][]float32, n int) err
 	rows := (n + w - 1) / w
 	gl.PixelStorei(gl.PACK_ALIGNMENT, 4)
 	gl.ReadPixels(0, 0, int32(w), int32(rows), gl.RGBA, gl.FLOAT, gl.Ptr(rgba))
-	if err := glError("read back"); err != nil {
+	if err := glctx.CheckError("read back"); err != nil {
 		return err
 	}
-	for c := range Channels {
+	for c := range gpusort.Channels {
 		x := ws[c]
 		for i := range x {
 			x[i] = rgba[4*i+c]
 		}
 		if tiny := f.tiny[c]; len(tiny) > 0 {
-			SortFloat32(tiny, nil)
+			gpusort.SortFloat32(tiny, nil)
 			lo := sort.Search(len(x), func(i int) bool { return x[i] >= 0 })
 			copy(x[lo:], tiny)
 		}
@@ -391,7 +393,7 @@ func (f *Fragment) sort(ctx context.Context, ws *[Channels][]float32, n int) err
 // minNormal32 is the smallest normal float32.
 const minNormal32 = 0x1p-126
 
-func (f *Fragment) uniform(name string) int32 {
+func (f *Sorter) uniform(name string) int32 {
 	if l, ok := f.uni[name]; ok {
 		return l
 	}
@@ -402,13 +404,13 @@ func (f *Fragment) uniform(name string) int32 {
 
 // prepare copies the framebuffer texture into the sampled one: the quads
 // of the next step read the values as they were before it.
-func (f *Fragment) prepare() {
+func (f *Sorter) prepare() {
 	gl.CopyImageSubData(f.tex[0], gl.TEXTURE_2D, 0, 0, 0, 0, f.tex[1], gl.TEXTURE_2D, 0, 0, 0, 0, int32(f.w), int32(f.h), 1)
 }
 
 // draw draws the minimum side then the maximum side of a step of the given
 // mode made of quads quads (each of 6 vertices).
-func (f *Fragment) draw(mode, b, tile, quads int) {
+func (f *Sorter) draw(mode, b, tile, quads int) {
 	gl.Uniform1i(f.uniform("mode"), int32(mode))
 	gl.Uniform1i(f.uniform("B"), int32(b))
 	gl.Uniform1i(f.uniform("tileH"), int32(tile))
@@ -422,7 +424,7 @@ func (f *Fragment) draw(mode, b, tile, quads int) {
 // mirrorStep compares element i of each block of b elements with element
 // b−1−i (Routine 4.4's SortStep). Column quads are cut into tiles of tile
 // rows.
-func (f *Fragment) mirrorStep(b, tile int) {
+func (f *Sorter) mirrorStep(b, tile int) {
 	f.prepare()
 	if b <= f.w {
 		f.draw(0, b, tile, f.w/b*(f.h/tile))
@@ -432,7 +434,7 @@ func (f *Fragment) mirrorStep(b, tile int) {
 }
 
 // shiftStep compares element i with i+d in each block of 2d elements.
-func (f *Fragment) shiftStep(d, tile int) {
+func (f *Sorter) shiftStep(d, tile int) {
 	f.prepare()
 	if d < f.w {
 		f.draw(2, d, tile, f.w/(2*d)*(f.h/tile))

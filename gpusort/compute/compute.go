@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"context"
@@ -12,35 +12,37 @@ import (
 
 	"github.com/go-gl/gl/v4.5-core/gl"
 
+	"streamd/gpusort"
+	"streamd/gpusort/glctx"
 	"streamd/summary"
 )
 
-// Compute is the compute-shader back-end. It sorts the order-preserving
-// keys of Key32 or Key64 (a float64 key is two 32-bit words, compared high
+// Sorter is the compute-shader back-end. It sorts the order-preserving keys
+// of gpusort.Key32 or Key64 (a float64 key is two 32-bit words, compared high
 // word first) on shader storage buffers with one of two algorithms:
 //
-//   - a bitonic sorting network (compute_bitonic.go), its short strides in
+//   - a bitonic sorting network (bitonic.go), its short strides in
 //     shared memory: O(n log² n) work, each window padded to a power of
 //     two;
-//   - an LSD radix sort (compute_radix.go) of 8-bit digits, four passes
+//   - an LSD radix sort (radix.go) of 8-bit digits, four passes
 //     for float32 and eight for float64, each a count, a scan and a stable
 //     scatter: O(n) work.
 //
-// ComputeMeasured, the default ("compute"), times both on a batch of random
+// Measured, the default ("compute"), times both on a batch of random
 // keys the first time it meets a size class (a key width and a window
 // length rounded up to a power of two) and then uses the faster one for
-// that class; Choices reports what it measured. ComputeBitonic
-// ("compute-bitonic") and ComputeRadix ("compute-radix") force one. The
+// that class; Choices reports what it measured. Bitonic
+// ("compute-bitonic") and Radix ("compute-radix") force one. The
 // key transform and its inverse run on the GPU. The four windows of a
 // batch are sorted by the same dispatches.
 //
-// Compute orders −0 before +0, like the CPU back-end: the two keys differ.
+// Sorter orders −0 before +0, like the CPU back-end: the two keys differ.
 // Its Digest computes the quantile sample and the lossy-counting runs on
 // the GPU and reads back only those (see Digest).
 //
 // # Batches in flight
 //
-// A Compute has computeSlots (4) batch slots, each with its own GPU
+// A Sorter has computeSlots (4) batch slots, each with its own GPU
 // buffers and mapped memory. The GL context belongs to one locked OS
 // thread, which only issues commands and polls fences; the rest of a batch
 // happens on the goroutine that called Sort or Digest: copying windows
@@ -54,18 +56,18 @@ import (
 //
 // # Staging
 //
-// Compute is a Stager: StageF32 and StageF64 lend window buffers inside
-// persistently mapped staging memory, bounded by ComputeConfig.StagingBytes.
+// Sorter is a gpusort.Stager: StageF32 and StageF64 lend window buffers inside
+// persistently mapped staging memory, bounded by Config.StagingBytes.
 // Digest and Sort upload a window that lies there with a GPU copy alone
 // (about 1.4 ms per 64 MiB on an H200) instead of a host copy first.
 //
 // A batch whose buffer would exceed the GPU's shader storage block limit
 // (128 MiB on llvmpipe, 2 GiB on NVIDIA) is sorted on the CPU instead.
-// A Compute is safe for concurrent use.
-type Compute struct {
-	t     *glThread
-	cpu   *CPU
-	alg   ComputeAlgorithm
+// A Sorter is safe for concurrent use.
+type Sorter struct {
+	t     *glctx.Thread
+	cpu   *gpusort.CPU
+	alg   Algorithm
 	pool  *stagingPool
 	slots chan *slot
 
@@ -74,9 +76,9 @@ type Compute struct {
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{} // closed by Close
-	choices map[sizeClass]ComputeChoice
+	choices map[sizeClass]Choice
 	profile bool
-	last    Phases
+	last    gpusort.Phases
 
 	// The fields below belong to the GL thread.
 	progs      [2]*computeProgs // by key width: 32, 64 bits
@@ -86,43 +88,43 @@ type Compute struct {
 	warm       bool // both algorithms have run once (calibration)
 }
 
-// ComputeAlgorithm selects the sort of a Compute back-end.
-type ComputeAlgorithm int
+// Algorithm selects the sort of a Sorter back-end.
+type Algorithm int
 
 const (
-	// ComputeMeasured times both sorts per size class and uses the faster.
-	ComputeMeasured ComputeAlgorithm = iota
-	// ComputeBitonic is the bitonic sorting network.
-	ComputeBitonic
-	// ComputeRadix is the LSD radix sort.
-	ComputeRadix
+	// Measured times both sorts per size class and uses the faster.
+	Measured Algorithm = iota
+	// Bitonic is the bitonic sorting network.
+	Bitonic
+	// Radix is the LSD radix sort.
+	Radix
 )
 
 // String returns "measured", "bitonic" or "radix".
-func (a ComputeAlgorithm) String() string {
+func (a Algorithm) String() string {
 	switch a {
-	case ComputeMeasured:
+	case Measured:
 		return "measured"
-	case ComputeBitonic:
+	case Bitonic:
 		return "bitonic"
-	case ComputeRadix:
+	case Radix:
 		return "radix"
 	}
-	return fmt.Sprintf("ComputeAlgorithm(%d)", int(a))
+	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
 
-// DefaultStagingBytes is the staging memory a Compute lends at most when
-// ComputeConfig.StagingBytes is 0. It is mapped in segments of up to 64
+// DefaultStagingBytes is the staging memory a Sorter lends at most when
+// Config.StagingBytes is 0. It is mapped in segments of up to 64
 // MiB as windows are staged, not up front.
 const DefaultStagingBytes = 512 << 20
 
-// ComputeConfig configures NewComputeConfig. The zero value is the default:
+// Config configures NewWithConfig. The zero value is the default:
 // an EGL context, the measured choice of sort, DefaultStagingBytes.
-type ComputeConfig struct {
-	// Context is how the GL context is made (ContextEGL when empty).
-	Context GLContext
+type Config struct {
+	// Context is how the GL context is made (glctx.EGL when empty).
+	Context glctx.Kind
 	// Algorithm is the sort to use.
-	Algorithm ComputeAlgorithm
+	Algorithm Algorithm
 	// StagingBytes bounds the staging memory that StageF32 and StageF64
 	// lend: 0 means DefaultStagingBytes, a negative value none.
 	StagingBytes int
@@ -135,7 +137,7 @@ type ComputeConfig struct {
 	noSubgroups bool
 }
 
-// computeSlots is the number of batches a Compute has in flight at most.
+// computeSlots is the number of batches a Sorter has in flight at most.
 const computeSlots = 4
 
 type computeProgs struct {
@@ -161,7 +163,7 @@ func (p *computeProgs) uniform(prog uint32, name string) int32 {
 
 // setCommon makes prog current and sets the uniforms that every compute
 // shader has: the channel stride n and the windows' lengths.
-func (p *computeProgs) setCommon(prog uint32, n int, lens [Channels]uint32) {
+func (p *computeProgs) setCommon(prog uint32, n int, lens [gpusort.Channels]uint32) {
 	gl.UseProgram(prog)
 	gl.Uniform1ui(p.uniform(prog, "N"), uint32(n))
 	gl.Uniform4ui(p.uniform(prog, "lens"), lens[0], lens[1], lens[2], lens[3])
@@ -222,33 +224,33 @@ func (s *slot) free() {
 	s.down.free()
 }
 
-// NewCompute starts a GL context on a thread of its own and compiles the
-// shaders. It returns an error wrapping ErrNoGPU when there is no OpenGL
+// New starts a GL context on a thread of its own and compiles the shaders. It
+// returns an error wrapping gpusort.ErrNoGPU when there is no OpenGL
 // 4.3 core context to be had. The context comes from EGL, without a
-// display; NewComputeWith chooses another way, NewComputeConfig more.
-func NewCompute() (*Compute, error) { return NewComputeConfig(ComputeConfig{}) }
+// display; NewWith chooses another way, NewWithConfig more.
+func New() (*Sorter, error) { return NewWithConfig(Config{}) }
 
-// NewComputeWith is NewCompute with the context made the way kind says.
-func NewComputeWith(kind GLContext) (*Compute, error) {
-	return NewComputeConfig(ComputeConfig{Context: kind})
+// NewWith is New with the context made the way kind says.
+func NewWith(kind glctx.Kind) (*Sorter, error) {
+	return NewWithConfig(Config{Context: kind})
 }
 
-// NewComputeConfig is NewCompute configured by cfg.
-func NewComputeConfig(cfg ComputeConfig) (*Compute, error) {
-	if cfg.Algorithm < ComputeMeasured || cfg.Algorithm > ComputeRadix {
+// NewWithConfig is New configured by cfg.
+func NewWithConfig(cfg Config) (*Sorter, error) {
+	if cfg.Algorithm < Measured || cfg.Algorithm > Radix {
 		return nil, fmt.Errorf("gpusort: unknown compute algorithm %d", int(cfg.Algorithm))
 	}
-	c := &Compute{
-		cpu:     NewCPU(0),
+	c := &Sorter{
+		cpu:     gpusort.NewCPU(0),
 		alg:     cfg.Algorithm,
 		slots:   make(chan *slot, computeSlots),
 		closing: make(chan struct{}),
-		choices: make(map[sizeClass]ComputeChoice),
+		choices: make(map[sizeClass]Choice),
 	}
 	for range computeSlots {
 		c.slots <- &slot{done: make(chan error, 1)}
 	}
-	t, err := newGLThread(cfg.Context, func() error {
+	t, err := glctx.NewThread(cfg.Context, func() error {
 		var n int32
 		gl.GetIntegerv(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &n)
 		c.maxStorage = int(uint32(n))
@@ -307,7 +309,7 @@ func compileCompute(key64, subgroups bool) (_ *computeProgs, ranked bool, _ erro
 		{&p.radixCount, "radix count", radixSource("", srcRadixCount, key64)},
 		{&p.radixScan, "radix scan", radixSource("", srcRadixScan, key64)},
 	} {
-		prog, err := compileProgram(s.name, shaderSource{gl.COMPUTE_SHADER, s.src})
+		prog, err := glctx.CompileProgram(s.name, glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: s.src})
 		if err != nil {
 			p.delete()
 			return nil, false, err
@@ -316,12 +318,12 @@ func compileCompute(key64, subgroups bool) (_ *computeProgs, ranked bool, _ erro
 	}
 	if subgroups {
 		src := radixSource(radixSubgroupExtensions, srcRadixScatterSubgroup, key64)
-		if prog, err := compileProgram("radix scatter", shaderSource{gl.COMPUTE_SHADER, src}); err == nil {
+		if prog, err := glctx.CompileProgram("radix scatter", glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: src}); err == nil {
 			p.radixScatter = prog
 			return p, true, nil
 		}
 	}
-	prog, err := compileProgram("radix scatter", shaderSource{gl.COMPUTE_SHADER, radixSource("", srcRadixScatter, key64)})
+	prog, err := glctx.CompileProgram("radix scatter", glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: radixSource("", srcRadixScatter, key64)})
 	if err != nil {
 		p.delete()
 		return nil, false, err
@@ -332,8 +334,8 @@ func compileCompute(key64, subgroups bool) (_ *computeProgs, ranked bool, _ erro
 
 // Name returns "compute", "compute-bitonic" or "compute-radix", after the
 // configured algorithm.
-func (c *Compute) Name() string {
-	if c.alg == ComputeMeasured {
+func (c *Sorter) Name() string {
+	if c.alg == Measured {
 		return "compute"
 	}
 	return "compute-" + c.alg.String()
@@ -343,20 +345,20 @@ func (c *Compute) Name() string {
 // back-end sorts with the bitonic network only, how the radix sort ranks
 // keys: with subgroup operations on NVIDIA GPUs that offer them, in
 // shared memory elsewhere.
-func (c *Compute) Info() string {
-	if c.alg == ComputeBitonic {
-		return c.t.info
+func (c *Sorter) Info() string {
+	if c.alg == Bitonic {
+		return c.t.Info()
 	}
 	if c.subgroups {
-		return c.t.info + ", radix ranking by subgroups"
+		return c.t.Info() + ", radix ranking by subgroups"
 	}
-	return c.t.info + ", radix ranking in shared memory"
+	return c.t.Info() + ", radix ranking in shared memory"
 }
 
 // Close waits for the batches in flight, then releases the GL context and
 // the staging memory: buffers that StageF32 or StageF64 lent must not be
-// used afterwards. Sort and Digest fail with ErrClosed after Close.
-func (c *Compute) Close() error {
+// used afterwards. Sort and Digest fail with gpusort.ErrClosed after Close.
+func (c *Sorter) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -370,7 +372,7 @@ func (c *Compute) Close() error {
 		slots = append(slots, <-c.slots)
 	}
 	c.pool.close()
-	c.t.close(func() {
+	c.t.Close(func() {
 		for _, p := range c.progs {
 			if p != nil {
 				p.delete()
@@ -387,7 +389,7 @@ func (c *Compute) Close() error {
 // SetProfile turns phase timing on or off: when on, each batch waits for
 // the GPU (glFinish) after each phase so that LastPhases is exact, which
 // costs throughput and serializes the batches.
-func (c *Compute) SetProfile(on bool) {
+func (c *Sorter) SetProfile(on bool) {
 	c.mu.Lock()
 	c.profile = on
 	c.mu.Unlock()
@@ -395,14 +397,14 @@ func (c *Compute) SetProfile(on bool) {
 
 // LastPhases reports the phase times of the last batch done (zero unless
 // profiling was on for it).
-func (c *Compute) LastPhases() Phases {
+func (c *Sorter) LastPhases() gpusort.Phases {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
 }
 
 // Sort sorts each window of b in place on the GPU.
-func (c *Compute) Sort(ctx context.Context, b *Batch) error {
+func (c *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("compute sort: %w", err)
 	}
@@ -412,7 +414,7 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 			continue
 		}
 		if !c.fits(v) {
-			if err := c.cpu.sort(ctx, b, keyWidth(b, w == 1)); err != nil {
+			if err := c.cpu.SortWindows(ctx, b, keyWidth(b, w == 1)); err != nil {
 				return err
 			}
 			continue
@@ -427,7 +429,7 @@ func (c *Compute) Sort(ctx context.Context, b *Batch) error {
 // keyWidth selects the windows of b of 64-bit keys if key64, else those of
 // 32-bit keys: the part of a batch that does not fit the GPU goes to the
 // CPU alone.
-func keyWidth(b *Batch, key64 bool) func(int) bool {
+func keyWidth(b *gpusort.Batch, key64 bool) func(int) bool {
 	return func(i int) bool { return (len(b.F64[i]) > 0) == key64 }
 }
 
@@ -440,11 +442,11 @@ func keyWidth(b *Batch, key64 bool) func(int) bool {
 // (key i ≠ key i−1 and key i = key i+T), a prefix sum over the marks and a
 // binary search for each run's end; the runs of the Known values by one
 // binary search each.
-func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+func (c *Sorter) Digest(ctx context.Context, b *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("compute digest: %w", err)
 	}
-	if err := checkSpecs(b, specs); err != nil {
+	if err := gpusort.CheckSpecs(b, specs); err != nil {
 		return err
 	}
 	for w := range 2 {
@@ -453,7 +455,7 @@ func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary
 			continue
 		}
 		if !c.fits(v) {
-			if err := c.cpu.digest(ctx, b, specs, out, keyWidth(b, w == 1)); err != nil {
+			if err := c.cpu.DigestWindows(ctx, b, specs, out, keyWidth(b, w == 1)); err != nil {
 				return err
 			}
 			continue
@@ -462,20 +464,20 @@ func (c *Compute) Digest(ctx context.Context, b *Batch, specs *[Channels]summary
 			return fmt.Errorf("compute digest: %w", err)
 		}
 	}
-	emptyDigests(b, out)
+	gpusort.EmptyDigests(b, out)
 	return nil
 }
 
 // keyView is the windows of one key width of a batch, as raw bytes.
 type keyView struct {
 	key64 bool
-	lens  [Channels]int
-	data  [Channels]unsafe.Pointer
+	lens  [gpusort.Channels]int
+	data  [gpusort.Channels]unsafe.Pointer
 }
 
-func view(b *Batch, key64 bool) keyView {
+func view(b *gpusort.Batch, key64 bool) keyView {
 	v := keyView{key64: key64}
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if key64 {
 			if w := b.F64[i]; len(w) > 0 {
 				v.lens[i], v.data[i] = len(w), unsafe.Pointer(&w[0])
@@ -516,17 +518,17 @@ func (v *keyView) padded() int {
 // stride returns the keys per channel for algorithm alg: the bitonic
 // network's power of two, or for the radix sort the longest window rounded
 // up to a multiple of localKeys (the digest shaders' block).
-func (v *keyView) stride(alg ComputeAlgorithm) int {
-	if alg == ComputeBitonic {
+func (v *keyView) stride(alg Algorithm) int {
+	if alg == Bitonic {
 		return v.padded()
 	}
 	return (v.maxLen() + localKeys - 1) / localKeys * localKeys
 }
 
 // fits reports whether v's windows fit one shader storage block.
-func (c *Compute) fits(v keyView) bool {
+func (c *Sorter) fits(v keyView) bool {
 	n := v.padded()
-	return n <= 1<<31 && Channels*n*v.keySize() <= c.maxStorage
+	return n <= 1<<31 && gpusort.Channels*n*v.keySize() <= c.maxStorage
 }
 
 // dispatch runs groups work groups per channel, folding them into a 2-D
@@ -538,7 +540,7 @@ func dispatch(groups int) {
 	}
 	gx := min(groups, 32768)
 	gy := (groups + gx - 1) / gx
-	gl.DispatchCompute(uint32(gx), uint32(gy), Channels)
+	gl.DispatchCompute(uint32(gx), uint32(gy), gpusort.Channels)
 	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 }
 
@@ -550,18 +552,18 @@ func b2u(b bool) uint32 {
 }
 
 // acquire takes a free slot, waiting for one while ctx lasts.
-func (c *Compute) acquire(ctx context.Context) (*slot, error) {
+func (c *Sorter) acquire(ctx context.Context) (*slot, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
 	if closed {
-		return nil, ErrClosed
+		return nil, gpusort.ErrClosed
 	}
 	select {
 	case s := <-c.slots:
 		return s, nil
 	case <-c.closing:
-		return nil, ErrClosed
+		return nil, gpusort.ErrClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -570,14 +572,14 @@ func (c *Compute) acquire(ctx context.Context) (*slot, error) {
 // batchJob is one key width of a batch on its way through a slot.
 type batchJob struct {
 	v       keyView
-	alg     ComputeAlgorithm
-	n       int                    // keys per channel
-	lens    [Channels]uint32       // the windows' lengths
-	src     [Channels]uploadSource // where each window is uploaded from
-	plan    *digestPlan            // nil for Sort
-	profile bool                   // wait for the GPU after each phase
-	phases  Phases                 // filled when profiling
-	start   time.Time              // of the current phase
+	alg     Algorithm
+	n       int                            // keys per channel
+	lens    [gpusort.Channels]uint32       // the windows' lengths
+	src     [gpusort.Channels]uploadSource // where each window is uploaded from
+	plan    *digestPlan                    // nil for Sort
+	profile bool                           // wait for the GPU after each phase
+	phases  gpusort.Phases                 // filled when profiling
+	start   time.Time                      // of the current phase
 }
 
 // uploadSource is where a window's bytes are copied to the GPU from: a
@@ -604,7 +606,7 @@ func (j *batchJob) mark(d *time.Duration) {
 // the sorted windows) into mapped memory and a fence, then here again the
 // results out of mapped memory once the fence has signalled. With specs nil
 // it sorts the windows in place; otherwise it fills out's digests.
-func (c *Compute) batch(ctx context.Context, v keyView, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	alg, err := c.algorithm(ctx, v)
 	if err != nil {
 		return err
@@ -612,7 +614,7 @@ func (c *Compute) batch(ctx context.Context, v keyView, specs *[Channels]summary
 	c.mu.Lock()
 	j := &batchJob{v: v, alg: alg, n: v.stride(alg), profile: c.profile, start: time.Now()}
 	c.mu.Unlock()
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		j.lens[i] = uint32(v.lens[i])
 	}
 	if specs != nil {
@@ -627,7 +629,7 @@ func (c *Compute) batch(ctx context.Context, v keyView, specs *[Channels]summary
 	if err := c.stage(s, j); err != nil {
 		return err
 	}
-	if err := c.t.do(func() error { return c.submit(s, j) }); err != nil {
+	if err := c.t.Do(func() error { return c.submit(s, j) }); err != nil {
 		return err
 	}
 	if err := <-s.done; err != nil {
@@ -641,7 +643,7 @@ func (c *Compute) batch(ctx context.Context, v keyView, specs *[Channels]summary
 	} else if c.persistent {
 		var jobs []copyJob
 		ks := v.keySize()
-		for i := range Channels {
+		for i := range gpusort.Channels {
 			if v.lens[i] > 0 {
 				jobs = append(jobs, copyJob{v.bytes(i), s.down.bytes[i*j.n*ks:]})
 			}
@@ -659,14 +661,14 @@ func (c *Compute) batch(ctx context.Context, v keyView, specs *[Channels]summary
 
 // stage decides where each window is uploaded from, and copies the windows
 // that are not in staging memory into s's mapped up buffer on all cores.
-func (c *Compute) stage(s *slot, j *batchJob) error {
+func (c *Sorter) stage(s *slot, j *batchJob) error {
 	if !c.persistent {
 		return nil // glBufferSubData from the windows themselves
 	}
 	start := time.Now()
 	ks := j.v.keySize()
 	var jobs []copyJob
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if j.lens[i] == 0 {
 			continue
 		}
@@ -675,8 +677,8 @@ func (c *Compute) stage(s *slot, j *batchJob) error {
 			j.src[i] = uploadSource{buf, off}
 			continue
 		}
-		if need := Channels * j.n * ks; len(s.up.bytes) < need {
-			if err := c.t.do(func() error { s.up.ensure(need, false); return glError("map upload buffer") }); err != nil {
+		if need := gpusort.Channels * j.n * ks; len(s.up.bytes) < need {
+			if err := c.t.Do(func() error { s.up.ensure(need, false); return glctx.CheckError("map upload buffer") }); err != nil {
 				return err
 			}
 		}
@@ -692,13 +694,13 @@ func (c *Compute) stage(s *slot, j *batchJob) error {
 // then the digests or the sorted windows into mapped memory, and a fence
 // that reports on s.done. Without persistent mapping it also reads the
 // results back, synchronously.
-func (c *Compute) submit(s *slot, j *batchJob) error {
+func (c *Sorter) submit(s *slot, j *batchJob) error {
 	p := c.progs[b2u(j.v.key64)]
 	ks := j.v.keySize()
 	j.start = time.Now()
-	s.keys.ensure(Channels * j.n * ks)
+	s.keys.ensure(gpusort.Channels * j.n * ks)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.keys.id)
-	for i := range Channels {
+	for i := range gpusort.Channels {
 		if j.lens[i] == 0 {
 			continue
 		}
@@ -714,19 +716,19 @@ func (c *Compute) submit(s *slot, j *batchJob) error {
 	j.mark(&j.phases.Upload)
 
 	finish := j.plan == nil
-	if j.alg == ComputeRadix {
+	if j.alg == Radix {
 		sortRadix(p, &s.keys, &s.radix, j.n, j.lens, j.v.key64, finish, nil)
 	} else {
 		sortBitonic(p, j.n, j.lens, finish)
 	}
-	if err := glError("sort"); err != nil {
+	if err := glctx.CheckError("sort"); err != nil {
 		return err
 	}
 	j.mark(&j.phases.Sort)
 
 	if j.plan != nil {
 		dispatchDigest(p, &s.digest, j.n, j.lens, j.plan, c.persistent)
-		if err := glError("digest"); err != nil {
+		if err := glctx.CheckError("digest"); err != nil {
 			return err
 		}
 		j.mark(&j.phases.Digest)
@@ -739,18 +741,18 @@ func (c *Compute) submit(s *slot, j *batchJob) error {
 	} else {
 		gl.BindBuffer(gl.COPY_READ_BUFFER, s.keys.id)
 		if !c.persistent {
-			for i := range Channels {
+			for i := range gpusort.Channels {
 				if j.lens[i] > 0 {
 					gl.GetBufferSubData(gl.COPY_READ_BUFFER, i*j.n*ks, int(j.lens[i])*ks, j.v.data[i])
 				}
 			}
 			j.mark(&j.phases.Readback)
-			s.done <- glError("read back")
+			s.done <- glctx.CheckError("read back")
 			return nil
 		}
-		s.down.ensure(Channels*j.n*ks, true)
+		s.down.ensure(gpusort.Channels*j.n*ks, true)
 		gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.down.id)
-		for i := range Channels {
+		for i := range gpusort.Channels {
 			if j.lens[i] > 0 {
 				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*j.n*ks, i*j.n*ks, int(j.lens[i])*ks)
 			}
@@ -758,16 +760,16 @@ func (c *Compute) submit(s *slot, j *batchJob) error {
 		j.mark(&j.phases.Readback)
 	}
 	gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)
-	if err := glError("read back"); err != nil {
+	if err := glctx.CheckError("read back"); err != nil {
 		return err
 	}
-	c.t.await(func(err error) { s.done <- err })
+	c.t.Await(func(err error) { s.done <- err })
 	return nil
 }
 
 // collectDigests reads a digest batch's results, from mapped memory or,
 // for runs that did not fit there, in a GL job, and assembles out.
-func (c *Compute) collectDigests(s *slot, j *batchJob, out *[Channels]summary.Digest) error {
+func (c *Sorter) collectDigests(s *slot, j *batchJob, out *[gpusort.Channels]summary.Digest) error {
 	read := func() error { return s.digest.read(j.plan, true) }
 	var err error
 	switch {
@@ -776,7 +778,7 @@ func (c *Compute) collectDigests(s *slot, j *batchJob, out *[Channels]summary.Di
 	case j.plan.runsMapped:
 		err = read()
 	default:
-		err = c.t.do(read)
+		err = c.t.Do(read)
 	}
 	if err != nil {
 		return err
@@ -786,7 +788,7 @@ func (c *Compute) collectDigests(s *slot, j *batchJob, out *[Channels]summary.Di
 }
 
 var (
-	_ Digester = (*Compute)(nil)
-	_ Stager   = (*Compute)(nil)
-	_ Profiler = (*Compute)(nil)
+	_ gpusort.Digester = (*Sorter)(nil)
+	_ gpusort.Stager   = (*Sorter)(nil)
+	_ gpusort.Profiler = (*Sorter)(nil)
 )

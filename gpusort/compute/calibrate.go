@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package compute
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
+
+	"streamd/gpusort"
+	"streamd/gpusort/glctx"
 )
 
 // The measured choice between the bitonic and the radix sort: the first
@@ -22,13 +25,13 @@ type sizeClass struct {
 	n     int
 }
 
-// ComputeChoice is the algorithm a Compute chose for one size class, and
+// Choice is the algorithm a Sorter chose for one size class, and
 // the rates it measured: keys per second of each sort alone (four windows
 // of N random keys, on the GPU, without transfers).
-type ComputeChoice struct {
+type Choice struct {
 	Key64       bool
 	N           int // window length (a power of two)
-	Algorithm   ComputeAlgorithm
+	Algorithm   Algorithm
 	BitonicRate float64
 	RadixRate   float64
 	// Err, when not nil, is why the radix sort was not used: its result
@@ -41,14 +44,14 @@ type ComputeChoice struct {
 const calibrationReps = 2
 
 // Choices reports the measured choices made so far, by key width and size.
-func (c *Compute) Choices() []ComputeChoice {
+func (c *Sorter) Choices() []Choice {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []ComputeChoice
+	var out []Choice
 	for _, ch := range c.choices {
 		out = append(out, ch)
 	}
-	slices.SortFunc(out, func(a, b ComputeChoice) int {
+	slices.SortFunc(out, func(a, b Choice) int {
 		if a.Key64 != b.Key64 {
 			return int(b2u(a.Key64)) - int(b2u(b.Key64))
 		}
@@ -60,9 +63,9 @@ func (c *Compute) Choices() []ComputeChoice {
 // Calibrate makes the measured choice for windows of n keys (float64 ones
 // when key64) now, if it is not made yet, so that the first batch of that
 // size does not wait for it. It does nothing unless the algorithm is
-// ComputeMeasured, or for windows too large for the GPU (which go to the
+// Measured, or for windows too large for the GPU (which go to the
 // CPU).
-func (c *Compute) Calibrate(ctx context.Context, n int, key64 bool) error {
+func (c *Sorter) Calibrate(ctx context.Context, n int, key64 bool) error {
 	if n <= 0 {
 		return nil
 	}
@@ -77,8 +80,8 @@ func (c *Compute) Calibrate(ctx context.Context, n int, key64 bool) error {
 
 // algorithm returns the sort for v's windows: the configured one, or the
 // measured choice for v's size class, calibrating first if it has none.
-func (c *Compute) algorithm(ctx context.Context, v keyView) (ComputeAlgorithm, error) {
-	if c.alg != ComputeMeasured {
+func (c *Sorter) algorithm(ctx context.Context, v keyView) (Algorithm, error) {
+	if c.alg != Measured {
 		return c.alg, nil
 	}
 	class := sizeClass{v.key64, v.padded()}
@@ -99,7 +102,7 @@ func (c *Compute) algorithm(ctx context.Context, v keyView) (ComputeAlgorithm, e
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := c.t.do(func() error {
+	if err := c.t.Do(func() error {
 		var err error
 		ch, err = c.calibrate(class)
 		return err
@@ -115,28 +118,28 @@ func (c *Compute) algorithm(ctx context.Context, v keyView) (ComputeAlgorithm, e
 // calibrate times both sorts on four windows of class.n random keys and
 // checks that they agree. It runs on the GL thread; the batches in flight
 // finish first (glFinish), so they do not count.
-func (c *Compute) calibrate(class sizeClass) (ComputeChoice, error) {
+func (c *Sorter) calibrate(class sizeClass) (Choice, error) {
 	gl.Finish()
 	if !c.warm {
 		// The first dispatches of a program may compile it: run both
 		// sorts once on a small batch before timing anything.
 		for _, key64 := range []bool{false, true} {
 			if _, _, err := c.timeSorts(sizeClass{key64, localKeys}, 1); err != nil {
-				return ComputeChoice{}, err
+				return Choice{}, err
 			}
 		}
 		c.warm = true
 	}
 	rates, agree, err := c.timeSorts(class, calibrationReps)
 	if err != nil {
-		return ComputeChoice{}, err
+		return Choice{}, err
 	}
-	ch := ComputeChoice{Key64: class.key64, N: class.n, BitonicRate: rates[0], RadixRate: rates[1], Algorithm: ComputeBitonic}
+	ch := Choice{Key64: class.key64, N: class.n, BitonicRate: rates[0], RadixRate: rates[1], Algorithm: Bitonic}
 	switch {
 	case !agree:
-		ch.Err = fmt.Errorf("gpusort: the radix sort's result differs from the bitonic sort's on %s", c.t.info)
+		ch.Err = fmt.Errorf("gpusort: the radix sort's result differs from the bitonic sort's on %s", c.t.Info())
 	case rates[1] > rates[0]:
-		ch.Algorithm = ComputeRadix
+		ch.Algorithm = Radix
 	}
 	return ch, nil
 }
@@ -146,11 +149,11 @@ func (c *Compute) calibrate(class sizeClass) (ComputeChoice, error) {
 // keys per second and whether their results agree (on the first 2^20 keys
 // of each window: enough to catch a broken sort). It runs on the GL thread
 // with scratch buffers of its own.
-func (c *Compute) timeSorts(class sizeClass, reps int) (rates [2]float64, agree bool, err error) {
+func (c *Sorter) timeSorts(class sizeClass, reps int) (rates [2]float64, agree bool, err error) {
 	p := c.progs[b2u(class.key64)]
 	n := class.n
 	ks := 4 + 4*int(b2u(class.key64))
-	lens := [Channels]uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
+	lens := [gpusort.Channels]uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
 	var src, keys glBuffer
 	var rb radixBuffers
 	defer func() {
@@ -158,8 +161,8 @@ func (c *Compute) timeSorts(class sizeClass, reps int) (rates [2]float64, agree 
 		keys.free()
 		rb.free()
 	}()
-	src.ensure(Channels * n * ks)
-	keys.ensure(Channels * n * ks)
+	src.ensure(gpusort.Channels * n * ks)
+	keys.ensure(gpusort.Channels * n * ks)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, src.id)
 	p.setCommon(p.fill, n, lens)
 	gl.Uniform1ui(p.uniform(p.fill, "seed"), uint32(n))
@@ -167,16 +170,16 @@ func (c *Compute) timeSorts(class sizeClass, reps int) (rates [2]float64, agree 
 
 	check := min(n, 1<<20)
 	var sorted [2][]uint32
-	for a, alg := range []ComputeAlgorithm{ComputeBitonic, ComputeRadix} {
+	for a, alg := range []Algorithm{Bitonic, Radix} {
 		var best time.Duration
 		for range reps {
 			gl.BindBuffer(gl.COPY_READ_BUFFER, src.id)
 			gl.BindBuffer(gl.COPY_WRITE_BUFFER, keys.id)
-			gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, Channels*n*ks)
+			gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, gpusort.Channels*n*ks)
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, keys.id)
 			gl.Finish()
 			start := time.Now()
-			if alg == ComputeRadix {
+			if alg == Radix {
 				sortRadix(p, &keys, &rb, n, lens, class.key64, false, nil)
 			} else {
 				sortBitonic(p, n, lens, false)
@@ -186,15 +189,15 @@ func (c *Compute) timeSorts(class sizeClass, reps int) (rates [2]float64, agree 
 				best = d
 			}
 		}
-		if err := glError("calibrate " + alg.String()); err != nil {
+		if err := glctx.CheckError("calibrate " + alg.String()); err != nil {
 			return rates, false, err
 		}
-		rates[a] = float64(Channels*n) / max(best, time.Nanosecond).Seconds()
-		sorted[a] = make([]uint32, Channels*check*ks/4)
+		rates[a] = float64(gpusort.Channels*n) / max(best, time.Nanosecond).Seconds()
+		sorted[a] = make([]uint32, gpusort.Channels*check*ks/4)
 		gl.BindBuffer(gl.COPY_READ_BUFFER, keys.id)
-		for i := range Channels {
+		for i := range gpusort.Channels {
 			gl.GetBufferSubData(gl.COPY_READ_BUFFER, i*n*ks, check*ks, gl.Ptr(sorted[a][i*check*ks/4:]))
 		}
 	}
-	return rates, slices.Equal(sorted[0], sorted[1]), glError("calibrate")
+	return rates, slices.Equal(sorted[0], sorted[1]), glctx.CheckError("calibrate")
 }

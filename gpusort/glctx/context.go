@@ -1,13 +1,12 @@
 //go:build gpu
 
-package gpusort
+package glctx
 
 // How a GPU back-end gets its OpenGL context: EGL without a display (the
 // server path and the default), or GLFW with a hidden window on an X
 // display (for desktops with one; in builds with the "glfw" tag too),
-// chosen by a GLContext given to NewComputeWith, NewPBSNWith or
-// NewBitonicWith. The registry (Backends,
-// Lookup) reads the choice from $STREAMD_GL through ContextFromEnv, the one
+// chosen by a Kind given to the back-end's constructor. The registry of
+// back-ends reads the choice from $STREAMD_GL through FromEnv, the one
 // place that reads it.
 
 import (
@@ -17,40 +16,40 @@ import (
 	"github.com/go-gl/gl/v4.5-core/gl"
 )
 
-// GLContext names a way to get the OpenGL context of a GPU back-end.
-type GLContext string
+// Kind names a way to get the OpenGL context of a GPU back-end.
+type Kind string
 
 const (
-	// ContextEGL makes the context with EGL and no display: a hardware EGL
-	// device, a software one, then Mesa's surfaceless platform. It needs
-	// no X server and is what NewCompute, NewPBSN and NewBitonic use.
-	ContextEGL GLContext = "egl"
-	// ContextGLFW makes the context with GLFW (GLX) in a hidden window on
+	// EGL makes the context with EGL and no display: a hardware EGL device, a
+	// software one, then Mesa's surfaceless platform. It needs no X server
+	// and is what compute.New, fragment.NewPBSN and fragment.NewBitonic use.
+	EGL Kind = "egl"
+	// GLFW makes the context with GLFW (GLX) in a hidden window on
 	// the X display that $DISPLAY names: for desktops with a display, or
 	// under Xvfb. Linux/X11 only: GLFW runs on the back-end's own locked
 	// thread, not on the main thread that macOS requires.
-	ContextGLFW GLContext = "glfw"
-	// ContextAuto tries EGL, then GLFW if EGL fails and $DISPLAY is set.
-	ContextAuto GLContext = "auto"
+	GLFW Kind = "glfw"
+	// Auto tries EGL, then GLFW if EGL fails and $DISPLAY is set.
+	Auto Kind = "auto"
 )
 
-// GLContextEnv is the environment variable that ContextFromEnv reads:
+// Env is the environment variable that FromEnv reads:
 // "egl", "glfw" or "auto".
-const GLContextEnv = "STREAMD_GL"
+const Env = "STREAMD_GL"
 
-// ContextFromEnv returns the context kind that $STREAMD_GL names, or
-// ContextEGL when it is unset or empty. An unknown value is an error.
-func ContextFromEnv() (GLContext, error) {
-	v := os.Getenv(GLContextEnv)
+// FromEnv returns the context kind that $STREAMD_GL names, or
+// EGL when it is unset or empty. An unknown value is an error.
+func FromEnv() (Kind, error) {
+	v := os.Getenv(Env)
 	if v == "" {
-		return ContextEGL, nil
+		return EGL, nil
 	}
-	kind := GLContext(v)
+	kind := Kind(v)
 	switch kind {
-	case ContextEGL, ContextGLFW, ContextAuto:
+	case EGL, GLFW, Auto:
 		return kind, nil
 	}
-	return "", fmt.Errorf("gpusort: %s=%q: want %q, %q or %q", GLContextEnv, v, ContextEGL, ContextGLFW, ContextAuto)
+	return "", fmt.Errorf("gpusort: %s=%q: want %q, %q or %q", Env, v, EGL, GLFW, Auto)
 }
 
 // currentContext is an OpenGL context current on the calling OS thread.
@@ -70,17 +69,17 @@ func (eglCurrent) load() error { return gl.InitWithProcAddrFunc(procAddr) }
 
 // openContext makes a context of the given kind current on the calling OS
 // thread, which must stay locked to the calling goroutine until close.
-func openContext(kind GLContext) (currentContext, error) {
+func openContext(kind Kind) (currentContext, error) {
 	switch kind {
-	case ContextEGL, "":
+	case EGL, "":
 		e, err := openEGL()
 		if err != nil {
 			return nil, err
 		}
 		return eglCurrent{e}, nil
-	case ContextGLFW:
+	case GLFW:
 		return openGLFW()
-	case ContextAuto:
+	case Auto:
 		e, err := openEGL()
 		if err == nil {
 			return eglCurrent{e}, nil

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpusort
+package glctx
 
 /*
 #cgo LDFLAGS: -Wl,--as-needed -lEGL
@@ -140,9 +140,9 @@ static void *streamd_egl_proc(const char *name) {
 }
 
 // glXGetProcAddress stands in for libGL's: go-gl/gl links -lGL only for
-// its own GLX loader (gl.Init), which gpusort never calls, loading GL
+// its own GLX loader (gl.Init), which glctx never calls, loading GL
 // through EGL instead (gl.InitWithProcAddrFunc). Defined here, and with
-// --as-needed above (the linker sees gpusort's flags before go-gl's
+// --as-needed above (the linker sees glctx's flags before go-gl's
 // -lGL), the binary does not depend on libGL.so.1 and its X libraries:
 // libEGL and libglvnd's libGLdispatch are all it needs. Should anything
 // call it, it answers as libglvnd's does: the same dispatch stubs.
