@@ -45,6 +45,11 @@
 // temporary file (.checkpoint-*.tmp) behind. Write removes such files before
 // it writes, so that they cannot fill the disk across crashes: the
 // directory must have one writer at a time (see Lock).
+//
+// Scheduling: a Scheduler decides when a daemon checkpoints — every
+// interval, and when asked — and keeps the outcome: a failed checkpoint
+// degrades the daemon's health until one succeeds. What a checkpoint holds
+// is the daemon's business.
 package checkpoint
 
 import (
