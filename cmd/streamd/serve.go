@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -32,8 +33,8 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/checkpoint"
 	"streamd/cluster"
-	"streamd/feed"
 	"streamd/gpusort"
+	"streamd/handoff"
 	"streamd/ingest"
 	"streamd/internal/connlimit"
 	"streamd/internal/grpcauth"
@@ -515,32 +516,17 @@ type Daemon struct {
 	grpcConns *connlimit.Listener // what gRPC serves: grpcLn, limited
 
 	store        *checkpoint.Store
-	ckptMu       sync.Mutex // one checkpoint at a time; guards seq and offsets
-	seq          uint64
-	offsets      offsets // Kafka offsets in the last snapshot
-	checkpoints  atomic.Int64
-	ckptHealth   checkpointHealth
+	ckpt         *checkpoint.Scheduler // nil without a data dir, or before the state is restored
+	handoff      *handoff.Handoff      // holds the Kafka offsets of the state, under the checkpoints' lock
 	kafka        *ingest.KafkaConsumer
 	kafkaStopped atomic.Bool
 	kafkaDone    chan struct{}
-	restored     bool               // state came from the data dir (or there was none)
-	stop         context.CancelFunc // ends the checkpoint loop and Kafka
+	stop         context.CancelFunc // ends Kafka
 
-	memberID string
 	peers    *cluster.Peers
 	gatherer *cluster.Gatherer
 	dir      *cluster.Directory // the group's members; nil without Kafka
-	partsMu  sync.Mutex
-	parts    []feed.Source // every partition of the topics
-	partsAt  time.Time
-	// partsRefreshing is set while the list of partitions is being read.
-	partsRefreshing bool
-
-	stopping    atomic.Bool        // Close has begun
-	dirStop     context.CancelFunc // ends the directory
-	handoffMu   sync.Mutex
-	handoffLeft map[feed.Source]bool // given up at shutdown, not yet handed over
-	handoffDone chan struct{}        // closed when handoffLeft empties
+	dirStop  context.CancelFunc // ends the directory
 }
 
 // DurabilityService is the name under which the gRPC health service
@@ -551,69 +537,20 @@ type Daemon struct {
 // would lose the values since the last checkpoint.
 const DurabilityService = "streamd.durability"
 
-// checkpointHealth is the outcome of the daemon's checkpoints, for health
-// and metrics.
-type checkpointHealth struct {
-	mu       sync.Mutex
-	err      error     // the last checkpoint's failure; nil once one succeeds
-	failedAt time.Time // when it failed
-	lastOK   time.Time // when the last checkpoint succeeded, or Open restored
-	failures uint64
-}
-
-// checkpointed records a checkpoint's outcome and returns err: a failure
-// degrades the daemon's health (/healthz answers 503, DurabilityService is
-// NOT_SERVING) until a later checkpoint succeeds. An error of a cancelled
-// context is no outcome: the checkpoint was abandoned, not failed.
-func (d *Daemon) checkpointed(err error) error {
-	if errors.Is(err, context.Canceled) {
-		return err
-	}
-	h := &d.ckptHealth
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err != nil {
-		h.err, h.failedAt = err, time.Now()
-		h.failures++
-		d.Logger.Error("checkpoint failed; health is degraded until one succeeds", "err", err, "failures", h.failures)
-	} else {
-		if h.err != nil {
-			d.Logger.Info("checkpoint succeeded again: health restored")
-		}
-		h.err, h.lastOK = nil, time.Now()
-	}
-	d.setDurabilityLocked()
-	return err
-}
-
-// setDurabilityLocked sets DurabilityService's status from the last
-// checkpoint's outcome. The caller holds ckptHealth.mu.
-func (d *Daemon) setDurabilityLocked() {
+// setDurability sets DurabilityService's status from the last
+// checkpoint's outcome: degraded, or nil.
+func (d *Daemon) setDurability(degraded error) {
 	st := healthpb.HealthCheckResponse_SERVING
-	if d.ckptHealth.err != nil {
+	if degraded != nil {
 		st = healthpb.HealthCheckResponse_NOT_SERVING
 	}
 	d.health.SetServingStatus(DurabilityService, st)
 }
 
-// durability returns why the daemon is degraded: the last checkpoint's
-// failure, or nil.
-func (d *Daemon) durability() error {
-	h := &d.ckptHealth
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.err != nil {
-		return fmt.Errorf("degraded: the checkpoint at %s failed (%d failures so far): %w", h.failedAt.UTC().Format(time.RFC3339), h.failures, h.err)
-	}
-	return nil
-}
-
 // checkpointStats returns the checkpoint counters for /metrics.
 func (d *Daemon) checkpointStats() web.CheckpointStats {
-	h := &d.ckptHealth
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return web.CheckpointStats{Failures: h.failures, LastSuccess: h.lastOK}
+	failures, lastOK := d.ckpt.Stats()
+	return web.CheckpointStats{Failures: failures, LastSuccess: lastOK}
 }
 
 // NewDaemon returns a daemon with cfg, not yet running.
@@ -676,24 +613,29 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	d.offsets = offsets{}
+	d.handoff = &handoff.Handoff{Pipeline: d.pipe}
 	if cfg.DataDir != "" {
 		d.store = &checkpoint.Store{Dir: cfg.DataDir, Logger: d.Logger}
-		if d.offsets, err = d.restore(); err != nil {
+		off, err := d.restore()
+		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
-		d.restored = true
-		// The state is what the data dir holds: durable as of now.
-		d.ckptHealth.lastOK = time.Now()
+		_ = d.handoff.Offsets(func(held offsets) error { maps.Copy(held, off); return nil })
+		d.ckpt = &checkpoint.Scheduler{
+			Interval: cfg.CheckpointInterval, Write: d.checkpoint, Changed: d.setDurability, Logger: d.Logger,
+		}
 	}
 	if err := d.pipe.Open(ctx); err != nil {
 		return err
 	}
+	if d.ckpt != nil {
+		// The state is what the data dir holds: durable as of now.
+		if err := d.ckpt.Open(ctx); err != nil {
+			return err
+		}
+	}
 	var bg context.Context
 	bg, d.stop = context.WithCancel(context.WithoutCancel(ctx))
-	if d.store != nil && cfg.CheckpointInterval > 0 {
-		d.wg.Go(func() { d.checkpointLoop(bg) })
-	}
 	if d.grpcLn, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
 		return fmt.Errorf("listen grpc: %w", err)
 	}
@@ -738,9 +680,11 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	d.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	d.health.SetServingStatus(pb.Streamd_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	d.ckptHealth.mu.Lock()
-	d.setDurabilityLocked()
-	d.ckptHealth.mu.Unlock()
+	if d.ckpt != nil {
+		d.setDurability(d.ckpt.Err())
+	} else {
+		d.setDurability(nil)
+	}
 	attrs := []any{"grpc", d.GRPCAddr(), "tcp", d.TCPAddr(), "metrics", d.MetricsAddr(),
 		"sorter", d.sorter.Name(), "data_dir", cfg.DataDir}
 	if in, ok := d.sorter.(interface{ Info() string }); ok && in.Info() != "" {
@@ -784,7 +728,7 @@ func (d *Daemon) newKafka(dialer *kafka.Dialer) {
 		Brokers: cfg.KafkaBrokers, Topics: cfg.KafkaTopics, Group: cfg.KafkaGroup,
 		Formats: cfg.KafkaFormats, StreamFromTopic: cfg.KafkaStreamFromTopic, MessageTime: cfg.KafkaMessageTime,
 		Sink: d.pipe, Logger: d.Logger, SessionTimeout: cfg.KafkaSessionTimeout,
-		Assigned: d.assigned,
+		Assigned: d.handoff.Assigned,
 		Revoked:  d.revoked,
 		Dialer:   dialer,
 	}
@@ -856,11 +800,11 @@ func (d *Daemon) openGRPC() {
 	opts = append(opts, grpc.ChainUnaryInterceptor(d.proveUnary, d.api.UnaryInterceptor),
 		grpc.ChainStreamInterceptor(d.proveStream, d.api.StreamInterceptor))
 	d.grpc = grpc.NewServer(opts...)
-	if d.store != nil {
-		d.api.Durable = func(ctx context.Context) error { return d.checkpointed(d.checkpoint(ctx)) }
+	if d.ckpt != nil {
+		d.api.Durable = d.ckpt.Checkpoint
 	}
 	pb.RegisterStreamdServer(d.grpc, d.api)
-	pb.RegisterPeerServer(d.grpc, peerServer{d: d})
+	pb.RegisterPeerServer(d.grpc, handoff.Server{Handoff: d.handoff, Pipeline: d.pipe})
 	healthpb.RegisterHealthServer(d.grpc, d.health)
 	reflection.Register(d.grpc)
 	d.grpcConns = connlimit.New(d.grpcLn, cfg.GRPCMaxConnections)
@@ -912,8 +856,8 @@ func (d *Daemon) openWeb(ctx context.Context) error {
 		w.TCPStats = d.tcp.Stats
 		w.TCPAddr = d.TCPAddr()
 	}
-	if d.store != nil {
-		w.Health = d.durability
+	if d.ckpt != nil {
+		w.Health = d.ckpt.Err
 		w.Checkpoints = d.checkpointStats
 	}
 	if d.grpcConns != nil {
@@ -979,10 +923,15 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close tcp ingest: %w", err))
 		}
 	}
-	d.stopping.Store(true)
+	if d.handoff != nil {
+		d.handoff.Leaving()
+	}
+	if d.ckpt != nil {
+		d.ckpt.Close()
+	}
 	if d.stop != nil {
-		// Stops the checkpoint loop and the Kafka consumer, which
-		// checkpoints and commits what it delivered before it returns.
+		// Stops the Kafka consumer, which checkpoints and commits what it
+		// delivered before it returns.
 		d.stop()
 	}
 	if d.kafkaDone != nil {
@@ -992,7 +941,10 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("stop kafka: %w", ctx.Err()))
 		}
 		d.kafkaStopped.Store(true)
-		d.awaitHandoff(ctx)
+	}
+	if d.handoff != nil {
+		// Waits for the partitions given up to be handed over.
+		d.handoff.Close(ctx)
 	}
 	if d.dirStop != nil {
 		d.dirStop()
@@ -1002,8 +954,8 @@ func (d *Daemon) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		// Never overwrite a checkpoint that could not be restored.
-		if d.restored {
-			if err := d.checkpointed(d.checkpoint(ctx)); err != nil {
+		if d.ckpt != nil {
+			if err := d.ckpt.Checkpoint(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("final checkpoint failed, the values accepted since the last checkpoint are lost: %w", err))
 			}
 		}
