@@ -97,29 +97,24 @@ func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
 // pipeline (not yet open), falling back to the older one if it is corrupt.
 // It returns the checkpoint's Kafka offsets.
 func (d *Daemon) restore() (offsets, error) {
-	seq, data, err := d.store.Latest()
-	for err == nil {
-		snap, off, derr := decodeState(data)
-		if derr == nil {
-			derr = d.pipe.Restore(snap)
+	var off offsets
+	seq, err := d.store.Restore(func(data []byte) error {
+		snap, o, err := decodeState(data)
+		if err == nil {
+			err = d.pipe.Restore(snap)
 		}
-		if derr == nil {
-			d.Logger.Info("restored checkpoint", "seq", seq, "streams", d.pipe.Len(), "kafka_partitions", len(off))
-			return off, nil
-		}
-		if errors.Is(derr, codec.ErrVersion) {
-			// Not damaged: a newer streamd wrote it. Falling back would
-			// serve older state, and set this one aside to be removed.
-			return nil, fmt.Errorf("checkpoint %d was written by another version of streamd (run that version, or move the data dir aside): %w", seq, derr)
-		}
-		d.Logger.Error("bad checkpoint; trying the previous one", "seq", seq, "err", derr)
-		seq, data, err = d.store.Older(seq)
-	}
+		off = o
+		return err
+	})
 	if errors.Is(err, checkpoint.ErrNone) {
 		d.Logger.Info("no checkpoint to restore; starting empty", "data_dir", d.Config.DataDir)
 		return offsets{}, nil
 	}
-	return nil, err
+	if err != nil {
+		return nil, err
+	}
+	d.Logger.Info("restored checkpoint", "seq", seq, "streams", d.pipe.Len(), "kafka_partitions", len(off))
+	return off, nil
 }
 
 // checkpoint writes one checkpoint: a snapshot of every stream and, when
