@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"net"
 	"os"
@@ -159,11 +158,9 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	d.handoff = &handoff.Handoff{Pipeline: d.pipe}
 	if cfg.DataDir != "" {
 		d.store = &checkpoint.Store{Dir: cfg.DataDir, Logger: d.Logger}
-		off, err := d.restore()
-		if err != nil {
+		if err := d.restore(); err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
-		_ = d.handoff.Offsets(func(held offsets) error { maps.Copy(held, off); return nil })
 		d.ckpt = &checkpoint.Scheduler{
 			Interval: cfg.CheckpointInterval, Write: d.checkpoint, Changed: d.setDurability, Logger: d.Logger,
 		}

@@ -94,9 +94,9 @@ func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
 }
 
 // restore loads the newest checkpoint that decodes and restores into the
-// pipeline (not yet open), falling back to the older one if it is corrupt.
-// It returns the checkpoint's Kafka offsets.
-func (d *Daemon) restore() (offsets, error) {
+// pipeline (not yet open), falling back to the older one if it is corrupt,
+// and gives the Handoff the checkpoint's Kafka offsets.
+func (d *Daemon) restore() error {
 	var off offsets
 	seq, err := d.store.Restore(func(data []byte) error {
 		snap, o, err := decodeState(data)
@@ -108,13 +108,16 @@ func (d *Daemon) restore() (offsets, error) {
 	})
 	if errors.Is(err, checkpoint.ErrNone) {
 		d.Logger.Info("no checkpoint to restore; starting empty", "data_dir", d.Config.DataDir)
-		return offsets{}, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.Logger.Info("restored checkpoint", "seq", seq, "streams", d.pipe.Len(), "kafka_partitions", len(off))
-	return off, nil
+	return d.handoff.Offsets(func(held offsets) error {
+		maps.Copy(held, off)
+		return nil
+	})
 }
 
 // checkpoint writes one checkpoint: a snapshot of every stream and, when
