@@ -2,14 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/segmentio/kafka-go"
 	"google.golang.org/grpc/credentials"
@@ -17,40 +10,6 @@ import (
 	"streamd/cluster"
 	"streamd/internal/tlsconf"
 )
-
-// memberIDFile holds the daemon's member id in its data dir.
-const memberIDFile = "member-id"
-
-// loadMemberID returns the daemon's member id, kept in dir so that a
-// restarted daemon is the same member; a new random one without a dir.
-func loadMemberID(dir string) (string, error) {
-	if dir != "" {
-		b, err := os.ReadFile(filepath.Join(dir, memberIDFile))
-		if err == nil && len(b) == 32 {
-			if _, err := hex.DecodeString(string(b)); err == nil {
-				return string(b), nil
-			}
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("read member id: %w", err)
-		}
-	}
-	var raw [16]byte
-	if _, err := io.ReadFull(rand.Reader, raw[:]); err != nil {
-		return "", fmt.Errorf("new member id: %w", err)
-	}
-	id := hex.EncodeToString(raw[:])
-	if dir != "" {
-		tmp := filepath.Join(dir, memberIDFile+".tmp")
-		if err := os.WriteFile(tmp, []byte(id), 0o644); err != nil {
-			return "", fmt.Errorf("write member id: %w", err)
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, memberIDFile)); err != nil {
-			return "", fmt.Errorf("write member id: %w", err)
-		}
-	}
-	return id, nil
-}
 
 // peerCreds returns the credentials of the daemon's calls to its peers:
 // TLS when the daemon serves TLS, trusting ClusterCA, or the system's
@@ -77,7 +36,7 @@ func peerCreds(cfg *Config) (credentials.TransportCredentials, error) {
 // directory of the group's members.
 func (d *Daemon) openCluster(ctx context.Context, dialer *kafka.Dialer) error {
 	cfg := &d.Config
-	memberID, err := loadMemberID(cfg.DataDir)
+	memberID, err := cluster.LoadMemberID(cfg.DataDir)
 	if err != nil {
 		return err
 	}
