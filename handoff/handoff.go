@@ -90,8 +90,9 @@ type Directory interface {
 }
 
 // Handoff hands partitions' states over between the members of a group.
-// Set its fields, then call Open; Close stops it. Its methods are safe for
-// concurrent use.
+// Set its fields, then call Open; Close stops it. Offsets may be used
+// before Open, to set the offsets of a restored checkpoint. Its methods
+// are safe for concurrent use.
 type Handoff struct {
 	Pipeline  Pipeline
 	Consumer  Consumer  // nil without Kafka
