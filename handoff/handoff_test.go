@@ -18,7 +18,15 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
 	"streamd/feed"
+	"streamd/ingest"
 	"streamd/pipeline"
+)
+
+// The daemon's parts are what the interfaces say.
+var (
+	_ Pipeline  = (*pipeline.Pipeline)(nil)
+	_ Consumer  = (*ingest.KafkaConsumer)(nil)
+	_ Directory = (*cluster.Directory)(nil)
 )
 
 // fakePipeline holds each partition's parts as given.
