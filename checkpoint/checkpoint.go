@@ -45,6 +45,11 @@
 // temporary file (.checkpoint-*.tmp) behind. Write removes such files before
 // it writes, so that they cannot fill the disk across crashes: the
 // directory must have one writer at a time (see Lock).
+//
+// Scheduling: a Scheduler decides when a daemon checkpoints — every
+// interval, and when asked — and keeps the outcome: a failed checkpoint
+// degrades the daemon's health until one succeeds. What a checkpoint holds
+// is the daemon's business.
 package checkpoint
 
 import (
@@ -301,6 +306,32 @@ func (s *Store) Older(seq uint64) (uint64, []byte, error) {
 		}
 	}
 	return s.newest(seq, true)
+}
+
+// Restore restores from the newest checkpoint whose content restore
+// accepts. It calls restore with the content of the newest valid
+// checkpoint (Latest) and, while restore fails, logs the failure and calls
+// it with the next older one (Older, which sets the one that failed
+// aside). It stops at a content that restore fails with an error wrapping
+// codec.ErrVersion, and returns that error: the checkpoint is not damaged
+// but written by another version of the program, and falling back past it
+// would serve older state. It returns the number of the checkpoint
+// restored from, ErrNone if no checkpoint was restored from, or the error
+// of a checkpoint that cannot be read.
+func (s *Store) Restore(restore func(content []byte) error) (uint64, error) {
+	seq, data, err := s.Latest()
+	for err == nil {
+		rerr := restore(data)
+		if rerr == nil {
+			return seq, nil
+		}
+		if errors.Is(rerr, codec.ErrVersion) {
+			return 0, fmt.Errorf("checkpoint %d was written by another version of streamd (run that version, or move the data dir aside): %w", seq, rerr)
+		}
+		s.logger().Error("bad checkpoint; trying the previous one", "seq", seq, "err", rerr)
+		seq, data, err = s.Older(seq)
+	}
+	return 0, err
 }
 
 // newest returns the newest valid checkpoint, below seq if below is set.

@@ -335,3 +335,50 @@ func TestNewerVersionKept(t *testing.T) {
 		t.Errorf("files %v, want %v", got, want)
 	}
 }
+
+// TestRestore: Restore falls back past the checkpoints whose content its
+// caller cannot restore, setting them aside, but never past one written by
+// another version of the content, and reports ErrNone when none is left.
+func TestRestore(t *testing.T) {
+	s, log := newStore(t)
+	write(t, s, "good 1")
+	write(t, s, "good 2")
+	write(t, s, "bad")
+	var tried []string
+	restore := func(data []byte) error {
+		tried = append(tried, string(data))
+		if strings.HasPrefix(string(data), "good") {
+			return nil
+		}
+		return fmt.Errorf("decode %q: %w", data, codec.ErrCorrupt)
+	}
+	seq, err := s.Restore(restore)
+	if err != nil || seq != 2 || !slices.Equal(tried, []string{"bad", "good 2"}) {
+		t.Errorf("Restore = %d, %v after %q; want 2, nil after bad, good 2", seq, err, tried)
+	}
+	if !strings.Contains(log.String(), "bad checkpoint; trying the previous one") {
+		t.Errorf("the fallback is not logged:\n%s", log)
+	}
+	if want := []string{name(2), name(3) + invalid}; !slices.Equal(files(t, s.Dir), want) {
+		t.Errorf("files %v, want %v", files(t, s.Dir), want)
+	}
+
+	// A content of another version stops the fallback and is kept.
+	write(t, s, "newer")
+	tried = nil
+	seq, err = s.Restore(func(data []byte) error {
+		tried = append(tried, string(data))
+		return fmt.Errorf("state version 9: %w", codec.ErrVersion)
+	})
+	if !errors.Is(err, codec.ErrVersion) || !strings.Contains(err.Error(), "checkpoint 4 was written by another version") || !slices.Equal(tried, []string{"newer"}) {
+		t.Errorf("Restore = %d, %v after %q; want checkpoint 4's codec.ErrVersion after newer", seq, err, tried)
+	}
+	if !slices.Contains(files(t, s.Dir), name(4)) {
+		t.Errorf("checkpoint 4 set aside: %v", files(t, s.Dir))
+	}
+
+	// None restores: ErrNone.
+	if _, err := s.Restore(func([]byte) error { return codec.ErrCorrupt }); !errors.Is(err, ErrNone) {
+		t.Errorf("Restore of nothing = %v, want ErrNone", err)
+	}
+}

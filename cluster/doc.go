@@ -46,6 +46,10 @@
 // answers (the daemon logs it). A state handed over carries p's whole
 // history, deleted messages included.
 //
+// Package handoff makes the moves. It uses the Peers and the Directory of
+// this package, but also the daemon's pipeline, its Kafka consumer and the
+// lock of its checkpoints, which the answers here do not need.
+//
 // # Cluster answers
 //
 // A Gatherer asks every member for its share: the summaries of its local

@@ -175,8 +175,10 @@ func TestRestoreStateVersion1(t *testing.T) {
 	wantOff := offsets{{Topic: "values", Partition: 0}: 42, {Topic: "values", Partition: 3}: 7}
 	for range 2 {
 		d, c := openOn(t, dir, io.Discard, nil)
-		if !maps.Equal(d.offsets, wantOff) {
-			t.Errorf("offsets %v, want %v", d.offsets, wantOff)
+		var off offsets
+		_ = d.handoff.Offsets(func(held offsets) error { off = maps.Clone(held); return nil })
+		if !maps.Equal(off, wantOff) {
+			t.Errorf("offsets %v, want %v", off, wantOff)
 		}
 		if st := stats(t, c, "old"); st.Count != 5000 {
 			t.Fatalf("restored %v, want 5000 values", st)

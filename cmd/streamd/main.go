@@ -14,9 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	"streamd/internal/membudget"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -125,4 +129,51 @@ func helpAsked(args []string) bool {
 		}
 	}
 	return false
+}
+
+func (m *Main) serve(ctx context.Context, args []string) error {
+	cfg := DefaultConfig()
+	fs := newServeFlags(&cfg)
+	if helpAsked(args) {
+		fs.SetOutput(m.Stdout)
+		fs.Usage()
+		return errHelpShown
+	}
+	// The flag package would print a bad flag's error with the whole
+	// usage; Exit prints the error alone, with a pointer to the usage.
+	fs.SetOutput(io.Discard)
+	if err := applyEnv(fs, os.Getenv); err != nil {
+		return &usageError{err: err}
+	}
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err: fmt.Errorf("serve: %w (streamd serve -h lists the flags)", err)}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{err: fmt.Errorf("serve: takes no arguments, not %q", fs.Arg(0))}
+	}
+	var handler slog.Handler = slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	if cfg.LogJSON {
+		handler = slog.NewJSONHandler(m.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})
+	}
+	logger := slog.New(handler)
+	d := NewDaemon(cfg, logger)
+	if err := d.Open(ctx); err != nil {
+		return err
+	}
+	if limit := d.MemoryLimit(); limit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage collector keeps the heap near the budget instead
+		// of letting it grow to twice what is live.
+		soft := limit + memoryHeadroom(limit)
+		debug.SetMemoryLimit(soft)
+		logger.Info("go memory limit set", "limit", membudget.Size(soft))
+	}
+	<-ctx.Done()
+	// A second signal aborts the graceful shutdown: listen for it before
+	// saying so.
+	abort, stop := signalContext()
+	defer stop()
+	logger.Info("shutting down; interrupt again to abort")
+	closeCtx, cancel := context.WithTimeout(abort, cfg.ShutdownTimeout)
+	defer cancel()
+	return d.Close(closeCtx)
 }

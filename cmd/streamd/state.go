@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	"streamd/checkpoint"
@@ -93,33 +94,30 @@ func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
 }
 
 // restore loads the newest checkpoint that decodes and restores into the
-// pipeline (not yet open), falling back to the older one if it is corrupt.
-// It returns the checkpoint's Kafka offsets.
-func (d *Daemon) restore() (offsets, error) {
-	seq, data, err := d.store.Latest()
-	for err == nil {
-		snap, off, derr := decodeState(data)
-		if derr == nil {
-			derr = d.pipe.Restore(snap)
+// pipeline (not yet open), falling back to the older one if it is corrupt,
+// and gives the Handoff the checkpoint's Kafka offsets.
+func (d *Daemon) restore() error {
+	var off offsets
+	seq, err := d.store.Restore(func(data []byte) error {
+		snap, o, err := decodeState(data)
+		if err == nil {
+			err = d.pipe.Restore(snap)
 		}
-		if derr == nil {
-			d.seq = seq
-			d.Logger.Info("restored checkpoint", "seq", seq, "streams", d.pipe.Len(), "kafka_partitions", len(off))
-			return off, nil
-		}
-		if errors.Is(derr, codec.ErrVersion) {
-			// Not damaged: a newer streamd wrote it. Falling back would
-			// serve older state, and set this one aside to be removed.
-			return nil, fmt.Errorf("checkpoint %d was written by another version of streamd (run that version, or move the data dir aside): %w", seq, derr)
-		}
-		d.Logger.Error("bad checkpoint; trying the previous one", "seq", seq, "err", derr)
-		seq, data, err = d.store.Older(seq)
-	}
+		off = o
+		return err
+	})
 	if errors.Is(err, checkpoint.ErrNone) {
 		d.Logger.Info("no checkpoint to restore; starting empty", "data_dir", d.Config.DataDir)
-		return offsets{}, nil
+		return nil
 	}
-	return nil, err
+	if err != nil {
+		return err
+	}
+	d.Logger.Info("restored checkpoint", "seq", seq, "streams", d.pipe.Len(), "kafka_partitions", len(off))
+	return d.handoff.Offsets(func(held offsets) error {
+		maps.Copy(held, off)
+		return nil
+	})
 }
 
 // checkpoint writes one checkpoint: a snapshot of every stream and, when
@@ -128,34 +126,30 @@ func (d *Daemon) restore() (offsets, error) {
 // snapshot is encoded and written to the file (not while it is synced).
 // Once the checkpoint is durable, the offsets are committed to the group.
 func (d *Daemon) checkpoint(ctx context.Context) error {
-	d.ckptMu.Lock()
-	defer d.ckptMu.Unlock()
-	if d.kafka != nil && !d.kafkaStopped.Load() {
-		return d.writeCheckpoint(ctx, func(w io.Writer) (int64, error) {
+	return d.handoff.Offsets(func(off offsets) error {
+		if d.kafka == nil || d.kafkaStopped.Load() {
+			return d.writeCheckpoint(ctx, off, nil)
+		}
+		return d.writeCheckpoint(ctx, off, func(w io.Writer) (int64, error) {
 			var n int64
-			err := d.kafka.Barrier(ctx, func(off offsets) error {
-				for tp, o := range off {
-					d.offsets[tp] = o
-				}
+			err := d.kafka.Barrier(ctx, func(next offsets) error {
+				maps.Copy(off, next)
 				var err error
-				n, err = encodeState(w, d.offsets, d.pipe)
+				n, err = encodeState(w, off, d.pipe)
 				return err
 			})
 			return n, err
 		})
+	})
+}
+
+// writeCheckpoint writes a checkpoint of what content writes (nil: off and
+// a snapshot of the pipeline), then commits off. The caller is inside
+// Handoff.Offsets, which gave it off.
+func (d *Daemon) writeCheckpoint(ctx context.Context, off offsets, content func(io.Writer) (int64, error)) error {
+	if content == nil {
+		content = func(w io.Writer) (int64, error) { return encodeState(w, off, d.pipe) }
 	}
-	return d.writeCheckpoint(ctx, d.writeState)
-}
-
-// writeState writes the daemon's offsets and a snapshot of its pipeline to
-// w. The caller holds ckptMu.
-func (d *Daemon) writeState(w io.Writer) (int64, error) {
-	return encodeState(w, d.offsets, d.pipe)
-}
-
-// writeCheckpoint writes a checkpoint of what content writes (the state),
-// then commits the daemon's offsets. The caller holds ckptMu.
-func (d *Daemon) writeCheckpoint(ctx context.Context, content func(io.Writer) (int64, error)) error {
 	start := time.Now()
 	var size int64
 	seq, err := d.store.Write(func(w io.Writer) error {
@@ -166,11 +160,9 @@ func (d *Daemon) writeCheckpoint(ctx context.Context, content func(io.Writer) (i
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	d.seq = seq
-	d.Logger.Debug("checkpoint written", "seq", d.seq, "bytes", size, "took", time.Since(start))
-	d.checkpoints.Add(1)
-	if d.kafka != nil && len(d.offsets) > 0 && !d.kafkaStopped.Load() {
-		if err := d.kafka.Commit(ctx, d.offsets); err != nil {
+	d.Logger.Debug("checkpoint written", "seq", seq, "bytes", size, "took", time.Since(start))
+	if d.kafka != nil && len(off) > 0 && !d.kafkaStopped.Load() {
+		if err := d.kafka.Commit(ctx, off); err != nil {
 			// The checkpoint holds the offsets; a failed commit only leaves
 			// the group's view of the lag behind.
 			d.Logger.Warn("commit kafka offsets", "err", err)
@@ -182,30 +174,9 @@ func (d *Daemon) writeCheckpoint(ctx context.Context, content func(io.Writer) (i
 // revoked is the Kafka consumer's hook before it gives partitions up:
 // delivery has stopped, so a snapshot now matches off exactly.
 func (d *Daemon) revoked(ctx context.Context, off offsets) error {
-	if d.stopping.Load() {
-		d.giveUp(off)
-	}
-	d.ckptMu.Lock()
-	defer d.ckptMu.Unlock()
-	snap := d.writeState // the snapshot is taken as the checkpoint is written
-	for tp, o := range off {
-		d.offsets[tp] = o
-	}
-	return d.checkpointed(d.writeCheckpoint(ctx, snap))
-}
-
-// checkpointLoop checkpoints every interval until ctx ends.
-func (d *Daemon) checkpointLoop(ctx context.Context) {
-	t := time.NewTicker(d.Config.CheckpointInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			if err := d.checkpoint(ctx); ctx.Err() == nil {
-				_ = d.checkpointed(err) // logs a failure
-			}
-		case <-ctx.Done():
-			return
-		}
-	}
+	d.handoff.Revoked(off)
+	return d.ckpt.Record(d.handoff.Offsets(func(held offsets) error {
+		maps.Copy(held, off)
+		return d.writeCheckpoint(ctx, held, nil) // the snapshot is taken as the checkpoint is written
+	}))
 }
