@@ -235,7 +235,7 @@ func (b *batch) flushData() error {
 	if len(b.vals) == 0 {
 		return nil
 	}
-	vals, nan, inf := cleanValues(b.vals)
+	vals, nan, inf := feed.CleanValues(b.vals)
 	b.vals = b.vals[:0]
 	if nan > 0 {
 		b.reject(feed.ReasonNaN, nan)

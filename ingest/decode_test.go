@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"streamd/feed"
-	"streamd/summary"
 )
 
 // A decodeTest is one input and what decoding it must give.
@@ -438,7 +437,7 @@ func TestDecoderLimits(t *testing.T) {
 
 // TestDecodeValues: DecodeValues gives what decoding each value, CleanValues
 // and rounding to the destination type give, and the moments
-// summary.Measure gives of them, for both encodings and both
+// feed.Measure gives of them, for both encodings and both
 // types, special values included, dense and sparse, and never stores −0.
 func TestDecodeValues(t *testing.T) {
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -1e-50, 1e-50, 3.5e38, -1e300, 1, math.SmallestNonzeroFloat32}
@@ -528,11 +527,11 @@ func sameBits(a, b []float64) bool {
 }
 
 // checkMoments checks the moments that DecodeValues returned with the
-// values it decoded against summary.Measure's: count, min and max exactly,
+// values it decoded against feed.Measure's: count, min and max exactly,
 // the sum up to the rounding of adding in another order.
-func checkMoments[T float32 | float64](t *testing.T, name string, vals []T, m summary.Moments) {
+func checkMoments[T float32 | float64](t *testing.T, name string, vals []T, m feed.Moments) {
 	t.Helper()
-	want := summary.Measure(vals)
+	want := feed.Measure(vals)
 	var abs float64
 	for _, v := range vals {
 		abs += math.Abs(float64(v))

@@ -10,7 +10,6 @@ import (
 
 	"streamd/feed"
 	"streamd/items"
-	"streamd/summary"
 )
 
 // Magic starts a connection that speaks the framed protocol.
@@ -357,10 +356,10 @@ func (d *frameDecoder) cut(stream string, err error) error {
 // becomes +0 — as does a value that rounds to zero in T. A float64 value
 // beyond the range of float32, when T is float32, rounds to ±Inf and is
 // left out and counted as ±Inf (feed.ReasonInf). It also returns the moments
-// of the values it appended, as summary.Measure would give them (the sum
+// of the values it appended, as feed.Measure would give them (the sum
 // possibly added in another order). It is how an EncodedSink decodes
 // frames. It allocates only when dst is too short.
-func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m summary.Moments, nan, inf int) {
+func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m feed.Moments, nan, inf int) {
 	n := len(dst)
 	dst = slices.Grow(dst, len(data)/size)[:n+len(data)/size]
 	out := dst[n:]
@@ -381,14 +380,14 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m
 			out[j] = r // −0, or a value too small for T, has become +0
 			j++
 		}
-		return dst[:n+j], summary.Measure(out[:j]), nan, inf
+		return dst[:n+j], feed.Measure(out[:j]), nan, inf
 	}
 	// Blocks of decodeBlock values are decoded and measured four at a time
 	// without a branch per value for the rules: adding +0 turns −0 into
 	// +0, and the exponent bits of a value plus one in the lowest exponent
 	// bit carry into bit 31 only when they are all ones (NaN or ±Inf). A
 	// block that holds one is decoded and measured again value by value.
-	// Measuring as the values are decoded saves summary.Measure's second
+	// Measuring as the values are decoded saves feed.Measure's second
 	// pass over them, which cost as much as the decoding.
 	var s0, s1, s2, s3 float64
 	lo, hi := T(math.Inf(1)), T(math.Inf(-1))
@@ -449,9 +448,9 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m
 		data = data[4*k:]
 	}
 	if j == 0 {
-		return dst[:n], summary.Moments{}, nan, inf
+		return dst[:n], feed.Moments{}, nan, inf
 	}
-	m = summary.Moments{Count: int64(j), Sum: (s0 + s1) + (s2 + s3), Min: float64(lo), Max: float64(hi)}
+	m = feed.Moments{Count: int64(j), Sum: (s0 + s1) + (s2 + s3), Min: float64(lo), Max: float64(hi)}
 	return dst[:n+j], m, nan, inf
 }
 

@@ -51,7 +51,7 @@ var (
 // never sees -0. It returns the remaining values, a prefix of vals in their
 // original order. It makes one pass over vals and allocates nothing.
 func CleanValues(stream string, vals []float64, sink Sink) []float64 {
-	vals, nan, inf := cleanValues(vals)
+	vals, nan, inf := feed.CleanValues(vals)
 	if nan > 0 {
 		sink.Reject(stream, feed.ReasonNaN, nan)
 	}
@@ -59,26 +59,4 @@ func CleanValues(stream string, vals []float64, sink Sink) []float64 {
 		sink.Reject(stream, feed.ReasonInf, inf)
 	}
 	return vals
-}
-
-// cleanValues is CleanValues without the counting: it returns the values
-// kept and how many NaN and ±Inf it left out.
-func cleanValues(vals []float64) (_ []float64, nan, inf int) {
-	j := 0
-	for _, v := range vals {
-		if v-v != 0 { // true for NaN and ±Inf only
-			if v != v {
-				nan++
-			} else {
-				inf++
-			}
-			continue
-		}
-		if v == 0 {
-			v = 0 // -0 becomes +0
-		}
-		vals[j] = v
-		j++
-	}
-	return vals[:j], nan, inf
 }

@@ -333,7 +333,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 				bad = 1
 			}
 			var kept []float64
-			kept, nan, inf = cleanValues(p.vals[n:])
+			kept, nan, inf = feed.CleanValues(p.vals[n:])
 			p.vals = p.vals[:n+len(kept)]
 		}
 		if nan > 0 {

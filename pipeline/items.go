@@ -200,7 +200,7 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 		pt := s.partLocked(src)
 		s.items.recent.Append(buf.fps, b)
 		pt.items.names.Append(buf.fps, b)
-		full = s.appendLocked(pt, buf.values, summary.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
+		full = s.appendLocked(pt, buf.values, feed.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
 		s.mem.Summaries(s.summaryBytes())
 	}
 	s.mu.Unlock()

@@ -558,7 +558,7 @@ func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src feed.Source, v
 		return err
 	}
 	s.countRejects(src, nan, inf)
-	return p.send(ctx, s, s.append(src, values, summary.Measure(values), now))
+	return p.send(ctx, s, s.append(src, values, feed.Measure(values), now))
 }
 
 // lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and

@@ -161,7 +161,7 @@ func (s *Stream) partsLocked() []*part {
 
 // append adds clean values from src, of moments m, and returns the windows
 // they filled, including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, now int64) []*window.Buffer {
+func (s *Stream) append(src feed.Source, values []float64, m feed.Moments, now int64) []*window.Buffer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
@@ -174,7 +174,7 @@ func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, no
 
 // appendLocked adds values of moments m to pt and appends the windows they
 // filled to full. The caller holds s.mu.
-func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now int64, full []*window.Buffer) []*window.Buffer {
+func (s *Stream) appendLocked(pt *part, values []float64, m feed.Moments, now int64, full []*window.Buffer) []*window.Buffer {
 	pt.changedLocked()
 	partial := pt.filler.Bytes()
 	start := pt.sum.Count() - int64(pt.filler.Len())
@@ -198,7 +198,7 @@ func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now
 
 // appendFloat32 is append for clean values of a float32 stream from the
 // local inputs, with their moments m.
-func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Buffer {
+func (s *Stream) appendFloat32(values []float32, m feed.Moments, now int64) []*window.Buffer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ

@@ -16,11 +16,11 @@ import (
 	"streamd/lossy"
 )
 
-// feed runs x through the pipeline path: rounded as the stream stores it,
+// feedHistory runs x through the pipeline path: rounded as the stream stores it,
 // observed in arrival order, cut into windows that are radix-sorted and
-// digested. The last partial window stays pending, as in the daemon; feed
+// digested. The last partial window stays pending, as in the daemon; feedHistory
 // returns it sorted, with the rounded values.
-func feed(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
+func feedHistory(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
 	t.Helper()
 	cfg := s.Config()
 	w := cfg.WindowSize
@@ -113,7 +113,7 @@ func TestPipeline(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pending, rounded := feed(t, s, st.Values)
+				pending, rounded := feedHistory(t, s, st.Values)
 				key := exact.New(rounded)
 				checkView(t, key, s.View(pending, true), cfg.Epsilon)
 				if st := s.Stats(); st.Count != int64(len(rounded)) || st.Summarised != int64(len(rounded)-len(pending)) {
@@ -230,7 +230,7 @@ func TestHousehold(t *testing.T) {
 	for _, c := range cols {
 		t.Run(c, func(t *testing.T) {
 			s, _ := NewStream(Config{Epsilon: 0.001, WindowSize: 1 << 14})
-			pending, rounded := feed(t, s, data[c])
+			pending, rounded := feedHistory(t, s, data[c])
 			checkView(t, exact.New(rounded), s.View(pending, true), 0.001)
 			last, err := s.Last(10000)
 			if err != nil {
@@ -247,7 +247,7 @@ func TestHousehold(t *testing.T) {
 
 func FuzzStreamUnmarshal(f *testing.F) {
 	s, _ := NewStream(Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20})
-	feed(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
+	feedHistory(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
 	data, _ := s.MarshalBinary()
 	f.Add(data)
 	s.DetachRecent()
@@ -279,7 +279,7 @@ func TestHistoryOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 12345)
-	pending, rounded := feed(t, s, x)
+	pending, rounded := feedHistory(t, s, x)
 	checkView(t, exact.New(rounded), s.View(pending, true), cfg.Epsilon)
 	if _, err := s.Last(10); !errors.Is(err, ErrNoRecent) {
 		t.Fatalf("Last on a history-only stream: %v", err)
@@ -326,7 +326,7 @@ func TestMergeViews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pending, rounded := feed(t, s, part)
+		pending, rounded := feedHistory(t, s, part)
 		all = append(all, rounded...)
 		v := s.View(pending, true)
 		if i%2 == 1 {
