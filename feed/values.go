@@ -75,6 +75,17 @@ type Moments struct {
 	Sum, Min, Max float64
 }
 
+// Add returns the moments of the values of m and o together.
+func (m Moments) Add(o Moments) Moments {
+	switch {
+	case o.Count == 0:
+		return m
+	case m.Count == 0:
+		return o
+	}
+	return Moments{Count: m.Count + o.Count, Sum: m.Sum + o.Sum, Min: min(m.Min, o.Min), Max: max(m.Max, o.Max)}
+}
+
 // Measure returns the moments of values; Min and Max are 0 when there are
 // none. Values must not be NaN.
 func Measure[T float32 | float64](values []T) Moments {

@@ -608,7 +608,7 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 // sendRestored queues the windows that were in flight at the snapshot.
 func (p *Pipeline) sendRestored(ctx context.Context) {
 	for _, s := range p.all() {
-		if err := p.AcceptTo(ctx, s, nil); err != nil {
+		if err := p.sendPending(ctx, s); err != nil {
 			p.cfg.Logger.Error("queue restored windows", "stream", s.name, "err", err)
 		}
 	}

@@ -123,7 +123,7 @@ func (f *Filler) pass(full func(*Buffer)) {
 }
 
 // AppendFloat32 is Append for values already rounded to float32 and
-// clean (finite, no −0), as ingest.DecodeValues gives them: it copies them
+// clean (finite, no −0), as ingest.DecodeFloat32 gives them: it copies them
 // into the windows.
 func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	for len(values) > 0 {
