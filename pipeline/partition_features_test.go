@@ -320,9 +320,9 @@ func TestPartitionMemory(t *testing.T) {
 	drop, staged := 0, 0
 	s.mu.Lock()
 	for _, w := range s.pendingQ {
-		if w.Owner.(*part).src == tpOf(0) {
+		if w.Owner.src == tpOf(0) {
 			drop++
-			if w.Staged {
+			if w.Buffer.Staged {
 				staged++
 			}
 		}

@@ -121,13 +121,13 @@ type Pipeline struct {
 	mem *membudget.Budget
 
 	sendMu  sync.RWMutex // guards sending on full against its closing
-	full    chan *window.Buffer
+	full    chan fullWindow
 	buffers window.Pool // window buffers, recycled once digested
 
 	rounded sync.Pool // of *[]float32: values rounded for a float32 stream
 
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
-	batches  chan *window.Quad
+	batches  chan *window.Quad[*part]
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
@@ -181,9 +181,9 @@ func New(cfg Config) (*Pipeline, error) {
 		streams:  make(map[string]*Stream),
 		rejected: make(map[feed.Reason]uint64),
 		mem:      membudget.New(cfg.MaxMemory),
-		full:     make(chan *window.Buffer, cfg.Queue),
+		full:     make(chan fullWindow, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
-		batches:  make(chan *window.Quad, 1),
+		batches:  make(chan *window.Quad[*part], 1),
 		itemKey:  cfg.ItemKey,
 		itemHash: items.SipHash(cfg.ItemKey),
 	}
@@ -216,7 +216,7 @@ func (p *Pipeline) Open(ctx context.Context) error {
 		}
 	}
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	packer := window.Packer{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
+	packer := window.Packer[*part]{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
 	p.wg.Go(func() {
 		if err := packer.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			p.cfg.Logger.Error("packer stopped", "err", err)
@@ -279,7 +279,7 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 	)
 	for b := range p.batches {
 		for i, w := range b.Windows {
-			specs[i] = w.Owner.(*part).spec(w.Len(), specs[i].Known)
+			specs[i] = w.Owner.spec(w.Buffer.Len(), specs[i].Known)
 		}
 		for i := len(b.Windows); i < gpusort.Channels; i++ {
 			specs[i] = summary.WindowSpec{Spacing: 1}
@@ -297,11 +297,11 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 			}
 		}
 		for i, w := range b.Windows {
-			n := w.Len()
-			w.Owner.(*part).addDigest(w, &digests[i], specs[i])
+			n := w.Buffer.Len()
+			w.Owner.addDigest(w.Buffer, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
 			p.valuesSorted.Add(int64(n))
-			p.buffers.Recycle(w)
+			p.buffers.Recycle(w.Buffer)
 		}
 	}
 }
@@ -544,7 +544,7 @@ func (p *Pipeline) lockOpen() error {
 // send queues s's full windows for the sorter and unlocks sendMu, which
 // the caller read-locked with lockOpen. Then it waits while the stream has
 // windows in flight and one more would pass the memory budget.
-func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Buffer) error {
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []fullWindow) error {
 	defer s.mem.Wait(ctx)
 	defer p.sendMu.RUnlock()
 	for i, w := range full {

@@ -427,7 +427,7 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 			pt.items.addWindow(w, starts[0])
 			starts = starts[1:]
 		}
-		s.pendingQ = append(s.pendingQ, w)
+		s.pendingQ = append(s.pendingQ, fullWindow{Buffer: w, Owner: pt})
 	})
 	if d.src == feed.Local {
 		s.local = pt

@@ -36,7 +36,7 @@ type Stream struct {
 	recent   *slidingwindow.Window
 	local    *part
 	kafka    map[feed.Source]*part // nil until the first Kafka value
-	pendingQ []*window.Buffer      // full windows not yet sent to the sorter
+	pendingQ []fullWindow          // full windows not yet sent to the sorter
 	items    *itemStream           // nil for a value stream
 	mem      *membudget.Account    // its share of the memory budget
 
@@ -72,6 +72,10 @@ type part struct {
 	view       *summary.View
 	viewCounts bool
 }
+
+// A fullWindow is a full window of a part on its way to the sorter, which
+// hands its digest back to the part.
+type fullWindow = window.Full[*part]
 
 // newStream returns an empty stream with cfg (zero fields take defaults),
 // with no memory account yet.
@@ -160,7 +164,7 @@ func (s *Stream) partsLocked() []*part {
 // append adds clean values from src, values or f32 (float32 values), of
 // moments m, arrived at now, and returns the windows they filled,
 // including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, now int64) []*window.Buffer {
+func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, now int64) []fullWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
@@ -173,7 +177,7 @@ func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed
 
 // appendLocked adds values or f32 of moments m to pt and appends the
 // windows they filled to full. The caller holds s.mu.
-func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []*window.Buffer) []*window.Buffer {
+func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
 	partial := pt.filler.Bytes()
 	start := pt.sum.Count() - int64(pt.filler.Len())
@@ -183,7 +187,7 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 			pt.items.addWindow(w, start)
 		}
 		start += int64(w.Len())
-		full = append(full, w)
+		full = append(full, fullWindow{Buffer: w, Owner: pt})
 	}
 	if len(f32) > 0 {
 		pt.filler.AppendFloat32(f32, filled)
@@ -216,7 +220,6 @@ func (s *Stream) countRejects(src feed.Source, inf int) {
 // the memory budget. Queries read its values until it is summarised: the
 // sorter leaves them unchanged (gpusort.Digester).
 func (pt *part) addInflight(w *window.Buffer) {
-	w.Owner = pt
 	pt.stream.mem.WindowFull()
 	pt.inflight = append(pt.inflight, w)
 }
@@ -228,11 +231,11 @@ func (pt *part) addInflight(w *window.Buffer) {
 func (s *Stream) release(pool *window.Pool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, w := range s.pendingQ {
-		pt := w.Owner.(*part)
-		pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Buffer) bool { return f == w })
+	for _, f := range s.pendingQ {
+		pt := f.Owner
+		pt.inflight = slices.DeleteFunc(pt.inflight, func(w *window.Buffer) bool { return w == f.Buffer })
 		s.mem.WindowDone()
-		pool.Recycle(w)
+		pool.Recycle(f.Buffer)
 	}
 	s.pendingQ = nil
 	for _, pt := range s.partsLocked() {
@@ -249,13 +252,13 @@ func (s *Stream) release(pool *window.Pool) {
 func (s *Stream) dropLocked(pt *part) {
 	pt.detached = true
 	kept := s.pendingQ[:0]
-	for _, w := range s.pendingQ {
-		if w.Owner != pt {
-			kept = append(kept, w)
+	for _, f := range s.pendingQ {
+		if f.Owner != pt {
+			kept = append(kept, f)
 			continue
 		}
 		s.mem.WindowDone()
-		s.pool.Recycle(w)
+		s.pool.Recycle(f.Buffer)
 	}
 	clear(s.pendingQ[len(kept):])
 	s.pendingQ = kept
@@ -266,7 +269,7 @@ func (s *Stream) dropLocked(pt *part) {
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
-func (s *Stream) requeue(ws []*window.Buffer) {
+func (s *Stream) requeue(ws []fullWindow) {
 	s.mu.Lock()
 	s.pendingQ = append(ws, s.pendingQ...)
 	s.mu.Unlock()
