@@ -67,6 +67,10 @@ func FuzzFrameProtocol(f *testing.F) {
 	in := frames(f, true, "a", []float64{1, 2, math.NaN(), math.Inf(1)}, "b", []float64{-0.5})
 	in = append(in, frames(f, false, "c:d", []float64{math.Copysign(0, -1), math.MaxFloat64}, "a", []float64(nil))[len(Magic):]...)
 	f.Add(in[len(Magic):], uint8(3), true)
+	// Item frames, to a sink without item streams.
+	items := append(itemFrame("ia", []byte("x"), []byte{}, []byte{0xff}), rawFrame(u16(1), []byte("b"), []byte{typeItems}, []byte{3, 0, 'a'})...)
+	f.Add(items, uint8(0), false)
+	f.Add(items[:len(items)-2], uint8(1), true)
 	f.Fuzz(func(t *testing.T, body []byte, chunk uint8, smallBuffer bool) {
 		in := append([]byte(Magic), body...)
 		fuzzDecode(t, in, chunk, smallBuffer)

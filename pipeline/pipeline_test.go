@@ -517,7 +517,7 @@ func TestWorkers(t *testing.T) {
 
 // TestAcceptSpecials feeds values with NaN, ±Inf, values beyond the range
 // of float32, −0 and values too small for float32 through Accept and
-// AcceptEncoded (float32 and float64 frames) into float32 and float64
+// acceptEncoded (float32 and float64 frames) into float32 and float64
 // streams, and checks the statistics and rejects against the exact ones
 // and the quantiles within ε: nothing non-finite is ever stored.
 func TestAcceptSpecials(t *testing.T) {
