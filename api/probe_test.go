@@ -12,6 +12,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/exact"
 	"streamd/pipeline"
@@ -103,7 +104,7 @@ func TestProbesRounded(t *testing.T) {
 				sent = append(sent, beyond32...)
 			}
 			rand.New(rand.NewPCG(1, 2)).Shuffle(len(sent), func(i, j int) { sent[i], sent[j] = sent[j], sent[i] })
-			if err := s.Pipeline.Accept(ctx, "s", append([]float64(nil), sent...)); err != nil {
+			if _, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: "s", Values: append([]float64(nil), sent...)}); err != nil {
 				t.Fatal(err)
 			}
 			key := exact.New(stored(sent, float64s))
@@ -162,7 +163,7 @@ func TestProbesRounded(t *testing.T) {
 func TestProbesExact(t *testing.T) {
 	ctx := context.Background()
 	s := openServer(t, summary.Config{})
-	if err := s.Pipeline.Accept(ctx, "fr", []float64{0.1, 0.1, 0.1, 13.1, 13.1, 9.8, 12.5, 3.4e38}); err != nil {
+	if _, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: "fr", Values: []float64{0.1, 0.1, 0.1, 13.1, 13.1, 9.8, 12.5, 3.4e38}}); err != nil {
 		t.Fatal(err)
 	}
 	probes := []float64{0.1, 13.1, 9.8, 12.5, 3.4e38, 3.5e38, -3.5e38, 0.10000000000000002}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/internal/exact"
 	"streamd/summary"
 )
@@ -29,7 +30,7 @@ func TestScopes(t *testing.T) {
 		// Skewed, so that some values are heavy hitters.
 		sent[i] = math.Floor(50 * math.Pow(r.Float64(), 3))
 	}
-	if err := s.Pipeline.Accept(ctx, "s", append([]float64(nil), sent...)); err != nil {
+	if _, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: "s", Values: append([]float64(nil), sent...)}); err != nil {
 		t.Fatal(err)
 	}
 	phis := []float64{0, 0.1, 0.5, 0.9, 0.99, 1}

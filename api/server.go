@@ -235,45 +235,39 @@ func pushError(resp *pb.PushResponse, st *status.Status) error {
 	return with.Err()
 }
 
-// pushValues accepts the values of req. It rounds them as the stream
+// pushValues accepts the values of req. The stream rounds them as it
 // keeps them (float32 unless it keeps float64), so that a value beyond
-// float32's range is counted as rejected (inf), not as accepted, and it
-// counts the rejects after the good values, which create a new stream.
+// float32's range is counted as rejected (inf), not as accepted; the
+// rejects of the values are counted after the good values, which create a
+// new stream.
 func (s *Server) pushValues(ctx context.Context, req *pb.PushRequest, resp *pb.PushResponse) error {
-	cfg := s.Pipeline.Defaults()
-	if st, err := s.Pipeline.Stream(req.Stream); err == nil {
-		cfg = st.Config()
-	}
-	values := req.Values
-	if !cfg.Float64 {
-		for i, v := range values {
-			values[i] = cfg.Round(v)
-		}
-	}
 	var rejects rejectCounter
 	defer func() { rejects.report(s.Pipeline, req.Stream) }()
-	clean := ingest.CleanValues(req.Stream, values, &rejects)
-	resp.Rejected += uint64(len(req.Values) - len(clean))
-	if err := s.Pipeline.Accept(ctx, req.Stream, clean); err != nil {
+	clean, nan, inf := feed.CleanValues(req.Values)
+	rejects.add(feed.ReasonNaN, nan)
+	rejects.add(feed.ReasonInf, inf)
+	resp.Rejected += uint64(nan + inf)
+	n, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: req.Stream, Values: clean})
+	if err != nil {
 		if reason, ok := feed.RefusalReason(err); ok {
-			s.Pipeline.Reject(req.Stream, reason, len(clean))
+			s.Pipeline.Reject(req.Stream, feed.Local, reason, len(clean))
 		}
 		return statusError("push", err)
 	}
-	resp.Accepted += uint64(len(clean))
+	resp.Accepted += uint64(n)
+	resp.Rejected += uint64(len(clean) - n)
 	return nil
 }
 
 // rejectCounter holds the rejects of one message, to be counted after its
 // good values or items: they create a new stream, which then counts them.
-// It is an ingest.Sink that only counts.
 type rejectCounter map[feed.Reason]int
 
-// Accept takes no values: a rejectCounter only counts rejects.
-func (r *rejectCounter) Accept(context.Context, string, []float64) error { return nil }
-
-// Reject adds n rejects for reason.
-func (r *rejectCounter) Reject(_ string, reason feed.Reason, n int) {
+// add adds n rejects for reason.
+func (r *rejectCounter) add(reason feed.Reason, n int) {
+	if n == 0 {
+		return
+	}
 	if *r == nil {
 		*r = make(rejectCounter)
 	}
@@ -283,7 +277,7 @@ func (r *rejectCounter) Reject(_ string, reason feed.Reason, n int) {
 // report counts the rejects on p, for stream.
 func (r rejectCounter) report(p *pipeline.Pipeline, stream string) {
 	for reason, n := range r {
-		p.Reject(stream, reason, n)
+		p.Reject(stream, feed.Local, reason, n)
 	}
 }
 
@@ -294,7 +288,7 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 	defer func() { rejects.report(s.Pipeline, req.Stream) }() // after the items, which create a new stream
 	for _, x := range req.Items {
 		if reason := ingest.CheckItem([]byte(x)); reason != "" {
-			rejects.Reject(req.Stream, reason, 1)
+			rejects.add(reason, 1)
 			resp.Rejected++
 			continue
 		}
@@ -303,13 +297,14 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 	if batch.Len() == 0 {
 		return nil
 	}
-	if err := s.Pipeline.AcceptItems(ctx, req.Stream, batch, time.Time{}); err != nil {
+	n, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: req.Stream, Items: batch})
+	if err != nil {
 		if reason, ok := feed.RefusalReason(err); ok {
-			s.Pipeline.Reject(req.Stream, reason, batch.Len())
+			s.Pipeline.Reject(req.Stream, feed.Local, reason, batch.Len())
 		}
 		return statusError("push", err)
 	}
-	resp.Accepted += uint64(batch.Len())
+	resp.Accepted += uint64(n)
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/pipeline"
 	"streamd/summary"
@@ -67,7 +68,7 @@ func dial(t *testing.T, addr string) pb.StreamdClient {
 
 func accept(t *testing.T, s *Server, stream string, values ...float64) {
 	t.Helper()
-	if err := s.Pipeline.Accept(context.Background(), stream, values); err != nil {
+	if _, err := s.Pipeline.Accept(context.Background(), &feed.Batch{Stream: stream, Values: values}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -45,9 +45,9 @@ func testPipelineEps(t *testing.T, eps float64, vals map[feed.Source][]float64) 
 	t.Cleanup(func() { _ = p.Close(ctx) })
 	for src, v := range vals {
 		if src == feed.Local {
-			err = p.Accept(ctx, "s", slices.Clone(v))
+			_, err = p.Accept(ctx, &feed.Batch{Stream: "s", Values: slices.Clone(v)})
 		} else {
-			err = p.AcceptPartition(ctx, src, "s", slices.Clone(v), time.Time{})
+			_, err = p.Accept(ctx, &feed.Batch{Stream: "s", Source: src, Values: slices.Clone(v)})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -348,8 +348,8 @@ func cloneResponse(t *testing.T, r *pb.PeerSummariesResponse) *pb.PeerSummariesR
 func FuzzDecodeShare(f *testing.F) {
 	p, _ := pipeline.New(pipeline.Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8}, Sorter: gpusort.NewCPU(1)})
 	ctx := context.Background()
-	_ = p.AcceptPartition(ctx, tp(1), "s", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, time.Time{})
-	_ = p.Accept(ctx, "s", []float64{2, 7, 1})
+	_, _ = p.Accept(ctx, &feed.Batch{Stream: "s", Source: tp(1), Values: []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}})
+	_, _ = p.Accept(ctx, &feed.Batch{Stream: "s", Values: []float64{2, 7, 1}})
 	resp, _ := Summaries(p, &pb.PeerSummariesRequest{Stream: "s", Quantiles: true, Counts: true}, member("a", 1, 1))
 	b, _ := proto.Marshal(resp)
 	f.Add(b)
@@ -452,10 +452,10 @@ func BenchmarkSummaries(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = p.Close(ctx) })
-	if err := p.AcceptPartition(ctx, tp(0), "s", gen(1, 100000), time.Time{}); err != nil {
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "s", Source: tp(0), Values: gen(1, 100000)}); err != nil {
 		b.Fatal(err)
 	}
-	if err := p.Accept(ctx, "s", gen(2, 100000)); err != nil {
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "s", Values: gen(2, 100000)}); err != nil {
 		b.Fatal(err)
 	}
 	req := &pb.PeerSummariesRequest{Stream: "s", Quantiles: true}

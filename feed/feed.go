@@ -4,8 +4,11 @@
 // refuse it (ErrStreamLimit, ErrWrongKind, ErrMemoryBudget), the rule for
 // stream names (ValidName) and the rule for values (CleanValues).
 //
+// It also holds what one accept carries from an input to a stream (Batch)
+// and the moments of values (Moments, Measure).
+//
 // It sits below every other package of the daemon and imports none of
-// them but internal/membudget, so that the inputs (package ingest) and the
+// them but items and internal/membudget, so that the inputs (package ingest) and the
 // streams (package pipeline) can both speak it without one importing the
 // other.
 package feed

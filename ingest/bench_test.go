@@ -16,12 +16,16 @@ import (
 // discardSink counts values and throws them away.
 type discardSink struct{ values, rejected int }
 
-func (s *discardSink) Accept(ctx context.Context, stream string, values []float64) error {
-	s.values += len(values)
-	return nil
+func (s *discardSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	s.values += b.Len()
+	return b.Len(), nil
 }
 
-func (s *discardSink) Reject(stream string, reason feed.Reason, n int) { s.rejected += n }
+func (s *discardSink) Reject(stream string, src feed.Source, reason feed.Reason, n int) {
+	s.rejected += n
+}
+
+func (s *discardSink) IsItemStream(string) bool { return false }
 
 // benchSink keeps benchmark results alive.
 var benchSink discardSink
@@ -126,7 +130,8 @@ func BenchmarkDecodeFloat32s(b *testing.B) {
 }
 
 // BenchmarkDecodeValues decodes a frame of 65,536 finite float32 values
-// into float32 and float64 slices, as the pipeline does for each frame.
+// into float32 and float64 slices, as the framed decoder and the Kafka
+// consumer do.
 func BenchmarkDecodeValues(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	src := make([]byte, 4*65536)
@@ -137,14 +142,14 @@ func BenchmarkDecodeValues(b *testing.B) {
 		dst := make([]float32, 0, len(src)/4)
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			dst, _, _, _ = DecodeValues(dst[:0], src, 4)
+			dst, _, _, _ = DecodeFloat32(dst[:0], src)
 		}
 	})
 	b.Run("float64", func(b *testing.B) {
 		dst := make([]float64, 0, len(src)/4)
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			dst, _, _, _ = DecodeValues(dst[:0], src, 4)
+			dst, _, _, _ = DecodeFloat32(dst[:0], src)
 		}
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"streamd/feed"
 	"streamd/items"
@@ -32,8 +31,8 @@ const (
 	// maxInterned is the most stream names a decoder keeps as strings.
 	maxInterned = 1024
 
-	// batchItemBytes is the most item bytes handed to
-	// ItemSink.AcceptItems at once (beside at most batchLen items).
+	// batchItemBytes is the most item bytes handed to Sink.Accept at
+	// once (beside at most batchLen items).
 	batchItemBytes = 4 << 20
 )
 
@@ -109,7 +108,6 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("read: %w", err)
 	}
 	b := &batch{ctx: ctx, sink: d.Sink}
-	b.isink, _ = d.Sink.(ItemSink)
 	switch c := first[0]; {
 	case c == Magic[0]:
 		magic, err := br.Peek(len(Magic))
@@ -117,7 +115,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 			if err != nil && err != io.EOF {
 				return fmt.Errorf("read: %w", err)
 			}
-			d.Sink.Reject("", feed.ReasonUnknownFormat, 1)
+			d.Sink.Reject("", feed.Local, feed.ReasonUnknownFormat, 1)
 			return fmt.Errorf("first bytes %q: %w", magic, ErrUnknownFormat)
 		}
 		br.Discard(len(Magic))
@@ -131,24 +129,28 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 		ld := lineDecoder{br: br, b: b, max: maxLine}
 		return ld.run()
 	default:
-		d.Sink.Reject("", feed.ReasonUnknownFormat, 1)
+		d.Sink.Reject("", feed.Local, feed.ReasonUnknownFormat, 1)
 		return fmt.Errorf("first byte %q: %w", c, ErrUnknownFormat)
 	}
 }
 
-// A batch gathers values or items of one stream for one call of
-// Sink.Accept or ItemSink.AcceptItems.
+// A batch gathers the values or items of one stream for one call of
+// Sink.Accept: float64 values (from lines and float64 frames, cleaned when
+// they are handed on), float32 values (from float32 frames, cleaned and
+// measured as they are decoded), or items.
 type batch struct {
 	ctx       context.Context
 	sink      Sink
-	isink     ItemSink // sink, if it takes items
 	stream    string
 	lineItems bool              // the line protocol reads stream's tokens as items
 	vals      []float64         // len ≤ batchLen; grows as needed
-	list      items.Batch       // items; a batch holds values or items
+	f32       []float32         // len ≤ batchLen; clean
+	moments   feed.Moments      // of f32
+	list      items.Batch       // items; a batch holds one kind of payload
 	names     map[string]string // interned stream names
 	err       error             // the first error of Accept; the batch is dead
 	rejects   []pendingReject   // rejects of stream, counted by flush (reject)
+	fb        feed.Batch        // handed to Accept
 }
 
 // A pendingReject is n inputs of a batch's stream rejected for reason.
@@ -178,7 +180,12 @@ func (b *batch) rejectFor(stream string, reason feed.Reason, n int) {
 		b.reject(reason, n)
 		return
 	}
-	b.sink.Reject(stream, reason, n)
+	b.count(stream, reason, n)
+}
+
+// count counts n inputs of stream rejected for reason at once.
+func (b *batch) count(stream string, reason feed.Reason, n int) {
+	b.sink.Reject(stream, feed.Local, reason, n)
 }
 
 // itemRoom reports whether the batch takes more items before it must be
@@ -190,7 +197,7 @@ func (b *batch) itemRoom() bool {
 // room returns how many more values the batch takes before it must be
 // flushed.
 func (b *batch) room() int {
-	return batchLen - len(b.vals)
+	return batchLen - len(b.vals) - len(b.f32)
 }
 
 // setStream flushes b and makes name its stream. name must be valid.
@@ -207,18 +214,19 @@ func (b *batch) setStream(name []byte) error {
 		b.names[s] = s
 	}
 	b.stream = s
-	b.lineItems = b.isink != nil && b.isink.IsItemStream(s)
+	b.lineItems = b.sink.IsItemStream(s)
 	return nil
 }
 
-// flush hands the values of b to the sink, after CleanValues, and empties
-// b; then it counts the rejects of b's stream (reject). Values refused for
-// their stream (feed.RefusalReason) are counted; any other error of Accept is
-// returned, now and by every later call.
+// flush hands the values or items of b to the sink, float64 values after
+// feed.CleanValues, and empties b; then it counts the rejects of b's
+// stream (reject). Values refused for their stream (feed.RefusalReason)
+// are counted; any other error of Accept is returned, now and by every
+// later call.
 func (b *batch) flush() error {
 	err := b.flushData()
 	for _, r := range b.rejects {
-		b.sink.Reject(b.stream, r.reason, r.n)
+		b.sink.Reject(b.stream, feed.Local, r.reason, r.n)
 	}
 	b.rejects = b.rejects[:0]
 	return err
@@ -229,62 +237,38 @@ func (b *batch) flushData() error {
 	if b.err != nil {
 		return b.err
 	}
-	if b.list.Len() > 0 {
-		return b.flushItems()
+	b.fb = feed.Batch{Stream: b.stream, Source: feed.Local}
+	switch {
+	case b.list.Len() > 0:
+		b.fb.Items = &b.list
+	case len(b.f32) > 0:
+		b.fb.Float32, b.fb.Moments = b.f32, b.moments
+	case len(b.vals) > 0:
+		vals, nan, inf := feed.CleanValues(b.vals)
+		if nan > 0 {
+			b.reject(feed.ReasonNaN, nan)
+		}
+		if inf > 0 {
+			b.reject(feed.ReasonInf, inf)
+		}
+		b.fb.Values = vals
 	}
-	if len(b.vals) == 0 {
-		return nil
+	if n := b.fb.Len(); n > 0 {
+		_, err := b.sink.Accept(b.ctx, &b.fb)
+		if _, err = settle(err, b.stream, n, b.count); err != nil {
+			b.err = fmt.Errorf("accept %d values or items of stream %q: %w", n, b.stream, err)
+		}
 	}
-	vals, nan, inf := cleanValues(b.vals)
-	b.vals = b.vals[:0]
-	if nan > 0 {
-		b.reject(feed.ReasonNaN, nan)
-	}
-	if inf > 0 {
-		b.reject(feed.ReasonInf, inf)
-	}
-	if len(vals) == 0 {
-		return nil
-	}
-	_, err := settle(b.sink.Accept(b.ctx, b.stream, vals), b.stream, len(vals), b.sink.Reject)
-	if err != nil {
-		b.err = fmt.Errorf("accept %d values of stream %q: %w", len(vals), b.stream, err)
-	}
-	return b.err
-}
-
-// flushItems hands the items of b to the sink and empties b, as flush does
-// values.
-func (b *batch) flushItems() error {
-	n := b.list.Len()
-	_, err := settle(b.isink.AcceptItems(b.ctx, b.stream, &b.list, time.Time{}), b.stream, n, b.sink.Reject)
+	b.vals, b.f32, b.moments = b.vals[:0], b.f32[:0], feed.Moments{}
 	b.list.Reset()
-	if err != nil {
-		b.err = fmt.Errorf("accept %d items of stream %q: %w", n, b.stream, err)
-	}
+	b.fb = feed.Batch{}
 	return b.err
 }
 
-// acceptEncoded hands the encoded values in data to an EncodedSink, as
-// flush does for decoded ones: values refused for their stream
-// (feed.RefusalReason) are counted, and any other error of the sink is
-// returned, now and by every later call.
-func (b *batch) acceptEncoded(es EncodedSink, size int, data []byte) error {
-	if b.err != nil {
-		return b.err
-	}
-	_, err := es.AcceptEncoded(b.ctx, b.stream, size, data)
-	if _, err = settle(err, b.stream, len(data)/size, b.sink.Reject); err != nil {
-		b.err = fmt.Errorf("accept %d encoded values of stream %q: %w", len(data)/size, b.stream, err)
-	}
-	return b.err
-}
-
-// settle sorts out err, the error of a sink's Accept (or AcceptItems,
-// AcceptEncoded) of n values or items of stream: accepted reports whether
-// it is nil; a refusal for the stream (feed.RefusalReason) is counted through
-// reject as n rejects and settled; any other error is returned, for the
-// caller to wrap and stop on.
+// settle sorts out err, the error of a sink's Accept of n values or items
+// of stream: accepted reports whether it is nil; a refusal for the stream
+// (feed.RefusalReason) is counted through reject as n rejects and settled;
+// any other error is returned, for the caller to wrap and stop on.
 func settle(err error, stream string, n int, reject func(stream string, reason feed.Reason, n int)) (accepted bool, _ error) {
 	if err == nil {
 		return true, nil

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"streamd/feed"
-	"streamd/summary"
 )
 
 // A decodeTest is one input and what decoding it must give.
@@ -162,7 +161,7 @@ func frameTests(t testing.TB) []decodeTest {
 			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
 		{name: "long stream name", in: cat(magic, rawFrame(u16(201), bytes.Repeat([]byte("n"), 201), []byte{2}, f64s(1)), good),
 			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
-		{name: "bad value type", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{3}, f32s(1)), rawFrame(u16(1), []byte("a"), []byte{0}), good),
+		{name: "bad value type", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{4}, f32s(1)), rawFrame(u16(1), []byte("a"), []byte{0}), good),
 			want: vals("g", []float64{7}).with("a", feed.ReasonBadValueType, 2)},
 		{name: "ragged values", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{1}, f32s(1), []byte{0}), rawFrame(u16(1), []byte("b"), []byte{2}, f32s(1)), good),
 			want: vals("g", []float64{7}).with("a", feed.ReasonMalformed, 1).with("b", feed.ReasonMalformed, 1)},
@@ -335,9 +334,9 @@ func TestDecodeAcceptError(t *testing.T) {
 		frames(t, true, "a", []float64{1}, "b", []float64{2}, "b", []float64{3}),
 	} {
 		var calls int
-		s := &funcSink{accept: func(ctx context.Context, stream string, values []float64) error {
+		s := &funcSink{accept: func(ctx context.Context, b *feed.Batch) (int, error) {
 			calls++
-			return errStop
+			return 0, errStop
 		}}
 		d := Decoder{Sink: s}
 		if err := d.Decode(context.Background(), bytes.NewReader(in)); !errors.Is(err, errStop) {
@@ -349,21 +348,23 @@ func TestDecodeAcceptError(t *testing.T) {
 	}
 }
 
-// funcSink is a Sink of functions.
+// funcSink is a Sink of functions that takes no items.
 type funcSink struct {
-	accept func(ctx context.Context, stream string, values []float64) error
+	accept func(ctx context.Context, b *feed.Batch) (int, error)
 	reject func(stream string, reason feed.Reason, n int)
 }
 
-func (s *funcSink) Accept(ctx context.Context, stream string, values []float64) error {
-	return s.accept(ctx, stream, values)
+func (s *funcSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	return s.accept(ctx, b)
 }
 
-func (s *funcSink) Reject(stream string, reason feed.Reason, n int) {
+func (s *funcSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
 	if s.reject != nil {
 		s.reject(stream, reason, n)
 	}
 }
+
+func (s *funcSink) IsItemStream(string) bool { return false }
 
 // TestDecodeNoDelay checks that values are handed over as soon as their
 // line or frame has arrived, while the rest of the input is still to come.
@@ -436,10 +437,10 @@ func TestDecoderLimits(t *testing.T) {
 	}
 }
 
-// TestDecodeValues: DecodeValues gives what decoding each value, CleanValues
-// and rounding to the destination type give, and the moments
-// summary.Measure gives of them, for both encodings and both
-// types, special values included, dense and sparse, and never stores −0.
+// TestDecodeValues: DecodeFloat32 and DecodeFloat64 give what decoding
+// each value and feed.CleanValues give, DecodeFloat32 the moments
+// feed.Measure gives of them, into both types, special values included,
+// dense and sparse, and never store −0.
 func TestDecodeValues(t *testing.T) {
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -1e-50, 1e-50, 3.5e38, -1e300, 1, math.SmallestNonzeroFloat32}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -467,51 +468,46 @@ func TestDecodeValues(t *testing.T) {
 				decoded = append(decoded, v)
 			}
 		}
-		sink := newRecordSink()
-		clean := CleanValues("s", slices.Clone(decoded), sink)
-		wantNaN, wantInf := sink.result().rejects[reject{"s", feed.ReasonNaN}], sink.result().rejects[reject{"s", feed.ReasonInf}]
+		clean, wantNaN, wantInf := feed.CleanValues(slices.Clone(decoded))
 
-		got64, m64, nan, inf := DecodeValues([]float64{7}, data, size)
+		var got64 []float64
+		var nan, inf int
+		if size == 8 {
+			got64, nan, inf = DecodeFloat64([]float64{7}, data)
+		} else {
+			var m64 feed.Moments
+			got64, m64, nan, inf = DecodeFloat32([]float64{7}, data)
+			checkMoments(t, "float32 into float64", got64[1:], m64)
+		}
 		if nan != wantNaN || inf != wantInf {
-			t.Errorf("size %d float64: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN, wantInf)
+			t.Errorf("size %d: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN, wantInf)
 		}
-		checkMoments(t, fmt.Sprintf("size %d float64", size), got64[1:], m64)
 		if !slices.Equal(got64[:1], []float64{7}) || !sameBits(got64[1:], clean) {
-			t.Errorf("size %d float64: values differ from CleanValues'", size)
+			t.Errorf("size %d: values differ from CleanValues'", size)
 		}
-
-		// The reference for float32 rounds first, then cleans: a value
-		// beyond the range of float32 rounds to ±Inf and is rejected as one.
-		rounded := make([]float64, len(decoded))
-		for i, v := range decoded {
-			rounded[i] = float64(float32(v))
+		wide := got64[1:]
+		if size == 4 {
+			got32, m32, nan, inf := DecodeFloat32[float32](nil, data)
+			if nan != wantNaN || inf != wantInf {
+				t.Errorf("float32: counted %d NaN, %d Inf; want %d, %d", nan, inf, wantNaN, wantInf)
+			}
+			checkMoments(t, "float32", got32, m32)
+			// Every block free of NaN and ±Inf, and none: the two ways of
+			// measuring a block.
+			for _, part := range []int{1, 3, decodeBlock - 1, decodeBlock, decodeBlock + 5, 3*decodeBlock + 2} {
+				part := data[:min(len(data), part*size)]
+				vals, m, _, _ := DecodeFloat32[float32](nil, part)
+				checkMoments(t, fmt.Sprintf("float32, %d bytes", len(part)), vals, m)
+			}
+			wide = nil
+			for _, v := range got32 {
+				wide = append(wide, float64(v))
+			}
+			if !sameBits(wide, clean) {
+				t.Errorf("float32: values differ from CleanValues'")
+			}
 		}
-		sink32 := newRecordSink()
-		want32 := CleanValues("s", rounded, sink32)
-		wantNaN32, wantInf32 := sink32.result().rejects[reject{"s", feed.ReasonNaN}], sink32.result().rejects[reject{"s", feed.ReasonInf}]
-		got32, m32, nan, inf := DecodeValues[float32](nil, data, size)
-		if nan != wantNaN32 || inf != wantInf32 {
-			t.Errorf("size %d float32: counted %d NaN, %d Inf; want %d, %d", size, nan, inf, wantNaN32, wantInf32)
-		}
-		checkMoments(t, fmt.Sprintf("size %d float32", size), got32, m32)
-		// Every block free of NaN and ±Inf, and none: the two ways of
-		// measuring a block.
-		for _, part := range []int{1, 3, decodeBlock - 1, decodeBlock, decodeBlock + 5, 3*decodeBlock + 2} {
-			part := data[:min(len(data), part*size)]
-			vals, m, _, _ := DecodeValues[float32](nil, part, size)
-			checkMoments(t, fmt.Sprintf("size %d float32, %d bytes", size, len(part)), vals, m)
-		}
-		if size == 8 && wantInf32 <= wantInf {
-			t.Errorf("size 8: no value beyond the range of float32 in the test (%d Inf either way)", wantInf)
-		}
-		wide := make([]float64, len(got32))
-		for i, v := range got32 {
-			wide[i] = float64(v)
-		}
-		if !sameBits(wide, want32) {
-			t.Errorf("size %d float32: values differ from CleanValues' rounded", size)
-		}
-		for _, v := range append(wide, got64...) {
+		for _, v := range wide {
 			if v == 0 && math.Signbit(v) {
 				t.Fatalf("size %d: stored −0", size)
 			}
@@ -527,12 +523,12 @@ func sameBits(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
-// checkMoments checks the moments that DecodeValues returned with the
-// values it decoded against summary.Measure's: count, min and max exactly,
+// checkMoments checks the moments that DecodeFloat32 returned with the
+// values it decoded against feed.Measure's: count, min and max exactly,
 // the sum up to the rounding of adding in another order.
-func checkMoments[T float32 | float64](t *testing.T, name string, vals []T, m summary.Moments) {
+func checkMoments[T float32 | float64](t *testing.T, name string, vals []T, m feed.Moments) {
 	t.Helper()
-	want := summary.Measure(vals)
+	want := feed.Measure(vals)
 	var abs float64
 	for _, v := range vals {
 		abs += math.Abs(float64(v))

@@ -23,15 +23,16 @@
 // Values are float64. NaN is rejected (reason "nan"), and so are +Inf and
 // -Inf (reason "inf"), including decimal numbers too large for a float64.
 // Negative zero becomes positive zero: the pipeline never sees -0. Every
-// other value is passed on unchanged. [CleanValues] applies these rules and
-// is used by every source. A stream that stores float32 also rejects, as
-// "inf", a value too large for a float32: the pipeline, which knows each
-// stream's precision, counts those ([DecodeValues] does both at once).
+// other value is passed on unchanged. [feed.CleanValues] applies these
+// rules, once for every value, in every source ([DecodeFloat32] and
+// [DecodeFloat64] as they decode). A stream that stores float32 also
+// rejects, as "inf", a value too large for a float32: the pipeline, which
+// knows each stream's precision, counts those (the Sink's Accept).
 //
 // # Items
 //
 // An item stream takes items — strings such as URLs or user IDs — instead
-// of values, through a Sink that is an [ItemSink]. An item is 1 to 1024
+// of values, in the Items of a [feed.Batch]. An item is 1 to 1024
 // bytes (items.MaxLen) of valid UTF-8: an empty item is rejected as
 // "empty_item", a longer one as "item_too_long", one that is not UTF-8 as
 // "bad_utf8", each on its own (one per item). Items sent to a value stream,
@@ -74,7 +75,7 @@
 //   - A line cut short by a read error (not by the end of the input) is
 //     counted as one "malformed" under "".
 //
-// A line whose stream is an item stream ([ItemSink.IsItemStream], asked
+// A line whose stream is an item stream ([Sink.IsItemStream], asked
 // when the connection's stream changes) carries items instead of values:
 //
 //	<stream> <item> [<item> ...]\n
@@ -111,8 +112,7 @@
 // frame of values, [AppendItemsFrame] and [AppendBatchFrame] one of items.
 // The items of a frame are checked one by one (see Items); an item whose
 // length runs past the end of its frame counts one "malformed" and ends the
-// frame. Item frames go to a Sink that is an ItemSink; any other Sink
-// counts them as "bad_value_type".
+// frame.
 //
 // A bad frame is skipped whole (its length is known) and the connection goes
 // on. Each bad frame is counted once, for the first of these checks that it

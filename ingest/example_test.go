@@ -14,14 +14,20 @@ import (
 // printSink prints what it receives.
 type printSink struct{}
 
-func (printSink) Accept(ctx context.Context, stream string, values []float64) error {
-	fmt.Println("accept", stream, values)
-	return nil
+func (printSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	if len(b.Float32) > 0 {
+		fmt.Println("accept", b.Stream, b.Float32, "(float32)")
+	} else {
+		fmt.Println("accept", b.Stream, b.Values)
+	}
+	return b.Len(), nil
 }
 
-func (printSink) Reject(stream string, reason feed.Reason, n int) {
+func (printSink) Reject(stream string, src feed.Source, reason feed.Reason, n int) {
 	fmt.Printf("reject %q %s %d\n", stream, reason, n)
 }
+
+func (printSink) IsItemStream(string) bool { return false }
 
 func ExampleDecoder_Decode() {
 	in := "latency 12.5 13.1\n" +
@@ -57,5 +63,5 @@ func ExampleAppendFrame() {
 	}
 	// Output:
 	// accept latency [12.5 13.1]
-	// accept sizes [1024 4096]
+	// accept sizes [1024 4096] (float32)
 }

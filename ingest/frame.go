@@ -10,7 +10,6 @@ import (
 
 	"streamd/feed"
 	"streamd/items"
-	"streamd/summary"
 )
 
 // Magic starts a connection that speaks the framed protocol.
@@ -77,14 +76,14 @@ func (d *frameDecoder) run() error {
 		hdr, err := d.peek(4)
 		if err != nil {
 			if len(hdr) > 0 && d.b.err == nil {
-				d.b.sink.Reject("", feed.ReasonMalformed, 1)
+				d.b.count("", feed.ReasonMalformed, 1)
 			}
 			return d.b.end(err)
 		}
 		n := binary.LittleEndian.Uint32(hdr)
 		d.br.Discard(4)
 		if int64(n) > int64(d.max) {
-			d.b.sink.Reject("", feed.ReasonFrameTooLarge, 1)
+			d.b.count("", feed.ReasonFrameTooLarge, 1)
 			if err := d.b.flush(); err != nil {
 				return err
 			}
@@ -142,9 +141,6 @@ func (d *frameDecoder) frame(n int) error {
 	case typeFloat64:
 		size = 8
 	case typeItems:
-		if d.b.isink == nil {
-			return d.skip(n, string(name), feed.ReasonBadValueType)
-		}
 		size = 1
 	default:
 		return d.skip(n, string(name), feed.ReasonBadValueType)
@@ -162,37 +158,42 @@ func (d *frameDecoder) frame(n int) error {
 	if typ == typeItems {
 		return d.items(left)
 	}
-	if d.b.list.Len() > 0 {
-		// The batch holds items of a frame of the same stream.
-		if err := d.b.flush(); err != nil {
+	b := d.b
+	if b.list.Len() > 0 || size == 4 && len(b.vals) > 0 || size == 8 && len(b.f32) > 0 {
+		// The batch holds items, or values of the other precision, of a
+		// frame of the same stream.
+		if err := b.flush(); err != nil {
 			return err
 		}
 	}
-
-	if es, ok := d.b.sink.(EncodedSink); ok {
-		return d.encoded(es, size, left)
-	}
 	// Decode the values straight from the read buffer, as many at a time
-	// as it holds and the batch takes.
+	// as it holds and the batch takes: float32 values cleaned and measured
+	// at once, float64 values as they are, for flush to clean.
 	for left > 0 {
-		if d.b.room() == 0 {
-			if err := d.b.flush(); err != nil {
+		if b.room() == 0 {
+			if err := b.flush(); err != nil {
 				return err
 			}
 		}
 		if _, err := d.peek(size); err != nil {
-			return d.cut(d.b.stream, err)
+			return d.cut(b.stream, err)
 		}
-		k := min(d.br.Buffered(), left, d.b.room()*size)
+		k := min(d.br.Buffered(), left, b.room()*size)
 		k -= k % size
 		buf, _ := d.br.Peek(k)
-		var nan, inf int
-		d.b.vals, _, nan, inf = DecodeValues(d.b.vals, buf, size)
-		if nan > 0 {
-			d.b.reject(feed.ReasonNaN, nan)
-		}
-		if inf > 0 {
-			d.b.reject(feed.ReasonInf, inf)
+		if size == 8 {
+			b.vals = appendFloat64(b.vals, buf)
+		} else {
+			var m feed.Moments
+			var nan, inf int
+			b.f32, m, nan, inf = DecodeFloat32(b.f32, buf)
+			b.moments = b.moments.Add(m)
+			if nan > 0 {
+				b.reject(feed.ReasonNaN, nan)
+			}
+			if inf > 0 {
+				b.reject(feed.ReasonInf, inf)
+			}
 		}
 		d.br.Discard(k)
 		left -= k
@@ -208,7 +209,7 @@ func (d *frameDecoder) frame(n int) error {
 // time as it holds whole.
 func (d *frameDecoder) items(left int) error {
 	b := d.b
-	if len(b.vals) > 0 {
+	if len(b.vals)+len(b.f32) > 0 {
 		if err := b.flush(); err != nil {
 			return err
 		}
@@ -307,28 +308,6 @@ func (b *batch) appendRun(run []byte) {
 	}
 }
 
-// encoded hands the left bytes of values of a frame to es as they are in
-// the read buffer, as much at a time as it holds.
-func (d *frameDecoder) encoded(es EncodedSink, size, left int) error {
-	if err := d.b.flush(); err != nil {
-		return err
-	}
-	for left > 0 {
-		if _, err := d.br.Peek(size); err != nil {
-			return d.cut(d.b.stream, err)
-		}
-		k := min(d.br.Buffered(), left)
-		k -= k % size
-		buf, _ := d.br.Peek(k)
-		if err := d.b.acceptEncoded(es, size, buf); err != nil {
-			return err
-		}
-		d.br.Discard(k)
-		left -= k
-	}
-	return nil
-}
-
 // skip counts a frame body of n bytes as rejected for reason and skips it.
 func (d *frameDecoder) skip(n int, stream string, reason feed.Reason) error {
 	d.b.rejectFor(stream, reason, 1)
@@ -350,45 +329,47 @@ func (d *frameDecoder) cut(stream string, err error) error {
 	return err
 }
 
-// DecodeValues appends to dst the values of data, little-endian IEEE 754
-// float32 values if size is 4 or float64 values if size is 8 (len(data) a
-// multiple of size), converted to T, and applies the value rules of
-// CleanValues in the same pass: NaN and ±Inf are left out and counted, −0
-// becomes +0 — as does a value that rounds to zero in T. A float64 value
-// beyond the range of float32, when T is float32, rounds to ±Inf and is
-// left out and counted as ±Inf (feed.ReasonInf). It also returns the moments
-// of the values it appended, as summary.Measure would give them (the sum
-// possibly added in another order). It is how an EncodedSink decodes
-// frames. It allocates only when dst is too short.
-func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m summary.Moments, nan, inf int) {
+// DecodeFloat64 appends to dst the little-endian IEEE 754 float64 values
+// of data (len(data) a multiple of 8) and applies the value rule
+// (feed.CleanValues) to them: NaN and ±Inf are left out and counted, −0
+// becomes +0. It allocates only when dst is too short.
+func DecodeFloat64(dst []float64, data []byte) (_ []float64, nan, inf int) {
 	n := len(dst)
-	dst = slices.Grow(dst, len(data)/size)[:n+len(data)/size]
+	dst = appendFloat64(dst, data)
+	kept, nan, inf := feed.CleanValues(dst[n:])
+	return dst[:n+len(kept)], nan, inf
+}
+
+// appendFloat64 appends to dst the little-endian IEEE 754 float64 values
+// of data, len(data) a multiple of 8, as they are.
+func appendFloat64(dst []float64, data []byte) []float64 {
+	n := len(dst)
+	dst = slices.Grow(dst, len(data)/8)[:n+len(data)/8]
+	out := dst[n:]
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
+	}
+	return dst
+}
+
+// DecodeFloat32 appends to dst the little-endian IEEE 754 float32 values
+// of data (len(data) a multiple of 4), converted to T, and applies the
+// value rule in the same pass: NaN and ±Inf are left out and counted, −0
+// becomes +0 (rounding cannot reject a float32 value). It also returns the
+// moments of the values it appended, as feed.Measure would give them (the
+// sum possibly added in another order). It is how the framed protocol's
+// float32 values are decoded. It allocates only when dst is too short.
+func DecodeFloat32[T float32 | float64](dst []T, data []byte) (_ []T, m feed.Moments, nan, inf int) {
+	n := len(dst)
+	dst = slices.Grow(dst, len(data)/4)[:n+len(data)/4]
 	out := dst[n:]
 	j := 0
-	if size != 4 {
-		for i := 0; i+8 <= len(data); i += 8 {
-			// Rounding to T first catches a value beyond T's range too: it
-			// rounds to ±Inf and is counted as one.
-			r := T(math.Float64frombits(binary.LittleEndian.Uint64(data[i:]))) + 0
-			if r-r != 0 { // NaN or ±Inf
-				if r != r {
-					nan++
-				} else {
-					inf++
-				}
-				continue
-			}
-			out[j] = r // −0, or a value too small for T, has become +0
-			j++
-		}
-		return dst[:n+j], summary.Measure(out[:j]), nan, inf
-	}
 	// Blocks of decodeBlock values are decoded and measured four at a time
 	// without a branch per value for the rules: adding +0 turns −0 into
 	// +0, and the exponent bits of a value plus one in the lowest exponent
 	// bit carry into bit 31 only when they are all ones (NaN or ±Inf). A
 	// block that holds one is decoded and measured again value by value.
-	// Measuring as the values are decoded saves summary.Measure's second
+	// Measuring as the values are decoded saves feed.Measure's second
 	// pass over them, which cost as much as the decoding.
 	var s0, s1, s2, s3 float64
 	lo, hi := T(math.Inf(1)), T(math.Inf(-1))
@@ -449,9 +430,9 @@ func DecodeValues[T float32 | float64](dst []T, data []byte, size int) (_ []T, m
 		data = data[4*k:]
 	}
 	if j == 0 {
-		return dst[:n], summary.Moments{}, nan, inf
+		return dst[:n], feed.Moments{}, nan, inf
 	}
-	m = summary.Moments{Count: int64(j), Sum: (s0 + s1) + (s2 + s3), Min: float64(lo), Max: float64(hi)}
+	m = feed.Moments{Count: int64(j), Sum: (s0 + s1) + (s2 + s3), Min: float64(lo), Max: float64(hi)}
 	return dst[:n+j], m, nan, inf
 }
 
@@ -466,6 +447,6 @@ func minMax[T float32 | float64](lo, hi, v T) (T, T) {
 	return lo, hi
 }
 
-// decodeBlock is the number of float32 values DecodeValues checks for NaN
+// decodeBlock is the number of float32 values DecodeFloat32 checks for NaN
 // and ±Inf at once.
 const decodeBlock = 256

@@ -67,14 +67,18 @@ func FuzzFrameProtocol(f *testing.F) {
 	in := frames(f, true, "a", []float64{1, 2, math.NaN(), math.Inf(1)}, "b", []float64{-0.5})
 	in = append(in, frames(f, false, "c:d", []float64{math.Copysign(0, -1), math.MaxFloat64}, "a", []float64(nil))[len(Magic):]...)
 	f.Add(in[len(Magic):], uint8(3), true)
+	// Item frames, to a sink without item streams.
+	items := append(itemFrame("ia", []byte("x"), []byte{}, []byte{0xff}), rawFrame(u16(1), []byte("b"), []byte{typeItems}, []byte{3, 0, 'a'})...)
+	f.Add(items, uint8(0), false)
+	f.Add(items[:len(items)-2], uint8(1), true)
 	f.Fuzz(func(t *testing.T, body []byte, chunk uint8, smallBuffer bool) {
 		in := append([]byte(Magic), body...)
 		fuzzDecode(t, in, chunk, smallBuffer)
 	})
 }
 
-// FuzzDecodeValues checks DecodeValues against decoding each value with
-// encoding/binary and CleanValues.
+// FuzzDecodeValues checks DecodeFloat32 and DecodeFloat64 against
+// decoding each value with encoding/binary and feed.CleanValues.
 func FuzzDecodeValues(f *testing.F) {
 	f.Add([]byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0x80, 1, 2, 3, 4, 0, 0, 0xc0, 0xff, 9, 9, 9, 9}, true)
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0x80}, false)
@@ -92,15 +96,20 @@ func FuzzDecodeValues(f *testing.F) {
 				want = append(want, math.Float64frombits(binary.LittleEndian.Uint64(data[i:])))
 			}
 		}
-		sink := newRecordSink()
-		want = CleanValues("s", want, sink)
-		got, m, nan, inf := DecodeValues[float64](nil, data, size)
-		r := sink.result()
-		if nan != r.rejects[reject{"s", feed.ReasonNaN}] || inf != r.rejects[reject{"s", feed.ReasonInf}] || !sameBits(got, want) {
-			t.Fatalf("DecodeValues(%x) = %v, %d NaN, %d Inf; want %v, %v", data, got, nan, inf, want, r.rejects)
+		want, wantNaN, wantInf := feed.CleanValues(want)
+		var got []float64
+		var nan, inf int
+		if f32 {
+			var m feed.Moments
+			got, m, nan, inf = DecodeFloat32[float64](nil, data)
+			checkMoments(t, fmt.Sprintf("DecodeFloat32(%x)", data), got, m)
+			got32, m32, _, _ := DecodeFloat32[float32](nil, data)
+			checkMoments(t, fmt.Sprintf("DecodeFloat32[float32](%x)", data), got32, m32)
+		} else {
+			got, nan, inf = DecodeFloat64(nil, data)
 		}
-		checkMoments(t, fmt.Sprintf("DecodeValues(%x)", data), got, m)
-		got32, m32, _, _ := DecodeValues[float32](nil, data, size)
-		checkMoments(t, fmt.Sprintf("DecodeValues[float32](%x)", data), got32, m32)
+		if nan != wantNaN || inf != wantInf || !sameBits(got, want) {
+			t.Fatalf("decoding %x = %v, %d NaN, %d Inf; want %v, %d, %d", data, got, nan, inf, want, wantNaN, wantInf)
+		}
 	})
 }

@@ -11,11 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"streamd/feed"
+	"streamd/items"
 )
 
 // A reject is the key of recorded rejects.
@@ -97,31 +98,60 @@ func abbrev(v []float64) []float64 {
 
 // recordSink is a Sink that records everything it receives. Accept fails
 // with feed.ErrStreamLimit for the streams that full returns true for, and
-// waits for gate, if not nil, before recording.
+// waits for gate, if not nil, before recording. The streams that isItems
+// returns true for take items, the others values; values or items sent to
+// the other kind fail with feed.ErrWrongKind.
 type recordSink struct {
 	full    func(stream string) bool
+	isItems func(stream string) bool
 	gate    chan struct{} // Accept waits for a value or for ctx
 	entered chan struct{} // receives a value when Accept waits on gate, if empty
 
 	mu      sync.Mutex
 	got     result
+	items   map[string][]string
+	times   []time.Time // the arrival times given, one per call
 	accepts int
 	changed chan struct{}
 }
 
 func newRecordSink() *recordSink {
-	return &recordSink{changed: make(chan struct{}, 1)}
+	return &recordSink{changed: make(chan struct{}, 1), items: make(map[string][]string)}
 }
 
-func (s *recordSink) Accept(ctx context.Context, stream string, values []float64) error {
+func (s *recordSink) IsItemStream(stream string) bool {
+	return s.isItems != nil && s.isItems(stream)
+}
+
+func (s *recordSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	stream := b.Stream
 	if s.full != nil && s.full(stream) {
-		return fmt.Errorf("stream %q: %w", stream, feed.ErrStreamLimit)
+		return 0, fmt.Errorf("stream %q: %w", stream, feed.ErrStreamLimit)
 	}
 	if err := feed.ValidName(stream); err != nil {
 		panic(fmt.Sprintf("Accept with a bad stream name: %v", err))
 	}
-	if len(values) == 0 || len(values) > batchLen {
-		panic(fmt.Sprintf("Accept with %d values", len(values)))
+	payloads := 0
+	for _, n := range []int{len(b.Values), len(b.Float32), b.Len() - len(b.Values) - len(b.Float32)} {
+		if n > 0 {
+			payloads++
+		}
+	}
+	if n := b.Len(); payloads != 1 || n > batchLen {
+		panic(fmt.Sprintf("Accept of %d values or items in %d payloads", n, payloads))
+	}
+	if (b.Items != nil) != s.IsItemStream(stream) {
+		return 0, fmt.Errorf("stream %q: %w", stream, feed.ErrWrongKind)
+	}
+	values := b.Values
+	if len(b.Float32) > 0 {
+		values = nil
+		for _, v := range b.Float32 {
+			values = append(values, float64(v))
+		}
+		if m := feed.Measure(b.Float32); m.Count != b.Moments.Count || m.Min != b.Moments.Min || m.Max != b.Moments.Max {
+			panic(fmt.Sprintf("Accept of float32 values of moments %+v, given %+v", m, b.Moments))
+		}
 	}
 	for _, v := range values {
 		if math.IsNaN(v) || math.IsInf(v, 0) || math.Float64bits(v) == 1<<63 {
@@ -136,18 +166,28 @@ func (s *recordSink) Accept(ctx context.Context, stream string, values []float64
 		select {
 		case <-s.gate:
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 	s.mu.Lock()
 	s.got.add(stream, values...)
+	if b.Items != nil {
+		for i := range b.Items.Len() {
+			x := b.Items.Item(i)
+			if items.Check(x) != nil {
+				panic(fmt.Sprintf("Accept with a bad item %q", x))
+			}
+			s.items[stream] = append(s.items[stream], string(x))
+		}
+	}
+	s.times = append(s.times, b.At)
 	s.accepts++
 	s.mu.Unlock()
 	s.notify()
-	return nil
+	return b.Len(), nil
 }
 
-func (s *recordSink) Reject(stream string, reason feed.Reason, n int) {
+func (s *recordSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
 	if n <= 0 {
 		panic(fmt.Sprintf("Reject %q %s with n = %d", stream, reason, n))
 	}
@@ -258,63 +298,14 @@ func (r *errAfterReader) Read(p []byte) (int, error) {
 }
 
 // decodeAll decodes data, read in reads of the given sizes, with a read
-// buffer of bufSize bytes (0 for the default) into a new recordSink. It
-// decodes data a second time into an encodedSink, and fails if the two
-// differ: the framed decoder must give the same with either kind of sink.
+// buffer of bufSize bytes (0 for the default) into a new recordSink, which
+// takes no items.
 func decodeAll(data []byte, sizes []int, bufSize, maxLine, maxFrame int, full func(string) bool) (result, error) {
-	decode := func(sink Sink) error {
-		d := Decoder{Sink: sink, MaxLineBytes: maxLine, MaxFrameBytes: maxFrame, bufSize: bufSize}
-		return d.Decode(context.Background(), &chunkReader{data: data, sizes: sizes})
-	}
 	s := newRecordSink()
 	s.full = full
-	err := decode(s)
-	es := encodedSink{recordSink: newRecordSink()}
-	es.full = full
-	errEncoded := decode(es)
-	if d := diff(es.result(), s.result()); d != "" || fmt.Sprint(err) != fmt.Sprint(errEncoded) {
-		return s.result(), fmt.Errorf("an EncodedSink got other values or errors (%v, want %v):\n%s", errEncoded, err, d)
-	}
+	d := Decoder{Sink: s, MaxLineBytes: maxLine, MaxFrameBytes: maxFrame, bufSize: bufSize}
+	err := d.Decode(context.Background(), &chunkReader{data: data, sizes: sizes})
 	return s.result(), err
-}
-
-// encodedSink is a recordSink that takes encoded values too, decoding them
-// with plain code that follows the EncodedSink contract.
-type encodedSink struct {
-	*recordSink
-	encoded *atomic.Int64 // values that came through AcceptEncoded, if not nil
-}
-
-func (s encodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (int, error) {
-	if size != 4 && size != 8 || len(data)%size != 0 || len(data) == 0 {
-		panic(fmt.Sprintf("AcceptEncoded of %d bytes of %d-byte values", len(data), size))
-	}
-	if s.full != nil && s.full(stream) {
-		return 0, fmt.Errorf("stream %q: %w", stream, feed.ErrStreamLimit)
-	}
-	var vals []float64
-	for i := 0; i < len(data); i += size {
-		v := math.Float64frombits(binary.LittleEndian.Uint64(append(data[i:i+size:i+size], make([]byte, 8-size)...)))
-		if size == 4 {
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
-		}
-		vals = append(vals, v)
-	}
-	vals = CleanValues(stream, vals, s)
-	n := len(vals)
-	if s.encoded != nil {
-		s.encoded.Add(int64(n))
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	for len(vals) > batchLen {
-		if err := s.Accept(ctx, stream, vals[:batchLen]); err != nil {
-			return 0, err
-		}
-		vals = vals[batchLen:]
-	}
-	return n, s.Accept(ctx, stream, vals)
 }
 
 // model returns what decoding in should give, following the package
@@ -375,7 +366,8 @@ func lineModel(in []byte, maxLine int) result {
 	return r
 }
 
-// value adds v to stream, or counts it as rejected, as CleanValues does.
+// value adds v to stream, or counts it as rejected, as feed.CleanValues
+// does.
 func (r *result) value(stream string, v float64) {
 	switch {
 	case math.IsNaN(v):
@@ -436,6 +428,11 @@ func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 			size = 4
 		case 2:
 			size = 8
+		case 3:
+			if itemsModel(&r, name, body[3+nameLen:], int(n)-3-nameLen) {
+				return r, false // cut short: the input ends
+			}
+			continue
 		default:
 			r.reject(name, feed.ReasonBadValueType, 1)
 			continue
@@ -458,6 +455,53 @@ func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 		}
 	}
 	return r, false
+}
+
+// itemsModel counts the items of an item frame of stream as a sink that
+// takes no items does: the valid ones as "wrong_kind". left is the length
+// of the frame's items, avail what the input holds of them. It reports
+// whether the input ends in the frame.
+func itemsModel(r *result, stream string, avail []byte, left int) (cut bool) {
+	valid := 0
+	defer func() {
+		if valid > 0 {
+			r.reject(stream, feed.ReasonWrongKind, valid)
+		}
+	}()
+	for left > 0 {
+		switch {
+		case left < 2:
+			r.reject(stream, feed.ReasonMalformed, 1)
+			return len(avail) < left
+		case len(avail) < 2:
+			r.reject(stream, feed.ReasonMalformed, 1)
+			return true
+		}
+		k := int(binary.LittleEndian.Uint16(avail))
+		switch {
+		case 2+k > left:
+			r.reject(stream, feed.ReasonMalformed, 1)
+			return len(avail) < left
+		case 2+k > len(avail) && k > items.MaxLen:
+			r.reject(stream, feed.ReasonItemTooLong, 1)
+			return true
+		case 2+k > len(avail):
+			r.reject(stream, feed.ReasonMalformed, 1)
+			return true
+		}
+		switch x := avail[2 : 2+k]; {
+		case k == 0:
+			r.reject(stream, feed.ReasonEmptyItem, 1)
+		case k > items.MaxLen:
+			r.reject(stream, feed.ReasonItemTooLong, 1)
+		case !utf8.Valid(x):
+			r.reject(stream, feed.ReasonBadUTF8, 1)
+		default:
+			valid++
+		}
+		avail, left = avail[2+k:], left-2-k
+	}
+	return false
 }
 
 // frames returns Magic followed by frames of the given streams and values.

@@ -7,31 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"streamd/feed"
 )
-
-func TestCleanValues(t *testing.T) {
-	negZero := math.Copysign(0, -1)
-	in := []float64{1, math.NaN(), negZero, math.Inf(1), -2.5, math.Inf(-1), 0, math.NaN(), math.MaxFloat64, math.SmallestNonzeroFloat64}
-	s := newRecordSink()
-	got := CleanValues("s", in, s)
-	want := []float64{1, 0, -2.5, 0, math.MaxFloat64, math.SmallestNonzeroFloat64}
-	var r result
-	r.add("s", got...)
-	if d := diff(r, vals("s", want)); d != "" {
-		t.Error(d)
-	}
-	if &got[0] != &in[0] {
-		t.Error("CleanValues did not work in place")
-	}
-	if d := diff(s.result(), result{}.with("s", feed.ReasonNaN, 2).with("s", feed.ReasonInf, 2)); d != "" {
-		t.Error(d)
-	}
-	if n := testing.AllocsPerRun(100, func() { CleanValues("s", in, s) }); n != 0 {
-		t.Errorf("CleanValues allocates %v times", n)
-	}
-}
 
 func TestAppendFrame(t *testing.T) {
 	b, err := AppendFrame([]byte("x"), "ab", []float64{1, -2}, true)

@@ -1,42 +1,15 @@
 package ingest
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"streamd/feed"
 	"streamd/items"
 )
-
-// ItemSink is a Sink that also takes items, for item streams. The decoders
-// hand items to a Sink that implements it; with any other Sink, item
-// frames are rejected as "bad_value_type" and item lines are parsed as
-// values.
-type ItemSink interface {
-	Sink
-	// AcceptItems hands items for a stream to the pipeline, as Accept does
-	// values; at is their arrival time, zero for the pipeline's clock. It
-	// fails with an error wrapping feed.ErrWrongKind if the stream takes values.
-	// b may be reused by the caller after AcceptItems returns.
-	AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error
-	// IsItemStream reports whether stream exists and takes items: the line
-	// protocol reads the tokens of its lines as items then.
-	IsItemStream(stream string) bool
-}
-
-// TimedSink is a Sink that also takes values with their arrival time. The
-// Kafka consumer needs one to use the messages' timestamps.
-type TimedSink interface {
-	Sink
-	// AcceptAt is Accept with the values' arrival time.
-	AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error
-}
 
 // CheckItem returns the feed.Reason an item is rejected for, or "" for a valid
 // item (see items.Check).
@@ -163,53 +136,3 @@ func addItem(item []byte, b *items.Batch, reject func(feed.Reason)) {
 	}
 	b.Append(item)
 }
-
-// counting returns sink wrapped to count the values (and items) it accepts
-// and its rejects, keeping its EncodedSink and ItemSink methods if it has
-// them.
-func counting(sink Sink, values, rejected *atomic.Uint64) Sink {
-	c := countingSink{sink, values, rejected}
-	es, encoded := sink.(EncodedSink)
-	is, items := sink.(ItemSink)
-	switch {
-	case encoded && items:
-		return countingAllSink{countingEncodedSink{c, es}, countingItemSink{c, is}}
-	case encoded:
-		return countingEncodedSink{c, es}
-	case items:
-		return countingItemSink{c, is}
-	}
-	return c
-}
-
-// countingAllSink is a countingSink of a sink that is both an EncodedSink
-// and an ItemSink.
-type countingAllSink struct {
-	countingEncodedSink
-	countingItemSink
-}
-
-func (c countingAllSink) Accept(ctx context.Context, stream string, values []float64) error {
-	return c.countingEncodedSink.Accept(ctx, stream, values)
-}
-
-func (c countingAllSink) Reject(stream string, reason feed.Reason, n int) {
-	c.countingEncodedSink.Reject(stream, reason, n)
-}
-
-// countingItemSink is a countingSink of an ItemSink.
-type countingItemSink struct {
-	countingSink
-	items ItemSink
-}
-
-func (c countingItemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
-	n := b.Len()
-	err := c.items.AcceptItems(ctx, stream, b, at)
-	if err == nil {
-		c.values.Add(uint64(n))
-	}
-	return err
-}
-
-func (c countingItemSink) IsItemStream(stream string) bool { return c.items.IsItemStream(stream) }

@@ -4,69 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"streamd/feed"
 	"streamd/items"
 )
 
-// itemSink is a recordSink that also takes items: the streams whose name
-// starts with "i" are item streams; items sent to others fail with
+// itemSink is a recordSink that takes items: the streams whose name starts
+// with "i" are item streams; items sent to others fail with
 // feed.ErrWrongKind, and so do values sent to item streams.
 type itemSink struct {
 	*recordSink
-	items map[string][]string
-	times []time.Time // the arrival times given, one per call
 }
 
 func newItemSink() *itemSink {
-	return &itemSink{recordSink: newRecordSink(), items: make(map[string][]string)}
-}
-
-func (s *itemSink) IsItemStream(stream string) bool { return strings.HasPrefix(stream, "i") }
-
-func (s *itemSink) Accept(ctx context.Context, stream string, values []float64) error {
-	if s.IsItemStream(stream) {
-		return fmt.Errorf("stream %q: %w", stream, feed.ErrWrongKind)
-	}
-	return s.recordSink.Accept(ctx, stream, values)
-}
-
-func (s *itemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
-	if !s.IsItemStream(stream) {
-		return fmt.Errorf("stream %q: %w", stream, feed.ErrWrongKind)
-	}
-	if b.Len() == 0 || b.Len() > batchLen {
-		panic(fmt.Sprintf("AcceptItems of %d items", b.Len()))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.times = append(s.times, at)
-	for i := range b.Len() {
-		x := b.Item(i)
-		if items.Check(x) != nil {
-			panic(fmt.Sprintf("AcceptItems with a bad item %q", x))
-		}
-		s.items[stream] = append(s.items[stream], string(x))
-	}
-	s.accepts++
-	return nil
-}
-
-func (s *itemSink) AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error {
-	if err := s.Accept(ctx, stream, values); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.times = append(s.times, at)
-	s.mu.Unlock()
-	return nil
+	s := newRecordSink()
+	s.isItems = func(stream string) bool { return strings.HasPrefix(stream, "i") }
+	return &itemSink{s}
 }
 
 func decodeItems(t testing.TB, in []byte, bufSize int, sizes []int) (*itemSink, error) {
@@ -134,13 +92,13 @@ func TestItemFrames(t *testing.T) {
 			}
 		}
 	}
-	// A plain Sink takes no items.
+	// A sink without item streams refuses the items as of the wrong kind.
 	got, err := decodeAll(in, nil, 0, 0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := got.rejects[reject{"ia", feed.ReasonBadValueType}]; n != 4 {
-		t.Errorf("%d item frames rejected by a plain sink, want 4", n)
+	if n := got.rejects[reject{"ia", feed.ReasonWrongKind}]; n != 4 {
+		t.Errorf("%d items refused by a sink without item streams, want 4", n)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamd/feed"
-	"streamd/items"
 )
 
 // Defaults of a KafkaConsumer.
@@ -61,13 +60,13 @@ const (
 //   - FormatItems: items for an item stream, one a line. An empty line is
 //     an empty item, rejected as "empty_item"; items too long or not UTF-8
 //     count "item_too_long" and "bad_utf8"; items for a value stream (and
-//     values for an item stream) count "wrong_kind" each. With a Sink that
-//     is no ItemSink, an items message counts one "unknown_format".
+//     values for an item stream) count "wrong_kind" each.
 //
 // The values of a message are handed to the Sink in one call of Accept,
 // possibly together with those of neighbouring messages of the same stream
 // and partition (and, with MessageTime, the same timestamp), after
-// CleanValues. A bad message is counted with
+// feed.CleanValues, in a feed.Batch whose Source is the partition: the Sink
+// keeps each partition's values apart. A bad message is counted with
 // Sink.Reject and skipped; it never stops or stalls its partition:
 //
 //   - A key that is not a valid stream name (see feed.ValidName) counts
@@ -137,8 +136,6 @@ type KafkaConsumer struct {
 	// values, for the streams' time windows, instead of the daemon's clock
 	// when they are accepted. Timestamps that go back within a stream are
 	// taken as the newest so far (a stream's arrival times never go back).
-	// It needs a Sink that is a TimedSink or a PartitionSink (and an
-	// ItemSink or a PartitionItemSink for items).
 	MessageTime bool
 
 	// Sink receives the values and the rejects. Its methods are called
@@ -173,8 +170,8 @@ type KafkaConsumer struct {
 	// Assigned, if not nil, is called at the start of each generation with
 	// its id and the partitions assigned to the consumer, sorted, before any of them is
 	// fetched, and returns the offset at which each starts: for a sink
-	// whose state of a partition must match the offset exactly (see
-	// PartitionSink), this replaces the rule of the Offsets section.
+	// whose state of a partition must match the offset exactly, this
+	// replaces the rule of the Offsets section.
 	// A partition it leaves out, or gives a negative offset, starts at its
 	// earliest offset. Barrier reports no offset for the partitions until
 	// Assigned returns, and then the ones it returned. If Assigned returns
@@ -337,11 +334,6 @@ func (c *KafkaConsumer) check() error {
 	case c.FetchMaxBytes < 0:
 		return fmt.Errorf("fetch max bytes %d is negative", c.FetchMaxBytes)
 	}
-	_, timed := c.Sink.(TimedSink)
-	_, parts := c.Sink.(PartitionSink)
-	if c.MessageTime && !timed && !parts {
-		return errors.New("message time needs a sink that takes arrival times")
-	}
 	for topic, f := range c.Formats {
 		if !f.valid() {
 			return fmt.Errorf("topic %q: unknown format %d", topic, f)
@@ -441,7 +433,7 @@ func (c *KafkaConsumer) consume(ctx, gctx context.Context, gen *kafka.Generation
 	)
 	for tp, start := range starts {
 		wg.Go(func() {
-			pc := partitionConsumer{c: c, tp: tp, state: assigned[tp], sink: c.sinkFor(tp), log: log.With("partition", tp.String())}
+			pc := partitionConsumer{c: c, tp: tp, state: assigned[tp], log: log.With("partition", tp.String())}
 			if err := pc.run(ctx, pctx, start); err != nil {
 				errOnce.Do(func() { fatal = err })
 				cancel()
@@ -749,76 +741,9 @@ func (p *partitionConsumer) reject(stream string, reason feed.Reason, n int) {
 func (p *partitionConsumer) countRejects() {
 	for _, r := range p.rejects {
 		p.c.stats.rejected.Add(uint64(r.n))
-		p.sink.Reject(r.stream, r.reason, r.n)
+		p.c.Sink.Reject(r.stream, p.tp, r.reason, r.n)
 	}
 	p.rejects = p.rejects[:0]
-}
-
-// A PartitionSink is a Sink that keeps the values of each Kafka partition
-// apart. A KafkaConsumer whose Sink is one hands it the values and the
-// rejects of each partition through AcceptPartition and RejectPartition,
-// which otherwise behave as Accept (or, with MessageTime, AcceptAt) and
-// Reject. A PartitionSink that is a PartitionItemSink takes each
-// partition's items apart too.
-type PartitionSink interface {
-	Sink
-	// AcceptPartition is Accept for values from tp that arrived at at;
-	// zero means the sink's clock.
-	AcceptPartition(ctx context.Context, tp feed.Source, stream string, values []float64, at time.Time) error
-	// RejectPartition is Reject for input from tp.
-	RejectPartition(tp feed.Source, stream string, reason feed.Reason, n int)
-}
-
-// A PartitionItemSink is a PartitionSink and an ItemSink that keeps the
-// items of each Kafka partition apart as it does their values.
-type PartitionItemSink interface {
-	PartitionSink
-	ItemSink
-	// AcceptPartitionItems is ItemSink.AcceptItems for items from tp.
-	AcceptPartitionItems(ctx context.Context, tp feed.Source, stream string, b *items.Batch, at time.Time) error
-}
-
-// partitionSink is a PartitionSink seen as the Sink of one partition: a
-// TimedSink.
-type partitionSink struct {
-	sink PartitionSink
-	tp   feed.Source
-}
-
-func (s partitionSink) Accept(ctx context.Context, stream string, values []float64) error {
-	return s.sink.AcceptPartition(ctx, s.tp, stream, values, time.Time{})
-}
-
-func (s partitionSink) AcceptAt(ctx context.Context, stream string, values []float64, at time.Time) error {
-	return s.sink.AcceptPartition(ctx, s.tp, stream, values, at)
-}
-
-func (s partitionSink) Reject(stream string, reason feed.Reason, n int) {
-	s.sink.RejectPartition(s.tp, stream, reason, n)
-}
-
-// partitionItemSink is a PartitionItemSink seen as the Sink of one
-// partition: a TimedSink and an ItemSink.
-type partitionItemSink struct {
-	partitionSink
-	items PartitionItemSink
-}
-
-func (s partitionItemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
-	return s.items.AcceptPartitionItems(ctx, s.tp, stream, b, at)
-}
-
-func (s partitionItemSink) IsItemStream(stream string) bool { return s.items.IsItemStream(stream) }
-
-// sinkFor returns the Sink that receives the values of tp.
-func (c *KafkaConsumer) sinkFor(tp feed.Source) Sink {
-	switch ps := c.Sink.(type) {
-	case PartitionItemSink:
-		return partitionItemSink{partitionSink{ps, tp}, ps}
-	case PartitionSink:
-		return partitionSink{ps, tp}
-	}
-	return c.Sink
 }
 
 // A gate lets deliveries run concurrently with each other but not with a

@@ -31,7 +31,7 @@ const (
 
 	// FormatItems is items for an item stream, one a line: the message
 	// is split at "\n" (a "\r" before it is dropped), and a final "\n"
-	// ends the last item. The consumer's Sink must be an ItemSink.
+	// ends the last item.
 	FormatItems
 )
 

@@ -20,7 +20,6 @@ type partitionConsumer struct {
 	c     *KafkaConsumer
 	tp    feed.Source
 	state *partitionState
-	sink  Sink // the consumer's Sink, for this partition (see PartitionSink)
 	log   *slog.Logger
 
 	// Delivery state, used by the delivering goroutine only.
@@ -280,7 +279,6 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	defer p.countRejects()
 	p.vals = p.vals[:0]
 	p.list.Reset()
-	isink, _ := p.sink.(ItemSink)
 	stream := ""
 	var at time.Time // the unit's arrival time, with MessageTime
 	i := 0
@@ -300,7 +298,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		case !nameOK:
 			p.reject("", feed.ReasonBadStreamName, 1)
 			continue
-		case !formatOK, format == FormatItems && isink == nil:
+		case !formatOK:
 			p.reject(name, feed.ReasonUnknownFormat, 1)
 			continue
 		case format == FormatItems:
@@ -324,7 +322,11 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			if len(m.Value) == 0 || len(m.Value)%size != 0 {
 				bad = 1 // a binary message cut short or without values
 			} else {
-				p.vals, _, nan, inf = DecodeValues(p.vals, m.Value, size)
+				if size == 8 {
+					p.vals, nan, inf = DecodeFloat64(p.vals, m.Value)
+				} else {
+					p.vals, _, nan, inf = DecodeFloat32(p.vals, m.Value)
+				}
 			}
 		default:
 			var tokens int
@@ -333,7 +335,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 				bad = 1
 			}
 			var kept []float64
-			kept, nan, inf = cleanValues(p.vals[n:])
+			kept, nan, inf = feed.CleanValues(p.vals[n:])
 			p.vals = p.vals[:n+len(kept)]
 		}
 		if nan > 0 {
@@ -352,28 +354,30 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	if !c.MessageTime {
 		at = time.Time{}
 	}
+	b := &feed.Batch{Stream: stream, Source: p.tp, At: at}
 	if p.list.Len() > 0 {
-		return i, p.acceptItems(ctx, isink, stream, at)
+		b.Items = &p.list
+	} else {
+		b.Values = p.vals
 	}
-	if len(p.vals) == 0 {
+	n := b.Len()
+	if n == 0 {
 		return i, nil
 	}
-	vals := p.vals
-	var err error
-	if c.MessageTime {
-		err = p.sink.(TimedSink).AcceptAt(ctx, stream, vals, at)
-	} else {
-		err = p.sink.Accept(ctx, stream, vals)
-	}
-	accepted, err := settle(err, stream, len(vals), p.reject)
+	accepted, err := p.c.Sink.Accept(ctx, b)
+	ok, err := settle(err, stream, n, p.reject)
 	if err != nil {
-		return 0, fmt.Errorf("accept %d values of stream %q from kafka partition %s: %w", len(vals), stream, p.tp, err)
+		return 0, fmt.Errorf("accept %d values or items of stream %q from kafka partition %s: %w", n, stream, p.tp, err)
 	}
-	if accepted {
-		c.stats.values.Add(uint64(len(vals)))
+	if ok {
+		c.stats.values.Add(uint64(accepted))
+		c.stats.rejected.Add(uint64(n - accepted)) // rejected by the sink
 	}
 	if cap(p.vals) > 4*batchLen {
 		p.vals = nil // do not keep a huge message's memory
+	}
+	if p.list.Size() > 4*batchItemBytes {
+		p.list = items.Batch{} // do not keep a huge message's memory
 	}
 	return i, nil
 }
@@ -396,21 +400,4 @@ func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) 
 	s := string(m.Key)
 	p.names[s] = s
 	return s, true
-}
-
-// acceptItems hands the items of the unit to the sink.
-func (p *partitionConsumer) acceptItems(ctx context.Context, sink ItemSink, stream string, at time.Time) error {
-	c := p.c
-	n := p.list.Len()
-	accepted, err := settle(sink.AcceptItems(ctx, stream, &p.list, at), stream, n, p.reject)
-	if err != nil {
-		return fmt.Errorf("accept %d items of stream %q from kafka partition %s: %w", n, stream, p.tp, err)
-	}
-	if accepted {
-		c.stats.values.Add(uint64(n))
-	}
-	if p.list.Size() > 4*batchItemBytes {
-		p.list = items.Batch{} // do not keep a huge message's memory
-	}
-	return nil
 }

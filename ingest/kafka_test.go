@@ -323,7 +323,7 @@ func TestKafkaConsume(t *testing.T) {
 		want2.add(topic, v...)
 	}
 	want2.add(topic, 10, 13) // text with a header; binary64 with a header
-	text32, _, _, _ := DecodeValues[float64](nil, []byte("4 5,6\n7\r\n8\t9"), 4)
+	text32, _, _, _ := DecodeFloat32[float64](nil, []byte("4 5,6\n7\r\n8\t9"))
 	want2.add(topic, text32...)
 	start(t, c2)
 	poll(t, "all messages", func() bool { return c2.Stats().Messages == uint64(len(msgs)) })
@@ -435,16 +435,16 @@ type blockSink struct {
 	release chan struct{}
 }
 
-func (s *blockSink) Accept(ctx context.Context, stream string, values []float64) error {
+func (s *blockSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	if s.block.Load() {
 		s.entered <- struct{}{}
 		select {
 		case <-s.release:
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
-	return s.recordSink.Accept(ctx, stream, values)
+	return s.recordSink.Accept(ctx, b)
 }
 
 func TestKafkaResumeCommit(t *testing.T) {
@@ -610,33 +610,28 @@ type timedSink struct {
 	first, last time.Time
 }
 
-func (s *timedSink) Accept(ctx context.Context, stream string, values []float64) error {
+func (s *timedSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	now := time.Now()
 	s.mu.Lock()
 	if s.values == 0 {
 		s.first = now
 	}
-	s.values += len(values)
+	s.values += b.Len()
 	s.last = now
 	s.mu.Unlock()
-	return nil
+	return b.Len(), nil
 }
 
-func (s *timedSink) Reject(stream string, reason feed.Reason, n int) {}
+func (s *timedSink) Reject(string, feed.Source, feed.Reason, int) {}
 
-// partitionRecordSink records what each partition delivers.
+func (s *timedSink) IsItemStream(string) bool { return false }
+
+// partitionRecordSink records what each partition delivers, and all of
+// it in its recordSink.
 type partitionRecordSink struct {
 	*recordSink
 	mu    sync.Mutex
 	bySrc map[feed.Source]*recordSink
-}
-
-func (s *partitionRecordSink) Accept(context.Context, string, []float64) error {
-	panic("Accept called on a PartitionSink")
-}
-
-func (s *partitionRecordSink) Reject(string, feed.Reason, int) {
-	panic("Reject called on a PartitionSink")
 }
 
 func (s *partitionRecordSink) of(tp feed.Source) *recordSink {
@@ -648,16 +643,22 @@ func (s *partitionRecordSink) of(tp feed.Source) *recordSink {
 	return s.bySrc[tp]
 }
 
-func (s *partitionRecordSink) AcceptPartition(ctx context.Context, tp feed.Source, stream string, values []float64, _ time.Time) error {
-	if err := s.of(tp).Accept(ctx, stream, values); err != nil {
-		return err
+func (s *partitionRecordSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	if b.Source == feed.Local {
+		panic("Accept of values from no partition")
 	}
-	return s.recordSink.Accept(ctx, stream, values)
+	if _, err := s.of(b.Source).Accept(ctx, b); err != nil {
+		return 0, err
+	}
+	return s.recordSink.Accept(ctx, b)
 }
 
-func (s *partitionRecordSink) RejectPartition(tp feed.Source, stream string, reason feed.Reason, n int) {
-	s.of(tp).Reject(stream, reason, n)
-	s.recordSink.Reject(stream, reason, n)
+func (s *partitionRecordSink) Reject(stream string, tp feed.Source, reason feed.Reason, n int) {
+	if tp == feed.Local {
+		panic("Reject of input from no partition")
+	}
+	s.of(tp).Reject(stream, tp, reason, n)
+	s.recordSink.Reject(stream, tp, reason, n)
 }
 
 // TestKafkaAssigned: with Assigned set, each partition starts exactly where
@@ -728,8 +729,8 @@ func TestKafkaAssigned(t *testing.T) {
 }
 
 // TestKafkaItems consumes items messages (by header and by topic format),
-// with the messages' timestamps as arrival times, into an ItemSink and
-// into a PartitionItemSink, which gets each partition's items apart.
+// with the messages' timestamps as arrival times, into a Sink, which gets
+// each partition's items apart.
 func TestKafkaItems(t *testing.T) {
 	t.Parallel()
 	t.Run("sink", func(t *testing.T) {
@@ -758,42 +759,23 @@ func TestKafkaItems(t *testing.T) {
 	})
 }
 
-// partitionItemRecorder is an itemSink that takes each partition's input
-// apart, and records the partitions that delivered items to each stream.
+// partitionItemRecorder is an itemSink that records the partitions that
+// delivered items to each stream.
 type partitionItemRecorder struct {
 	*itemSink
 	mu    sync.Mutex
 	parts map[string][]feed.Source
 }
 
-func (s *partitionItemRecorder) Accept(context.Context, string, []float64) error {
-	panic("Accept called on a PartitionItemSink")
-}
-
-func (s *partitionItemRecorder) AcceptItems(context.Context, string, *items.Batch, time.Time) error {
-	panic("AcceptItems called on a PartitionItemSink")
-}
-
-func (s *partitionItemRecorder) Reject(string, feed.Reason, int) {
-	panic("Reject called on a PartitionItemSink")
-}
-
-func (s *partitionItemRecorder) AcceptPartition(ctx context.Context, _ feed.Source, stream string, values []float64, at time.Time) error {
-	return s.itemSink.AcceptAt(ctx, stream, values, at)
-}
-
-func (s *partitionItemRecorder) AcceptPartitionItems(ctx context.Context, tp feed.Source, stream string, b *items.Batch, at time.Time) error {
-	if err := s.itemSink.AcceptItems(ctx, stream, b, at); err != nil {
-		return err
+func (s *partitionItemRecorder) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	n, err := s.itemSink.Accept(ctx, b)
+	if err != nil || b.Items == nil {
+		return n, err
 	}
 	s.mu.Lock()
-	s.parts[stream] = append(s.parts[stream], tp)
+	s.parts[b.Stream] = append(s.parts[b.Stream], b.Source)
 	s.mu.Unlock()
-	return nil
-}
-
-func (s *partitionItemRecorder) RejectPartition(_ feed.Source, stream string, reason feed.Reason, n int) {
-	s.itemSink.Reject(stream, reason, n)
+	return n, nil
 }
 
 // testKafkaItems runs TestKafkaItems on topic and group name, with the
@@ -858,15 +840,15 @@ type gatedPartitionSink struct {
 	open  chan struct{}
 }
 
-func (s *gatedPartitionSink) AcceptPartition(ctx context.Context, tp feed.Source, stream string, values []float64, at time.Time) error {
-	if tp == s.gated {
+func (s *gatedPartitionSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	if b.Source == s.gated {
 		select {
 		case <-s.open:
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
-	return s.partitionRecordSink.AcceptPartition(ctx, tp, stream, values, at)
+	return s.partitionRecordSink.Accept(ctx, b)
 }
 
 // TestKafkaCatchingUp: a partition that Assigned starts behind the group's

@@ -65,7 +65,7 @@ func (d *lineDecoder) run() error {
 		default:
 			// A read error cut the line short: its last value may be
 			// cut too, so none of it is used.
-			d.b.sink.Reject("", feed.ReasonMalformed, 1)
+			d.b.count("", feed.ReasonMalformed, 1)
 		}
 		if cap(d.long) > 4*d.br.Size() {
 			d.long = nil // do not keep a long line's memory
@@ -129,7 +129,7 @@ func (d *lineDecoder) line(line []byte) error {
 				j = fieldEnd(line, i)
 				n++
 			}
-			d.b.sink.Reject("", feed.ReasonBadStreamName, max(n, 1))
+			d.b.count("", feed.ReasonBadStreamName, max(n, 1))
 			return nil
 		}
 		if err := d.b.setStream(name); err != nil {

@@ -382,7 +382,7 @@ func (s *TCPServer) countDisplaced(pc *pendingConn) {
 		return
 	}
 	s.stats.unauthenticated.Add(1)
-	counting(s.Sink, &s.stats.values, &s.stats.rejected).Reject("", feed.ReasonUnauthenticated, 1)
+	counting(s.Sink, &s.stats.values, &s.stats.rejected).Reject("", feed.Local, feed.ReasonUnauthenticated, 1)
 }
 
 // authenticated takes pc out of the pending list, and reports false if it
@@ -477,7 +477,7 @@ func (s *TCPServer) serve(conn net.Conn, pc *pendingConn) {
 	}
 	switch {
 	case errors.Is(err, errBadPreamble) && s.Token == "":
-		sink.Reject("", feed.ReasonUnknownFormat, 1)
+		sink.Reject("", feed.Local, feed.ReasonUnknownFormat, 1)
 		log.Warn("tcp ingest connection dropped", "err", err)
 		return
 	case err != nil && s.Token == "":
@@ -546,7 +546,7 @@ func (s *TCPServer) refuse(conn net.Conn, pc *pendingConn, sink Sink, log *slog.
 		}
 	}
 	s.stats.unauthenticated.Add(1)
-	sink.Reject("", feed.ReasonUnauthenticated, 1)
+	sink.Reject("", feed.Local, feed.ReasonUnauthenticated, 1)
 	// Debug: a flood of refused connections must not flood the log; the
 	// metrics count them.
 	log.Debug("tcp ingest connection refused", "err", msg)
@@ -597,36 +597,30 @@ func (r *connReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingSink counts the values its Sink accepts and the rejects.
+// countingSink counts the values and items its Sink accepts and the
+// rejects: those of the inputs and those of the sink's own.
 type countingSink struct {
 	Sink
 	values, rejected *atomic.Uint64
 }
 
-// countingEncodedSink is a countingSink of an EncodedSink.
-type countingEncodedSink struct {
-	countingSink
-	es EncodedSink
+// counting returns sink wrapped to count the values and items it accepts
+// and the rejects.
+func counting(sink Sink, values, rejected *atomic.Uint64) Sink {
+	return countingSink{sink, values, rejected}
 }
 
-func (c countingEncodedSink) AcceptEncoded(ctx context.Context, stream string, size int, data []byte) (int, error) {
-	n, err := c.es.AcceptEncoded(ctx, stream, size, data)
-	c.values.Add(uint64(n))
+func (c countingSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	n := b.Len()
+	accepted, err := c.Sink.Accept(ctx, b)
+	c.values.Add(uint64(accepted))
 	if err == nil {
-		c.rejected.Add(uint64(len(data)/size - n)) // NaN and ±Inf
+		c.rejected.Add(uint64(n - accepted)) // rejected by the sink
 	}
-	return n, err
+	return accepted, err
 }
 
-func (c countingSink) Accept(ctx context.Context, stream string, values []float64) error {
-	err := c.Sink.Accept(ctx, stream, values)
-	if err == nil {
-		c.values.Add(uint64(len(values)))
-	}
-	return err
-}
-
-func (c countingSink) Reject(stream string, reason feed.Reason, n int) {
-	c.Sink.Reject(stream, reason, n)
+func (c countingSink) Reject(stream string, src feed.Source, reason feed.Reason, n int) {
+	c.Sink.Reject(stream, src, reason, n)
 	c.rejected.Add(uint64(n))
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,22 +60,10 @@ func waitClosed(t *testing.T, c net.Conn) {
 	}
 }
 
+// TestTCPServer serves mixed input into a recordSink.
 func TestTCPServer(t *testing.T) {
-	t.Run("Sink", func(t *testing.T) { testTCPServer(t, false) })
-	t.Run("EncodedSink", func(t *testing.T) { testTCPServer(t, true) })
-}
-
-// testTCPServer serves mixed input into a recordSink, or an EncodedSink
-// that must then get every value of the frames encoded.
-func testTCPServer(t *testing.T, encoded bool) {
 	sink := newRecordSink()
-	var s *TCPServer
-	var viaEncoded atomic.Int64
-	if encoded {
-		s = openServer(t, encodedSink{sink, &viaEncoded}, func(s *TCPServer) { s.MaxFrameBytes = 1 << 10 })
-	} else {
-		s = openServer(t, sink, func(s *TCPServer) { s.MaxFrameBytes = 1 << 10 })
-	}
+	s := openServer(t, sink, func(s *TCPServer) { s.MaxFrameBytes = 1 << 10 })
 
 	lines := []byte("latency 12.5 13.1\r\nbad! 1\nlatency x\n")
 	frameIn := frames(t, true, "f32", []float64{1, 2, 3})
@@ -114,9 +101,6 @@ func testTCPServer(t *testing.T, encoded bool) {
 		t.Errorf("Stats() = %+v, want 3 connections, 8 values, 4 rejected, %d to %d bytes", st, sent, sent+len(big))
 	}
 	poll(t, "one open connection", func() bool { return s.Stats().OpenConnections == 1 })
-	if n := viaEncoded.Load(); encoded && n != 5 {
-		t.Errorf("%d values of frames came through AcceptEncoded, want all 5", n)
-	}
 }
 
 // TestTCPServerClose closes the server while clients are connected: what

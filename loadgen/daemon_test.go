@@ -112,7 +112,8 @@ func TestRunFloat32Overflow(t *testing.T) {
 		{"ovf.tcp-binary-to-float32", &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, 8},
 	} {
 		src := sourceFunc(func(ctx context.Context, sink ingest.Sink) error {
-			return sink.Accept(ctx, tt.name, slices.Clone(values))
+			_, err := sink.Accept(ctx, &feed.Batch{Stream: tt.name, Values: slices.Clone(values)})
+			return err
 		})
 		res, err := (&loadgen.Runner{Source: src, Target: tt.target, Keep: true}).Run(context.Background())
 		if err != nil {

@@ -24,17 +24,22 @@ type memSink struct {
 	rejected int
 }
 
-func (m *memSink) Accept(ctx context.Context, stream string, values []float64) error {
+func (m *memSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.values == nil {
 		m.values = make(map[string][]float64)
 	}
-	m.values[stream] = append(m.values[stream], values...)
-	return nil
+	m.values[b.Stream] = append(m.values[b.Stream], b.Values...)
+	for _, v := range b.Float32 {
+		m.values[b.Stream] = append(m.values[b.Stream], float64(v))
+	}
+	return b.Len(), nil
 }
 
-func (m *memSink) Reject(stream string, reason feed.Reason, n int) {
+func (m *memSink) IsItemStream(string) bool { return false }
+
+func (m *memSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rejected += n

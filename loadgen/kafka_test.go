@@ -28,18 +28,20 @@ type collectSink struct {
 	rejected map[feed.Reason]int
 }
 
-func (c *collectSink) Accept(ctx context.Context, stream string, values []float64) error {
+func (c *collectSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.values[stream] = append(c.values[stream], values...)
-	c.n += len(values)
+	c.values[b.Stream] = append(c.values[b.Stream], b.Values...)
+	c.n += len(b.Values)
 	if c.n >= c.limit {
-		return loadgen.ErrRecordFull
+		return len(b.Values), loadgen.ErrRecordFull
 	}
-	return nil
+	return len(b.Values), nil
 }
 
-func (c *collectSink) Reject(stream string, reason feed.Reason, n int) {
+func (c *collectSink) IsItemStream(string) bool { return false }
+
+func (c *collectSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rejected[reason] += n

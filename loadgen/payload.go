@@ -62,7 +62,7 @@ func newPayload(stream string, values []float64, f32 bool, frameValues int) (*Pa
 		return nil, fmt.Errorf("payload: %d values per frame: %w", p.per, ingest.ErrFrameTooLarge)
 	}
 	p.stride = p.head + p.size*p.per
-	values = cleanValues(stream, values, f32, p.skipped)
+	values = cleanValues(values, f32, p.skipped.add)
 	p.n = len(values)
 	nf := p.frameCount()
 	if nf == 0 {

@@ -43,6 +43,7 @@ type Recorder struct {
 	streams  map[string]int64
 	rejected map[feed.Reason]int64
 	full     chan struct{}
+	wide     []float64 // float32 values of a batch, widened
 }
 
 // NewRecorder returns a Recorder that writes to w, starting with
@@ -58,16 +59,22 @@ func NewRecorder(w io.Writer) *Recorder {
 	return r
 }
 
-// Accept implements ingest.Sink.
-func (r *Recorder) Accept(ctx context.Context, stream string, values []float64) error {
+// Accept implements ingest.Sink: it writes values as float64 frames, and
+// items as item frames (b.Source and b.At are not recorded). Limit counts
+// items as values.
+func (r *Recorder) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
-		return r.err
+		return 0, r.err
 	}
+	if b.Items != nil {
+		return r.writeItems(b.Stream, b.Items)
+	}
+	values := batchValues(b, &r.wide)
 	if r.Limit > 0 {
 		if r.values >= r.Limit {
-			return ErrRecordFull
+			return 0, ErrRecordFull
 		}
 		values = values[:min(int64(len(values)), r.Limit-r.values)]
 	}
@@ -76,36 +83,31 @@ func (r *Recorder) Accept(ctx context.Context, stream string, values []float64) 
 	const most = 1 << 20
 	for rest := values; len(rest) > 0; {
 		n := min(len(rest), most)
-		r.buf, r.err = ingest.AppendFrame(r.buf[:0], stream, rest[:n], false)
+		r.buf, r.err = ingest.AppendFrame(r.buf[:0], b.Stream, rest[:n], false)
 		if r.err == nil {
 			_, r.err = r.w.Write(r.buf)
 		}
 		if r.err != nil {
 			r.err = fmt.Errorf("record: %w", r.err)
-			return r.err
+			return 0, r.err
 		}
 		rest = rest[n:]
 	}
 	r.values += int64(len(values))
-	r.streams[stream] += int64(len(values))
+	r.streams[b.Stream] += int64(len(values))
 	if r.Limit > 0 && r.values == r.Limit {
 		close(r.full)
 	}
-	return nil
+	return len(values), nil
 }
 
-// AcceptItems implements ingest.ItemSink: it writes items as item frames
-// (at is not recorded). Limit counts items as values.
-func (r *Recorder) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return r.err
-	}
+// writeItems writes the items of b as item frames of stream. The caller
+// holds r.mu.
+func (r *Recorder) writeItems(stream string, b *items.Batch) (int, error) {
 	n := b.Len()
 	if r.Limit > 0 {
 		if r.values >= r.Limit {
-			return ErrRecordFull
+			return 0, ErrRecordFull
 		}
 		n = int(min(int64(n), r.Limit-r.values))
 	}
@@ -117,7 +119,7 @@ func (r *Recorder) AcceptItems(ctx context.Context, stream string, b *items.Batc
 		}
 		if r.err != nil {
 			r.err = fmt.Errorf("record: %w", r.err)
-			return r.err
+			return 0, r.err
 		}
 	}
 	r.values += int64(n)
@@ -129,10 +131,10 @@ func (r *Recorder) AcceptItems(ctx context.Context, stream string, b *items.Batc
 	if r.Limit > 0 && r.values == r.Limit {
 		close(r.full)
 	}
-	return nil
+	return n, nil
 }
 
-// IsItemStream implements ingest.ItemSink: the lines of a stream in
+// IsItemStream implements ingest.Sink: the lines of a stream in
 // ItemStreams record as items, the others as values.
 func (r *Recorder) IsItemStream(stream string) bool {
 	r.mu.Lock()
@@ -141,7 +143,7 @@ func (r *Recorder) IsItemStream(stream string) bool {
 }
 
 // Reject implements ingest.Sink: it counts bad input.
-func (r *Recorder) Reject(stream string, reason feed.Reason, n int) {
+func (r *Recorder) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
 	r.mu.Lock()
 	r.rejected[reason] += int64(n)
 	r.mu.Unlock()
@@ -191,14 +193,14 @@ func (r *Recorder) Stats() RecordStats {
 // the key is empty. A message of an unknown format, or whose length is not
 // a whole number of values, is counted as one feed.ReasonMalformed; a
 // text token that is not a number is counted as one malformed value.
-// Non-finite values are counted as ingest.CleanValues counts them.
+// Non-finite values are counted as feed.CleanValues counts them.
 func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.Message, def KafkaFormat, buf []float64) ([]float64, error) {
 	stream := string(m.Key)
 	if stream == "" {
 		stream = topic
 	}
 	if feed.ValidName(stream) != nil {
-		sink.Reject("", feed.ReasonBadStreamName, 1)
+		sink.Reject("", feed.Local, feed.ReasonBadStreamName, 1)
 		return buf, nil
 	}
 	format := def
@@ -206,7 +208,7 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 		if h.Key == ContentTypeHeader {
 			f, err := ParseKafkaFormat(string(h.Value))
 			if err != nil {
-				sink.Reject(stream, feed.ReasonMalformed, 1)
+				sink.Reject(stream, feed.Local, feed.ReasonMalformed, 1)
 				return buf, nil
 			}
 			format = f
@@ -220,7 +222,7 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 			size = 4
 		}
 		if len(m.Value)%size != 0 {
-			sink.Reject(stream, feed.ReasonMalformed, 1)
+			sink.Reject(stream, feed.Local, feed.ReasonMalformed, 1)
 			return buf, nil
 		}
 		for b := m.Value; len(b) > 0; b = b[size:] {
@@ -241,17 +243,13 @@ func DecodeMessage(ctx context.Context, sink ingest.Sink, topic string, m kafka.
 			vals = append(vals, v)
 		}
 		if bad > 0 {
-			sink.Reject(stream, feed.ReasonMalformed, bad)
+			sink.Reject(stream, feed.Local, feed.ReasonMalformed, bad)
 		}
 	default:
-		sink.Reject(stream, feed.ReasonMalformed, 1)
+		sink.Reject(stream, feed.Local, feed.ReasonMalformed, 1)
 		return buf, nil
 	}
-	vals = ingest.CleanValues(stream, vals, sink)
-	if len(vals) == 0 {
-		return vals, nil
-	}
-	return vals, sink.Accept(ctx, stream, vals)
+	return vals, acceptValues(ctx, sink, stream, vals)
 }
 
 // ReadKafka reads every partition of topic, from its first offset, and

@@ -297,7 +297,8 @@ type runSink struct {
 	sent     atomic.Int64 // values the connections sent
 	last     *StreamResult
 	lastName string
-	f32      bool // the target sends values as float32
+	f32      bool      // the target sends values as float32
+	wide     []float64 // float32 values of a batch, widened
 }
 
 func (s *runSink) stream(name string) *StreamResult {
@@ -313,51 +314,60 @@ func (s *runSink) stream(name string) *StreamResult {
 	return st
 }
 
-// Accept implements ingest.Sink: it cuts values into batches, paces them,
-// and queues them for the connections.
-func (s *runSink) Accept(ctx context.Context, stream string, values []float64) error {
-	if len(values) == 0 {
-		return nil
+// Accept implements ingest.Sink: it cuts the values or items of b into
+// batches, paces them, and queues them for the connections. The values it
+// leaves out (cleanValues) are counted as skipped. b.Source and b.At are
+// not used: the receiver stamps arrival times.
+func (s *runSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	if b.Items != nil {
+		return s.acceptItems(b.Stream, b.Items)
 	}
+	values := batchValues(b, &s.wide)
+	if len(values) == 0 {
+		return 0, nil
+	}
+	stream := b.Stream
 	if err := feed.ValidName(stream); err != nil {
-		return fmt.Errorf("run: %w", err)
+		return 0, fmt.Errorf("run: %w", err)
 	}
 	st := s.stream(stream)
+	accepted := 0
+	reject := func(reason feed.Reason, n int) { s.Reject(stream, feed.Local, reason, n) }
 	for len(values) > 0 {
 		n, err := s.admit(len(values))
 		if err != nil {
-			return err
+			return accepted, err
 		}
 		w := s.pool.Get().(*work)
 		w.stream = stream
-		w.vals = cleanValues(stream, append(w.vals[:0], values[:n]...), s.f32, s)
+		w.vals = cleanValues(append(w.vals[:0], values[:n]...), s.f32, reject)
 		values = values[n:]
 		if len(w.vals) == 0 {
 			s.pool.Put(w)
 			continue
 		}
+		accepted += len(w.vals)
 		if s.r.Keep {
 			st.Values = append(st.Values, w.vals...)
 		}
 		if err := s.queue(st, w); err != nil {
-			return err
+			return accepted, err
 		}
 	}
-	return nil
+	return accepted, nil
 }
 
-// AcceptItems implements ingest.ItemSink: it cuts items into batches, paces
-// them, and queues them for the connections, as Accept does values. at is
-// not used: the receiver stamps arrival times.
-func (s *runSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
+// acceptItems is Accept for items: it cuts them into batches, paces them,
+// and queues them for the connections, as Accept does values.
+func (s *runSink) acceptItems(stream string, b *items.Batch) (int, error) {
 	if err := feed.ValidName(stream); err != nil {
-		return fmt.Errorf("run: %w", err)
+		return 0, fmt.Errorf("run: %w", err)
 	}
 	st := s.stream(stream)
 	for i := 0; i < b.Len(); {
 		n, err := s.admit(b.Len() - i)
 		if err != nil {
-			return err
+			return i, err
 		}
 		w := s.pool.Get().(*work)
 		w.stream = stream
@@ -370,13 +380,13 @@ func (s *runSink) AcceptItems(ctx context.Context, stream string, b *items.Batch
 		}
 		i += n
 		if err := s.queue(st, w); err != nil {
-			return err
+			return i, err
 		}
 	}
-	return nil
+	return b.Len(), nil
 }
 
-// IsItemStream implements ingest.ItemSink: recordings in the line protocol
+// IsItemStream implements ingest.Sink: recordings in the line protocol
 // replay as values.
 func (s *runSink) IsItemStream(string) bool { return false }
 
@@ -442,7 +452,7 @@ func (s *runSink) pace(n int) error {
 }
 
 // Reject implements ingest.Sink: it counts values skipped at the source.
-func (s *runSink) Reject(stream string, reason feed.Reason, n int) {
+func (s *runSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
 	s.stream(stream).Skipped[reason] += int64(n)
 	s.res.Skipped += int64(n)
 }

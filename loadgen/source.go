@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"streamd/feed"
 	"streamd/ingest"
@@ -23,7 +22,8 @@ import (
 )
 
 // A Source produces the values of one or more named streams. Run hands
-// them, in batches, to sink.Accept, and counts missing or malformed input
+// them, in batches, to sink.Accept, after the value rule
+// (feed.CleanValues), and counts missing, malformed or non-finite input
 // with sink.Reject; it calls the sink from the calling goroutine only. It
 // returns nil when the source is exhausted, or the first error of reading
 // or of Accept. Run may be called again to produce the values again.
@@ -129,7 +129,7 @@ func (t *TextFile) Run(ctx context.Context, sink ingest.Sink) error {
 		}
 		vals = append(vals, v)
 		if len(vals) == cap(vals) {
-			if err := sink.Accept(ctx, stream, vals); err != nil {
+			if err := acceptValues(ctx, sink, stream, vals); err != nil {
 				return err
 			}
 			vals = vals[:0]
@@ -139,9 +139,9 @@ func (t *TextFile) Run(ctx context.Context, sink ingest.Sink) error {
 		return fmt.Errorf("read %s: %w", t.Path, err)
 	}
 	if bad > 0 {
-		sink.Reject(stream, feed.ReasonMalformed, bad)
+		sink.Reject(stream, feed.Local, feed.ReasonMalformed, bad)
 	}
-	return sink.Accept(ctx, stream, vals)
+	return acceptValues(ctx, sink, stream, vals)
 }
 
 // CSVFile is a Source that reads columns of a CSV file, one stream per
@@ -173,8 +173,7 @@ type CSVFile struct {
 	// Columns, whose fields go as items to item streams named like the
 	// others (Prefix and the column's name). An empty field is counted as
 	// feed.ReasonEmptyItem and skipped, an over-long one as
-	// feed.ReasonItemTooLong. The sink must be an ingest.ItemSink (a
-	// Runner's is). With ItemColumns and no Columns, only the item
+	// feed.ReasonItemTooLong. With ItemColumns and no Columns, only the item
 	// columns are read.
 	ItemColumns []string
 }
@@ -219,9 +218,6 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 		if itemCols, err = c.columns(c.ItemColumns, header, rec); err != nil {
 			return fmt.Errorf("read %s: %w", c.Path, err)
 		}
-		if _, ok := sink.(ingest.ItemSink); !ok {
-			return errors.New("replay: item columns for a sink that takes no items")
-		}
 	}
 	lists := make([]items.Batch, len(itemCols))
 	vals := make([][]float64, len(cols))
@@ -239,7 +235,7 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 			}
 			vals[i] = append(vals[i], v)
 			if len(vals[i]) == sourceBatch {
-				if err := sink.Accept(ctx, col.stream, vals[i]); err != nil {
+				if err := acceptValues(ctx, sink, col.stream, vals[i]); err != nil {
 					return err
 				}
 				vals[i] = vals[i][:0]
@@ -251,12 +247,12 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 				field = rec[col.index]
 			}
 			if r := ingest.CheckItem([]byte(field)); r != "" {
-				sink.Reject(col.stream, r, 1)
+				sink.Reject(col.stream, feed.Local, r, 1)
 				continue
 			}
 			lists[i].AppendString(field)
 			if lists[i].Len() == sourceBatch {
-				if err := sink.(ingest.ItemSink).AcceptItems(ctx, col.stream, &lists[i], time.Time{}); err != nil {
+				if err := acceptItems(ctx, sink, col.stream, &lists[i]); err != nil {
 					return err
 				}
 				lists[i].Reset()
@@ -272,17 +268,14 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 	}
 	for i, col := range cols {
 		if bad[i] > 0 {
-			sink.Reject(col.stream, feed.ReasonMalformed, bad[i])
+			sink.Reject(col.stream, feed.Local, feed.ReasonMalformed, bad[i])
 		}
-		if err := sink.Accept(ctx, col.stream, vals[i]); err != nil {
+		if err := acceptValues(ctx, sink, col.stream, vals[i]); err != nil {
 			return err
 		}
 	}
 	for i, col := range itemCols {
-		if lists[i].Len() == 0 {
-			continue
-		}
-		if err := sink.(ingest.ItemSink).AcceptItems(ctx, col.stream, &lists[i], time.Time{}); err != nil {
+		if err := acceptItems(ctx, sink, col.stream, &lists[i]); err != nil {
 			return err
 		}
 	}
@@ -367,11 +360,7 @@ func (rec *Recording) Run(ctx context.Context, sink ingest.Sink) error {
 	}
 	defer r.Close()
 	if rec.Prefix != "" {
-		p := prefixSink{sink, rec.Prefix}
-		sink = p
-		if is, ok := p.Sink.(ingest.ItemSink); ok {
-			sink = prefixItemSink{p, is}
-		}
+		sink = prefixSink{sink, rec.Prefix}
 	}
 	d := ingest.Decoder{Sink: sink}
 	if err := d.Decode(ctx, r); err != nil {
@@ -386,29 +375,21 @@ type prefixSink struct {
 	prefix string
 }
 
-func (p prefixSink) Accept(ctx context.Context, stream string, values []float64) error {
-	return p.Sink.Accept(ctx, p.prefix+stream, values)
+func (p prefixSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	pb := *b
+	pb.Stream = p.prefix + b.Stream
+	return p.Sink.Accept(ctx, &pb)
 }
 
-func (p prefixSink) Reject(stream string, reason feed.Reason, n int) {
+func (p prefixSink) Reject(stream string, src feed.Source, reason feed.Reason, n int) {
 	if stream != "" {
 		stream = p.prefix + stream
 	}
-	p.Sink.Reject(stream, reason, n)
+	p.Sink.Reject(stream, src, reason, n)
 }
 
-// prefixItemSink is a prefixSink of an ingest.ItemSink.
-type prefixItemSink struct {
-	prefixSink
-	items ingest.ItemSink
-}
-
-func (p prefixItemSink) AcceptItems(ctx context.Context, stream string, b *items.Batch, at time.Time) error {
-	return p.items.AcceptItems(ctx, p.prefix+stream, b, at)
-}
-
-func (p prefixItemSink) IsItemStream(stream string) bool {
-	return p.items.IsItemStream(p.prefix + stream)
+func (p prefixSink) IsItemStream(stream string) bool {
+	return p.Sink.IsItemStream(p.prefix + stream)
 }
 
 // IsRecording reports whether the file at path, once decompressed, starts
@@ -463,8 +444,7 @@ type Synth struct {
 
 	// Items sends items instead of values, for item streams: the string
 	// of each value drawn is synth.ItemName(value), so the Zipf
-	// distribution gives Zipf-distributed strings. The sink must be an
-	// ingest.ItemSink (a Runner's is).
+	// distribution gives Zipf-distributed strings.
 	Items bool
 }
 
@@ -518,13 +498,11 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 			return dst[:m]
 		}
 	}
-	accept := sink.Accept
+	accept := func(ctx context.Context, stream string, values []float64) error {
+		return acceptValues(ctx, sink, stream, values)
+	}
 	if s.Items {
-		is, ok := sink.(ingest.ItemSink)
-		if !ok {
-			return errors.New("synth: items for a sink that takes no items")
-		}
-		accept = itemNamer(is, s.Spec)
+		accept = itemNamer(sink, s.Spec)
 	}
 	buf := make([]float64, sourceBatch)
 	for live := k; live > 0; {
@@ -550,7 +528,7 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 // spec.Distinct, spec.Distinct if greater (at most 2^22). The integer
 // parts of other distributions may spread far (Pareto's reach millions),
 // so their rarer names are made as they come.
-func itemNamer(sink ingest.ItemSink, spec synth.Spec) func(ctx context.Context, stream string, values []float64) error {
+func itemNamer(sink ingest.Sink, spec synth.Spec) func(ctx context.Context, stream string, values []float64) error {
 	limit := uint64(1 << 16)
 	if spec.Dist == synth.Zipf {
 		limit = max(limit, min(spec.Distinct, 1<<22))
@@ -572,6 +550,6 @@ func itemNamer(sink ingest.ItemSink, spec synth.Spec) func(ctx context.Context, 
 				b.AppendString(synth.ItemName(v))
 			}
 		}
-		return sink.AcceptItems(ctx, stream, &b, time.Time{})
+		return acceptItems(ctx, sink, stream, &b)
 	}
 }

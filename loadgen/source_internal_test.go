@@ -4,22 +4,24 @@ import (
 	"context"
 	"runtime"
 	"testing"
-	"time"
 
+	"streamd/feed"
 	"streamd/ingest"
-	"streamd/items"
 	"streamd/loadgen/synth"
 )
 
-// itemCounter is an ingest.ItemSink that counts the items it is handed.
+// itemCounter is an ingest.Sink that counts the items it is handed.
 type itemCounter struct {
 	ingest.Sink
 	n int
 }
 
-func (c *itemCounter) AcceptItems(_ context.Context, _ string, b *items.Batch, _ time.Time) error {
-	c.n += b.Len()
-	return nil
+func (c *itemCounter) Accept(_ context.Context, b *feed.Batch) (int, error) {
+	if b.Items == nil {
+		panic("itemCounter: values")
+	}
+	c.n += b.Items.Len()
+	return b.Items.Len(), nil
 }
 
 func (c *itemCounter) IsItemStream(string) bool { return true }

@@ -84,7 +84,7 @@ func recording(t *testing.T, name string, streams map[string][]float64) string {
 	var b bytes.Buffer
 	rec := loadgen.NewRecorder(&b)
 	for _, s := range slices.Sorted(maps.Keys(streams)) {
-		if err := rec.Accept(context.Background(), s, streams[s]); err != nil {
+		if _, err := rec.Accept(context.Background(), &feed.Batch{Stream: s, Values: streams[s]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -402,7 +402,7 @@ func TestItemSources(t *testing.T) {
 	for _, x := range want {
 		b.AppendString(x)
 	}
-	if err := rec.AcceptItems(ctx, "z", &b, time.Time{}); err != nil {
+	if _, err := rec.Accept(ctx, &feed.Batch{Stream: "z", Items: &b}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Flush(); err != nil {

@@ -25,7 +25,7 @@ func TestBudgetRefusesStreams(t *testing.T) {
 	if _, err := p.Create("a", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Accept(ctx, "b", []float64{1}); err != nil {
+	if err := acceptValues(ctx, p, feed.Local, "b", []float64{1}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Create("c", summary.Config{}); err != nil {
@@ -35,7 +35,7 @@ func TestBudgetRefusesStreams(t *testing.T) {
 	if !errors.Is(err, ErrMemoryBudget) || !errors.Is(err, feed.ErrMemoryBudget) {
 		t.Fatalf("fourth stream: %v", err)
 	}
-	err = p.Accept(ctx, "e", []float64{1, 2})
+	err = acceptValues(ctx, p, feed.Local, "e", []float64{1, 2}, time.Time{})
 	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
 		t.Fatalf("first data of a fifth stream: %v", err)
 	}
@@ -77,7 +77,7 @@ func TestFootprintCoversStreams(t *testing.T) {
 			for _, d := range []synth.Dist{synth.Uniform, synth.Zipf} {
 				x, _ := synth.Generate(synth.Spec{Dist: d, Seed: 9}, int(cfg.SlidingWindow))
 				name := string(d)
-				if err := p.Accept(context.Background(), name, x); err != nil {
+				if err := acceptValues(context.Background(), p, feed.Local, name, x, time.Time{}); err != nil {
 					t.Fatal(err)
 				}
 				s, _ := p.Stream(name)
@@ -130,7 +130,7 @@ func TestBudgetBackPressure(t *testing.T) {
 		}
 		wg.Go(func() {
 			for i := 0; i < len(x); i += 500 {
-				if err := p.Accept(context.Background(), name, append([]float64(nil), x[i:i+500]...)); err != nil {
+				if err := acceptValues(context.Background(), p, feed.Local, name, append([]float64(nil), x[i:i+500]...), time.Time{}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -200,7 +200,7 @@ func TestRestoreReservesPastTheBudget(t *testing.T) {
 	fp := StreamFootprint(cfg)
 	p := open(t, Config{Defaults: cfg})
 	for i := range 4 {
-		if err := p.Accept(context.Background(), fmt.Sprint("r", i), make([]float64, 1500)); err != nil {
+		if err := acceptValues(context.Background(), p, feed.Local, fmt.Sprint("r", i), make([]float64, 1500), time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,11 +217,11 @@ func TestRestoreReservesPastTheBudget(t *testing.T) {
 	if q.Len() != 4 || q.Memory().Reserved != 4*fp.Reserve {
 		t.Errorf("restored %d streams, memory %+v", q.Len(), q.Memory())
 	}
-	if err := q.Accept(context.Background(), "new", []float64{1}); !errors.Is(err, ErrMemoryBudget) {
+	if err := acceptValues(context.Background(), q, feed.Local, "new", []float64{1}, time.Time{}); !errors.Is(err, ErrMemoryBudget) {
 		t.Errorf("new stream past the budget: %v", err)
 	}
 	// The restored streams still take values.
-	if err := q.Accept(context.Background(), "r0", make([]float64, 3000)); err != nil {
+	if err := acceptValues(context.Background(), q, feed.Local, "r0", make([]float64, 3000), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -241,7 +241,7 @@ func TestDeleteReturnsTheBudget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	for ctx.Err() == nil {
-		if err := p.Accept(ctx, "d", make([]float64, 100)); err != nil {
+		if err := acceptValues(ctx, p, feed.Local, "d", make([]float64, 100), time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -272,7 +272,7 @@ func TestPartSummaryBytes(t *testing.T) {
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 500}})
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 20000)
 	tp := feed.Source{Topic: "t", Partition: 1}
-	if err := p.AcceptPartition(context.Background(), tp, "s", x, time.Time{}); err != nil {
+	if err := acceptValues(context.Background(), p, tp, "s", x, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := p.Stream("s")

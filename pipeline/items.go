@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"streamd/feed"
-	"streamd/ingest"
 	"streamd/items"
 	"streamd/lossy"
 	"streamd/slidingwindow"
@@ -84,7 +83,7 @@ func (it *itemPart) sync(w *window.Buffer, counts *lossy.Summary) {
 	it.names.Sync(start, it.table)
 }
 
-// itemBuf is the scratch space of one AcceptItems: the items'
+// itemBuf is the scratch space of one Accept of items: the items'
 // fingerprints and the values that carry them.
 type itemBuf struct {
 	fps    []uint64
@@ -120,18 +119,16 @@ func (buf *itemBuf) fingerprint(b *items.Batch, hash items.Hash) {
 	wg.Wait()
 }
 
-// AcceptItems adds items to an item stream, creating it with the default
-// config (as an item stream) on first items; no items create no stream. It
-// returns once the items are accepted: every later query counts them. The
-// items must be valid (items.Check; ingest rejects the others). at is
-// their arrival time; zero means the pipeline's clock. It fails with
-// ErrWrongKind for a value stream.
-func (p *Pipeline) AcceptItems(ctx context.Context, name string, b *items.Batch, at time.Time) error {
-	s, err := p.itemStream(name, b)
+// acceptItems is Accept for b's items.
+func (p *Pipeline) acceptItems(ctx context.Context, b *feed.Batch) (int, error) {
+	s, err := p.itemStream(b.Stream, b.Items)
 	if s == nil {
-		return err
+		return 0, err
 	}
-	return p.AcceptItemsTo(ctx, s, b, at)
+	if err := p.acceptItemsFrom(ctx, s, b.Source, b.Items, b.At); err != nil {
+		return 0, err
+	}
+	return b.Items.Len(), nil
 }
 
 // itemStream returns the named stream for the items of b, creating it as
@@ -151,24 +148,6 @@ func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
 	cfg.Items = true
 	s, _, err := p.getOrCreate(name, cfg)
 	return s, err
-}
-
-// AcceptItemsTo adds items to s; see AcceptItems.
-func (p *Pipeline) AcceptItemsTo(ctx context.Context, s *Stream, b *items.Batch, at time.Time) error {
-	return p.acceptItemsFrom(ctx, s, feed.Local, b, at)
-}
-
-// AcceptPartitionItems adds items that came from a Kafka partition to an
-// item stream, creating it on first items: they are kept apart from the
-// items of other partitions and of the local inputs (see Stream). It is
-// AcceptItems otherwise, and with AcceptPartition makes the pipeline an
-// ingest.PartitionItemSink.
-func (p *Pipeline) AcceptPartitionItems(ctx context.Context, tp feed.Source, name string, b *items.Batch, at time.Time) error {
-	s, err := p.itemStream(name, b)
-	if s == nil {
-		return err
-	}
-	return p.acceptItemsFrom(ctx, s, tp, b, at)
 }
 
 // acceptItemsFrom adds items from src to s. The strings it keeps of them
@@ -200,7 +179,7 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 		pt := s.partLocked(src)
 		s.items.recent.Append(buf.fps, b)
 		pt.items.names.Append(buf.fps, b)
-		full = s.appendLocked(pt, buf.values, summary.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
+		full = s.appendLocked(pt, buf.values, nil, feed.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
 		s.mem.Summaries(s.summaryBytes())
 	}
 	s.mu.Unlock()
@@ -352,14 +331,9 @@ func (s *Stream) ItemFrequencies(c Counter, list []string) []ItemCount {
 }
 
 // IsItemStream reports whether the named stream exists and is an item
-// stream (ingest.ItemSink).
+// stream: the line protocol reads the tokens of its lines as items then
+// (ingest.Sink).
 func (p *Pipeline) IsItemStream(name string) bool {
-	s, err := p.Stream(name)
-	return err == nil && s.items != nil
+	s := p.lookup(name)
+	return s != nil && s.items != nil
 }
-
-var (
-	_ ingest.ItemSink          = (*Pipeline)(nil)
-	_ ingest.TimedSink         = (*Pipeline)(nil)
-	_ ingest.PartitionItemSink = (*Pipeline)(nil)
-)

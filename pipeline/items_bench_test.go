@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/items"
 	"streamd/loadgen/synth"
@@ -41,7 +42,7 @@ func BenchmarkAcceptItems(b *testing.B) {
 	n := 0
 	for i := 0; b.Loop(); i++ {
 		bt := batches[i%len(batches)]
-		if err := p.AcceptItemsTo(ctx, s, bt, p.Now()); err != nil {
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: s.Name(), Items: bt, At: p.Now()}); err != nil {
 			b.Fatal(err)
 		}
 		n += bt.Len()

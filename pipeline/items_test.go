@@ -47,7 +47,7 @@ func acceptItems(t *testing.T, p *Pipeline, name string, list []string, per int)
 		for _, x := range list[i:min(i+per, len(list))] {
 			b.AppendString(x)
 		}
-		if err := p.AcceptItems(ctx, name, &b, p.Now()); err != nil {
+		if err := acceptItemBatch(ctx, p, feed.Local, name, &b, p.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -276,7 +276,7 @@ func TestItemStringsWithinBudget(t *testing.T) {
 				b.AppendString(id + pad[len(id):])
 			}
 		}
-		if err := p.AcceptItems(ctx, "flood", &b, time.Time{}); err != nil {
+		if err := acceptItemBatch(ctx, p, feed.Local, "flood", &b, time.Time{}); err != nil {
 			t.Fatalf("items %d to %d: %v", i, i+500, err)
 		}
 		for j := range b.Len() {
@@ -298,7 +298,7 @@ func TestItemStringsWithinBudget(t *testing.T) {
 		id := "big" + strconv.Itoa(j)
 		b.AppendString(id + pad[len(id):])
 	}
-	err := p.AcceptItems(ctx, "flood", &b, time.Time{})
+	err := acceptItemBatch(ctx, p, feed.Local, "flood", &b, time.Time{})
 	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
 		t.Fatalf("a batch of %d MiB with %d MiB free: %v, want a refusal for the memory budget", b.Size()>>20, (limit-p.Memory().Used)>>20, err)
 	}

@@ -121,13 +121,13 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			if !ok {
 				reason = feed.ReasonStreamLimit
 			}
-			p.RejectPartition(tp, name, reason, int(st.Count))
+			p.Reject(name, tp, reason, int(st.Count))
 			continue
 		}
 		s.mu.Lock()
 		s.install(d, p.itemKey)
 		s.mu.Unlock()
-		if err := p.AcceptTo(ctx, s, nil); err != nil {
+		if err := p.sendPending(ctx, s); err != nil {
 			return fmt.Errorf("replace partition %s: %w", tp, err)
 		}
 	}

@@ -52,9 +52,9 @@ func feedPartitionItems(t *testing.T, p *Pipeline, name string, list []string, p
 			}
 			var err error
 			if src == feed.Local {
-				err = p.AcceptItems(ctx, name, &b, time.Time{})
+				err = acceptItemBatch(ctx, p, feed.Local, name, &b, time.Time{})
 			} else {
-				err = p.AcceptPartitionItems(ctx, src, name, &b, time.Time{})
+				err = acceptItemBatch(ctx, p, src, name, &b, time.Time{})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -113,14 +113,14 @@ func TestPartitionItems(t *testing.T) {
 	ctx := context.Background()
 	var stale items.Batch
 	stale.AppendString("stale")
-	if err := q.AcceptPartitionItems(ctx, tpOf(1), "urls", &stale, time.Time{}); err != nil {
+	if err := acceptItemBatch(ctx, q, tpOf(1), "urls", &stale, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	var b items.Batch
 	for _, x := range by[tpOf(2)] {
 		b.AppendString(x)
 	}
-	if err := q.AcceptPartitionItems(ctx, tpOf(2), "urls", &b, time.Time{}); err != nil {
+	if err := acceptItemBatch(ctx, q, tpOf(2), "urls", &b, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.ReplacePartition(ctx, tpOf(1), states); err != nil {
@@ -150,7 +150,7 @@ func TestPartitionItems(t *testing.T) {
 	for _, x := range more {
 		b.AppendString(x)
 	}
-	if err := r.AcceptPartitionItems(ctx, tpOf(1), "urls", &b, time.Time{}); err != nil {
+	if err := acceptItemBatch(ctx, r, tpOf(1), "urls", &b, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	checkItems(t, rs, rs.View(true), append(moved, more...), eps)
@@ -186,7 +186,7 @@ func TestPartitionItemsWrongKind(t *testing.T) {
 	}
 	q := open(t, cfg)
 	ctx := context.Background()
-	if err := q.AcceptPartition(ctx, tpOf(1), "s", []float64{1, 2, 3}, time.Time{}); err != nil {
+	if err := acceptValues(ctx, q, tpOf(1), "s", []float64{1, 2, 3}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.ReplacePartition(ctx, tpOf(1), states); err != nil {
@@ -216,12 +216,12 @@ func TestPartitionTimeWindows(t *testing.T) {
 		var err error
 		switch k := i / 400 % 4; k {
 		case 0:
-			err = p.Accept(ctx, "lat", chunk)
+			err = acceptValues(ctx, p, feed.Local, "lat", chunk, time.Time{})
 		default:
 			// A message's timestamp, at times older than the newest
 			// arrival: taken as the newest.
 			at = at.Add(-time.Duration(k-1) * time.Second)
-			err = p.AcceptPartition(ctx, tpOf(k), "lat", chunk, at)
+			err = acceptValues(ctx, p, tpOf(k), "lat", chunk, at)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -269,7 +269,7 @@ func TestPartitionMemory(t *testing.T) {
 	go func() {
 		defer close(filled)
 		for fill.Err() == nil {
-			_ = p.Accept(fill, "filler", make([]float64, cfg.WindowSize))
+			_ = acceptValues(fill, p, feed.Local, "filler", make([]float64, cfg.WindowSize), time.Time{})
 		}
 	}()
 	for full := 0; full < 3; {
@@ -289,9 +289,9 @@ func TestPartitionMemory(t *testing.T) {
 			chunk := slices.Clone(x[j : j+700])
 			var err error
 			if i < 0 {
-				err = p.Accept(ctx, "m", chunk)
+				err = acceptValues(ctx, p, feed.Local, "m", chunk, time.Time{})
 			} else {
-				err = p.AcceptPartition(ctx, tpOf(i), "m", chunk, time.Time{})
+				err = acceptValues(ctx, p, tpOf(i), "m", chunk, time.Time{})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -320,9 +320,9 @@ func TestPartitionMemory(t *testing.T) {
 	drop, staged := 0, 0
 	s.mu.Lock()
 	for _, w := range s.pendingQ {
-		if w.Owner.(*part).src == tpOf(0) {
+		if w.Owner.src == tpOf(0) {
 			drop++
-			if w.Staged {
+			if w.Buffer.Staged {
 				staged++
 			}
 		}
@@ -350,7 +350,7 @@ func TestPartitionMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	if err := p.AcceptTo(context.Background(), s, nil); err != nil { // the unsent windows go
+	if err := p.sendPending(context.Background(), s); err != nil { // the unsent windows go
 		t.Fatal(err)
 	}
 	waitStreamSummarised(t, s, int64(parts*3*cfg.WindowSize))
@@ -399,8 +399,8 @@ func FuzzRestoreItems(f *testing.F) {
 	for _, x := range []string{"a", "b", "a", "c", "a", "d", "e"} {
 		b.AppendString(x)
 	}
-	_ = p.AcceptItems(ctx, "i", &b, time.Time{})
-	_ = p.AcceptPartitionItems(ctx, tpOf(2), "i", &b, time.Time{})
+	_ = acceptItemBatch(ctx, p, feed.Local, "i", &b, time.Time{})
+	_ = acceptItemBatch(ctx, p, tpOf(2), "i", &b, time.Time{})
 	data, _ := p.Snapshot()
 	f.Add(data)
 	states, _ := p.PartitionState(tpOf(2))
@@ -426,7 +426,7 @@ func FuzzRestoreItems(f *testing.F) {
 			s.HeavyItems(s.View(true), 0.5)
 			var more items.Batch
 			more.AppendString(fmt.Sprint(len(data)))
-			_ = r.AcceptPartitionItems(cancelled, tpOf(2), "i", &more, time.Time{})
+			_ = acceptItemBatch(cancelled, r, tpOf(2), "i", &more, time.Time{})
 		}
 	})
 }

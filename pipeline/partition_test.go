@@ -33,9 +33,9 @@ func feedPartitions(t *testing.T, p *Pipeline, name string, x []float64, parts i
 			batch := slices.Clone(vals[i:min(i+100, len(vals))])
 			var err error
 			if src == feed.Local {
-				err = p.Accept(ctx, name, batch)
+				err = acceptValues(ctx, p, feed.Local, name, batch, time.Time{})
 			} else {
-				err = p.AcceptPartition(ctx, src, name, batch, time.Time{})
+				err = acceptValues(ctx, p, src, name, batch, time.Time{})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -90,13 +90,13 @@ func TestPartitions(t *testing.T) {
 	q := open(t, cfg)
 	ctx := context.Background()
 	stale := []float64{1e9, 1e9, 1e9}
-	if err := q.AcceptPartition(ctx, tpOf(1), "z", slices.Clone(stale), time.Time{}); err != nil {
+	if err := acceptValues(ctx, q, tpOf(1), "z", slices.Clone(stale), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AcceptPartition(ctx, tpOf(1), "gone", slices.Clone(stale), time.Time{}); err != nil {
+	if err := acceptValues(ctx, q, tpOf(1), "gone", slices.Clone(stale), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.AcceptPartition(ctx, tpOf(2), "z", slices.Clone(by[tpOf(2)]), time.Time{}); err != nil {
+	if err := acceptValues(ctx, q, tpOf(2), "z", slices.Clone(by[tpOf(2)]), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.ReplacePartition(ctx, tpOf(1), states); err != nil {
@@ -184,9 +184,9 @@ func TestRestoreV1(t *testing.T) {
 func FuzzRestore(f *testing.F) {
 	p, _ := New(Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20}, Sorter: gpusort.NewCPU(1)})
 	ctx := context.Background()
-	_ = p.Accept(ctx, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5})
-	_ = p.AcceptPartition(ctx, feed.Source{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
-	p.RejectPartition(feed.Source{Topic: "t", Partition: 2}, "a", feed.ReasonNaN, 1)
+	_ = acceptValues(ctx, p, feed.Local, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, time.Time{})
+	_ = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
+	p.Reject("a", feed.Source{Topic: "t", Partition: 2}, feed.ReasonNaN, 1)
 	data, _ := p.Snapshot()
 	f.Add(data)
 	states, _ := p.PartitionState(feed.Source{Topic: "t", Partition: 2})

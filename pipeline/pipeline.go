@@ -10,16 +10,17 @@
 // it started: the partial window and the windows still being sorted are
 // counted exactly from the windows themselves, which the sorter only reads.
 //
-// Item streams (AcceptItems) take strings: each is hashed to its
+// Item streams (Accept of items) take strings: each is hashed to its
 // fingerprint (package items) under the pipeline's key, which snapshots
 // keep, and the fingerprints travel through the same windows, sorters and
 // summaries as float64 values; the stream keeps the strings answers name.
 // Every value's arrival time is the pipeline's clock at Accept (Config.Now)
-// or the time AcceptAt is given; Stream.Since answers time windows.
+// or the time its batch gives (feed.Batch.At); Stream.Since answers time
+// windows.
 //
 // A stream keeps the values (and items) of each Kafka partition apart from
-// those of the local inputs and of other partitions (AcceptPartition,
-// AcceptPartitionItems; see Stream), so that a partition's state can move
+// those of the local inputs and of other partitions (feed.Batch.Source;
+// see Stream), so that a partition's state can move
 // to another daemon whole (PartitionState, ReplacePartition) and a cluster
 // answer can count each partition once. Memory is accounted per stream
 // against a budget (Config.MaxMemory, StreamFootprint), every part's
@@ -39,7 +40,6 @@ import (
 
 	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/internal/membudget"
 	"streamd/items"
 	"streamd/summary"
@@ -121,13 +121,13 @@ type Pipeline struct {
 	mem *membudget.Budget
 
 	sendMu  sync.RWMutex // guards sending on full against its closing
-	full    chan *window.Buffer
+	full    chan fullWindow
 	buffers window.Pool // window buffers, recycled once digested
 
-	decoded32, decoded64 sync.Pool // of *[]float32, *[]float64: AcceptEncoded's values
+	rounded sync.Pool // of *[]float32: values rounded for a float32 stream
 
 	fallback *gpusort.CPU // digests batches the configured sorter fails on
-	batches  chan *window.Quad
+	batches  chan *window.Quad[*part]
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
@@ -181,9 +181,9 @@ func New(cfg Config) (*Pipeline, error) {
 		streams:  make(map[string]*Stream),
 		rejected: make(map[feed.Reason]uint64),
 		mem:      membudget.New(cfg.MaxMemory),
-		full:     make(chan *window.Buffer, cfg.Queue),
+		full:     make(chan fullWindow, cfg.Queue),
 		fallback: gpusort.NewCPU(0),
-		batches:  make(chan *window.Quad, 1),
+		batches:  make(chan *window.Quad[*part], 1),
 		itemKey:  cfg.ItemKey,
 		itemHash: items.SipHash(cfg.ItemKey),
 	}
@@ -216,7 +216,7 @@ func (p *Pipeline) Open(ctx context.Context) error {
 		}
 	}
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	packer := window.Packer{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
+	packer := window.Packer[*part]{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
 	p.wg.Go(func() {
 		if err := packer.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			p.cfg.Logger.Error("packer stopped", "err", err)
@@ -279,7 +279,7 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 	)
 	for b := range p.batches {
 		for i, w := range b.Windows {
-			specs[i] = w.Owner.(*part).spec(w.Len(), specs[i].Known)
+			specs[i] = w.Owner.spec(w.Buffer.Len(), specs[i].Known)
 		}
 		for i := len(b.Windows); i < gpusort.Channels; i++ {
 			specs[i] = summary.WindowSpec{Spacing: 1}
@@ -297,11 +297,11 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 			}
 		}
 		for i, w := range b.Windows {
-			n := w.Len()
-			w.Owner.(*part).addDigest(w, &digests[i], specs[i])
+			n := w.Buffer.Len()
+			w.Owner.addDigest(w.Buffer, &digests[i], specs[i])
 			p.windowsSorted.Add(1)
 			p.valuesSorted.Add(int64(n))
-			p.buffers.Recycle(w)
+			p.buffers.Recycle(w.Buffer)
 		}
 	}
 }
@@ -413,44 +413,102 @@ func (p *Pipeline) Len() int {
 	return len(p.streams)
 }
 
-// Accept adds values to a stream, creating it with the default config on
-// the first values it keeps. It returns once the values are accepted:
-// every later query counts them. It blocks while the sorter's queue is full
-// (back-pressure). Values are rounded to the stream's precision
-// (summary.Config.Round) and cleaned in place, as ingest.CleanValues does:
-// NaN and ±Inf, and in a float32 stream a value beyond the range of float32
-// (it rounds to ±Inf), are left out and counted as rejects of the stream
-// (feed.ReasonNaN, feed.ReasonInf); −0 becomes +0. The values kept are
-// moved to the front of values. Values of which none would be kept create
-// no stream: their rejects are counted as belonging to none (Rejected).
-func (p *Pipeline) Accept(ctx context.Context, name string, values []float64) error {
-	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
-	if s == nil {
-		return err
+// Accept adds the payload of b to its stream and returns how many values
+// or items it accepted: every later query counts them. It creates the
+// stream with the default config (as an item stream for items) on the
+// first values or items it keeps: a payload of which none would be kept
+// creates no stream, and its rejects are counted as belonging to none
+// (Rejected). Accept blocks while the sorter's queue is full
+// (back-pressure), and while the stream has windows in flight and the
+// memory budget cannot hold another.
+//
+// The values and items of each source (b.Source) are kept apart (see
+// Stream). Their arrival time is b.At, or the pipeline's clock (Config.Now)
+// if b.At is zero; a time older than the stream's newest arrival is taken
+// as that (arrival times never go back; see slidingwindow).
+//
+// Values (b.Values, clean as feed.CleanValues leaves them) go into a
+// float32 stream rounded to float32 (feed.Float32): a value beyond
+// float32's range is left out and counted as a reject of the stream
+// (feed.ReasonInf). Values decoded from float32 (b.Float32, with their
+// moments) go into a stream of either precision as they are. Items must
+// be valid (items.Check).
+//
+// Accept fails with an error wrapping ErrBadName for an invalid name,
+// ErrWrongKind for values sent to an item stream or items sent to a value
+// stream, ErrStreamLimit or ErrMemoryBudget when the stream cannot be
+// created or the items' strings cannot be held, and ErrClosed after Close;
+// it has then accepted none of the payload. The caller may reuse b and its
+// payload once Accept returns.
+func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err error) {
+	if b.Items != nil {
+		return p.acceptItems(ctx, b)
 	}
-	return p.AcceptTo(ctx, s, values)
+	s, err := p.valueStream(b)
+	if s == nil {
+		return 0, err
+	}
+	if s.items != nil && b.Len() > 0 {
+		return 0, fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	}
+	now := p.arrival(b.At)
+	if len(b.Float32) > 0 || s.cfg.Float64 {
+		m := b.Moments
+		if len(b.Float32) == 0 {
+			m = feed.Measure(b.Values)
+		}
+		if err := p.lockOpen(); err != nil {
+			return 0, err
+		}
+		return b.Len(), p.send(ctx, s, s.append(b.Source, b.Values, b.Float32, m, now))
+	}
+	// Round and measure before taking the stream's lock, so that
+	// connections feeding one stream share only the copies.
+	buf, _ := p.rounded.Get().(*[]float32)
+	if buf == nil {
+		buf = new([]float32)
+	}
+	defer p.rounded.Put(buf)
+	vals, m, inf := feed.AppendFloat32((*buf)[:0], b.Values)
+	*buf = vals
+	if err := p.lockOpen(); err != nil {
+		return 0, err
+	}
+	s.countRejects(b.Source, inf)
+	return len(vals), p.send(ctx, s, s.append(b.Source, nil, vals, m, now))
 }
 
-// valueStream returns the named stream for values. It creates the stream
-// with the default config only if count, which counts how many of the
-// values a stream of a config keeps and how many NaN and ±Inf it leaves
-// out, says that it would keep some: a stream's kind comes from the values
-// or items it keeps, never from rejects. Otherwise it returns nil, having
-// counted the NaN and ±Inf as rejects that belong to no stream, and a nil
-// error for a valid name.
-func (p *Pipeline) valueStream(name string, count func(summary.Config) (kept, nan, inf int)) (*Stream, error) {
-	if s := p.lookup(name); s != nil {
+// arrival returns the arrival time at in Unix nanoseconds, the pipeline's
+// clock if at is zero.
+func (p *Pipeline) arrival(at time.Time) int64 {
+	if at.IsZero() {
+		at = p.cfg.Now()
+	}
+	return at.UnixNano()
+}
+
+// valueStream returns the stream of b, a batch of values. It creates the
+// stream with the default config only if such a stream would keep some of
+// b's values: a stream's kind comes from the values or items it keeps,
+// never from rejects. Otherwise it returns nil, having counted the values
+// that a float32 stream rejects as rejects that belong to no stream, and
+// a nil error for a valid name.
+func (p *Pipeline) valueStream(b *feed.Batch) (*Stream, error) {
+	if s := p.lookup(b.Stream); s != nil {
 		return s, nil
 	}
-	if err := feed.ValidName(name); err != nil {
+	if err := feed.ValidName(b.Stream); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
-	if kept, nan, inf := count(p.cfg.Defaults); kept == 0 {
-		p.rejectNone(feed.ReasonNaN, nan)
+	kept, inf := len(b.Float32)+len(b.Values), 0
+	if len(b.Values) > 0 && !p.cfg.Defaults.Float64 {
+		kept, inf = feed.KeptFloat32(b.Values)
+	}
+	if kept == 0 {
 		p.rejectNone(feed.ReasonInf, inf)
 		return nil, nil
 	}
-	s, _, err := p.getOrCreate(name, p.cfg.Defaults)
+	s, _, err := p.getOrCreate(b.Stream, p.cfg.Defaults)
 	return s, err
 }
 
@@ -461,104 +519,13 @@ func (p *Pipeline) lookup(name string) *Stream {
 	return p.streams[name]
 }
 
-// AcceptEncoded adds values in the framed protocol's encoding to a stream,
-// decoding them straight into its window; see Accept and
-// ingest.EncodedSink. NaN and ±Inf are counted as rejects of the stream.
-func (p *Pipeline) AcceptEncoded(ctx context.Context, name string, size int, data []byte) (int, error) {
-	if size != 4 && size != 8 || len(data)%size != 0 {
-		return 0, fmt.Errorf("pipeline: accept encoded: %d bytes of values of %d bytes", len(data), size)
-	}
-	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKeptEncoded(data, size, cfg) })
-	if s == nil {
-		return 0, err
-	}
-	if s.items != nil {
-		return 0, fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
-	}
-	// Decode and measure the values before taking the stream's lock, so
-	// that connections feeding one stream share only the copies.
-	if s.cfg.Float64 {
-		buf, _ := p.decoded64.Get().(*[]float64)
-		if buf == nil {
-			buf = new([]float64)
-		}
-		vals, m, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
-		if err := p.lockOpen(); err != nil {
-			p.decoded64.Put(buf)
-			return 0, err
-		}
-		s.countRejects(feed.Local, nan, inf)
-		err = p.send(ctx, s, s.append(feed.Local, vals, m, p.cfg.Now().UnixNano()))
-		*buf = vals
-		p.decoded64.Put(buf)
-		return len(vals), err
-	}
-	buf, _ := p.decoded32.Get().(*[]float32)
-	if buf == nil {
-		buf = new([]float32)
-	}
-	vals, m, nan, inf := ingest.DecodeValues((*buf)[:0], data, size)
-	if err := p.lockOpen(); err != nil {
-		p.decoded32.Put(buf)
-		return 0, err
-	}
-	s.countRejects(feed.Local, nan, inf)
-	full := s.appendFloat32(vals, m, p.cfg.Now().UnixNano())
-	*buf = vals
-	p.decoded32.Put(buf)
-	return len(vals), p.send(ctx, s, full)
-}
-
-var _ ingest.EncodedSink = (*Pipeline)(nil)
-
-// AcceptTo adds values to s; see Accept. It fails with ErrWrongKind if s is
-// an item stream.
-func (p *Pipeline) AcceptTo(ctx context.Context, s *Stream, values []float64) error {
-	return p.acceptFrom(ctx, s, feed.Local, values, p.cfg.Now().UnixNano())
-}
-
-// AcceptAt is Accept with the values' arrival time given (a Kafka message's
-// timestamp, say) instead of the pipeline's clock: the stream's time windows
-// count it as the time they arrived. A time older than the stream's newest
-// arrival is taken as that (arrival times never go back; see
-// slidingwindow).
-func (p *Pipeline) AcceptAt(ctx context.Context, name string, values []float64, at time.Time) error {
-	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
-	if s == nil {
-		return err
-	}
-	return p.acceptFrom(ctx, s, feed.Local, values, at.UnixNano())
-}
-
-// AcceptPartition adds values that came from a Kafka partition to a
-// stream, creating it on the first values it keeps (see Accept): they are
-// kept apart from the values of other partitions and of the local inputs
-// (see Stream). at is their arrival time (see AcceptAt); zero means the
-// pipeline's clock. It is Accept otherwise, and with AcceptPartitionItems
-// makes the pipeline an ingest.PartitionSink.
-func (p *Pipeline) AcceptPartition(ctx context.Context, tp feed.Source, name string, values []float64, at time.Time) error {
-	s, err := p.valueStream(name, func(cfg summary.Config) (kept, nan, inf int) { return countKept(values, cfg) })
-	if s == nil {
-		return err
-	}
-	if at.IsZero() {
-		at = p.cfg.Now()
-	}
-	return p.acceptFrom(ctx, s, tp, values, at.UnixNano())
-}
-
-// acceptFrom adds values from src, arrived at now, to s.
-func (p *Pipeline) acceptFrom(ctx context.Context, s *Stream, src feed.Source, values []float64, now int64) error {
-	if s.items != nil && len(values) > 0 {
-		return fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
-	}
-	// Round, clean and measure before taking the stream's lock.
-	values, nan, inf := cleanValues(values, s.cfg)
+// sendPending queues s's full windows not yet sent to the sorter: those
+// restored or left unsent by a cancelled Accept.
+func (p *Pipeline) sendPending(ctx context.Context, s *Stream) error {
 	if err := p.lockOpen(); err != nil {
 		return err
 	}
-	s.countRejects(src, nan, inf)
-	return p.send(ctx, s, s.append(src, values, summary.Measure(values), now))
+	return p.send(ctx, s, s.append(feed.Local, nil, nil, feed.Moments{}, 0))
 }
 
 // lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and
@@ -577,7 +544,7 @@ func (p *Pipeline) lockOpen() error {
 // send queues s's full windows for the sorter and unlocks sendMu, which
 // the caller read-locked with lockOpen. Then it waits while the stream has
 // windows in flight and one more would pass the memory budget.
-func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Buffer) error {
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []fullWindow) error {
 	defer s.mem.Wait(ctx)
 	defer p.sendMu.RUnlock()
 	for i, w := range full {
@@ -595,20 +562,15 @@ func (p *Pipeline) send(ctx context.Context, s *Stream, full []*window.Buffer) e
 	return nil
 }
 
-// Reject counts n values of a stream rejected for reason. It never creates
-// a stream — a stream's kind comes from the values or items it keeps — so
-// rejects of a name with no stream (when they are counted), like those
-// without a name (a bad name, the stream limit), are counted on the
-// pipeline, by reason only, which bounds them: see Rejected.
-func (p *Pipeline) Reject(name string, reason feed.Reason, n int) {
-	p.RejectPartition(feed.Local, name, reason, n)
-}
-
-// RejectPartition counts n values of a stream from a Kafka partition
-// rejected for reason, with that partition's values (see Reject).
-func (p *Pipeline) RejectPartition(tp feed.Source, name string, reason feed.Reason, n int) {
-	if s := p.lookup(name); s != nil {
-		s.reject(tp, reason, n)
+// Reject counts n values or items of a stream from src rejected for
+// reason. It never creates a stream — a stream's kind comes from the
+// values or items it keeps — so rejects of a name with no stream (when
+// they are counted), like those without a name (a bad name, the stream
+// limit), are counted on the pipeline, by reason only, which bounds them:
+// see Rejected.
+func (p *Pipeline) Reject(stream string, src feed.Source, reason feed.Reason, n int) {
+	if s := p.lookup(stream); s != nil {
+		s.reject(src, reason, n)
 		return
 	}
 	p.rejectNone(reason, n)

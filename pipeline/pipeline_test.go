@@ -72,7 +72,7 @@ func TestReadYourWrites(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < len(x); i += 1777 {
 		chunk := append([]float64(nil), x[i:min(i+1777, len(x))]...)
-		if err := p.Accept(ctx, "z", chunk); err != nil {
+		if err := acceptValues(ctx, p, feed.Local, "z", chunk, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		s, _ := p.Stream("z")
@@ -97,7 +97,7 @@ func TestManyStreams(t *testing.T) {
 				for j := range vals {
 					vals[j] = float64((i*7 + j) % 50)
 				}
-				if err := p.Accept(ctx, fmt.Sprintf("s.%d", i), vals); err != nil {
+				if err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("s.%d", i), vals, time.Time{}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -125,15 +125,15 @@ func TestStreamLimit(t *testing.T) {
 	p := open(t, Config{MaxStreams: 3})
 	ctx := context.Background()
 	for i := range 3 {
-		if err := p.Accept(ctx, fmt.Sprint("a", i), []float64{1}); err != nil {
+		if err := acceptValues(ctx, p, feed.Local, fmt.Sprint("a", i), []float64{1}, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := p.Accept(ctx, "a3", []float64{1})
+	err := acceptValues(ctx, p, feed.Local, "a3", []float64{1}, time.Time{})
 	if !errors.Is(err, feed.ErrStreamLimit) {
 		t.Fatalf("fourth stream: %v", err)
 	}
-	p.Reject("a4", feed.ReasonStreamLimit, 1)
+	p.Reject("a4", feed.Local, feed.ReasonStreamLimit, 1)
 	if p.Rejected()[feed.ReasonStreamLimit] != 1 {
 		t.Errorf("unattributed rejects %v", p.Rejected())
 	}
@@ -164,7 +164,7 @@ func TestBackPressure(t *testing.T) {
 	defer cancel()
 	go func() {
 		for i := range 100 {
-			if err := p.Accept(ctx, "bp", make([]float64, 10)); err != nil {
+			if err := acceptValues(ctx, p, feed.Local, "bp", make([]float64, 10), time.Time{}); err != nil {
 				return
 			}
 			accepted <- i
@@ -205,7 +205,7 @@ func TestCloseFinishesWindows(t *testing.T) {
 	_ = p.Open(context.Background())
 	ctx := context.Background()
 	for range 50 {
-		_ = p.Accept(ctx, "c", make([]float64, 99))
+		_ = acceptValues(ctx, p, feed.Local, "c", make([]float64, 99), time.Time{})
 	}
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -216,13 +216,13 @@ func TestCloseFinishesWindows(t *testing.T) {
 		t.Errorf("after close: count %d, summarised %d", st.Count, st.Summarised)
 	}
 	// Accepts after Close are refused, and add nothing.
-	if err := p.Accept(ctx, "c", []float64{1, 2}); !errors.Is(err, ErrClosed) {
+	if err := acceptValues(ctx, p, feed.Local, "c", []float64{1, 2}, time.Time{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("accept after close: %v, want ErrClosed", err)
 	}
-	if n, err := p.AcceptEncoded(ctx, "c", 8, make([]byte, 16)); n != 0 || !errors.Is(err, ErrClosed) {
+	if n, err := acceptEncoded(ctx, p, "c", 8, make([]byte, 16)); n != 0 || !errors.Is(err, ErrClosed) {
 		t.Errorf("accept encoded after close: %d, %v, want ErrClosed", n, err)
 	}
-	if err := p.AcceptPartition(ctx, feed.Source{Topic: "t"}, "c", []float64{3}, time.Time{}); !errors.Is(err, ErrClosed) {
+	if err := acceptValues(ctx, p, feed.Source{Topic: "t"}, "c", []float64{3}, time.Time{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("accept partition after close: %v, want ErrClosed", err)
 	}
 	if v := s.View(true); v.Count() != 4950 {
@@ -256,9 +256,11 @@ func TestCloseRacesAccepts(t *testing.T) {
 		batch.AppendString("x")
 	}
 	for i, accept := range []func() (int, error){
-		func() (int, error) { return 37, p.Accept(ctx, "v", make([]float64, 37)) },
-		func() (int, error) { return p.AcceptEncoded(ctx, "e", 8, frame) },
-		func() (int, error) { return 37, p.AcceptItems(ctx, "i", &batch, time.Time{}) },
+		func() (int, error) {
+			return 37, acceptValues(ctx, p, feed.Local, "v", make([]float64, 37), time.Time{})
+		},
+		func() (int, error) { return acceptEncoded(ctx, p, "e", 8, frame) },
+		func() (int, error) { return 37, acceptItemBatch(ctx, p, feed.Local, "i", &batch, time.Time{}) },
 	} {
 		wg.Go(func() {
 			for first := true; ; first = false {
@@ -328,10 +330,10 @@ func TestSnapshotRestore(t *testing.T) {
 	t.Cleanup(release)
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 8}, 5500)
 	ctx := context.Background()
-	if err := p.Accept(ctx, "n", append([]float64(nil), x...)); err != nil {
+	if err := acceptValues(ctx, p, feed.Local, "n", append([]float64(nil), x...), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	p.Reject("n", feed.ReasonNaN, 3)
+	p.Reject("n", feed.Local, feed.ReasonNaN, 3)
 	data, err := p.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +391,7 @@ func (failingSorter) Digest(context.Context, *gpusort.Batch, *[gpusort.Channels]
 func TestSorterFailure(t *testing.T) {
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 500}, Sorter: failingSorter{gpusort.NewCPU(1)}})
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Pareto, Seed: 9}, 20000)
-	if err := p.Accept(context.Background(), "f", append([]float64(nil), x...)); err != nil {
+	if err := acceptValues(context.Background(), p, feed.Local, "f", append([]float64(nil), x...), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := p.Stream("f")
@@ -452,7 +454,7 @@ func TestStagedWindows(t *testing.T) {
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 9}, 25500)
 	for _, name := range []string{"a", "b", "c"} {
 		for i := 0; i < len(x); i += 700 {
-			if err := p.Accept(ctx, name, slices.Clone(x[i:min(i+700, len(x))])); err != nil {
+			if err := acceptValues(ctx, p, feed.Local, name, slices.Clone(x[i:min(i+700, len(x))]), time.Time{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -490,7 +492,7 @@ func TestWorkers(t *testing.T) {
 				for part := range 4 {
 					wg.Go(func() {
 						for i := part * 1000; i < len(x); i += 4000 {
-							if err := p.Accept(ctx, name, slices.Clone(x[i:i+1000])); err != nil {
+							if err := acceptValues(ctx, p, feed.Local, name, slices.Clone(x[i:i+1000]), time.Time{}); err != nil {
 								t.Error(err)
 								return
 							}
@@ -515,7 +517,7 @@ func TestWorkers(t *testing.T) {
 
 // TestAcceptSpecials feeds values with NaN, ±Inf, values beyond the range
 // of float32, −0 and values too small for float32 through Accept and
-// AcceptEncoded (float32 and float64 frames) into float32 and float64
+// acceptEncoded (float32 and float64 frames) into float32 and float64
 // streams, and checks the statistics and rejects against the exact ones
 // and the quantiles within ε: nothing non-finite is ever stored.
 func TestAcceptSpecials(t *testing.T) {
@@ -561,7 +563,7 @@ func TestAcceptSpecials(t *testing.T) {
 				for i := 0; i < len(in); i += 97 {
 					chunk := in[i:min(i+97, len(in))]
 					if size == 0 {
-						err = p.Accept(ctx, "s", slices.Clone(chunk))
+						err = acceptValues(ctx, p, feed.Local, "s", slices.Clone(chunk), time.Time{})
 					} else {
 						var data []byte
 						for _, v := range chunk {
@@ -571,7 +573,7 @@ func TestAcceptSpecials(t *testing.T) {
 								data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
 							}
 						}
-						_, err = p.AcceptEncoded(ctx, "s", size, data)
+						_, err = acceptEncoded(ctx, p, "s", size, data)
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -627,7 +629,7 @@ func TestViewWhileIngesting(t *testing.T) {
 			if kafka {
 				before = x[len(x)-5000:]
 				x = x[:len(x)-5000]
-				if err := p.AcceptPartition(ctx, feed.Source{Topic: "t", Partition: 3}, "s", slices.Clone(before), time.Now()); err != nil {
+				if err := acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 3}, "s", slices.Clone(before), time.Now()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -635,7 +637,7 @@ func TestViewWhileIngesting(t *testing.T) {
 			go func() {
 				defer close(done)
 				for i := 0; i < len(x); i += 700 {
-					if err := p.Accept(ctx, "s", slices.Clone(x[i:min(i+700, len(x))])); err != nil {
+					if err := acceptValues(ctx, p, feed.Local, "s", slices.Clone(x[i:min(i+700, len(x))]), time.Time{}); err != nil {
 						t.Error(err)
 						return
 					}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"testing"
+	"time"
 
 	"streamd/feed"
 	"streamd/ingest"
@@ -69,27 +70,27 @@ func TestRejectCreatesNoStream(t *testing.T) {
 	p := open(t, Config{})
 
 	// A reject alone creates nothing.
-	p.Reject("r", feed.ReasonEmptyItem, 1)
-	p.RejectPartition(feed.Source{Topic: "t", Partition: 1}, "r", feed.ReasonBadUTF8, 2)
+	p.Reject("r", feed.Local, feed.ReasonEmptyItem, 1)
+	p.Reject("r", feed.Source{Topic: "t", Partition: 1}, feed.ReasonBadUTF8, 2)
 	checkNoStream(t, p, "r")
 
 	// Values and items of which none is kept create nothing.
-	if err := p.Accept(ctx, "v", []float64{math.NaN(), math.Inf(1), 3.5e38}); err != nil {
+	if err := acceptValues(ctx, p, feed.Local, "v", []float64{math.NaN(), math.Inf(1), 3.5e38}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AcceptAt(ctx, "v", []float64{math.NaN()}, p.Now()); err != nil {
+	if err := acceptValues(ctx, p, feed.Local, "v", []float64{math.NaN()}, p.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AcceptPartition(ctx, feed.Source{Topic: "t"}, "v", []float64{-1e300}, p.Now()); err != nil {
+	if err := acceptValues(ctx, p, feed.Source{Topic: "t"}, "v", []float64{-1e300}, p.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := p.AcceptEncoded(ctx, "v", 8, f64Bytes(math.NaN(), 1e39)); n != 0 || err != nil {
-		t.Fatalf("AcceptEncoded: %d, %v", n, err)
+	if n, err := acceptEncoded(ctx, p, "v", 8, f64Bytes(math.NaN(), 1e39)); n != 0 || err != nil {
+		t.Fatalf("acceptEncoded: %d, %v", n, err)
 	}
-	if err := p.Accept(ctx, "v", nil); err != nil {
+	if err := acceptValues(ctx, p, feed.Local, "v", nil, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AcceptItems(ctx, "v", itemBatch(), p.Now()); err != nil {
+	if err := acceptItemBatch(ctx, p, feed.Local, "v", itemBatch(), p.Now()); err != nil {
 		t.Fatal(err)
 	}
 	checkNoStream(t, p, "v")
@@ -100,15 +101,15 @@ func TestRejectCreatesNoStream(t *testing.T) {
 		t.Fatalf("%d streams: %v", p.Len(), p.List())
 	}
 	// A bad name is still refused.
-	if err := p.Accept(ctx, "bad name", []float64{math.NaN()}); err == nil {
+	if err := acceptValues(ctx, p, feed.Local, "bad name", []float64{math.NaN()}, time.Time{}); err == nil {
 		t.Error("Accept to a bad name: no error")
 	}
 
 	// Items make "v" an item stream, which takes items.
-	if err := p.AcceptItems(ctx, "v", itemBatch("ok"), p.Now()); err != nil {
+	if err := acceptItemBatch(ctx, p, feed.Local, "v", itemBatch("ok"), p.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AcceptItems(ctx, "v", itemBatch("ok", "fine"), p.Now()); err != nil {
+	if err := acceptItemBatch(ctx, p, feed.Local, "v", itemBatch("ok", "fine"), p.Now()); err != nil {
 		t.Fatal(err)
 	}
 	checkKind(t, p, "v", true, 3, rejects{})

@@ -423,7 +423,7 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 			pt.items.addWindow(w, starts[0])
 			starts = starts[1:]
 		}
-		s.pendingQ = append(s.pendingQ, w)
+		s.pendingQ = append(s.pendingQ, fullWindow{Buffer: w, Owner: pt})
 	})
 	if d.src == feed.Local {
 		s.local = pt
@@ -573,7 +573,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 // sendRestored queues the windows that were in flight at the snapshot.
 func (p *Pipeline) sendRestored(ctx context.Context) {
 	for _, s := range p.all() {
-		if err := p.AcceptTo(ctx, s, nil); err != nil {
+		if err := p.sendPending(ctx, s); err != nil {
 			p.cfg.Logger.Error("queue restored windows", "stream", s.name, "err", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"streamd/feed"
 	"streamd/gpusort"
@@ -49,13 +50,13 @@ func TestSnapshotTo(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := p.Accept(ctx, name, vals); err != nil {
+		if err := acceptValues(ctx, p, feed.Local, name, vals, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		want[name] = int64(len(vals))
 	}
 	tp := feed.Source{Topic: "t", Partition: 2}
-	if err := p.AcceptPartition(ctx, tp, "s4", []float64{1, 2, 3}, p.Now()); err != nil {
+	if err := acceptValues(ctx, p, tp, "s4", []float64{1, 2, 3}, p.Now()); err != nil {
 		t.Fatal(err)
 	}
 	want["s4"] += 3
@@ -63,7 +64,7 @@ func TestSnapshotTo(t *testing.T) {
 	for i := range 3000 {
 		b.AppendString(fmt.Sprint("item", i%97))
 	}
-	if err := p.AcceptItems(ctx, "words", &b, p.Now()); err != nil {
+	if err := acceptItemBatch(ctx, p, feed.Local, "words", &b, p.Now()); err != nil {
 		t.Fatal(err)
 	}
 	want["words"] = 3000

@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"encoding/binary"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -38,7 +36,7 @@ type Stream struct {
 	recent   *slidingwindow.Window
 	local    *part
 	kafka    map[feed.Source]*part // nil until the first Kafka value
-	pendingQ []*window.Buffer      // full windows not yet sent to the sorter
+	pendingQ []fullWindow          // full windows not yet sent to the sorter
 	items    *itemStream           // nil for a value stream
 	mem      *membudget.Account    // its share of the memory budget
 
@@ -74,6 +72,10 @@ type part struct {
 	view       *summary.View
 	viewCounts bool
 }
+
+// A fullWindow is a full window of a part on its way to the sorter, which
+// hands its digest back to the part.
+type fullWindow = window.Full[*part]
 
 // newStream returns an empty stream with cfg (zero fields take defaults),
 // with no memory account yet.
@@ -159,35 +161,42 @@ func (s *Stream) partsLocked() []*part {
 	return parts
 }
 
-// append adds clean values from src, of moments m, and returns the windows
-// they filled, including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src feed.Source, values []float64, m summary.Moments, now int64) []*window.Buffer {
+// append adds clean values from src, values or f32 (float32 values), of
+// moments m, arrived at now, and returns the windows they filled,
+// including any left unsent by an earlier, cancelled Accept.
+func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, now int64) []fullWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
 	s.pendingQ = nil
-	if len(values) == 0 {
+	if len(values)+len(f32) == 0 {
 		return full
 	}
-	return s.appendLocked(s.partLocked(src), values, m, now, full)
+	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
 }
 
-// appendLocked adds values of moments m to pt and appends the windows they
-// filled to full. The caller holds s.mu.
-func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now int64, full []*window.Buffer) []*window.Buffer {
+// appendLocked adds values or f32 of moments m to pt and appends the
+// windows they filled to full. The caller holds s.mu.
+func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
 	partial := pt.filler.Bytes()
 	start := pt.sum.Count() - int64(pt.filler.Len())
-	pt.filler.Append(values, func(w *window.Buffer) {
+	filled := func(w *window.Buffer) {
 		pt.addInflight(w)
 		if pt.items != nil {
 			pt.items.addWindow(w, start)
 		}
 		start += int64(w.Len())
-		full = append(full, w)
-	})
+		full = append(full, fullWindow{Buffer: w, Owner: pt})
+	}
+	if len(f32) > 0 {
+		pt.filler.AppendFloat32(f32, filled)
+		s.recent.AddFloat32(now, f32)
+	} else {
+		pt.filler.Append(values, filled)
+		s.recent.Add(now, values...)
+	}
 	pt.sum.AddMoments(m)
-	s.recent.Add(now, values...)
 	if pt != s.local && pt.filler.Bytes() != partial {
 		// A partition's partial window is charged as measured: the
 		// stream's reservation holds the local part's only.
@@ -196,110 +205,21 @@ func (s *Stream) appendLocked(pt *part, values []float64, m summary.Moments, now
 	return full
 }
 
-// appendFloat32 is append for clean values of a float32 stream from the
-// local inputs, with their moments m.
-func (s *Stream) appendFloat32(values []float32, m summary.Moments, now int64) []*window.Buffer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	full := s.pendingQ
-	s.pendingQ = nil
-	if len(values) == 0 {
-		return full
-	}
-	pt := s.local
-	pt.changedLocked()
-	pt.filler.AppendFloat32(values, func(w *window.Buffer) {
-		pt.addInflight(w)
-		full = append(full, w)
-	})
-	pt.sum.AddMoments(m)
-	s.recent.AddFloat32(now, values)
-	return full
-}
-
-// cleanValues rounds values as a stream of cfg stores them
-// (summary.Config.Round: to float32 unless cfg keeps float64, −0 to +0), in
-// place, and leaves out NaN and ±Inf — a value beyond the range of float32
-// in a float32 stream rounds to ±Inf and is left out as one — as
-// ingest.CleanValues and ingest.DecodeValues do. It returns the values kept
-// and how many NaN and ±Inf it left out.
-func cleanValues(values []float64, cfg summary.Config) (_ []float64, nan, inf int) {
-	j := 0
-	for _, v := range values {
-		v = cfg.Round(v)
-		if v-v != 0 { // NaN or ±Inf
-			if v != v {
-				nan++
-			} else {
-				inf++
-			}
-			continue
-		}
-		values[j] = v
-		j++
-	}
-	return values[:j], nan, inf
-}
-
-// countKept returns how many of values a stream of cfg keeps, and how
-// many NaN and ±Inf it leaves out, as cleanValues would, without changing
-// values.
-func countKept(values []float64, cfg summary.Config) (kept, nan, inf int) {
-	for _, v := range values {
-		switch v = cfg.Round(v); {
-		case v != v:
-			nan++
-		case v-v != 0:
-			inf++
-		default:
-			kept++
-		}
-	}
-	return kept, nan, inf
-}
-
-// countKeptEncoded is countKept for values in the framed protocol's
-// encoding, little-endian float32 (size 4) or float64 (size 8).
-func countKeptEncoded(data []byte, size int, cfg summary.Config) (kept, nan, inf int) {
-	var buf [64]float64
-	for len(data) > 0 {
-		n := min(len(data)/size, len(buf))
-		for i := range n {
-			if size == 4 {
-				buf[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])))
-			} else {
-				buf[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
-			}
-		}
-		k, a, b := countKept(buf[:n], cfg)
-		kept, nan, inf = kept+k, nan+a, inf+b
-		data = data[n*size:]
-	}
-	return kept, nan, inf
-}
-
-// countRejects counts nan NaN and inf ±Inf values from src rejected by
-// the decoder or by cleanValues.
-func (s *Stream) countRejects(src feed.Source, nan, inf int) {
-	if nan == 0 && inf == 0 {
+// countRejects counts inf values from src that the stream rejected as
+// beyond float32's range (feed.Float32).
+func (s *Stream) countRejects(src feed.Source, inf int) {
+	if inf == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pt := s.partLocked(src)
-	if nan > 0 {
-		pt.rejected[feed.ReasonNaN] += uint64(nan)
-	}
-	if inf > 0 {
-		pt.rejected[feed.ReasonInf] += uint64(inf)
-	}
+	s.partLocked(src).rejected[feed.ReasonInf] += uint64(inf)
 }
 
 // addInflight records a full window, a window of the stream in flight for
 // the memory budget. Queries read its values until it is summarised: the
 // sorter leaves them unchanged (gpusort.Digester).
 func (pt *part) addInflight(w *window.Buffer) {
-	w.Owner = pt
 	pt.stream.mem.WindowFull()
 	pt.inflight = append(pt.inflight, w)
 }
@@ -311,11 +231,11 @@ func (pt *part) addInflight(w *window.Buffer) {
 func (s *Stream) release(pool *window.Pool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, w := range s.pendingQ {
-		pt := w.Owner.(*part)
-		pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Buffer) bool { return f == w })
+	for _, f := range s.pendingQ {
+		pt := f.Owner
+		pt.inflight = slices.DeleteFunc(pt.inflight, func(w *window.Buffer) bool { return w == f.Buffer })
 		s.mem.WindowDone()
-		pool.Recycle(w)
+		pool.Recycle(f.Buffer)
 	}
 	s.pendingQ = nil
 	for _, pt := range s.partsLocked() {
@@ -332,13 +252,13 @@ func (s *Stream) release(pool *window.Pool) {
 func (s *Stream) dropLocked(pt *part) {
 	pt.detached = true
 	kept := s.pendingQ[:0]
-	for _, w := range s.pendingQ {
-		if w.Owner != pt {
-			kept = append(kept, w)
+	for _, f := range s.pendingQ {
+		if f.Owner != pt {
+			kept = append(kept, f)
 			continue
 		}
 		s.mem.WindowDone()
-		s.pool.Recycle(w)
+		s.pool.Recycle(f.Buffer)
 	}
 	clear(s.pendingQ[len(kept):])
 	s.pendingQ = kept
@@ -349,7 +269,7 @@ func (s *Stream) dropLocked(pt *part) {
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
-func (s *Stream) requeue(ws []*window.Buffer) {
+func (s *Stream) requeue(ws []fullWindow) {
 	s.mu.Lock()
 	s.pendingQ = append(ws, s.pendingQ...)
 	s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/internal/exact"
 	"streamd/loadgen/synth"
 	"streamd/summary"
@@ -43,7 +44,7 @@ func TestTimeWindows(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < len(x); i += 400 {
 		chunk := append([]float64(nil), x[i:i+400]...)
-		if err := p.Accept(ctx, "lat", chunk); err != nil {
+		if err := acceptValues(ctx, p, feed.Local, "lat", chunk, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		for range chunk {
@@ -53,7 +54,7 @@ func TestTimeWindows(t *testing.T) {
 	}
 	// A Kafka-style timestamp from the past is taken as the newest time.
 	late := []float64{1, 2, 3}
-	if err := p.AcceptAt(ctx, "lat", late, clock.Now().Add(-time.Hour)); err != nil {
+	if err := acceptValues(ctx, p, feed.Local, "lat", late, clock.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	x = append(x, late...)

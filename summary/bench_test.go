@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"streamd/feed"
 	"streamd/internal/radix"
 	"streamd/loadgen/synth"
 )
@@ -41,7 +42,7 @@ func BenchmarkPath(b *testing.B) {
 				for i := 0; i+tc.w <= n; i += tc.w {
 					chunk := x[i : i+tc.w]
 					recent.Add(0, chunk...)
-					s.AddMoments(Measure(chunk))
+					s.AddMoments(feed.Measure(chunk))
 					for j, v := range chunk {
 						win[j] = float32(v)
 					}

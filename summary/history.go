@@ -31,6 +31,7 @@ import (
 	"slices"
 	"sync"
 
+	"streamd/feed"
 	"streamd/gksketch"
 	"streamd/items"
 	"streamd/lossy"
@@ -181,12 +182,12 @@ func (s *History) RemapCounts(f func(float64) float64) {
 func (s *History) Count() int64 { return s.count }
 
 // AddMoments records values as they are accepted, given their moments,
-// m = Measure(values), measured beforehand — for example before taking
+// m = feed.Measure(values), measured beforehand — for example before taking
 // the lock that guards s, to keep the time under it short: they go into
 // the count, sum, min and max. An item stream counts them alone: its values
 // carry fingerprints, which have no sum, min or max. The same values must
 // later reach AddWindow, in windows, for the all-history summaries.
-func (s *History) AddMoments(m Moments) {
+func (s *History) AddMoments(m feed.Moments) {
 	if s.cfg.Items {
 		s.count += m.Count
 		return
@@ -194,56 +195,8 @@ func (s *History) AddMoments(m Moments) {
 	s.observe(m)
 }
 
-// Moments are the count, sum, min and max of some values.
-type Moments struct {
-	Count         int64
-	Sum, Min, Max float64
-}
-
-// Measure returns the moments of values; Min and Max are 0 when there are
-// none. Values must not be NaN.
-func Measure[T float32 | float64](values []T) Moments {
-	if len(values) == 0 {
-		return Moments{}
-	}
-	// Four partial sums break the chain of dependent additions, and plain
-	// comparisons avoid the NaN handling of the min and max builtins.
-	var sum [4]float64
-	lo, hi := values[0], values[0]
-	i := 0
-	for ; i+4 <= len(values); i += 4 {
-		v := values[i : i+4 : i+4]
-		sum[0] += float64(v[0])
-		sum[1] += float64(v[1])
-		sum[2] += float64(v[2])
-		sum[3] += float64(v[3])
-		for _, x := range v {
-			if x < lo {
-				lo = x
-			}
-			if x > hi {
-				hi = x
-			}
-		}
-	}
-	for _, x := range values[i:] {
-		sum[0] += float64(x)
-		if x < lo {
-			lo = x
-		}
-		if x > hi {
-			hi = x
-		}
-	}
-	return Moments{
-		Count: int64(len(values)),
-		Sum:   (sum[0] + sum[1]) + (sum[2] + sum[3]),
-		Min:   float64(lo), Max: float64(hi),
-	}
-}
-
 // observe adds m to the stream's count, sum, min and max.
-func (s *History) observe(m Moments) {
+func (s *History) observe(m feed.Moments) {
 	if m.Count == 0 {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"streamd/feed"
 	"streamd/internal/codec"
 	"streamd/internal/exact"
 	"streamd/internal/radix"
@@ -18,11 +19,11 @@ import (
 	"streamd/slidingwindow"
 )
 
-// feed runs x through the pipeline path: rounded as the stream stores it,
+// feedHistory runs x through the pipeline path: rounded as the stream stores it,
 // counted in arrival order, cut into windows that are radix-sorted and
-// digested. The last partial window stays pending, as in the daemon; feed
+// digested. The last partial window stays pending, as in the daemon; feedHistory
 // returns it sorted, with the rounded values.
-func feed(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
+func feedHistory(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
 	t.Helper()
 	cfg := s.Config()
 	w := cfg.WindowSize
@@ -35,7 +36,7 @@ func feed(t testing.TB, s *History, x []float64) (pending, rounded []float64) {
 	win := make([]float32, 0, w)
 	for i := 0; i < len(rounded); i += w {
 		chunk := rounded[i:min(i+w, len(rounded))]
-		s.AddMoments(Measure(chunk))
+		s.AddMoments(feed.Measure(chunk))
 		if len(chunk) < w {
 			pending = slices.Clone(chunk)
 			slices.Sort(pending)
@@ -115,7 +116,7 @@ func TestPipeline(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pending, rounded := feed(t, s, st.Values)
+				pending, rounded := feedHistory(t, s, st.Values)
 				key := exact.New(rounded)
 				checkView(t, key, s.View(pending, true), cfg.Epsilon)
 				if st := s.Stats(); st.Count != int64(len(rounded)) || st.Summarised != int64(len(rounded)-len(pending)) {
@@ -233,7 +234,7 @@ func TestHousehold(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			cfg := Config{Epsilon: 0.001, WindowSize: 1 << 14}
 			s, _ := NewHistory(cfg)
-			pending, rounded := feed(t, s, data[c])
+			pending, rounded := feedHistory(t, s, data[c])
 			checkView(t, exact.New(rounded), s.View(pending, true), 0.001)
 			recent, err := NewSlidingWindow(cfg)
 			if err != nil {
@@ -255,7 +256,7 @@ func TestHousehold(t *testing.T) {
 
 func FuzzStreamUnmarshal(f *testing.F) {
 	s, _ := NewHistory(Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20})
-	feed(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
+	feedHistory(f, s, []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4})
 	data, _ := s.MarshalBinary()
 	f.Add(data)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -279,7 +280,7 @@ func TestHistoryEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 12345)
-	pending, rounded := feed(t, s, x)
+	pending, rounded := feedHistory(t, s, x)
 	checkView(t, exact.New(rounded), s.View(pending, true), cfg.Epsilon)
 	data, err := s.MarshalBinary()
 	if err != nil {
@@ -402,7 +403,7 @@ func TestMergeViews(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pending, rounded := feed(t, s, part)
+		pending, rounded := feedHistory(t, s, part)
 		all = append(all, rounded...)
 		v := s.View(pending, true)
 		if i%2 == 1 {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/items"
 )
 
@@ -45,7 +46,7 @@ func acceptItems(t testing.TB, s *Server, stream string, list []string) {
 		for _, x := range list[i:min(i+1000, len(list))] {
 			b.AppendString(x)
 		}
-		if err := s.Pipeline.AcceptItems(context.Background(), stream, &b, time.Time{}); err != nil {
+		if _, err := s.Pipeline.Accept(context.Background(), &feed.Batch{Stream: stream, Items: &b}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -96,9 +96,9 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	accept(t, s, "z.omitted", []float64{1})
-	s.Pipeline.Reject("s0", feed.ReasonNaN, 2)
-	s.Pipeline.Reject("z.omitted", feed.ReasonNaN, 1)
-	s.Pipeline.Reject("", feed.ReasonBadStreamName, 5)
+	s.Pipeline.Reject("s0", feed.Local, feed.ReasonNaN, 2)
+	s.Pipeline.Reject("z.omitted", feed.Local, feed.ReasonNaN, 1)
+	s.Pipeline.Reject("", feed.Local, feed.ReasonBadStreamName, 5)
 
 	resp, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {

@@ -20,6 +20,7 @@ import (
 
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/exact"
 	"streamd/loadgen/synth"
@@ -66,7 +67,7 @@ func openServer(t testing.TB, mod func(*Server)) *Server {
 // flight, so that its answers stay the same until more values come.
 func accept(t testing.TB, s *Server, stream string, values []float64) {
 	t.Helper()
-	if err := s.Pipeline.Accept(context.Background(), stream, append([]float64(nil), values...)); err != nil {
+	if _, err := s.Pipeline.Accept(context.Background(), &feed.Batch{Stream: stream, Values: append([]float64(nil), values...)}); err != nil {
 		t.Fatal(err)
 	}
 	settle(t, s, stream)

@@ -12,13 +12,11 @@ import (
 	"streamd/gpusort"
 )
 
-// Buffer is one full window of a stream, on its way to the sorter. Exactly
-// one of F32 and F64 holds its values. Owner is the caller's: the pipeline
-// uses it to find the stream the window belongs to.
+// Buffer is one window of a stream. Exactly one of F32 and F64 holds its
+// values.
 type Buffer struct {
-	F32   []float32
-	F64   []float64
-	Owner any
+	F32 []float32
+	F64 []float64
 	// Staged is set when the buffer was lent by the Pool's Stager; the
 	// Pool hands it back in Recycle.
 	Staged bool
@@ -123,7 +121,7 @@ func (f *Filler) pass(full func(*Buffer)) {
 }
 
 // AppendFloat32 is Append for values already rounded to float32 and
-// clean (finite, no −0), as ingest.DecodeValues gives them: it copies them
+// clean (finite, no −0), as ingest.DecodeFloat32 gives them: it copies them
 // into the windows.
 func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	for len(values) > 0 {
@@ -262,18 +260,26 @@ func (p *Pool) Recycle(w *Buffer) {
 	w.F32, w.F64, w.Staged, w.home = nil, nil, false, nil
 }
 
-// Quad is up to four windows sorted together, each in one channel.
-type Quad struct {
-	Windows []*Buffer
+// Full is a full window on its way to the sorter, with its owner: what the
+// caller needs to find where the window's digest goes (the pipeline's part
+// of a stream).
+type Full[O any] struct {
+	Buffer *Buffer
+	Owner  O
+}
+
+// Quad is up to four full windows sorted together, each in one channel.
+type Quad[O any] struct {
+	Windows []Full[O]
 	Sort    gpusort.Batch
 }
 
-// Pack fills b's channels from windows (at most gpusort.Channels).
-func Pack(windows []*Buffer) *Quad {
-	b := &Quad{Windows: windows}
+// Pack fills a Quad's channels from windows (at most gpusort.Channels).
+func Pack[O any](windows []Full[O]) *Quad[O] {
+	b := &Quad[O]{Windows: windows}
 	for i, w := range windows {
-		b.Sort.F32[i] = w.F32
-		b.Sort.F64[i] = w.F64
+		b.Sort.F32[i] = w.Buffer.F32
+		b.Sort.F64[i] = w.Buffer.F64
 	}
 	return b
 }
@@ -282,17 +288,17 @@ func Pack(windows []*Buffer) *Quad {
 // Out. It sends a batch as soon as it has four windows, or when Linger has
 // passed since its first window arrived, or at once when In is empty and
 // Linger is zero.
-type Packer struct {
-	In     <-chan *Buffer
-	Out    chan<- *Quad
+type Packer[O any] struct {
+	In     <-chan Full[O]
+	Out    chan<- *Quad[O]
 	Linger time.Duration
 }
 
 // Run packs until In is closed (sending what remains) or ctx ends.
-func (p *Packer) Run(ctx context.Context) error {
+func (p *Packer[O]) Run(ctx context.Context) error {
 	defer close(p.Out)
 	for {
-		var first *Buffer
+		var first Full[O]
 		select {
 		case w, ok := <-p.In:
 			if !ok {
@@ -302,7 +308,7 @@ func (p *Packer) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		windows := []*Buffer{first}
+		windows := []Full[O]{first}
 		timer := time.NewTimer(p.Linger)
 		closed := false
 	gather:

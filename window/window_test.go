@@ -35,11 +35,11 @@ func TestFiller(t *testing.T) {
 // TestPacker: batches of at most four windows, in order, and every window
 // sent even when fewer than four arrive before In is closed.
 func TestPacker(t *testing.T) {
-	in := make(chan *Buffer, 16)
-	out := make(chan *Quad, 16)
-	p := Packer{In: in, Out: out, Linger: time.Millisecond}
+	in := make(chan Full[int], 16)
+	out := make(chan *Quad[int], 16)
+	p := Packer[int]{In: in, Out: out, Linger: time.Millisecond}
 	for i := range 10 {
-		in <- &Buffer{F32: []float32{float32(i)}}
+		in <- Full[int]{&Buffer{F32: []float32{float32(i)}}, i}
 	}
 	close(in)
 	if err := p.Run(context.Background()); err != nil {
@@ -51,10 +51,13 @@ func TestPacker(t *testing.T) {
 			t.Fatalf("batch of %d windows", n)
 		}
 		for i, w := range b.Windows {
-			if &b.Sort.F32[i][0] != &w.F32[0] {
+			if &b.Sort.F32[i][0] != &w.Buffer.F32[0] {
 				t.Fatalf("channel %d is not window %d", i, i)
 			}
-			seen = append(seen, w.F32[0])
+			if w.Owner != int(w.Buffer.F32[0]) {
+				t.Fatalf("window %v has owner %d", w.Buffer.F32, w.Owner)
+			}
+			seen = append(seen, w.Buffer.F32[0])
 		}
 	}
 	if len(seen) != 10 || !slices.IsSorted(seen) {

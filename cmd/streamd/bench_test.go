@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
 	"streamd/loadgen/synth"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkQuantilesLatency(b *testing.B) {
 		for i := range chunk {
 			chunk[i] = src.Next()
 		}
-		if err := d.Pipeline().Accept(ctx, "big", chunk); err != nil {
+		if _, err := d.Pipeline().Accept(ctx, &feed.Batch{Stream: "big", Values: chunk}); err != nil {
 			b.Fatal(err)
 		}
 	}

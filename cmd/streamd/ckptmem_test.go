@@ -10,6 +10,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
+	"streamd/feed"
 	"streamd/summary"
 )
 
@@ -32,7 +33,7 @@ func TestCheckpointMemory(t *testing.T) {
 		if _, err := d.Pipeline().Create(name, summary.Config{Epsilon: 0.01, WindowSize: 2 * pending, SlidingWindow: 1 << 10}); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Pipeline().Accept(ctx, name, vals); err != nil {
+		if _, err := d.Pipeline().Accept(ctx, &feed.Batch{Stream: name, Values: vals}); err != nil {
 			t.Fatal(err)
 		}
 	}

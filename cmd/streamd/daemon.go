@@ -260,7 +260,7 @@ func (d *Daemon) MemoryLimit() int64 {
 }
 
 // newKafka sets up the consumer of the configured topics. The pipeline is
-// its PartitionSink: each partition's values and items are kept apart, and
+// its Sink: each partition's values and items are kept apart, and
 // each partition starts exactly after the state the daemon installs for it
 // (assigned).
 func (d *Daemon) newKafka(dialer *kafka.Dialer) {

@@ -1,0 +1,62 @@
+package feed
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestCleanValues(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	in := []float64{1, math.NaN(), negZero, math.Inf(1), -2.5, math.Inf(-1), 0, math.NaN(), math.MaxFloat64, math.SmallestNonzeroFloat64}
+	got, nan, inf := CleanValues(in)
+	want := []float64{1, 0, -2.5, 0, math.MaxFloat64, math.SmallestNonzeroFloat64}
+	if !slices.Equal(got, want) || slices.ContainsFunc(got, func(v float64) bool { return v == 0 && math.Signbit(v) }) {
+		t.Errorf("CleanValues = %v, want %v", got, want)
+	}
+	if nan != 2 || inf != 2 {
+		t.Errorf("CleanValues counted %d NaN, %d Inf; want 2, 2", nan, inf)
+	}
+	if &got[0] != &in[0] {
+		t.Error("CleanValues did not work in place")
+	}
+	if n := testing.AllocsPerRun(100, func() { CleanValues(in) }); n != 0 {
+		t.Errorf("CleanValues allocates %v times", n)
+	}
+}
+
+// TestAppendFloat32: values round to float32 as a float32 stream keeps
+// them, those beyond its range are left out and counted, −0 and values
+// that round to zero become +0, and the moments are those of the values
+// kept.
+func TestAppendFloat32(t *testing.T) {
+	in := []float64{0.1, 3.5e38, -3.5e38, math.MaxFloat32, -1e-50, 1e-50, 16777217, -2.5, 1e300,
+		math.Nextafter(math.MaxFloat32, math.Inf(1))}
+	got, m, inf := AppendFloat32([]float32{7}, in)
+	want := []float32{7, 0.1, math.MaxFloat32, 0, 0, 16777216, -2.5, math.MaxFloat32}
+	if !slices.Equal(got, want) || slices.ContainsFunc(got, func(v float32) bool { return v == 0 && math.Signbit(float64(v)) }) {
+		t.Errorf("AppendFloat32 = %v, want %v", got, want)
+	}
+	if inf != 3 {
+		t.Errorf("AppendFloat32 left out %d, want 3", inf)
+	}
+	if wm := Measure(want[1:]); m != wm {
+		t.Errorf("moments %+v, want %+v", m, wm)
+	}
+	if kept, inf := KeptFloat32(in); kept != len(want)-1 || inf != 3 {
+		t.Errorf("KeptFloat32 = %d, %d; want %d, 3", kept, inf, len(want)-1)
+	}
+}
+
+func TestMomentsAdd(t *testing.T) {
+	a, b := Measure([]float64{1, 5}), Measure([]float64{-2, 3, 4})
+	if got, want := a.Add(b), Measure([]float64{1, 5, -2, 3, 4}); got != want {
+		t.Errorf("Add = %+v, want %+v", got, want)
+	}
+	if got := a.Add(Moments{}); got != a {
+		t.Errorf("Add of none = %+v, want %+v", got, a)
+	}
+	if got := (Moments{}).Add(b); got != b {
+		t.Errorf("none Add = %+v, want %+v", got, b)
+	}
+}
