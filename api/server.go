@@ -777,6 +777,12 @@ func (s *Server) CreateStream(ctx context.Context, req *pb.CreateStreamRequest) 
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "create stream: unknown kind %v", req.Kind)
 	}
+	if req.Hierarchy != "" {
+		var err error
+		if cfg, err = hierarchyConfig(cfg, req.Hierarchy, req.MinSupport, s.Pipeline.Defaults().Epsilon); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := s.Pipeline.Create(req.Stream, cfg); err != nil {
 		var ce *summary.ConfigError
 		if errors.As(err, &ce) {

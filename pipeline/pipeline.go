@@ -374,6 +374,10 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
 	s.mem = mem
+	if err := p.openLevels(s); err != nil {
+		mem.Close()
+		return nil, false, err
+	}
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -388,9 +392,15 @@ func (p *Pipeline) Delete(name string) error {
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	s.mem.Close()
+	for _, lvl := range s.levelStreams() {
+		lvl.mem.Close()
+	}
 	delete(p.streams, name)
 	p.mu.Unlock()
 	s.release(&p.buffers)
+	for _, lvl := range s.levelStreams() {
+		lvl.release(&p.buffers)
+	}
 	return nil
 }
 

@@ -1,0 +1,271 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"streamd/hhh"
+	"streamd/items"
+	"streamd/slidingwindow"
+	"streamd/summary"
+)
+
+// hierarchy is what a hierarchy stream (summary.Config.Hierarchy) keeps
+// besides its own summaries, which count its items in canonical form, the
+// hierarchy's level 0: one item stream for each level from 1 to L−2, fed
+// with that level's prefix of every item. These level streams are not in
+// the pipeline's index: they are created, deleted, checkpointed and
+// restored with their stream, and go through the same windows, sorters and
+// summaries as any item stream, each with its own memory account. The
+// root, level L−1, is every item: its count is the stream's and needs no
+// summary.
+type hierarchy struct {
+	h      hhh.Hierarchy
+	root   string    // the root's name
+	levels []*Stream // levels 1 to L−2
+
+	// mu orders the accepts into the stream: the prefixes of one accept
+	// go into every level before those of the next, so that each level's
+	// sliding window holds the same items in the same order, and a query
+	// or a snapshot holds it to see every level at one cut.
+	mu sync.Mutex
+}
+
+// levelName returns the name of level l of the stream name, for logs and
+// errors: it is no valid stream name, so no stream of the index has it.
+func levelName(name string, l int) string { return fmt.Sprintf("%s#%d", name, l) }
+
+// levelConfig returns the configuration of the level streams of a
+// hierarchy stream of cfg: item streams like it, without the hierarchy.
+func levelConfig(cfg summary.Config) summary.Config {
+	cfg.Hierarchy = ""
+	return cfg
+}
+
+// rootOf returns the name of h's root, the last prefix of any item: that
+// of the first of a few items that one hierarchy or another takes.
+func rootOf(h hhh.Hierarchy) (string, error) {
+	for _, probe := range []string{"0.0.0.0", "::", "/", "a"} {
+		if p, err := h.Prefixes(probe); err == nil {
+			return p[len(p)-1], nil
+		}
+	}
+	return "", fmt.Errorf("%w: no root for %v", hhh.ErrHierarchy, h)
+}
+
+// newHierarchy returns the levels of the hierarchy stream name of cfg,
+// with no memory accounts yet.
+func (p *Pipeline) newHierarchy(name string, cfg summary.Config) (*hierarchy, error) {
+	hr, err := parseHierarchy(cfg.Hierarchy)
+	if err != nil {
+		return nil, fmt.Errorf("stream %q: %w", name, err)
+	}
+	for l := 1; l < hr.h.Levels()-1; l++ {
+		lvl, err := p.newStream(levelName(name, l), levelConfig(cfg))
+		if err != nil {
+			return nil, err
+		}
+		hr.levels = append(hr.levels, lvl)
+	}
+	return hr, nil
+}
+
+// parseHierarchy returns the hierarchy of the string form s, without its
+// levels.
+func parseHierarchy(s string) (*hierarchy, error) {
+	h, err := hhh.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	root, err := rootOf(h)
+	if err != nil {
+		return nil, err
+	}
+	return &hierarchy{h: h, root: root}, nil
+}
+
+// levelStreams returns s's level streams, levels 1 to L−2; none for a
+// stream that is not a hierarchy stream.
+func (s *Stream) levelStreams() []*Stream {
+	if s.hier == nil {
+		return nil
+	}
+	return s.hier.levels
+}
+
+// openLevels opens the memory accounts of s's level streams, each charged
+// as an item stream of its configuration (StreamFootprint), or none if the
+// budget cannot hold them all.
+func (p *Pipeline) openLevels(s *Stream) error {
+	levels := s.levelStreams()
+	for i, lvl := range levels {
+		mem, err := p.mem.Open(StreamFootprint(lvl.cfg))
+		if err != nil {
+			for _, l := range levels[:i] {
+				l.mem.Close()
+			}
+			return fmt.Errorf("stream %q, level %d: %w", s.name, i+1, err)
+		}
+		lvl.mem = mem
+	}
+	return nil
+}
+
+// Hierarchy returns the hierarchy of a hierarchy stream, and false for
+// any other stream.
+func (s *Stream) Hierarchy() (hhh.Hierarchy, bool) {
+	if s.hier == nil {
+		return hhh.Hierarchy{}, false
+	}
+	return s.hier.h, true
+}
+
+// splitLevels puts the prefixes of b's items at each level 0 to L−2 of h
+// into batches[l], which it resets first, and returns the number of items
+// that are not in h: those it leaves out.
+func splitLevels(h hhh.Hierarchy, b *items.Batch, batches []items.Batch, scratch []string) (notIn int) {
+	for l := range batches {
+		batches[l].Reset()
+	}
+	for i := range b.Len() {
+		var err error
+		scratch, err = h.AppendPrefixes(scratch[:0], string(b.Item(i)))
+		if err != nil {
+			notIn++
+			continue
+		}
+		for l := range batches {
+			batches[l].AppendString(scratch[l])
+		}
+	}
+	return notIn
+}
+
+// HHHQuery asks a hierarchy stream for its hierarchical heavy hitters
+// (package hhh) over all history, its last n items or a time window.
+type HHHQuery struct {
+	// Support is s, in (ε, 1].
+	Support float64
+	// Discounted asks for the discounted heavy hitters (hhh.Discounted);
+	// otherwise every heavy prefix of every level (hhh.Heavy).
+	Discounted bool
+	// LastN, if positive, asks over the last n items.
+	LastN int64
+	// Since, if not zero, asks over the items that arrived at or after it
+	// (see Stream.Since); LastN must be 0 then.
+	Since time.Time
+}
+
+// HHHAnswer is a hierarchy stream's answer to an HHHQuery.
+type HHHAnswer struct {
+	// Count is N, the number of items the answer covers.
+	Count int64
+	// Epsilon is the count error of each level's bounds, against N: Hi −
+	// Lo ≤ εN for every prefix, and every prefix not listed as a
+	// candidate counts at most εN.
+	Epsilon float64
+	// Precision bounds the answer's false positives: no prefix reported
+	// counts (for a discounted answer, has a discounted count) below
+	// (Support − Precision)·N. It is ε for heavy prefixes and (1+k)·ε
+	// for a discounted answer, k the largest Discounts of its hitters
+	// (package hhh: at most ⌊1/(s−ε)⌋).
+	Precision float64
+	// Hitters are the hierarchical heavy hitters, sorted by level, then
+	// from the largest count, then by name (see hhh.Heavy and
+	// hhh.Discounted).
+	Hitters []hhh.Hitter
+	// Span says what a time-window answer covers (slidingwindow.Span);
+	// zero otherwise.
+	Span slidingwindow.Span
+}
+
+// ErrUnnamedPrefix is returned by HierarchicalHeavyHitters when a prefix
+// whose count may reach the support has no string the stream keeps: a
+// last-n or time-window answer whose older items live in blocks, which
+// keep fingerprints only (see Stream.ItemNames). Asking over fewer items
+// or all history answers.
+var ErrUnnamedPrefix = errors.New("a heavy prefix's string is not kept")
+
+// HierarchicalHeavyHitters answers q from every level of the hierarchy
+// stream s, taken at one cut: each level counts the same items. It fails
+// with ErrWrongKind for a stream that is not a hierarchy stream, with an
+// error wrapping hhh.ErrBounds for a support outside (ε, 1], with the
+// error of Last for a LastN above the sliding window, and with
+// ErrUnnamedPrefix (see there). It costs a view of each level, as a
+// HeavyHitters query does.
+func (s *Stream) HierarchicalHeavyHitters(q HHHQuery) (HHHAnswer, error) {
+	hr := s.hier
+	if hr == nil {
+		return HHHAnswer{}, fmt.Errorf("%w: stream %q has no hierarchy", ErrWrongKind, s.name)
+	}
+	if eps := s.cfg.Epsilon; !(q.Support > eps && q.Support <= 1) {
+		return HHHAnswer{}, fmt.Errorf("%w: support %v outside (ε=%v, 1]", hhh.ErrBounds, q.Support, eps)
+	}
+	streams := append([]*Stream{s}, hr.levels...)
+	answers := make([]summary.Answers, len(streams))
+	var span slidingwindow.Span
+	hr.mu.Lock()
+	for l, st := range streams {
+		switch {
+		case !q.Since.IsZero():
+			snap, sp := st.Since(q.Since)
+			answers[l] = snap
+			if l == 0 {
+				span = sp
+			}
+		case q.LastN > 0:
+			snap, err := st.Last(q.LastN)
+			if err != nil {
+				hr.mu.Unlock()
+				return HHHAnswer{}, err
+			}
+			answers[l] = snap
+		default:
+			answers[l] = st.View(true)
+		}
+	}
+	hr.mu.Unlock()
+
+	n := answers[0].Count()
+	a := HHHAnswer{Count: n, Epsilon: s.cfg.Epsilon, Span: span}
+	levels := make([]hhh.Level, hr.h.Levels())
+	for l, ans := range answers {
+		if c := ans.Count(); c != n {
+			return HHHAnswer{}, fmt.Errorf("stream %q: level %d counts %d items, level 0 %d", s.name, l, c, n)
+		}
+		a.Epsilon = max(a.Epsilon, ans.Epsilon())
+		maxErr := ans.MaxCountError()
+		if n > 0 {
+			a.Epsilon = max(a.Epsilon, float64(maxErr)/float64(n))
+		}
+		lv := hhh.Level{Absent: maxErr}
+		for _, c := range streams[l].HeavyItems(ans, q.Support) {
+			if c.Item == "" {
+				return HHHAnswer{}, fmt.Errorf("stream %q, level %d: %w", s.name, l, ErrUnnamedPrefix)
+			}
+			lv.Candidates = append(lv.Candidates, hhh.Candidate{Prefix: c.Item, Count: hhh.Bounds{Lo: c.Min, Hi: c.Max}})
+		}
+		levels[l] = lv
+	}
+	levels[len(levels)-1] = hhh.Level{Candidates: []hhh.Candidate{{Prefix: hr.root, Count: hhh.Bounds{Lo: n, Hi: n}}}}
+	if !(q.Support > a.Epsilon) {
+		return HHHAnswer{}, fmt.Errorf("%w: support %v not above the answer's ε %v", hhh.ErrBounds, q.Support, a.Epsilon)
+	}
+	var err error
+	if q.Discounted {
+		a.Hitters, err = hhh.Discounted(hr.h, levels, n, q.Support, a.Epsilon)
+	} else {
+		a.Hitters, err = hhh.Heavy(hr.h, levels, n, q.Support, a.Epsilon)
+	}
+	if err != nil {
+		return HHHAnswer{}, fmt.Errorf("stream %q: %w", s.name, err)
+	}
+	k := 0
+	for _, h := range a.Hitters {
+		k = max(k, h.Discounts)
+	}
+	a.Precision = float64(1+k) * a.Epsilon
+	return a, nil
+}
