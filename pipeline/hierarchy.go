@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"streamd/feed"
 	"streamd/hhh"
 	"streamd/items"
 	"streamd/slidingwindow"
@@ -31,6 +33,16 @@ type hierarchy struct {
 	// sliding window holds the same items in the same order, and a query
 	// or a snapshot holds it to see every level at one cut.
 	mu sync.Mutex
+
+	bufs sync.Pool // of *levelBuf
+}
+
+// levelBuf is the scratch space of one accept into a hierarchy stream:
+// each level's prefixes and their fingerprints.
+type levelBuf struct {
+	batches []items.Batch
+	fps     []itemBuf
+	scratch []string
 }
 
 // levelName returns the name of level l of the stream name, for logs and
@@ -122,25 +134,107 @@ func (s *Stream) Hierarchy() (hhh.Hierarchy, bool) {
 	return s.hier.h, true
 }
 
-// splitLevels puts the prefixes of b's items at each level 0 to L−2 of h
-// into batches[l], which it resets first, and returns the number of items
+// split puts the prefixes of b's items at each level 0 to L−2 of h into
+// buf.batches[l], which it resets first, and returns the number of items
 // that are not in h: those it leaves out.
-func splitLevels(h hhh.Hierarchy, b *items.Batch, batches []items.Batch, scratch []string) (notIn int) {
-	for l := range batches {
-		batches[l].Reset()
+func (buf *levelBuf) split(h hhh.Hierarchy, b *items.Batch) (notIn int) {
+	for l := range buf.batches {
+		buf.batches[l].Reset()
 	}
 	for i := range b.Len() {
 		var err error
-		scratch, err = h.AppendPrefixes(scratch[:0], string(b.Item(i)))
+		buf.scratch, err = h.AppendPrefixes(buf.scratch[:0], string(b.Item(i)))
 		if err != nil {
 			notIn++
 			continue
 		}
-		for l := range batches {
-			batches[l].AppendString(scratch[l])
+		for l := range buf.batches {
+			buf.batches[l].AppendString(buf.scratch[l])
 		}
 	}
 	return notIn
+}
+
+// acceptHierarchy adds the items of b, from src and arrived at at, to the
+// hierarchy stream s: each level l its items' prefixes of level l, the
+// stream itself (level 0) the items in canonical form. Items not in the
+// hierarchy are left out and counted as rejects of the stream
+// (feed.ReasonNotInHierarchy). The strings each level keeps are charged to
+// the memory budget first (chargeItems), as for any item stream; then the
+// prefixes go into every level under the hierarchy's lock, and the full
+// windows go to the sorter. It returns the number of items kept.
+func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Source, b *items.Batch, at time.Time) (int, error) {
+	hr := s.hier
+	if at.IsZero() {
+		at = p.cfg.Now()
+	}
+	streams := append([]*Stream{s}, hr.levels...)
+	buf, _ := hr.bufs.Get().(*levelBuf)
+	if buf == nil {
+		buf = &levelBuf{batches: make([]items.Batch, len(streams)), fps: make([]itemBuf, len(streams))}
+	}
+	defer hr.bufs.Put(buf)
+	if notIn := buf.split(hr.h, b); notIn > 0 {
+		s.reject(src, feed.ReasonNotInHierarchy, notIn)
+	}
+	kept := buf.batches[0].Len()
+	if kept == 0 {
+		return 0, nil
+	}
+	for l, st := range streams {
+		if err := p.chargeItems(ctx, st, src, &buf.batches[l]); err != nil {
+			return 0, fmt.Errorf("items for stream %q: %w", s.name, err)
+		}
+		buf.fps[l].fingerprint(&buf.batches[l], st.items.hash)
+	}
+	full := make([][]fullWindow, len(streams))
+	hr.mu.Lock()
+	if err := p.lockOpen(); err != nil {
+		hr.mu.Unlock()
+		return 0, err
+	}
+	for l, st := range streams {
+		f := &buf.fps[l]
+		st.mu.Lock()
+		full[l] = st.pendingQ
+		st.pendingQ = nil
+		pt := st.partLocked(src)
+		st.items.recent.Append(f.fps, &buf.batches[l])
+		pt.items.names.Append(f.fps, &buf.batches[l])
+		full[l] = st.appendLocked(pt, f.values, nil, feed.Moments{Count: int64(len(f.values))}, at.UnixNano(), full[l])
+		st.mem.Summaries(st.summaryBytes())
+		st.mu.Unlock()
+	}
+	hr.mu.Unlock()
+	return kept, p.sendLevels(ctx, streams, full)
+}
+
+// sendLevels is send for the full windows of a hierarchy stream's levels:
+// full[l] of streams[l]. It unlocks sendMu, which the caller read-locked
+// with lockOpen, once, and then waits as send does for each level.
+func (p *Pipeline) sendLevels(ctx context.Context, streams []*Stream, full [][]fullWindow) error {
+	defer func() {
+		for _, st := range streams {
+			st.mem.Wait(ctx)
+		}
+	}()
+	defer p.sendMu.RUnlock()
+	for l, ws := range full {
+		for i, w := range ws {
+			select {
+			case p.full <- w:
+			case <-ctx.Done():
+				// As in send: the items are accepted, and the windows
+				// left go out with the next accept.
+				streams[l].requeue(ws[i:])
+				for k := l + 1; k < len(full); k++ {
+					streams[k].requeue(full[k])
+				}
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // HHHQuery asks a hierarchy stream for its hierarchical heavy hitters
