@@ -81,7 +81,7 @@ func (s *Server) HierarchicalHeavyHitters(ctx context.Context, req *pb.Hierarchi
 	if err := checkItems(op, len(a.Hitters), req.Support, MaxReplyItems); err != nil {
 		return nil, err
 	}
-	resp := &pb.HierarchicalHeavyHittersResponse{Count: uint64(a.Count), Epsilon: a.Epsilon, Precision: a.Precision}
+	resp := &pb.HierarchicalHeavyHittersResponse{Count: uint64(a.Count), Epsilon: a.Epsilon, Precision: a.Precision, Plain: req.Plain}
 	if sc.last > 0 {
 		resp.Window = timeWindow(a.Count, a.Span, q.Since)
 	}

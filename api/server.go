@@ -750,6 +750,7 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes), Float64: x.Config.Float64,
 		Rejected:    make(map[string]uint64, len(x.Rejected)),
 		MemoryBytes: uint64(x.Memory), MemoryReservedBytes: uint64(x.Reserved),
+		Hierarchy: x.Config.Hierarchy,
 	}
 	m := s.Pipeline.Memory()
 	resp.DaemonMemoryLimitBytes, resp.DaemonMemoryUsedBytes = uint64(m.Limit), uint64(max(m.Used, 0))

@@ -2147,7 +2147,11 @@ type StatsResponse struct {
 	Members []*ClusterMember `protobuf:"bytes,32,rep,name=members,proto3" json:"members,omitempty"`
 	// float64 is set when the stream stores values with float64 precision
 	// instead of float32: answers are then printed with all their digits.
-	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
+	Float64 bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
+	// hierarchy is the prefix hierarchy of a hierarchy stream, in full
+	// string form ("ipv4/8", "path/8"); empty for any other stream. epsilon
+	// is then the count error of each of its levels.
+	Hierarchy     string `protobuf:"bytes,60,opt,name=hierarchy,proto3" json:"hierarchy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2320,6 +2324,13 @@ func (x *StatsResponse) GetFloat64() bool {
 		return x.Float64
 	}
 	return false
+}
+
+func (x *StatsResponse) GetHierarchy() string {
+	if x != nil {
+		return x.Hierarchy
+	}
+	return ""
 }
 
 // CreateStreamRequest creates a stream.
@@ -2936,7 +2947,10 @@ type HierarchicalHeavyHittersResponse struct {
 	Hitters []*HierarchicalHeavyHitter `protobuf:"bytes,4,rep,name=hitters,proto3" json:"hitters,omitempty"`
 	// window describes what a time-window answer (last) covers; unset
 	// otherwise.
-	Window        *TimeWindow `protobuf:"bytes,5,opt,name=window,proto3" json:"window,omitempty"`
+	Window *TimeWindow `protobuf:"bytes,5,opt,name=window,proto3" json:"window,omitempty"`
+	// plain is the request's: the hitters are every heavy prefix, and
+	// their discounted bounds are zero.
+	Plain         bool `protobuf:"varint,6,opt,name=plain,proto3" json:"plain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3004,6 +3018,13 @@ func (x *HierarchicalHeavyHittersResponse) GetWindow() *TimeWindow {
 		return x.Window
 	}
 	return nil
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetPlain() bool {
+	if x != nil {
+		return x.Plain
+	}
+	return false
 }
 
 // HierarchicalHeavyHitter is one prefix of an answer.
@@ -3413,7 +3434,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\x10cutoff_unix_nano\x18\x06 \x01(\x03R\x0ecutoffUnixNano\"O\n" +
 	"\fStatsRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12'\n" +
-	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xdf\x06\n" +
+	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xfd\x06\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -3436,7 +3457,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\apartial\x18\x1e \x01(\bR\apartial\x12I\n" +
 	"\x12missing_partitions\x18\x1f \x03(\v2\x1a.streamd.v1.KafkaPartitionR\x11missingPartitions\x123\n" +
 	"\amembers\x18  \x03(\v2\x19.streamd.v1.ClusterMemberR\amembers\x12\x18\n" +
-	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
+	"\afloat64\x182 \x01(\bR\afloat64\x12\x1c\n" +
+	"\thierarchy\x18< \x01(\tR\thierarchy\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x94\x02\n" +
@@ -3476,13 +3498,14 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\x05plain\x18\x03 \x01(\bR\x05plain\x12\x15\n" +
 	"\x06last_n\x18\x04 \x01(\x04R\x05lastN\x12-\n" +
 	"\x04last\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x04last\x12'\n" +
-	"\x05scope\x18\x06 \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xdf\x01\n" +
+	"\x05scope\x18\x06 \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xf5\x01\n" +
 	" HierarchicalHeavyHittersResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x18\n" +
 	"\aepsilon\x18\x02 \x01(\x01R\aepsilon\x12\x1c\n" +
 	"\tprecision\x18\x03 \x01(\x01R\tprecision\x12=\n" +
 	"\ahitters\x18\x04 \x03(\v2#.streamd.v1.HierarchicalHeavyHitterR\ahitters\x12.\n" +
-	"\x06window\x18\x05 \x01(\v2\x16.streamd.v1.TimeWindowR\x06window\"\xed\x01\n" +
+	"\x06window\x18\x05 \x01(\v2\x16.streamd.v1.TimeWindowR\x06window\x12\x14\n" +
+	"\x05plain\x18\x06 \x01(\bR\x05plain\"\xed\x01\n" +
 	"\x17HierarchicalHeavyHitter\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x14\n" +
 	"\x05level\x18\x02 \x01(\rR\x05level\x12\x1b\n" +

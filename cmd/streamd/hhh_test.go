@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/hhh"
+	"streamd/loadgen/hhhexact"
+	"streamd/loadgen/synth"
+)
+
+// hhhLines returns the lines of the line protocol that send a small
+// trace to stream: 100 times 10.1.2.3, one address from each of 60 hosts
+// of 192.168.7.0/24, none of them heavy, one address from each of 40
+// other /8s, and two items that are no IPv4 address.
+func hhhLines(stream string) string {
+	var b strings.Builder
+	for range 10 {
+		fmt.Fprintf(&b, "%s%s\n", stream, strings.Repeat(" 10.1.2.3", 10))
+	}
+	for i := range 60 {
+		fmt.Fprintf(&b, "%s 192.168.7.%d\n", stream, i)
+	}
+	for i := range 40 {
+		fmt.Fprintf(&b, "%s %d.9.9.9\n", stream, 20+i)
+	}
+	fmt.Fprintf(&b, "%s 10.1.2 ::1\n", stream)
+	return b.String()
+}
+
+// TestCLIHHH creates a hierarchy stream with the command line, sends it
+// addresses over the line protocol and checks the tables of query hhh,
+// word for word: counts this small are exact.
+func TestCLIHHH(t *testing.T) {
+	d, c := startDaemon(t, nil)
+	addr := d.GRPCAddr()
+	code, stdout, stderr := cliRun("query", "--addr", addr, "create", "addrs", "--hierarchy", "ipv4", "--epsilon", "0.01", "--min-support", "0.1")
+	if code != 0 || stdout != "ok\n" {
+		t.Fatalf("create: status %d\n%s%s", code, stdout, stderr)
+	}
+	conn, err := net.Dial("tcp", d.TCPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, hhhLines("addrs")); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	st := waitCount(t, c, "addrs", 200)
+	if st.Hierarchy != "ipv4/8" || st.Rejected["not_in_hierarchy"] != 2 {
+		t.Fatalf("stats: hierarchy %q, rejects %v", st.Hierarchy, st.Rejected)
+	}
+	for _, tc := range []struct {
+		args   []string
+		stdout string
+	}{
+		{[]string{"hhh", "addrs", "--support", "0.2"}, `count 200, ε 0.000833 a level, precision 0.0025
+          prefix  level  count min  count max  discounted min  discounted max   share
+        10.1.2.3      0        100        100             100             100  0.5000
+  192.168.7.0/24      1         60         60              60              60  0.3000
+       0.0.0.0/0      4        200        200              40              40  0.2000
+`},
+		{[]string{"hhh", "addrs", "--support", "0.2", "--plain"}, `count 200, ε 0.000833 a level, precision 0.000833
+          prefix  level  count min  count max   share
+        10.1.2.3      0        100        100  0.5000
+     10.1.2.0/24      1        100        100  0.5000
+  192.168.7.0/24      1         60         60  0.3000
+     10.1.0.0/16      2        100        100  0.5000
+  192.168.0.0/16      2         60         60  0.3000
+      10.0.0.0/8      3        100        100  0.5000
+     192.0.0.0/8      3         60         60  0.3000
+       0.0.0.0/0      4        200        200  1.0000
+`},
+		{[]string{"hhh", "addrs", "--support", "0.2", "--last", "100"}, `count 100, ε 0.000833 a level, precision 0.00167
+          prefix  level  count min  count max  discounted min  discounted max   share
+  192.168.7.0/24      1         60         60              60              60  0.6000
+       0.0.0.0/0      4        100        100              40              40  0.4000
+`},
+	} {
+		code, stdout, stderr := cliRun(append([]string{"query", "--addr", addr}, tc.args...)...)
+		if code != 0 || stdout != tc.stdout {
+			t.Errorf("%v: status %d\n%s%s\nwant\n%s", tc.args, code, stdout, stderr, tc.stdout)
+		}
+	}
+	code, stdout, stderr = cliRun("query", "--addr", addr, "stats", "addrs")
+	if code != 0 || !regexp.MustCompile(`(?m)^ +hierarchy +ipv4/8$`).MatchString(stdout) || !regexp.MustCompile(`(?m)^ +not_in_hierarchy +2$`).MatchString(stdout) {
+		t.Errorf("stats: status %d, want rows hierarchy ipv4/8 and not_in_hierarchy 2\n%s%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"hhh", "nosuch"}, "streamd: hierarchical heavy hitters: stream not found: \"nosuch\"\n"},
+		{[]string{"hhh", "addrs", "--cluster"}, "streamd: hierarchical heavy hitters: stream \"addrs\": item streams are counted under each daemon's own item key: ask each daemon with scope SCOPE_LOCAL\n"},
+		{[]string{"create", "x", "--hierarchy", "ipv4/7"}, "streamd: create stream: hierarchy: hierarchy \"ipv4/7\": ipv4 granularity 7 bits does not divide 32: bad hierarchy\n"},
+	} {
+		code, stdout, stderr := cliRun(append([]string{"query", "--addr", addr}, tc.args...)...)
+		if code != 1 || stderr != tc.stderr {
+			t.Errorf("%v: status %d\n%s%s\nwant\n%s", tc.args, code, stdout, stderr, tc.stderr)
+		}
+	}
+}
+
+// checkHHHAnswers checks a daemon's hierarchical heavy hitters of a
+// hierarchy stream over the last lastN items (0: all history), or the
+// last d, against the exact counts of list, the items sent: heavy
+// prefixes and discounted hitters, every bound, and the precision asked
+// for at creation at supports ≥ minSupport.
+func checkHHHAnswers(t *testing.T, c pb.StreamdClient, stream, hierarchy string, list []string, lastN uint64, last time.Duration, precision, minSupport float64) {
+	t.Helper()
+	h, err := hhh.Parse(hierarchy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, support := range []float64{minSupport, 0.2} {
+		for _, plain := range []bool{true, false} {
+			req := &pb.HierarchicalHeavyHittersRequest{Stream: stream, Support: support, Plain: plain, LastN: lastN}
+			if last > 0 {
+				req.Last = durationpb.New(last)
+			}
+			resp, err := c.HierarchicalHeavyHitters(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := hhhexact.New(h)
+			for _, x := range list[len(list)-int(resp.Count):] {
+				if err := exact.Add(x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []hhh.Hitter
+			for _, x := range resp.Hitters {
+				got = append(got, hhh.Hitter{
+					Prefix: x.Prefix, Level: int(x.Level),
+					Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
+					Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
+					Discounts:  int(x.Discounts),
+				})
+			}
+			if plain {
+				err = exact.CheckHeavy(got, support, resp.Epsilon)
+			} else {
+				err = exact.CheckDiscounted(got, support, resp.Epsilon, resp.Precision)
+				if resp.Precision > precision*(1+1e-12) {
+					t.Errorf("s=%v: precision %v, more than the %v asked for", support, resp.Precision, precision)
+				}
+			}
+			if err != nil {
+				t.Fatalf("last_n %d, last %v: %v", lastN, last, err)
+			}
+		}
+	}
+}
+
+// TestHHHRestart sends a trace with a late /24 flood to a hierarchy
+// stream over TCP frames, checks its answers over all history, the last
+// n items and a time window against the exact ones, and checks them again
+// after a restart, and after more items.
+func TestHHHRestart(t *testing.T) {
+	dir := t.TempDir()
+	tcp := func(cfg *Config) { cfg.TCPAddr = "127.0.0.1:0" }
+	d, c := openOn(t, dir, io.Discard, tcp)
+	const precision, minSupport = 0.01, 0.05
+	if _, err := c.CreateStream(context.Background(), &pb.CreateStreamRequest{Stream: "addrs", Hierarchy: "ipv4", Epsilon: precision, MinSupport: minSupport}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := synth.Addresses(synth.AddrSpec{Seed: 9, FloodShare: 0.25, FloodAfter: 30000}, 45000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendItemFrames(t, d.TCPAddr(), "addrs", list)
+	waitCount(t, c, "addrs", uint64(len(list)))
+	check := func(list []string) {
+		t.Helper()
+		checkHHHAnswers(t, c, "addrs", "ipv4", list, 0, 0, precision, minSupport)
+		checkHHHAnswers(t, c, "addrs", "ipv4", list, 15000, 0, precision, minSupport)
+		checkHHHAnswers(t, c, "addrs", "ipv4", list, 0, time.Hour, precision, minSupport)
+	}
+	check(list)
+	before, err := c.HierarchicalHeavyHitters(context.Background(), &pb.HierarchicalHeavyHittersRequest{Stream: "addrs", Support: minSupport, LastN: 15000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeDaemon(t, d)
+
+	d, c = openOn(t, dir, io.Discard, tcp)
+	defer closeDaemon(t, d)
+	after, err := c.HierarchicalHeavyHitters(context.Background(), &pb.HierarchicalHeavyHittersRequest{Stream: "addrs", Support: minSupport, LastN: 15000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(before, after) {
+		t.Errorf("after a restart:\n%v\nwant\n%v", after, before)
+	}
+	check(list)
+	sendItemFrames(t, d.TCPAddr(), "addrs", list[:10000])
+	more := append(list, list[:10000]...)
+	waitCount(t, c, "addrs", uint64(len(more)))
+	check(more)
+}
