@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,6 +98,65 @@ func parseHierarchy(s string) (*hierarchy, error) {
 		return nil, err
 	}
 	return &hierarchy{h: h, root: root}, nil
+}
+
+// withLevels returns s and its level streams: s alone unless s is a
+// hierarchy stream.
+func (s *Stream) withLevels() []*Stream {
+	return append([]*Stream{s}, s.levelStreams()...)
+}
+
+// splitLevelName returns the name of a stream and the level that a
+// PartState names: "stream#level" for the part of a hierarchy stream's
+// level (levelName), level 0 for any other valid stream name.
+func splitLevelName(state string) (name string, level int, err error) {
+	name, l, ok := strings.Cut(state, "#")
+	if err := feed.ValidName(name); err != nil {
+		return "", 0, err
+	}
+	if !ok {
+		return name, 0, nil
+	}
+	level, err = strconv.Atoi(l)
+	if err != nil || level < 1 || level >= hhh.MaxLevels || strconv.Itoa(level) != l {
+		return "", 0, fmt.Errorf("bad level %q of stream %q", l, name)
+	}
+	return name, level, nil
+}
+
+// dropLevelParts drops the parts of partition tp of s's levels (see
+// dropLocked).
+func (s *Stream) dropLevelParts(tp feed.Source) {
+	for _, lvl := range s.levelStreams() {
+		lvl.mu.Lock()
+		if pt := lvl.kafka[tp]; pt != nil {
+			delete(lvl.kafka, tp)
+			lvl.dropLocked(pt)
+		}
+		lvl.mu.Unlock()
+	}
+}
+
+// checkLevelParts checks that levels, the parts of levels 1 to L−2 that
+// come with d, a part of s, are what s keeps: one item part for each
+// level of a hierarchy stream, each counting what d counts — a level may
+// be left out when d counts nothing, as PartitionState leaves out a part
+// a level never had — and none for any other stream. It fails with an
+// error wrapping ErrWrongKind.
+func (s *Stream) checkLevelParts(d *decodedPart, levels map[int]*decodedPart) error {
+	n := d.sum.Count()
+	for l, x := range levels {
+		if l > len(s.levelStreams()) {
+			return fmt.Errorf("%w: stream %q has no level %d", ErrWrongKind, s.name, l)
+		}
+		if !x.sum.Config().Items || x.sum.Count() != n {
+			return fmt.Errorf("%w: stream %q: level %d's part counts %d items, level 0's %d", ErrWrongKind, s.name, l, x.sum.Count(), n)
+		}
+	}
+	if len(levels) < len(s.levelStreams()) && n > 0 {
+		return fmt.Errorf("%w: stream %q: a part with %d of its %d levels", ErrWrongKind, s.name, len(levels), len(s.levelStreams()))
+	}
+	return nil
 }
 
 // levelStreams returns s's level streams, levels 1 to L−2; none for a

@@ -263,3 +263,84 @@ func TestHierarchyPathsIPv6(t *testing.T) {
 		})
 	}
 }
+
+// acceptFrom pushes list to the item stream name from the Kafka partition
+// tp, in batches of per.
+func acceptFrom(t *testing.T, p *Pipeline, tp feed.Source, name string, list []string, per int) {
+	t.Helper()
+	var b items.Batch
+	for i := 0; i < len(list); i += per {
+		b.Reset()
+		for _, x := range list[i:min(i+per, len(list))] {
+			b.AppendString(x)
+		}
+		if err := acceptItemBatch(context.Background(), p, tp, name, &b, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestHierarchyPartitions feeds a hierarchy stream from two Kafka
+// partitions: releasing one leaves its items out of every level's
+// answers, and handing one to another daemon moves its levels' parts
+// with it, so that the answers there are exact over what it then holds.
+// A daemon whose stream has no hierarchy refuses the part.
+func TestHierarchyPartitions(t *testing.T) {
+	const precision, minSupport = 0.02, 0.05
+	cfg := summary.Config{Epsilon: hhh.LevelEpsilon(precision, minSupport), WindowSize: 1000, SlidingWindow: 1 << 14, Hierarchy: "ipv4"}
+	p := open(t, Config{})
+	if _, err := p.Create("addrs", cfg); err != nil {
+		t.Fatal(err)
+	}
+	list := floodTrace(t, 20000, 0.5, 12000)
+	one, two := list[:12000], list[12000:] // the flood comes from partition 2
+	acceptFrom(t, p, tpOf(1), "addrs", one, 999)
+	acceptFrom(t, p, tpOf(2), "addrs", two, 999)
+	s, _ := p.Stream("addrs")
+	checkHHH(t, s, HHHQuery{}, list, precision, minSupport)
+
+	p.OwnPartitions([]feed.Source{tpOf(1)})
+	checkHHH(t, s, HHHQuery{}, one, precision, minSupport)
+	p.OwnPartitions([]feed.Source{tpOf(1), tpOf(2)})
+
+	states, err := p.PartitionState(tpOf(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 4 || states[0].Stream != "addrs" || states[3].Stream != "addrs#3" {
+		names := []string{}
+		for _, st := range states {
+			names = append(names, st.Stream)
+		}
+		t.Fatalf("partition states of %v, want addrs and its levels addrs#1 to addrs#3", names)
+	}
+	q := open(t, Config{})
+	if _, err := q.Create("addrs", cfg); err != nil {
+		t.Fatal(err)
+	}
+	local := list[:3000]
+	acceptItemsAt(t, q, "addrs", local, 500, time.Time{})
+	if err := q.ReplacePartition(context.Background(), tpOf(2), states); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := q.Stream("addrs")
+	checkHHH(t, r, HHHQuery{}, append(append([]string(nil), local...), two...), precision, minSupport)
+
+	// A stream without a hierarchy takes neither the part nor its levels.
+	u := open(t, Config{})
+	if _, err := u.Create("addrs", summary.Config{Items: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.ReplacePartition(context.Background(), tpOf(2), states); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := u.Stream("addrs")
+	if st := x.Stats(); st.Count != 0 || st.Rejected[feed.ReasonWrongKind] != uint64(len(two)) {
+		t.Fatalf("a stream without a hierarchy: count %d, rejects %v; want 0 and %d wrong_kind", st.Count, st.Rejected, len(two))
+	}
+	// Nor does a hierarchy stream take a part without its levels.
+	if err := q.ReplacePartition(context.Background(), tpOf(2), states[:1]); err != nil {
+		t.Fatal(err)
+	}
+	checkHHH(t, r, HHHQuery{}, local, precision, minSupport)
+}
