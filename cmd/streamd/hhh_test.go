@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
+	"net/netip"
 	"regexp"
 	"strings"
 	"testing"
@@ -207,4 +209,52 @@ func TestHHHRestart(t *testing.T) {
 	more := append(list, list[:10000]...)
 	waitCount(t, c, "addrs", uint64(len(more)))
 	check(more)
+}
+
+// TestHHHPathsIPv6 pushes deep URL paths and IPv6 addresses over gRPC
+// to hierarchy streams and checks their answers over all history, the
+// last n items and a time window against the exact ones.
+func TestHHHPathsIPv6(t *testing.T) {
+	_, c := startDaemon(t, nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	zipf := rand.NewZipf(r, 1.4, 1, 30)
+	var paths, addrs []string
+	for i := range 20000 {
+		var b strings.Builder
+		for range 1 + r.IntN(7) {
+			fmt.Fprintf(&b, "/p%d", zipf.Uint64())
+		}
+		paths = append(paths, b.String())
+		a := [16]byte{0x20, 0x01, 0x0d, 0xb8, byte(zipf.Uint64()), 7: byte(zipf.Uint64()), 15: byte(r.IntN(256))}
+		if i > 14000 && i%2 == 0 {
+			a = [16]byte{0xfd, 0x42, 14: byte(r.IntN(256)), 15: byte(r.IntN(256))} // a flood from one /16
+		}
+		addrs = append(addrs, netip.AddrFrom16(a).String())
+	}
+	const precision, minSupport = 0.02, 0.05
+	for _, tc := range []struct {
+		stream, hierarchy string
+		list              []string
+	}{{"paths", "path/5", paths}, {"v6", "ipv6/8", addrs}} {
+		ctx := context.Background()
+		if _, err := c.CreateStream(ctx, &pb.CreateStreamRequest{Stream: tc.stream, Hierarchy: tc.hierarchy, Epsilon: precision, MinSupport: minSupport}); err != nil {
+			t.Fatal(err)
+		}
+		push, err := c.Push(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(tc.list); i += 3000 {
+			if err := push.Send(&pb.PushRequest{Stream: tc.stream, Items: tc.list[i:min(i+3000, len(tc.list))]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := push.CloseAndRecv(); err != nil {
+			t.Fatal(err)
+		}
+		waitCount(t, c, tc.stream, uint64(len(tc.list)))
+		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 0, 0, precision, minSupport)
+		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 6000, 0, precision, minSupport)
+		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 0, time.Hour, precision, minSupport)
+	}
 }
