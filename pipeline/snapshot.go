@@ -108,11 +108,7 @@ func (p *Pipeline) SnapshotTo(w io.Writer) (int64, error) {
 		return n, err
 	}
 	for _, s := range streams {
-		buf.b = buf.b[:0]
-		if err := s.appendState(&buf, p.itemKey); err != nil {
-			return n, fmt.Errorf("snapshot %q: %w", s.name, err)
-		}
-		if err := write(buf.b); err != nil {
+		if err := s.writeState(&buf, p.itemKey, write); err != nil {
 			return n, err
 		}
 	}
@@ -161,14 +157,30 @@ func readRejects(r *codec.Reader) map[feed.Reason]uint64 {
 	return m
 }
 
-// appendState appends the stream's encoding to buf.b, under its lock.
-// A hierarchy stream is encoded with its levels, under its hierarchy's
-// lock too: one cut of them all.
-func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
+// writeState encodes s into buf.b and writes it with write, then, for a
+// hierarchy stream, each of its levels likewise, one at a time, all under
+// the hierarchy's lock: one cut of them all.
+func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) error) error {
 	if s.hier != nil {
 		s.hier.mu.Lock()
 		defer s.hier.mu.Unlock()
 	}
+	for _, x := range s.withLevels() {
+		buf.b = buf.b[:0]
+		if err := x.appendState(buf, key); err != nil {
+			return fmt.Errorf("snapshot %q: %w", x.name, err)
+		}
+		if err := write(buf.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendState appends the stream's encoding to buf.b, under its lock; for
+// a hierarchy stream, the count of its levels, whose encodings follow
+// (writeState).
+func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dst := codec.AppendBytes(buf.b, []byte(s.name))
@@ -196,11 +208,6 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
 		dst = binary.AppendUvarint(dst, uint64(len(s.hier.levels)))
 	}
 	buf.b = dst
-	for _, lvl := range s.levelStreams() {
-		if err := lvl.appendState(buf, key); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
