@@ -48,7 +48,14 @@ func hierarchyConfig(cfg summary.Config, hierarchy string, minSupport, defaultEp
 }
 
 // HierarchicalHeavyHitters answers the heavy prefixes of a hierarchy
-// stream, discounted unless req.Plain.
+// stream, discounted unless req.Plain, over all history, the last n items
+// or a time window (pipeline.Stream.HierarchicalHeavyHitters). Its codes:
+// NotFound for an unknown stream; FailedPrecondition for a stream without
+// a hierarchy, for SCOPE_CLUSTER (item streams are counted under each
+// daemon's key), and for a prefix whose string the stream no longer keeps
+// (pipeline.ErrUnnamedPrefix); InvalidArgument for a support outside
+// (ε, 1] and a bad last_n or last; ResourceExhausted for more hitters than
+// MaxReplyItems.
 func (s *Server) HierarchicalHeavyHitters(ctx context.Context, req *pb.HierarchicalHeavyHittersRequest) (*pb.HierarchicalHeavyHittersResponse, error) {
 	const op = "hierarchical heavy hitters"
 	if req.Scope == pb.Scope_SCOPE_CLUSTER {
