@@ -25,7 +25,7 @@ import (
 //	streams  uvarint count, then per stream:
 //	         name (length-prefixed), configuration (epsilon float64,
 //	         window size uvarint, sliding window uvarint, flags uint8: 1
-//	         float64, 2 items, 4 hierarchy, then for a hierarchy its
+//	         float64, 2 items, 8 hierarchy, then for a hierarchy its
 //	         string form, length-prefixed), sliding window
 //	         (length-prefixed), for an item stream the strings of its
 //	         newest items (items.Names, length-prefixed), uvarint count of
@@ -34,7 +34,7 @@ import (
 //	         streams, levels 1 to L−2, each encoded as a stream is
 //
 // A snapshot without hierarchy streams is what it was before they were
-// kept (flag 4 is new), so version 2 stays.
+// kept (flag 8 is new), so version 2 stays.
 //
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
 // to another daemon):
@@ -61,7 +61,7 @@ const (
 	flagItems   = 2
 	// flagHierarchy marks a hierarchy stream: an item stream whose
 	// hierarchy's string form follows the flags.
-	flagHierarchy = 4
+	flagHierarchy = 8
 )
 
 // Snapshot encodes every stream's state: its sliding window and the
