@@ -305,6 +305,7 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 		return statusError("push", err)
 	}
 	resp.Accepted += uint64(n)
+	resp.Rejected += uint64(batch.Len() - n) // those a hierarchy stream rejects
 	return nil
 }
 

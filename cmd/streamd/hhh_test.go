@@ -253,8 +253,16 @@ func TestHHHPathsIPv6(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := push.CloseAndRecv(); err != nil {
+		// An item in neither hierarchy is rejected, not accepted.
+		if err := push.Send(&pb.PushRequest{Stream: tc.stream, Items: []string{"neither"}}); err != nil {
 			t.Fatal(err)
+		}
+		resp, err := push.CloseAndRecv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Accepted != uint64(len(tc.list)) || resp.Rejected != 1 {
+			t.Errorf("push: %d accepted, %d rejected; want %d and 1", resp.Accepted, resp.Rejected, len(tc.list))
 		}
 		waitCount(t, c, tc.stream, uint64(len(tc.list)))
 		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 0, 0, precision, minSupport)
