@@ -47,8 +47,9 @@ type levelBuf struct {
 	scratch []string
 }
 
-// levelName returns the name of level l of the stream name, for logs and
-// errors: it is no valid stream name, so no stream of the index has it.
+// levelName returns the name of level l of the stream name, "name#l",
+// for logs, errors and the states PartitionState names: it is no valid
+// stream name, so no stream of the index has it.
 func levelName(name string, l int) string { return fmt.Sprintf("%s#%d", name, l) }
 
 // levelConfig returns the configuration of the level streams of a
@@ -220,10 +221,11 @@ func (buf *levelBuf) split(h hhh.Hierarchy, b *items.Batch) (notIn int) {
 // hierarchy stream s: each level l its items' prefixes of level l, the
 // stream itself (level 0) the items in canonical form. Items not in the
 // hierarchy are left out and counted as rejects of the stream
-// (feed.ReasonNotInHierarchy). The strings each level keeps are charged to
-// the memory budget first (chargeItems), as for any item stream; then the
-// prefixes go into every level under the hierarchy's lock, and the full
-// windows go to the sorter. It returns the number of items kept.
+// (feed.ReasonNotInHierarchy) once the others are kept. The strings each
+// level keeps are charged to the memory budget first (chargeItems), as for
+// any item stream; then the prefixes go into every level under the
+// hierarchy's lock, and the full windows go to the sorter. It returns the
+// number of items kept; with an error it has kept none, and counted none.
 func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Source, b *items.Batch, at time.Time) (int, error) {
 	hr := s.hier
 	if at.IsZero() {
@@ -235,11 +237,12 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 		buf = &levelBuf{batches: make([]items.Batch, len(streams)), fps: make([]itemBuf, len(streams))}
 	}
 	defer hr.bufs.Put(buf)
-	if notIn := buf.split(hr.h, b); notIn > 0 {
-		s.reject(src, feed.ReasonNotInHierarchy, notIn)
-	}
+	notIn := buf.split(hr.h, b)
 	kept := buf.batches[0].Len()
 	if kept == 0 {
+		if notIn > 0 {
+			s.reject(src, feed.ReasonNotInHierarchy, notIn)
+		}
 		return 0, nil
 	}
 	for l, st := range streams {
@@ -267,6 +270,9 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 		st.mu.Unlock()
 	}
 	hr.mu.Unlock()
+	if notIn > 0 {
+		s.reject(src, feed.ReasonNotInHierarchy, notIn)
+	}
 	return kept, p.sendLevels(ctx, streams, full)
 }
 

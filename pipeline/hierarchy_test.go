@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -343,4 +344,29 @@ func TestHierarchyPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHHH(t, r, HHHQuery{}, local, precision, minSupport)
+}
+
+// TestHierarchyRefusedCountsNone: items the memory budget refuses are
+// refused whole, and those of them not in the hierarchy are not counted
+// as such too: the caller counts the refusal.
+func TestHierarchyRefusedCountsNone(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 4096, Hierarchy: "path/3"}
+	level := levelConfig(cfg.WithDefaults())
+	budget := 3*StreamFootprint(level).Reserve + 1000 // the stream and its 2 levels, and 1000 bytes
+	p := open(t, Config{MaxMemory: budget})
+	s, err := p.Create("paths", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b items.Batch
+	for i := range 100 {
+		b.AppendString("/" + strings.Repeat("x", 1000) + "/" + strconv.Itoa(i))
+	}
+	b.AppendString("not/a/path")
+	if n, err := p.Accept(context.Background(), &feed.Batch{Stream: "paths", Items: &b}); !errors.Is(err, ErrMemoryBudget) || n != 0 {
+		t.Fatalf("Accept past the budget: %d, %v; want 0 and ErrMemoryBudget", n, err)
+	}
+	if st := s.Stats(); st.Count != 0 || len(st.Rejected) != 0 {
+		t.Fatalf("after a refused batch: count %d, rejects %v; want none", st.Count, st.Rejected)
+	}
 }
