@@ -203,9 +203,20 @@ func (buf *levelBuf) split(h hhh.Hierarchy, b *items.Batch) (notIn int) {
 	for l := range buf.batches {
 		buf.batches[l].Reset()
 	}
+	// One string of all the items, whose substrings the prefixes of a
+	// canonical path, DNS name or delimited item are: no allocation per
+	// item (AppendPrefixes).
+	var all strings.Builder
+	all.Grow(b.Size())
 	for i := range b.Len() {
+		all.Write(b.Item(i))
+	}
+	rest := all.String()
+	for i := range b.Len() {
+		item := rest[:len(b.Item(i))]
+		rest = rest[len(item):]
 		var err error
-		buf.scratch, err = h.AppendPrefixes(buf.scratch[:0], string(b.Item(i)))
+		buf.scratch, err = h.AppendPrefixes(buf.scratch[:0], item)
 		if err != nil {
 			notIn++
 			continue
