@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -368,5 +369,49 @@ func TestHierarchyRefusedCountsNone(t *testing.T) {
 	}
 	if st := s.Stats(); st.Count != 0 || len(st.Rejected) != 0 {
 		t.Fatalf("after a refused batch: count %d, rejects %v; want none", st.Count, st.Rejected)
+	}
+}
+
+// TestHierarchyHostsUnderSupport: ten addresses of one /24, each just
+// under the support, make their /24 a hitter and none of them one, over
+// all history, the last n items and a time window.
+func TestHierarchyHostsUnderSupport(t *testing.T) {
+	const precision, minSupport = 0.005, 0.05
+	p := open(t, Config{})
+	s, err := p.Create("addrs", summary.Config{Epsilon: hhh.LevelEpsilon(precision, minSupport), WindowSize: 2048, SlidingWindow: 1 << 16, Hierarchy: "ipv4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	const n = 40000
+	list := make([]string, n)
+	for i := range list {
+		if r.IntN(100) < 45 { // 45%: ten hosts of 4.5% each
+			list[i] = "198.51.100." + strconv.Itoa(1+r.IntN(10))
+		} else {
+			list[i] = netip.AddrFrom4([4]byte{byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256))}).String()
+		}
+	}
+	acceptItemsAt(t, p, "addrs", list, 1000, time.Time{})
+	for _, q := range []HHHQuery{{}, {LastN: 20000}, {Since: p.Now().Add(-time.Hour)}} {
+		covered := list
+		if q.LastN > 0 {
+			covered = list[n-q.LastN:]
+		}
+		checkHHH(t, s, q, covered, precision, minSupport)
+		q.Support, q.Discounted = minSupport, true
+		a, err := s.HierarchicalHeavyHitters(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range a.Hitters {
+			if h.Level < 4 {
+				got = append(got, h.Prefix)
+			}
+		}
+		if !slices.Equal(got, []string{"198.51.100.0/24"}) {
+			t.Errorf("%+v: hitters below the root %v, want the /24 alone", q, got)
+		}
 	}
 }
