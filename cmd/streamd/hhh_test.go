@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
@@ -311,4 +315,59 @@ func TestReflectionListsHHH(t *testing.T) {
 		}
 	}
 	t.Errorf("reflection lists the methods %v, without HierarchicalHeavyHitters", methods)
+}
+
+// TestWebPageHHH opens the web page of a hierarchy stream in headless
+// Chromium and checks its table of hierarchical heavy hitters against the
+// gRPC answer, row for row.
+func TestWebPageHHH(t *testing.T) {
+	chromium := tool(t, "chromium", "chromium")
+	d, c := startDaemon(t, func(c *Config) { c.WebInterval = 100 * time.Millisecond })
+	ctx := context.Background()
+	if _, err := c.CreateStream(ctx, &pb.CreateStreamRequest{Stream: "addrs", Hierarchy: "ipv4", Epsilon: 0.01, MinSupport: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", d.TCPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, hhhLines("addrs")); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	waitCount(t, c, "addrs", 200)
+	want, err := c.HierarchicalHeavyHitters(ctx, &pb.HierarchicalHeavyHittersRequest{Stream: "addrs", Support: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := fmt.Sprintf("http://%s/#stream=addrs&support=0.2", d.MetricsAddr())
+	shot := filepath.Join(t.TempDir(), "page.png")
+	if *screenshotOut != "" {
+		shot = *screenshotOut
+	}
+	dom := headless(t, chromium, "--window-size=1280,1000", "--virtual-time-budget=3000", "--screenshot="+shot, "--dump-dom", page)
+	doc, err := html.Parse(bytes.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := element{doc}
+	if root.byID("hhh-panel").attr("hidden") != "" || root.byID("hhh-panel").Node == nil {
+		t.Fatalf("the table of hierarchical heavy hitters is hidden or missing; error %q", root.byID("error").text())
+	}
+	rows := root.byID("hhh").all(func(e element) bool { return e.Data == "tr" && e.attr("data-prefix") != "" })
+	if len(rows) != len(want.Hitters) {
+		t.Fatalf("%d rows, want %d: %v", len(rows), len(want.Hitters), want.Hitters)
+	}
+	for i, row := range rows {
+		h := want.Hitters[i]
+		if got, w := row.cells(), []string{h.Prefix, fmt.Sprint(h.Level), fmt.Sprint(h.DiscountedMin), fmt.Sprint(h.DiscountedMax)}; !slices.Equal(got, w) {
+			t.Errorf("row %d: %q, want %q", i, got, w)
+		}
+	}
+	if h := root.byID("hhh-hierarchy").text(); h != "ipv4/8" {
+		t.Errorf("hierarchy shown as %q, want ipv4/8", h)
+	}
+	if note := root.byID("hhh-note").text(); !strings.Contains(note, "at least 20.0%") {
+		t.Errorf("note %q", note)
+	}
 }

@@ -443,6 +443,7 @@
     state.items = st.kind === "STREAM_KIND_ITEMS";
     state.hierarchy = st.hierarchy || "";
     $("hhh-panel").hidden = !state.hierarchy;
+    $("hhh-hierarchy").textContent = state.hierarchy;
     state.epsilon = st.epsilon;
     showKind();
     if (state.grid.join(",") !== hist.phis.join(",")) {
