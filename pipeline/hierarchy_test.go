@@ -200,6 +200,11 @@ func TestHierarchyErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, q := range []HHHQuery{{Support: 0.1}, {Support: 0.1, Discounted: true, LastN: 10}, {Support: 0.1, Since: p.Now()}} {
+		if a, err := s.HierarchicalHeavyHitters(q); err != nil || a.Count != 0 || len(a.Hitters) != 0 {
+			t.Errorf("%+v of an empty stream: %+v, %v; want no hitters", q, a, err)
+		}
+	}
 	if _, err := s.HierarchicalHeavyHitters(HHHQuery{Support: 0.01}); !errors.Is(err, hhh.ErrBounds) {
 		t.Errorf("support ε: %v, want hhh.ErrBounds", err)
 	}
