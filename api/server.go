@@ -305,6 +305,7 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 		return statusError("push", err)
 	}
 	resp.Accepted += uint64(n)
+	resp.Rejected += uint64(batch.Len() - n) // those a hierarchy stream rejects
 	return nil
 }
 
@@ -750,6 +751,7 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		SummaryEntries: uint64(x.Entries), SummaryBytes: uint64(x.Bytes), Float64: x.Config.Float64,
 		Rejected:    make(map[string]uint64, len(x.Rejected)),
 		MemoryBytes: uint64(x.Memory), MemoryReservedBytes: uint64(x.Reserved),
+		Hierarchy: x.Config.Hierarchy,
 	}
 	m := s.Pipeline.Memory()
 	resp.DaemonMemoryLimitBytes, resp.DaemonMemoryUsedBytes = uint64(m.Limit), uint64(max(m.Used, 0))
@@ -776,6 +778,12 @@ func (s *Server) CreateStream(ctx context.Context, req *pb.CreateStreamRequest) 
 		cfg.Items = true
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "create stream: unknown kind %v", req.Kind)
+	}
+	if req.Hierarchy != "" {
+		var err error
+		if cfg, err = hierarchyConfig(cfg, req.Hierarchy, req.MinSupport, s.Pipeline.Defaults().Epsilon); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := s.Pipeline.Create(req.Stream, cfg); err != nil {
 		var ce *summary.ConfigError

@@ -73,6 +73,11 @@ const (
 	ReasonUnauthenticated Reason = "unauthenticated" // a connection without the right token
 )
 
+// ReasonNotInHierarchy counts the items of a hierarchy stream (a stream
+// created with a prefix hierarchy, package hhh) that are not in its
+// hierarchy: not an IPv4 address in an "ipv4" stream, say.
+const ReasonNotInHierarchy Reason = "not_in_hierarchy"
+
 // Reasons returns every Reason, for example to create metrics up front.
 func Reasons() []Reason {
 	return []Reason{
@@ -80,7 +85,7 @@ func Reasons() []Reason {
 		ReasonLineTooLong, ReasonUnknownFormat, ReasonFrameTooLarge,
 		ReasonStreamLimit, ReasonBadValueType, ReasonWrongKind,
 		ReasonEmptyItem, ReasonItemTooLong, ReasonBadUTF8,
-		ReasonMemoryBudget, ReasonUnauthenticated,
+		ReasonMemoryBudget, ReasonUnauthenticated, ReasonNotInHierarchy,
 	}
 }
 

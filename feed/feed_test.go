@@ -36,3 +36,17 @@ func TestSourceCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestReasonsListed: every reason is listed once, the hierarchy's too.
+func TestReasonsListed(t *testing.T) {
+	seen := map[Reason]bool{}
+	for _, r := range Reasons() {
+		if seen[r] {
+			t.Errorf("reason %q listed twice", r)
+		}
+		seen[r] = true
+	}
+	if !seen[ReasonNotInHierarchy] {
+		t.Errorf("Reasons() = %v, without %q", Reasons(), ReasonNotInHierarchy)
+	}
+}

@@ -446,12 +446,20 @@ type Synth struct {
 	// of each value drawn is synth.ItemName(value), so the Zipf
 	// distribution gives Zipf-distributed strings.
 	Items bool
+	// Addresses, if set, makes the items IPv4 addresses drawn from it
+	// (synth.AddrSource), for hierarchy streams, instead of the names of
+	// values of Spec; stream i draws with seed Addresses.Seed+i. Items is
+	// implied.
+	Addresses *synth.AddrSpec
 }
 
 // Run implements Source.
 func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	if len(s.Streams) == 0 {
 		return errors.New("synth: no stream names")
+	}
+	if s.Addresses != nil {
+		return s.runAddresses(ctx, sink)
 	}
 	k := int64(len(s.Streams))
 	random := s.Spec.Order == synth.Random || s.Spec.Order == ""
@@ -514,6 +522,53 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 			}
 			live++
 			if err := accept(ctx, name, vals); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runAddresses is Run for s.Addresses: each stream's share of s.Count
+// addresses (endless without a Count), batch by batch.
+func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
+	k := int64(len(s.Streams))
+	srcs := make([]*synth.AddrSource, k)
+	left := make([]int64, k)
+	for i := range srcs {
+		spec := *s.Addresses
+		spec.Seed += uint64(i)
+		src, err := synth.NewAddrSource(spec)
+		if err != nil {
+			return err
+		}
+		srcs[i] = src
+		left[i] = -1 // endless
+		if s.Count > 0 {
+			left[i] = s.Count / k
+			if int64(i) < s.Count%k {
+				left[i]++
+			}
+		}
+	}
+	var b items.Batch
+	for live := true; live; {
+		live = false
+		for i, name := range s.Streams {
+			m := int64(sourceBatch)
+			if left[i] >= 0 {
+				m = min(m, left[i])
+				left[i] -= m
+			}
+			if m == 0 {
+				continue
+			}
+			live = true
+			b.Reset()
+			for range m {
+				b.AppendString(srcs[i].Next())
+			}
+			if err := acceptItems(ctx, sink, name, &b); err != nil {
 				return err
 			}
 		}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/hhh"
 	"streamd/internal/exact"
+	"streamd/loadgen/hhhexact"
 )
 
 // DefaultPhis returns the φ at which Verify checks quantiles by default:
@@ -81,6 +83,11 @@ type StreamCheck struct {
 	HeavyHitters []HeavyHitterCheck
 	Support      float64
 	Err          error // an error of the whole check or of the heavy-hitter set, if any
+
+	// Hierarchy is the prefix hierarchy of a hierarchy stream, whose
+	// hierarchical heavy hitters HHH checks; empty for any other.
+	Hierarchy string
+	HHH       []HHHCheck
 }
 
 // OK reports whether every answer for the stream holds its guarantee.
@@ -98,7 +105,23 @@ func (s *StreamCheck) OK() bool {
 			return false
 		}
 	}
+	for _, h := range s.HHH {
+		if h.Err != nil {
+			return false
+		}
+	}
 	return true
+}
+
+// HHHCheck is one answer of hierarchical heavy hitters of a hierarchy
+// stream at the check's support, discounted or plain, checked against the
+// exact counts of the items sent (hhhexact): none missing, none below its
+// precision, every bound holding.
+type HHHCheck struct {
+	Plain     bool
+	Hitters   int     // the prefixes reported
+	Precision float64 // the answer's stated precision
+	Err       error
 }
 
 // QuantileCheck is one quantile: the exact one and the daemon's answer,
@@ -339,10 +362,33 @@ func missing(c, n int64, support float64) error {
 
 // verifyItems checks the heavy hitters of the item stream name against
 // the items sent: every item of count ≥ sN, named by its string, none of
-// count < (s − ε)N, each within its reported bounds.
+// count < (s − ε)N, each within its reported bounds. For a hierarchy
+// stream it leaves out the items not in its hierarchy, which the daemon
+// rejects, and checks its hierarchical heavy hitters too (checkHHH).
 func verifyItems(ctx context.Context, client pb.StreamdClient, name string, sent []string, cfg VerifyConfig) (*StreamCheck, error) {
 	sc := &StreamCheck{Stream: name, N: int64(len(sent)), Support: cfg.Support, Items: true}
-	stats, err := waitCount(ctx, client, name, func(*pb.StatsResponse) int64 { return sc.N }, cfg)
+	// A hierarchy stream rejects the items not in its hierarchy and
+	// counts the others in canonical form: tree counts their prefixes.
+	var tree *hhhexact.Counts
+	want := func(st *pb.StatsResponse) int64 {
+		h, err := hhh.Parse(st.Hierarchy)
+		if st.Hierarchy == "" || err != nil {
+			return sc.N
+		}
+		if tree == nil {
+			tree = hhhexact.New(h)
+			var kept []string
+			for _, x := range sent {
+				if p, err := h.Prefixes(x); err == nil {
+					_ = tree.Add(x)
+					kept = append(kept, p[0])
+				}
+			}
+			sent, sc.N = kept, int64(len(kept))
+		}
+		return sc.N
+	}
+	stats, err := waitCount(ctx, client, name, want, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
@@ -373,7 +419,45 @@ func verifyItems(ctx context.Context, client pb.StreamdClient, name string, sent
 			sc.HeavyHitters = append(sc.HeavyHitters, HeavyHitterCheck{Item: r.Key, Exact: r.Count, Err: missing(r.Count, sc.N, cfg.Support)})
 		}
 	}
+	if stats.Hierarchy != "" && tree != nil {
+		sc.Hierarchy = stats.Hierarchy
+		for _, plain := range []bool{false, true} {
+			sc.HHH = append(sc.HHH, checkHHH(ctx, client, name, tree, cfg.Support, plain))
+		}
+	}
 	return sc, nil
+}
+
+// checkHHH asks the hierarchy stream name for its hierarchical heavy
+// hitters at support over all history, discounted or plain, and checks
+// them against tree, the exact counts of the items sent.
+func checkHHH(ctx context.Context, client pb.StreamdClient, name string, tree *hhhexact.Counts, support float64, plain bool) HHHCheck {
+	c := HHHCheck{Plain: plain}
+	resp, err := client.HierarchicalHeavyHitters(ctx, &pb.HierarchicalHeavyHittersRequest{Stream: name, Support: support, Plain: plain})
+	if err != nil {
+		c.Err = fmt.Errorf("hierarchical heavy hitters: %w", err)
+		return c
+	}
+	c.Hitters, c.Precision = len(resp.Hitters), resp.Precision
+	if resp.Count != uint64(tree.N()) {
+		c.Err = fmt.Errorf("the answer counts %d items, %d were sent", resp.Count, tree.N())
+		return c
+	}
+	got := make([]hhh.Hitter, len(resp.Hitters))
+	for i, x := range resp.Hitters {
+		got[i] = hhh.Hitter{
+			Prefix: x.Prefix, Level: int(x.Level),
+			Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
+			Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
+			Discounts:  int(x.Discounts),
+		}
+	}
+	if plain {
+		c.Err = tree.CheckHeavy(got, support, resp.Epsilon)
+	} else {
+		c.Err = tree.CheckDiscounted(got, support, resp.Epsilon, resp.Precision)
+	}
+	return c
 }
 
 // countAt returns the count of the ith value: counts[i], or 1 when every
@@ -432,6 +516,13 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 				fmt.Fprintln(tw, "(none)\t\t\t\t\t")
 			}
 			tw.Flush()
+		}
+		for _, h := range s.HHH {
+			what := "discounted hierarchical heavy hitters"
+			if h.Plain {
+				what = "heavy prefixes"
+			}
+			fmt.Fprintf(cw, "%s (%s) at support %v: %d, precision %.3g: %s %s\n", what, s.Hierarchy, s.Support, h.Hitters, h.Precision, okString(h.Err), errString(h.Err))
 		}
 		if s.Err != nil {
 			fmt.Fprintf(cw, "FAIL: %v\n", s.Err)

@@ -60,6 +60,11 @@ func recentNamesLimit(window int, retain int64) int64 {
 // part's summaries and partial window are charged as measured, beside the
 // reservation, and each of its windows in flight is a window of the
 // stream.
+//
+// A hierarchy stream (summary.Config.Hierarchy) of L levels is charged
+// this for itself, which counts its items, and again for each of its L−2
+// level streams (the root needs no summary), each with an account of its
+// own: L−1 times an item stream's reservation in all.
 func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	cfg = cfg.WithDefaults()
 	eps, n := cfg.Epsilon, cfg.SlidingWindow

@@ -125,6 +125,9 @@ func (p *Pipeline) acceptItems(ctx context.Context, b *feed.Batch) (int, error) 
 	if s == nil {
 		return 0, err
 	}
+	if s.hier != nil {
+		return p.acceptHierarchy(ctx, s, b.Source, b.Items, b.At)
+	}
 	if err := p.acceptItemsFrom(ctx, s, b.Source, b.Items, b.At); err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"streamd/feed"
+	"streamd/items"
 )
 
 // OwnPartitions says which Kafka partitions the daemon consumes now: the
@@ -19,12 +20,21 @@ func (p *Pipeline) OwnPartitions(owned []feed.Source) {
 		set[tp] = true
 	}
 	for _, s := range p.all() {
-		s.mu.Lock()
-		for src, pt := range s.kafka {
-			pt.released = !set[src]
+		// A hierarchy stream's levels change at one cut (hierarchy.mu).
+		if s.hier != nil {
+			s.hier.mu.Lock()
 		}
-		s.version++
-		s.mu.Unlock()
+		for _, x := range s.withLevels() {
+			x.mu.Lock()
+			for src, pt := range x.kafka {
+				pt.released = !set[src]
+			}
+			x.version++
+			x.mu.Unlock()
+		}
+		if s.hier != nil {
+			s.hier.mu.Unlock()
+		}
 	}
 }
 
@@ -36,7 +46,9 @@ type PartState struct {
 }
 
 // PartitionState returns the state of every stream's part of partition tp,
-// streams in no particular order. Each part is encoded under its stream's
+// streams in no particular order; a hierarchy stream's is followed by
+// that of each of its levels' parts, named "stream#level" (levels 1 to
+// L−2), all taken at one cut. Each part is encoded under its stream's
 // lock; for one consistent cut of the partition, the caller stops its
 // delivery around the call (as a Kafka barrier does).
 func (p *Pipeline) PartitionState(tp feed.Source) ([]PartState, error) {
@@ -45,19 +57,37 @@ func (p *Pipeline) PartitionState(tp feed.Source) ([]PartState, error) {
 	}
 	var out []PartState
 	for _, s := range p.all() {
-		s.mu.Lock()
-		pt := s.kafka[tp]
-		var data []byte
-		var err error
-		if pt != nil {
-			data, err = pt.marshal(p.itemKey)
-		}
-		s.mu.Unlock()
+		states, err := s.partitionState(tp, p.itemKey)
 		if err != nil {
 			return nil, fmt.Errorf("partition state of %s, stream %q: %w", tp, s.name, err)
 		}
+		out = append(out, states...)
+	}
+	return out, nil
+}
+
+// partitionState returns the state of s's part of tp, none if it has
+// none, and for a hierarchy stream those of its levels' parts.
+func (s *Stream) partitionState(tp feed.Source, key items.Key) ([]PartState, error) {
+	if s.hier != nil {
+		s.hier.mu.Lock()
+		defer s.hier.mu.Unlock()
+	}
+	var out []PartState
+	for _, x := range s.withLevels() {
+		x.mu.Lock()
+		pt := x.kafka[tp]
+		var data []byte
+		var err error
+		if pt != nil {
+			data, err = pt.marshal(key)
+		}
+		x.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 		if data != nil {
-			out = append(out, PartState{Stream: s.name, Data: data})
+			out = append(out, PartState{Stream: x.name, Data: data})
 		}
 	}
 	return out, nil
@@ -78,14 +108,21 @@ func (p *Pipeline) PartitionState(tp feed.Source) ([]PartState, error) {
 // A part whose stream cannot be created (the stream limit, the memory
 // budget) or is of the other kind (values for an item stream, items for a
 // value stream) loses its values: they are counted as rejected with the
-// reason (feed.RefusalReason) and logged.
+// reason (feed.RefusalReason) and logged. So does the part of a hierarchy
+// stream that comes without its levels' parts (the states PartitionState
+// names "stream#level"), or with levels that do not match the stream's
+// here, as do levels' parts for a stream without a hierarchy here: a
+// hierarchy stream must be created on every daemon of the group before
+// its partitions move.
 func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states []PartState) error {
 	if tp == feed.Local {
 		return errors.New("replace partition: not a kafka partition")
 	}
 	decoded := make(map[string]*decodedPart, len(states))
+	levels := make(map[string]map[int]*decodedPart) // of hierarchy streams, by stream and level
 	for _, st := range states {
-		if err := feed.ValidName(st.Stream); err != nil {
+		name, level, err := splitLevelName(st.Stream)
+		if err != nil {
 			return fmt.Errorf("replace partition %s: %w", tp, err)
 		}
 		d, err := unmarshalPart(st.Data)
@@ -96,10 +133,17 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			return fmt.Errorf("replace partition %s: a part of %s", tp, d.src)
 		}
 		d.released = false
+		if level > 0 {
+			if levels[name] == nil {
+				levels[name] = make(map[int]*decodedPart)
+			}
+			levels[name][level] = d
+			continue
+		}
 		decoded[st.Stream] = d
 	}
 	for _, s := range p.all() {
-		if d := decoded[s.name]; d != nil && s.IsItems() == d.sum.Config().Items {
+		if d := decoded[s.name]; d != nil && s.IsItems() == d.sum.Config().Items && s.checkLevelParts(d, levels[s.name]) == nil {
 			continue // installed below, in place of its part of tp
 		}
 		s.mu.Lock()
@@ -109,10 +153,16 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 		}
 		s.mu.Unlock()
 	}
+	for _, s := range p.all() {
+		s.dropLevelParts(tp) // installed again below, with their stream's
+	}
 	for name, d := range decoded {
 		s, _, err := p.getOrCreate(name, d.sum.Config())
 		if err == nil && s.IsItems() != d.sum.Config().Items {
 			err = fmt.Errorf("%w: a part of an item stream and a value stream %q, or the other way round", ErrWrongKind, name)
+		}
+		if err == nil {
+			err = s.checkLevelParts(d, levels[name])
 		}
 		if err != nil {
 			st := d.sum.Stats()
@@ -124,11 +174,33 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			p.Reject(name, tp, reason, int(st.Count))
 			continue
 		}
-		s.mu.Lock()
-		s.install(d, p.itemKey)
-		s.mu.Unlock()
-		if err := p.sendPending(ctx, s); err != nil {
-			return fmt.Errorf("replace partition %s: %w", tp, err)
+		if s.hier != nil {
+			s.hier.mu.Lock()
+		}
+		for l, x := range s.withLevels() {
+			dl := d
+			if l > 0 {
+				dl = levels[name][l]
+			}
+			if dl == nil {
+				continue // an empty part: checkLevelParts
+			}
+			x.mu.Lock()
+			x.install(dl, p.itemKey)
+			x.mu.Unlock()
+		}
+		if s.hier != nil {
+			s.hier.mu.Unlock()
+		}
+		for _, x := range s.withLevels() {
+			if err := p.sendPending(ctx, x); err != nil {
+				return fmt.Errorf("replace partition %s: %w", tp, err)
+			}
+		}
+	}
+	for name := range levels {
+		if decoded[name] == nil {
+			p.cfg.Logger.Error("replace partition: the parts of a hierarchy stream's levels without its own; dropped", "partition", tp.String(), "stream", name)
 		}
 	}
 	return nil

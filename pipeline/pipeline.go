@@ -18,6 +18,14 @@
 // or the time its batch gives (feed.Batch.At); Stream.Since answers time
 // windows.
 //
+// A hierarchy stream (summary.Config.Hierarchy, created with Create only)
+// is an item stream whose items are in a prefix hierarchy (package hhh):
+// it counts each item in canonical form, and keeps one more item stream
+// per level of the hierarchy but the root, fed with each item's prefix of
+// that level, so that Stream.HierarchicalHeavyHitters answers from the
+// count bounds of every level at one cut. Items not in the hierarchy are
+// rejected (feed.ReasonNotInHierarchy).
+//
 // A stream keeps the values (and items) of each Kafka partition apart from
 // those of the local inputs and of other partitions (feed.Batch.Source;
 // see Stream), so that a partition's state can move
@@ -374,6 +382,10 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
 	s.mem = mem
+	if err := p.openLevels(s); err != nil {
+		mem.Close()
+		return nil, false, err
+	}
 	p.streams[name] = s
 	return s, true, nil
 }
@@ -388,9 +400,15 @@ func (p *Pipeline) Delete(name string) error {
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
 	s.mem.Close()
+	for _, lvl := range s.levelStreams() {
+		lvl.mem.Close()
+	}
 	delete(p.streams, name)
 	p.mu.Unlock()
 	s.release(&p.buffers)
+	for _, lvl := range s.levelStreams() {
+		lvl.release(&p.buffers)
+	}
 	return nil
 }
 

@@ -25,10 +25,16 @@ import (
 //	streams  uvarint count, then per stream:
 //	         name (length-prefixed), configuration (epsilon float64,
 //	         window size uvarint, sliding window uvarint, flags uint8: 1
-//	         float64, 2 items), sliding window (length-prefixed), for an
-//	         item stream the strings of its newest items (items.Names,
-//	         length-prefixed), uvarint count of parts, each a part
-//	         encoding (length-prefixed), local part first
+//	         float64, 2 items, 8 hierarchy, then for a hierarchy its
+//	         string form, length-prefixed), sliding window
+//	         (length-prefixed), for an item stream the strings of its
+//	         newest items (items.Names, length-prefixed), uvarint count of
+//	         parts, each a part encoding (length-prefixed), local part
+//	         first; for a hierarchy stream then uvarint count of its level
+//	         streams, levels 1 to L−2, each encoded as a stream is
+//
+// A snapshot without hierarchy streams is what it was before they were
+// kept (flag 8 is new), so version 2 stays.
 //
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
 // to another daemon):
@@ -53,6 +59,9 @@ const (
 
 	flagFloat64 = 1
 	flagItems   = 2
+	// flagHierarchy marks a hierarchy stream: an item stream whose
+	// hierarchy's string form follows the flags.
+	flagHierarchy = 8
 )
 
 // Snapshot encodes every stream's state: its sliding window and the
@@ -99,11 +108,7 @@ func (p *Pipeline) SnapshotTo(w io.Writer) (int64, error) {
 		return n, err
 	}
 	for _, s := range streams {
-		buf.b = buf.b[:0]
-		if err := s.appendState(&buf, p.itemKey); err != nil {
-			return n, fmt.Errorf("snapshot %q: %w", s.name, err)
-		}
-		if err := write(buf.b); err != nil {
+		if err := s.writeState(&buf, p.itemKey, write); err != nil {
 			return n, err
 		}
 	}
@@ -152,7 +157,29 @@ func readRejects(r *codec.Reader) map[feed.Reason]uint64 {
 	return m
 }
 
-// appendState appends the stream's encoding to buf.b, under its lock.
+// writeState encodes s into buf.b and writes it with write, then, for a
+// hierarchy stream, each of its levels likewise, one at a time, all under
+// the hierarchy's lock: one cut of them all.
+func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) error) error {
+	if s.hier != nil {
+		s.hier.mu.Lock()
+		defer s.hier.mu.Unlock()
+	}
+	for _, x := range s.withLevels() {
+		buf.b = buf.b[:0]
+		if err := x.appendState(buf, key); err != nil {
+			return fmt.Errorf("snapshot %q: %w", x.name, err)
+		}
+		if err := write(buf.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendState appends the stream's encoding to buf.b, under its lock; for
+// a hierarchy stream, the count of its levels, whose encodings follow
+// (writeState).
 func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,6 +203,9 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
 		if err != nil {
 			return err
 		}
+	}
+	if s.hier != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(s.hier.levels)))
 	}
 	buf.b = dst
 	return nil
@@ -210,7 +240,14 @@ func appendConfig(dst []byte, cfg summary.Config) []byte {
 	if cfg.Items {
 		flags |= flagItems
 	}
-	return append(dst, flags)
+	if cfg.Hierarchy != "" {
+		flags |= flagHierarchy
+	}
+	dst = append(dst, flags)
+	if cfg.Hierarchy != "" {
+		dst = codec.AppendBytes(dst, []byte(cfg.Hierarchy))
+	}
+	return dst
 }
 
 func readConfig(r *codec.Reader) (summary.Config, error) {
@@ -223,10 +260,20 @@ func readConfig(r *codec.Reader) (summary.Config, error) {
 		return cfg, err
 	}
 	// An item stream keeps float64 precision (summary.Config.Items).
-	if flags&^(flagFloat64|flagItems) != 0 || flags == flagItems {
+	if flags&^(flagFloat64|flagItems|flagHierarchy) != 0 || flags&(flagFloat64|flagItems) == flagItems ||
+		flags&flagHierarchy != 0 && flags&flagItems == 0 {
 		return cfg, fmt.Errorf("%w: bad flags %#x", codec.ErrCorrupt, flags)
 	}
 	cfg.Float64, cfg.Items = flags&flagFloat64 != 0, flags&flagItems != 0
+	if flags&flagHierarchy != 0 {
+		cfg.Hierarchy = string(r.Bytes("hierarchy", 64))
+		if err := r.Err(); err != nil {
+			return cfg, err
+		}
+		if cfg.WithDefaults().Hierarchy != cfg.Hierarchy {
+			return cfg, fmt.Errorf("%w: hierarchy %q not in canonical form", codec.ErrCorrupt, cfg.Hierarchy)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%w: %w", codec.ErrCorrupt, err)
 	}
@@ -489,18 +536,23 @@ func (p *Pipeline) Restore(data []byte) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	for _, s := range streams {
-		s.mem = p.mem.Restore(StreamFootprint(s.cfg))
-		for _, pt := range s.partsLocked() {
-			for range pt.inflight {
-				s.mem.WindowFull()
+		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
+			x.mem = p.mem.Restore(StreamFootprint(x.cfg))
+			for _, pt := range x.partsLocked() {
+				for range pt.inflight {
+					x.mem.WindowFull()
+				}
 			}
+			x.mem.Summaries(x.summaryBytes())
 		}
-		s.mem.Summaries(s.summaryBytes())
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.streams {
 		s.mem.Close()
+		for _, lvl := range s.levelStreams() {
+			lvl.mem.Close()
+		}
 	}
 	p.streams = streams
 	p.itemKey, p.itemHash = key, hash
@@ -567,14 +619,55 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if s.local == nil {
 		return nil, fmt.Errorf("%w: no local part", codec.ErrCorrupt)
 	}
+	if cfg.Hierarchy != "" {
+		if s.hier, err = p.readLevels(r, name, cfg, key, hash); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// readLevels reads the level streams of the hierarchy stream name of cfg,
+// and checks that they count what level 0 does.
+func (p *Pipeline) readLevels(r *codec.Reader, name string, cfg summary.Config, key items.Key, hash items.Hash) (*hierarchy, error) {
+	hr, err := parseHierarchy(cfg.Hierarchy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", codec.ErrCorrupt, err)
+	}
+	if n := r.Int("levels", int64(r.Remaining())); n != int64(hr.h.Levels()-2) {
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %d levels for hierarchy %s", codec.ErrCorrupt, n, cfg.Hierarchy)
+	}
+	for l := range hr.h.Levels() - 2 {
+		lname := string(r.Bytes("name", 2*feed.MaxNameLen))
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		if lname != levelName(name, l+1) {
+			return nil, fmt.Errorf("%w: level %q of stream %q", codec.ErrCorrupt, lname, name)
+		}
+		lvl, err := p.readStream(r, lname, key, hash)
+		if err != nil {
+			return nil, fmt.Errorf("level %d: %w", l+1, err)
+		}
+		if c, want := lvl.cfg, levelConfig(cfg); c.Epsilon != want.Epsilon || c.WindowSize != want.WindowSize ||
+			c.SlidingWindow != want.SlidingWindow || c.Items != want.Items || c.Hierarchy != "" {
+			return nil, fmt.Errorf("%w: level %d's configuration does not match its stream's", codec.ErrCorrupt, l+1)
+		}
+		hr.levels = append(hr.levels, lvl)
+	}
+	return hr, nil
 }
 
 // sendRestored queues the windows that were in flight at the snapshot.
 func (p *Pipeline) sendRestored(ctx context.Context) {
 	for _, s := range p.all() {
-		if err := p.sendPending(ctx, s); err != nil {
-			p.cfg.Logger.Error("queue restored windows", "stream", s.name, "err", err)
+		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
+			if err := p.sendPending(ctx, x); err != nil {
+				p.cfg.Logger.Error("queue restored windows", "stream", x.name, "err", err)
+			}
 		}
 	}
 }

@@ -38,6 +38,7 @@ type Stream struct {
 	kafka    map[feed.Source]*part // nil until the first Kafka value
 	pendingQ []fullWindow          // full windows not yet sent to the sorter
 	items    *itemStream           // nil for a value stream
+	hier     *hierarchy            // nil unless a hierarchy stream
 	mem      *membudget.Account    // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
@@ -94,6 +95,11 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	}
 	if s.local, err = s.newPart(feed.Local, cfg); err != nil {
 		return nil, err
+	}
+	if cfg.Hierarchy != "" {
+		if s.hier, err = p.newHierarchy(name, cfg); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -410,7 +416,8 @@ type Stats struct {
 
 // Stats returns the stream's statistics over the values its answers count
 // (see View); Entries and Bytes count everything the stream holds, the
-// strings of an item stream included.
+// strings of an item stream included, and for a hierarchy stream, Entries,
+// Bytes, Memory and Reserved include those of its levels.
 func (s *Stream) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -436,6 +443,13 @@ func (s *Stream) Stats() Stats {
 	}
 	st.Pending = st.Count - st.Summarised
 	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve
+	for _, lvl := range s.levelStreams() {
+		x := lvl.Stats()
+		st.Entries += x.Entries
+		st.Bytes += x.Bytes
+		st.Memory += x.Memory
+		st.Reserved += x.Reserved
+	}
 	return st
 }
 

@@ -33,6 +33,7 @@ import (
 
 	"streamd/feed"
 	"streamd/gksketch"
+	"streamd/hhh"
 	"streamd/items"
 	"streamd/lossy"
 	"streamd/slidingwindow"
@@ -74,6 +75,13 @@ type Config struct {
 	// the hash of its items. It is a hook for tests (forcing collisions)
 	// and is not saved: a restored stream uses the daemon's hash.
 	ItemHash items.Hash
+	// Hierarchy, when set, makes the stream a hierarchy stream: an item
+	// stream whose items are in the prefix hierarchy of this string form
+	// (hhh.Parse: "ipv4", "ipv6/4", "path", "dns", "delim:,"...), kept
+	// as hhh.Hierarchy.String writes it. Such a stream counts each
+	// level's prefixes of its items with the stream's ε and answers
+	// hierarchical heavy hitters (package hhh). It implies Items.
+	Hierarchy string
 }
 
 // ConfigError reports an invalid field of a Config.
@@ -103,6 +111,12 @@ func (c Config) WithDefaults() Config {
 	if c.SlidingWindow == 0 {
 		c.SlidingWindow = DefaultSlidingWindow
 	}
+	if c.Hierarchy != "" {
+		c.Items = true
+		if h, err := hhh.Parse(c.Hierarchy); err == nil {
+			c.Hierarchy = h.String()
+		}
+	}
 	if c.Items {
 		c.Float64 = true
 	}
@@ -119,6 +133,14 @@ func (c Config) Validate() error {
 	}
 	if c.SlidingWindow < 1 || c.SlidingWindow > MaxSlidingWindow {
 		return &ConfigError{"sliding_window", c.SlidingWindow, fmt.Errorf("%w: want [1, %d]", ErrOutOfRange, int64(MaxSlidingWindow))}
+	}
+	if c.Hierarchy != "" {
+		if _, err := hhh.Parse(c.Hierarchy); err != nil {
+			return &ConfigError{"hierarchy", c.Hierarchy, err}
+		}
+		if !c.Items {
+			return &ConfigError{"hierarchy", c.Hierarchy, errors.New("a hierarchy stream is an item stream")}
+		}
 	}
 	return nil
 }

@@ -66,6 +66,28 @@ func (s *Server) apiHeavyHitters(w http.ResponseWriter, r *http.Request) {
 	reply(w, resp, err)
 }
 
+// apiHierarchicalHeavyHitters answers
+// /api/hierarchical-heavy-hitters?stream=&support=&plain=&last_n=&last=
+// like the HierarchicalHeavyHitters RPC: the discounted hierarchical heavy
+// hitters of a hierarchy stream, or with plain=true its heavy prefixes.
+func (s *Server) apiHierarchicalHeavyHitters(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p, err := parseQuery(q, "stream", "support", "plain", "last_n", "last", "scope")
+	if err != nil {
+		writeBadRequest(w, err)
+		return
+	}
+	var plain bool
+	if v := q.Get("plain"); v != "" {
+		if plain, err = strconv.ParseBool(v); err != nil {
+			writeBadRequest(w, fmt.Errorf("parameter plain: %q is not true or false", v))
+			return
+		}
+	}
+	resp, err := s.api.HierarchicalHeavyHitters(r.Context(), &pb.HierarchicalHeavyHittersRequest{Stream: p.stream, Support: p.support, Plain: plain, LastN: p.lastN, Last: p.last, Scope: p.scope})
+	reply(w, resp, err)
+}
+
 // apiFrequencies answers
 // /api/frequencies?stream=&value=&item=&last_n=&last=&scope= like the
 // Frequencies RPC: value for a stream of values, item for an item stream.

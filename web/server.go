@@ -239,6 +239,7 @@ func (s *Server) handler() http.Handler {
 	mux.Handle("GET /api/heavy-hitters", s.guard(s.apiHeavyHitters, false))
 	mux.Handle("GET /api/frequencies", s.guard(s.apiFrequencies, false))
 	mux.Handle("GET /api/history", s.guard(s.apiHistory, false))
+	mux.Handle("GET /api/hierarchical-heavy-hitters", s.guard(s.apiHierarchicalHeavyHitters, false))
 	mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("no API at %s %s", r.Method, r.URL.Path))
 	}, false))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	pb "streamd/api/proto/streamd/v1"
 	"streamd/loadgen/daemontest"
 )
 
@@ -36,6 +37,8 @@ func TestExitStatus(t *testing.T) {
 		{args: []string{"record", "--listen", "127.0.0.1:0"}, code: 2, stderrOnce: "loadgen: record: want --out"},
 		{args: []string{"replay"}, code: 2, stderrOnce: "loadgen: replay: --file is required"},
 		{args: []string{"synth", "--count", "5", "--conns", "0"}, code: 2, stderrOnce: "loadgen: --conns 0: must be at least 1"},
+		{args: []string{"synth", "--count", "5", "--dist", "ipv4"}, code: 2, stderrOnce: "loadgen: synth: --dist ipv4 sends items: it needs --items"},
+		{args: []string{"synth", "--count", "5", "--dist", "ipv4", "--items", "--flood-share", "1"}, code: 1, stderrOnce: "synth: flood share 1 outside [0, 1)"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var o, e syncBuffer
@@ -180,5 +183,26 @@ func TestRecordItemLines(t *testing.T) {
 	}
 	if !strings.Contains(out, "stream urls: N=3") || !strings.Contains(out, "(item values)") || !strings.Contains(out, "(2 streams)") {
 		t.Errorf("replay output:\n%s", out)
+	}
+}
+
+// TestSynthAddressesVerify sends addresses with a flood to a hierarchy
+// stream, as the README's example does, and verifies its hierarchical
+// heavy hitters.
+func TestSynthAddressesVerify(t *testing.T) {
+	d := daemontest.Start(t)
+	if _, err := d.Client.CreateStream(context.Background(), &pb.CreateStreamRequest{Stream: "addrs", Hierarchy: "ipv4"}); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := run(t, "synth", "--items", "--dist", "ipv4", "--flood-share", "0.3", "--flood-after", "20000",
+		"--count", "30000", "--stream", "addrs", "--target", "tcp-binary", "--addr", d.TCPAddr,
+		"--verify", "--support", "0.05", "--grpc-addr", d.GRPCAddr, "--progress", "off", "--verify-timeout", "10s")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	for _, want := range []string{"discounted hierarchical heavy hitters (ipv4/8) at support 0.05", "heavy prefixes (ipv4/8) at support 0.05", "verify: every answer within its bound"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout has no %q:\n%s", want, stdout)
+		}
 	}
 }

@@ -59,7 +59,10 @@
 // first. --items sends items instead, through the per-batch sender for
 // every target: the string "item-" and the base-36 integer part of each
 // value drawn, so that --dist zipf gives Zipf-distributed strings over
-// --zipf-distinct items.
+// --zipf-distinct items. --items --dist ipv4 sends IPv4 addresses instead,
+// for hierarchy streams: their /8, /16 and /24 bytes are Zipf-distributed
+// (--zipf-s), and from the --flood-after-th item of each stream on, a
+// share --flood-share of them come from one /24, 203.0.113.0/24.
 //
 // To --target tcp-binary, synth draws each stream's values on all cores
 // before sending and renders them once as frames of --batch values

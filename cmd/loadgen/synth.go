@@ -25,7 +25,13 @@ type synthFlags struct {
 	items               bool
 	file                string // bench-sink: a recording to replay instead
 	send                sendFlags
+	// addresses, for --dist ipv4: IPv4 addresses with a flood (--items).
+	addresses *synth.AddrSpec
+	flood     synth.AddrSpec
 }
+
+// distIPv4 is the --dist of IPv4 address items (synth.AddrSpec).
+const distIPv4 = "ipv4"
 
 // parseSynth parses the flags of the command name (synth or bench-sink);
 // what is the command's description for its usage.
@@ -33,7 +39,9 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	fs := flag.NewFlagSet("loadgen "+name, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	f := &synthFlags{}
-	fs.StringVar(&f.dist, "dist", "uniform", fmt.Sprintf("value distribution: one of %v", synth.Dists))
+	fs.StringVar(&f.dist, "dist", "uniform", fmt.Sprintf("value distribution: one of %v; or, with --items, %s: IPv4 addresses whose /8, /16 and /24 bytes are Zipf-distributed (--zipf-s), with a flood from one /24 (--flood-share, --flood-after), for hierarchy streams", synth.Dists, distIPv4))
+	fs.Float64Var(&f.flood.FloodShare, "flood-share", 0, "--dist ipv4: the share of the items from the flood's /24 (203.0.113.0/24) once it has started, in [0, 1)")
+	fs.Int64Var(&f.flood.FloodAfter, "flood-after", 0, "--dist ipv4: the items of each stream before its flood starts")
 	fs.StringVar(&f.order, "order", "random", fmt.Sprintf("arrival order: one of %v", synth.Orders))
 	fs.Uint64Var(&f.spec.Seed, "seed", 1, "random seed; stream i gets seed+i")
 	fs.Float64Var(&f.spec.S, "zipf-s", 1.2, "Zipf exponent, above 1")
@@ -65,7 +73,18 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 		return nil, usageErrorf("%s: takes no arguments", name)
 	}
 	f.spec.Dist, f.spec.Order = synth.Dist(f.dist), synth.Order(f.order)
-	if _, err := synth.NewSource(f.spec); err != nil {
+	if f.dist == distIPv4 {
+		if !f.items {
+			return nil, usageErrorf("%s: --dist %s sends items: it needs --items", name, distIPv4)
+		}
+		spec := f.flood
+		spec.Seed, spec.S = f.spec.Seed, f.spec.S
+		if _, err := synth.NewAddrSource(spec); err != nil {
+			return nil, err
+		}
+		f.addresses = &spec
+		f.spec.Dist = synth.Uniform // unused
+	} else if _, err := synth.NewSource(f.spec); err != nil {
 		return nil, err
 	}
 	if err := synth.Arrange(nil, f.spec.Order, 0); err != nil {
@@ -127,7 +146,7 @@ func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
 // Runner.
 func (m *Main) runSynth(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
 	if f.send.target != "tcp-binary" || f.items || f.file != "" {
-		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items}
+		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items, Addresses: f.addresses}
 		if f.file != "" {
 			src = &loadgen.Loop{Source: &loadgen.Recording{Path: f.file}}
 		}

@@ -34,10 +34,14 @@ Commands:
   quantiles <stream> [φ ...]        quantiles (default φ: 0.01 0.1 0.25 0.5 0.75 0.9 0.99 0.999)
   ranks <stream> <value> ...        bounds on the number of values ≤ each value
   heavy-hitters <stream>            values (or items) with count ≥ --support of the stream
+  hhh <stream>                      hierarchical heavy hitters of a hierarchy stream: the prefixes
+                                    (subnets, path prefixes, domains) with discounted count ≥ --support
+                                    of the stream (with --plain: every prefix with count ≥ --support)
   frequencies <stream> <value> ...  bounds on the count of each value (or item, for an item stream)
   stats <stream>                    count, min, max, sum, configuration, space, memory, rejects
   streams                           list the streams
-  create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64, --items)
+  create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64, --items,
+                                    --hierarchy, --min-support)
   delete <stream>                   delete a stream
   watch <stream> [φ ...]            quantiles and heavy hitters every --interval
 
@@ -60,6 +64,9 @@ type queryFlags struct {
 	windowSize          uint64
 	slidingWindow       uint64
 	float64             bool
+	hierarchy           string
+	minSupport          float64
+	plain               bool
 	interval            time.Duration
 	timeout             time.Duration
 }
@@ -88,6 +95,9 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	fs.Uint64Var(&f.slidingWindow, "sliding-window", 0, "create: sliding window N (0: default)")
 	fs.BoolVar(&f.float64, "float64", false, "create: keep float64 precision")
 	fs.BoolVar(&f.items, "items", false, "create: an item stream, of strings")
+	fs.StringVar(&f.hierarchy, "hierarchy", "", "create: a hierarchy stream of items in this prefix hierarchy: ipv4, ipv6, path, dns, delim:SEP (see the README); --epsilon is then the precision of its hhh answers at supports ≥ --min-support")
+	fs.Float64Var(&f.minSupport, "min-support", 0, "create: the least support at which a hierarchy stream's hhh answers have precision --epsilon (0: 0.05)")
+	fs.BoolVar(&f.plain, "plain", false, "hhh: every heavy prefix of every level, not the discounted hierarchical heavy hitters")
 	fs.DurationVar(&f.interval, "interval", time.Second, "watch: how often")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of each call")
 	if helpAsked(args) {
@@ -299,6 +309,8 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 		return c.Ranks(ctx, &pb.RanksRequest{Stream: stream, Values: vals, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
 	case "heavy-hitters", "hh":
 		return c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: stream, Support: f.support, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
+	case "hhh", "hierarchical-heavy-hitters":
+		return c.HierarchicalHeavyHitters(ctx, &pb.HierarchicalHeavyHittersRequest{Stream: stream, Support: f.support, Plain: f.plain, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
 	case "stats":
 		return c.Stats(ctx, &pb.StatsRequest{Stream: stream, Scope: scope})
 	}
@@ -307,7 +319,10 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 	}
 	switch cmd {
 	case "create":
-		req := &pb.CreateStreamRequest{Stream: stream, Epsilon: f.epsilon, WindowSize: f.windowSize, SlidingWindow: f.slidingWindow, Float64: f.float64}
+		req := &pb.CreateStreamRequest{
+			Stream: stream, Epsilon: f.epsilon, WindowSize: f.windowSize, SlidingWindow: f.slidingWindow, Float64: f.float64,
+			Hierarchy: f.hierarchy, MinSupport: f.minSupport,
+		}
 		if f.items {
 			req.Kind = pb.StreamKind_STREAM_KIND_ITEMS
 		}
@@ -483,6 +498,8 @@ func printTable(out io.Writer, msg proto.Message) error {
 		for _, it := range r.Items {
 			fmt.Fprintf(w, "%s\t%d\t%d\t%.4f\t\n", itemLabel(it), it.CountMin, it.CountMax, float64(it.CountMin)/float64(max(r.Count, 1)))
 		}
+	case *pb.HierarchicalHeavyHittersResponse:
+		printHHH(w, r)
 	case *pb.FrequenciesResponse:
 		fmt.Fprintf(w, "count %d, ε %v\n", r.Count, r.Epsilon)
 		printWindow(w, r.Window)
@@ -505,6 +522,9 @@ func printTable(out io.Writer, msg proto.Message) error {
 		}...)
 		if r.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
 			rows = append(rows, [2]string{"precision", precision(r.Float64)})
+		}
+		if r.Hierarchy != "" {
+			rows = append(rows, [2]string{"hierarchy", r.Hierarchy})
 		}
 		rows = append(rows, [][2]string{
 			{"memory", membudget.Size(int64(r.MemoryBytes))}, {"memory reserved", membudget.Size(int64(r.MemoryReservedBytes))},
@@ -529,6 +549,25 @@ func printTable(out io.Writer, msg proto.Message) error {
 		return printJSON(out, msg)
 	}
 	return nil
+}
+
+// printHHH prints the hitters of a hierarchical heavy hitter answer, with
+// their share of the count: that of their discounted count, or of their
+// count for a plain answer.
+func printHHH(w io.Writer, r *pb.HierarchicalHeavyHittersResponse) {
+	fmt.Fprintf(w, "count %d, ε %.3g a level, precision %.3g\n", r.Count, r.Epsilon, r.Precision)
+	printWindow(w, r.Window)
+	if r.Plain {
+		fmt.Fprintln(w, "prefix\tlevel\tcount min\tcount max\tshare\t")
+		for _, h := range r.Hitters {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.4f\t\n", h.Prefix, h.Level, h.CountMin, h.CountMax, float64(h.CountMin)/float64(max(r.Count, 1)))
+		}
+		return
+	}
+	fmt.Fprintln(w, "prefix\tlevel\tcount min\tcount max\tdiscounted min\tdiscounted max\tshare\t")
+	for _, h := range r.Hitters {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%.4f\t\n", h.Prefix, h.Level, h.CountMin, h.CountMax, h.DiscountedMin, h.DiscountedMax, float64(h.DiscountedMin)/float64(max(r.Count, 1)))
+	}
 }
 
 // lastFlag is --last: a count of values (last_n) or a duration (last).

@@ -17,7 +17,7 @@
   const state = {
     stream: "", phis: DEFAULT_PHIS.slice(), scope: "all", lastN: 10000, last: "5m", span: 300, support: null,
     logX: false,
-    filter: "", grid: [], float64: false, items: false, epsilon: 0, count: 0,
+    filter: "", grid: [], float64: false, items: false, hierarchy: "", epsilon: 0, count: 0,
     // The chart's points: times in seconds and, per grid φ, a column.
     times: [], cols: [], since: 0, sampled: true,
     timeChart: null, timeKey: "", cdfChart: null, updates: 0, ready: false,
@@ -369,6 +369,27 @@
       `and none below ${(Math.max(0, support - hh.epsilon) * 100).toPrecision(3)}%` + (hh.items.length ? "." : ": none.");
   }
 
+  // renderHHH fills the table of a hierarchy stream's discounted
+  // hierarchical heavy hitters.
+  function renderHHH(r, support) {
+    const tbody = $("hhh").tBodies[0];
+    tbody.replaceChildren();
+    for (const h of r.hitters) {
+      const tr = document.createElement("tr");
+      tr.dataset.prefix = h.prefix;
+      for (const [text, cls] of [[h.prefix, "item"], [String(h.level || 0), "num"],
+        [intFmt.format(Number(h.discountedMin)), "num"], [intFmt.format(Number(h.discountedMax)), "num"]]) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        td.className = cls;
+        tr.appendChild(td);
+      }
+      tbody.appendChild(tr);
+    }
+    $("hhh-note").textContent = `Every prefix whose count, less that of the prefixes listed below it, is at least ${(support * 100).toPrecision(3)}% of the ${state.scope === "all" ? "stream" : "window"}, ` +
+      `and none below ${(Math.max(0, support - r.precision) * 100).toPrecision(3)}%` + (r.hitters.length ? "." : ": none.");
+  }
+
   // showKind shows the quantile charts, tables and controls for a stream of
   // values and hides them for an item stream, whose heavy hitters are
   // items.
@@ -420,6 +441,9 @@
     $("stream-name").textContent = stream;
     state.float64 = !!st.float64;
     state.items = st.kind === "STREAM_KIND_ITEMS";
+    state.hierarchy = st.hierarchy || "";
+    $("hhh-panel").hidden = !state.hierarchy;
+    $("hhh-hierarchy").textContent = state.hierarchy;
     state.epsilon = st.epsilon;
     showKind();
     if (state.grid.join(",") !== hist.phis.join(",")) {
@@ -436,6 +460,9 @@
     if (!state.support) $("support").placeholder = String(support);
     // An item stream answers heavy hitters only.
     const asks = [api("heavy-hitters", { stream, support, ...w })];
+    // A hierarchy stream is an item stream: its answers are the heavy
+    // hitters', then the hierarchical heavy hitters'.
+    if (state.hierarchy) asks.push(api("hierarchical-heavy-hitters", { stream, support, ...w }));
     if (!state.items) {
       asks.push(api("quantiles", { stream, phi: state.phis, ...w }),
         api("quantiles", { stream, phi: CDF_PHIS, ...w }));
@@ -454,6 +481,7 @@
     if (stream !== state.stream) return;
     const [hh, now, cdf, point] = answers;
     renderHeavyHitters(hh, support);
+    if (state.hierarchy) renderHHH(answers[1], support);
     if (!state.items) {
       if (local) {
         addSamples([{ timeUnixMs: Date.now(), quantiles: Number(point.count) ? point.quantiles.map((a) => a.value) : null }]);

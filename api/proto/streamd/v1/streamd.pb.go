@@ -2147,7 +2147,11 @@ type StatsResponse struct {
 	Members []*ClusterMember `protobuf:"bytes,32,rep,name=members,proto3" json:"members,omitempty"`
 	// float64 is set when the stream stores values with float64 precision
 	// instead of float32: answers are then printed with all their digits.
-	Float64       bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
+	Float64 bool `protobuf:"varint,50,opt,name=float64,proto3" json:"float64,omitempty"`
+	// hierarchy is the prefix hierarchy of a hierarchy stream, in full
+	// string form ("ipv4/8", "path/8"); empty for any other stream. epsilon
+	// is then the count error of each of its levels.
+	Hierarchy     string `protobuf:"bytes,60,opt,name=hierarchy,proto3" json:"hierarchy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2322,6 +2326,13 @@ func (x *StatsResponse) GetFloat64() bool {
 	return false
 }
 
+func (x *StatsResponse) GetHierarchy() string {
+	if x != nil {
+		return x.Hierarchy
+	}
+	return ""
+}
+
 // CreateStreamRequest creates a stream.
 type CreateStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2340,7 +2351,27 @@ type CreateStreamRequest struct {
 	// float32.
 	Float64 bool `protobuf:"varint,5,opt,name=float64,proto3" json:"float64,omitempty"`
 	// kind is STREAM_KIND_VALUES (the default) or STREAM_KIND_ITEMS.
-	Kind          StreamKind `protobuf:"varint,20,opt,name=kind,proto3,enum=streamd.v1.StreamKind" json:"kind,omitempty"`
+	Kind StreamKind `protobuf:"varint,20,opt,name=kind,proto3,enum=streamd.v1.StreamKind" json:"kind,omitempty"`
+	// hierarchy, when set, makes the stream a hierarchy stream: an item
+	// stream whose items are in this prefix hierarchy, which answers
+	// HierarchicalHeavyHitters. Its string form: "ipv4" (levels /32, /24,
+	// /16, /8, /0), "ipv4/B" (B bits a level), "ipv6" (a nibble a level),
+	// "ipv6/B", "path[/D]" (URL paths down to D segments, default 8),
+	// "dns[/D]" (domain names, D labels from the right), "delim[/D]:SEP" and
+	// "rdelim[/D]:SEP" (fields split by SEP, kept from the left or the
+	// right). kind may be left out. Items not in the hierarchy are rejected
+	// ("not_in_hierarchy"); the others are counted in canonical form.
+	//
+	// For a hierarchy stream, epsilon is the precision of its discounted
+	// hierarchical heavy hitters at every support ≥ min_support: each
+	// level counts with error ε/(1 + ⌊1/(min_support − ε)⌋), the
+	// StatsResponse.epsilon of the stream, so that no reported prefix has a
+	// discounted count below (support − epsilon) × N.
+	Hierarchy string `protobuf:"bytes,60,opt,name=hierarchy,proto3" json:"hierarchy,omitempty"`
+	// min_support is the least support at which a hierarchy stream's
+	// discounted answers have precision epsilon, in (epsilon, 1]; 0
+	// selects 0.05. Smaller costs more memory.
+	MinSupport    float64 `protobuf:"fixed64,61,opt,name=min_support,json=minSupport,proto3" json:"min_support,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2415,6 +2446,20 @@ func (x *CreateStreamRequest) GetKind() StreamKind {
 		return x.Kind
 	}
 	return StreamKind_STREAM_KIND_VALUES
+}
+
+func (x *CreateStreamRequest) GetHierarchy() string {
+	if x != nil {
+		return x.Hierarchy
+	}
+	return ""
+}
+
+func (x *CreateStreamRequest) GetMinSupport() float64 {
+	if x != nil {
+		return x.MinSupport
+	}
+	return 0
 }
 
 // CreateStreamResponse is empty: the stream exists once it returns.
@@ -2781,6 +2826,310 @@ func (x *WatchResponse) GetTimeUnixNano() int64 {
 	return 0
 }
 
+// HierarchicalHeavyHittersRequest asks a hierarchy stream for its heavy
+// prefixes.
+type HierarchicalHeavyHittersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stream is the name of the stream.
+	Stream string `protobuf:"bytes,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	// support s is the threshold as a fraction of count, in (ε, 1], ε the
+	// stream's (StatsResponse.epsilon).
+	Support float64 `protobuf:"fixed64,2,opt,name=support,proto3" json:"support,omitempty"`
+	// plain asks for every heavy prefix of every level: each whose count
+	// is ≥ s·count is returned, and none below (s − ε)·count; a heavy /24
+	// makes its /16, /8 and /0 heavy too. By default the answer is the
+	// discounted hierarchical heavy hitters: level by level from the items
+	// up, each prefix whose count less the counts of its descendants
+	// already reported (its discounted count) is ≥ s·count. Every prefix
+	// whose discounted count with respect to the answer is ≥ s·count is
+	// in it; see precision for the other side.
+	Plain bool `protobuf:"varint,3,opt,name=plain,proto3" json:"plain,omitempty"`
+	// last_n = 0 asks over all history; otherwise over the last n items,
+	// with n ≤ the stream's sliding_window.
+	LastN uint64 `protobuf:"varint,4,opt,name=last_n,json=lastN,proto3" json:"last_n,omitempty"`
+	// last, when set and positive, asks over the items that arrived in the
+	// last d instead (see the file comment).
+	Last *durationpb.Duration `protobuf:"bytes,5,opt,name=last,proto3" json:"last,omitempty"`
+	// scope SCOPE_CLUSTER is refused (FailedPrecondition), as for every
+	// item stream.
+	Scope         Scope `protobuf:"varint,6,opt,name=scope,proto3,enum=streamd.v1.Scope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HierarchicalHeavyHittersRequest) Reset() {
+	*x = HierarchicalHeavyHittersRequest{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HierarchicalHeavyHittersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HierarchicalHeavyHittersRequest) ProtoMessage() {}
+
+func (x *HierarchicalHeavyHittersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HierarchicalHeavyHittersRequest.ProtoReflect.Descriptor instead.
+func (*HierarchicalHeavyHittersRequest) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *HierarchicalHeavyHittersRequest) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *HierarchicalHeavyHittersRequest) GetSupport() float64 {
+	if x != nil {
+		return x.Support
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHittersRequest) GetPlain() bool {
+	if x != nil {
+		return x.Plain
+	}
+	return false
+}
+
+func (x *HierarchicalHeavyHittersRequest) GetLastN() uint64 {
+	if x != nil {
+		return x.LastN
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHittersRequest) GetLast() *durationpb.Duration {
+	if x != nil {
+		return x.Last
+	}
+	return nil
+}
+
+func (x *HierarchicalHeavyHittersRequest) GetScope() Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return Scope_SCOPE_UNSPECIFIED
+}
+
+// HierarchicalHeavyHittersResponse lists the hierarchical heavy hitters.
+type HierarchicalHeavyHittersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// count is N, the number of items the answer covers.
+	Count uint64 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	// epsilon is the count error of every level, as a fraction of count:
+	// count_max − count_min ≤ ε·count.
+	Epsilon float64 `protobuf:"fixed64,2,opt,name=epsilon,proto3" json:"epsilon,omitempty"`
+	// precision bounds the false positives: no hitter has a count (for a
+	// discounted answer, a discounted count) below (support − precision) ×
+	// count. It is epsilon for a plain answer and (1 + k)·epsilon for a
+	// discounted one, k the largest discounts of its hitters.
+	Precision float64 `protobuf:"fixed64,3,opt,name=precision,proto3" json:"precision,omitempty"`
+	// hitters are sorted by level from the items up, then by decreasing
+	// count_max (discounted_max for a discounted answer), then by prefix.
+	Hitters []*HierarchicalHeavyHitter `protobuf:"bytes,4,rep,name=hitters,proto3" json:"hitters,omitempty"`
+	// window describes what a time-window answer (last) covers; unset
+	// otherwise.
+	Window *TimeWindow `protobuf:"bytes,5,opt,name=window,proto3" json:"window,omitempty"`
+	// plain is the request's: the hitters are every heavy prefix, and
+	// their discounted bounds are zero.
+	Plain         bool `protobuf:"varint,6,opt,name=plain,proto3" json:"plain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HierarchicalHeavyHittersResponse) Reset() {
+	*x = HierarchicalHeavyHittersResponse{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HierarchicalHeavyHittersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HierarchicalHeavyHittersResponse) ProtoMessage() {}
+
+func (x *HierarchicalHeavyHittersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HierarchicalHeavyHittersResponse.ProtoReflect.Descriptor instead.
+func (*HierarchicalHeavyHittersResponse) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetEpsilon() float64 {
+	if x != nil {
+		return x.Epsilon
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetPrecision() float64 {
+	if x != nil {
+		return x.Precision
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetHitters() []*HierarchicalHeavyHitter {
+	if x != nil {
+		return x.Hitters
+	}
+	return nil
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetWindow() *TimeWindow {
+	if x != nil {
+		return x.Window
+	}
+	return nil
+}
+
+func (x *HierarchicalHeavyHittersResponse) GetPlain() bool {
+	if x != nil {
+		return x.Plain
+	}
+	return false
+}
+
+// HierarchicalHeavyHitter is one prefix of an answer.
+type HierarchicalHeavyHitter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// prefix is the prefix's name: "10.1.2.3" for an item, "10.1.2.0/24",
+	// "/a/b", "example.com", and the root ("0.0.0.0/0", "/", ".").
+	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// level is 0 for an item, up to the hierarchy's levels − 1 for the
+	// root.
+	Level uint32 `protobuf:"varint,2,opt,name=level,proto3" json:"level,omitempty"`
+	// count_min and count_max bound the number of items under the prefix.
+	CountMin uint64 `protobuf:"varint,3,opt,name=count_min,json=countMin,proto3" json:"count_min,omitempty"`
+	CountMax uint64 `protobuf:"varint,4,opt,name=count_max,json=countMax,proto3" json:"count_max,omitempty"`
+	// discounted_min and discounted_max bound its discounted count: the
+	// items under it that are under no hitter below it. Zero in a plain
+	// answer.
+	DiscountedMin uint64 `protobuf:"varint,5,opt,name=discounted_min,json=discountedMin,proto3" json:"discounted_min,omitempty"`
+	DiscountedMax uint64 `protobuf:"varint,6,opt,name=discounted_max,json=discountedMax,proto3" json:"discounted_max,omitempty"`
+	// discounts is the number of hitters just below it whose counts were
+	// taken off.
+	Discounts     uint32 `protobuf:"varint,7,opt,name=discounts,proto3" json:"discounts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HierarchicalHeavyHitter) Reset() {
+	*x = HierarchicalHeavyHitter{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HierarchicalHeavyHitter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HierarchicalHeavyHitter) ProtoMessage() {}
+
+func (x *HierarchicalHeavyHitter) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HierarchicalHeavyHitter.ProtoReflect.Descriptor instead.
+func (*HierarchicalHeavyHitter) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *HierarchicalHeavyHitter) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *HierarchicalHeavyHitter) GetLevel() uint32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHitter) GetCountMin() uint64 {
+	if x != nil {
+		return x.CountMin
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHitter) GetCountMax() uint64 {
+	if x != nil {
+		return x.CountMax
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHitter) GetDiscountedMin() uint64 {
+	if x != nil {
+		return x.DiscountedMin
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHitter) GetDiscountedMax() uint64 {
+	if x != nil {
+		return x.DiscountedMax
+	}
+	return 0
+}
+
+func (x *HierarchicalHeavyHitter) GetDiscounts() uint32 {
+	if x != nil {
+		return x.Discounts
+	}
+	return 0
+}
+
 // Quantile is the answer for one φ.
 type QuantilesResponse_Quantile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2804,7 +3153,7 @@ type QuantilesResponse_Quantile struct {
 
 func (x *QuantilesResponse_Quantile) Reset() {
 	*x = QuantilesResponse_Quantile{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +3165,7 @@ func (x *QuantilesResponse_Quantile) String() string {
 func (*QuantilesResponse_Quantile) ProtoMessage() {}
 
 func (x *QuantilesResponse_Quantile) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2876,7 +3225,7 @@ type RanksResponse_Rank struct {
 
 func (x *RanksResponse_Rank) Reset() {
 	*x = RanksResponse_Rank{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +3237,7 @@ func (x *RanksResponse_Rank) String() string {
 func (*RanksResponse_Rank) ProtoMessage() {}
 
 func (x *RanksResponse_Rank) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3085,7 +3434,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\x10cutoff_unix_nano\x18\x06 \x01(\x03R\x0ecutoffUnixNano\"O\n" +
 	"\fStatsRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12'\n" +
-	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xdf\x06\n" +
+	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xfd\x06\n" +
 	"\rStatsResponse\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\x01R\x03min\x12\x10\n" +
@@ -3108,10 +3457,11 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\apartial\x18\x1e \x01(\bR\apartial\x12I\n" +
 	"\x12missing_partitions\x18\x1f \x03(\v2\x1a.streamd.v1.KafkaPartitionR\x11missingPartitions\x123\n" +
 	"\amembers\x18  \x03(\v2\x19.streamd.v1.ClusterMemberR\amembers\x12\x18\n" +
-	"\afloat64\x182 \x01(\bR\afloat64\x1a;\n" +
+	"\afloat64\x182 \x01(\bR\afloat64\x12\x1c\n" +
+	"\thierarchy\x18< \x01(\tR\thierarchy\x1a;\n" +
 	"\rRejectedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xd5\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x94\x02\n" +
 	"\x13CreateStreamRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x18\n" +
 	"\aepsilon\x18\x02 \x01(\x01R\aepsilon\x12\x1f\n" +
@@ -3119,7 +3469,10 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"windowSize\x12%\n" +
 	"\x0esliding_window\x18\x04 \x01(\x04R\rslidingWindow\x12\x18\n" +
 	"\afloat64\x18\x05 \x01(\bR\afloat64\x12*\n" +
-	"\x04kind\x18\x14 \x01(\x0e2\x16.streamd.v1.StreamKindR\x04kind\"\x16\n" +
+	"\x04kind\x18\x14 \x01(\x0e2\x16.streamd.v1.StreamKindR\x04kind\x12\x1c\n" +
+	"\thierarchy\x18< \x01(\tR\thierarchy\x12\x1f\n" +
+	"\vmin_support\x18= \x01(\x01R\n" +
+	"minSupport\"\x16\n" +
 	"\x14CreateStreamResponse\"-\n" +
 	"\x13DeleteStreamRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\"\x16\n" +
@@ -3138,7 +3491,29 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\rWatchResponse\x12;\n" +
 	"\tquantiles\x18\x01 \x01(\v2\x1d.streamd.v1.QuantilesResponseR\tquantiles\x12E\n" +
 	"\rheavy_hitters\x18\x02 \x01(\v2 .streamd.v1.HeavyHittersResponseR\fheavyHitters\x12$\n" +
-	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano*B\n" +
+	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\"\xd8\x01\n" +
+	"\x1fHierarchicalHeavyHittersRequest\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x18\n" +
+	"\asupport\x18\x02 \x01(\x01R\asupport\x12\x14\n" +
+	"\x05plain\x18\x03 \x01(\bR\x05plain\x12\x15\n" +
+	"\x06last_n\x18\x04 \x01(\x04R\x05lastN\x12-\n" +
+	"\x04last\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x04last\x12'\n" +
+	"\x05scope\x18\x06 \x01(\x0e2\x11.streamd.v1.ScopeR\x05scope\"\xf5\x01\n" +
+	" HierarchicalHeavyHittersResponse\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x18\n" +
+	"\aepsilon\x18\x02 \x01(\x01R\aepsilon\x12\x1c\n" +
+	"\tprecision\x18\x03 \x01(\x01R\tprecision\x12=\n" +
+	"\ahitters\x18\x04 \x03(\v2#.streamd.v1.HierarchicalHeavyHitterR\ahitters\x12.\n" +
+	"\x06window\x18\x05 \x01(\v2\x16.streamd.v1.TimeWindowR\x06window\x12\x14\n" +
+	"\x05plain\x18\x06 \x01(\bR\x05plain\"\xed\x01\n" +
+	"\x17HierarchicalHeavyHitter\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05level\x18\x02 \x01(\rR\x05level\x12\x1b\n" +
+	"\tcount_min\x18\x03 \x01(\x04R\bcountMin\x12\x1b\n" +
+	"\tcount_max\x18\x04 \x01(\x04R\bcountMax\x12%\n" +
+	"\x0ediscounted_min\x18\x05 \x01(\x04R\rdiscountedMin\x12%\n" +
+	"\x0ediscounted_max\x18\x06 \x01(\x04R\rdiscountedMax\x12\x1c\n" +
+	"\tdiscounts\x18\a \x01(\rR\tdiscounts*B\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vSCOPE_LOCAL\x10\x01\x12\x11\n" +
@@ -3146,7 +3521,7 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\n" +
 	"StreamKind\x12\x16\n" +
 	"\x12STREAM_KIND_VALUES\x10\x00\x12\x15\n" +
-	"\x11STREAM_KIND_ITEMS\x10\x012\xe5\x05\n" +
+	"\x11STREAM_KIND_ITEMS\x10\x012\xdc\x06\n" +
 	"\aStreamd\x12;\n" +
 	"\x04Push\x12\x17.streamd.v1.PushRequest\x1a\x18.streamd.v1.PushResponse(\x01\x12H\n" +
 	"\tQuantiles\x12\x1c.streamd.v1.QuantilesRequest\x1a\x1d.streamd.v1.QuantilesResponse\x12<\n" +
@@ -3157,7 +3532,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\fCreateStream\x12\x1f.streamd.v1.CreateStreamRequest\x1a .streamd.v1.CreateStreamResponse\x12Q\n" +
 	"\fDeleteStream\x12\x1f.streamd.v1.DeleteStreamRequest\x1a .streamd.v1.DeleteStreamResponse\x12N\n" +
 	"\vListStreams\x12\x1e.streamd.v1.ListStreamsRequest\x1a\x1f.streamd.v1.ListStreamsResponse\x12>\n" +
-	"\x05Watch\x12\x18.streamd.v1.WatchRequest\x1a\x19.streamd.v1.WatchResponse0\x012\x96\x02\n" +
+	"\x05Watch\x12\x18.streamd.v1.WatchRequest\x1a\x19.streamd.v1.WatchResponse0\x01\x12u\n" +
+	"\x18HierarchicalHeavyHitters\x12+.streamd.v1.HierarchicalHeavyHittersRequest\x1a,.streamd.v1.HierarchicalHeavyHittersResponse2\x96\x02\n" +
 	"\x04Peer\x12T\n" +
 	"\rPeerSummaries\x12 .streamd.v1.PeerSummariesRequest\x1a!.streamd.v1.PeerSummariesResponse\x12]\n" +
 	"\x10PartitionOffsets\x12#.streamd.v1.PartitionOffsetsRequest\x1a$.streamd.v1.PartitionOffsetsResponse\x12Y\n" +
@@ -3176,47 +3552,50 @@ func file_streamd_v1_streamd_proto_rawDescGZIP() []byte {
 }
 
 var file_streamd_v1_streamd_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_streamd_v1_streamd_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_streamd_v1_streamd_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_streamd_v1_streamd_proto_goTypes = []any{
-	(Scope)(0),                         // 0: streamd.v1.Scope
-	(StreamKind)(0),                    // 1: streamd.v1.StreamKind
-	(*KafkaPartition)(nil),             // 2: streamd.v1.KafkaPartition
-	(*PartitionCoverage)(nil),          // 3: streamd.v1.PartitionCoverage
-	(*ClusterMember)(nil),              // 4: streamd.v1.ClusterMember
-	(*PeerSummariesRequest)(nil),       // 5: streamd.v1.PeerSummariesRequest
-	(*PeerSummariesResponse)(nil),      // 6: streamd.v1.PeerSummariesResponse
-	(*PeerPart)(nil),                   // 7: streamd.v1.PeerPart
-	(*PartitionOffsetsRequest)(nil),    // 8: streamd.v1.PartitionOffsetsRequest
-	(*PartitionOffsetsResponse)(nil),   // 9: streamd.v1.PartitionOffsetsResponse
-	(*PartitionStateRequest)(nil),      // 10: streamd.v1.PartitionStateRequest
-	(*PartitionStateResponse)(nil),     // 11: streamd.v1.PartitionStateResponse
-	(*PushRequest)(nil),                // 12: streamd.v1.PushRequest
-	(*PushResponse)(nil),               // 13: streamd.v1.PushResponse
-	(*QuantilesRequest)(nil),           // 14: streamd.v1.QuantilesRequest
-	(*QuantilesResponse)(nil),          // 15: streamd.v1.QuantilesResponse
-	(*RanksRequest)(nil),               // 16: streamd.v1.RanksRequest
-	(*RanksResponse)(nil),              // 17: streamd.v1.RanksResponse
-	(*HeavyHittersRequest)(nil),        // 18: streamd.v1.HeavyHittersRequest
-	(*HeavyHittersResponse)(nil),       // 19: streamd.v1.HeavyHittersResponse
-	(*FrequenciesRequest)(nil),         // 20: streamd.v1.FrequenciesRequest
-	(*FrequenciesResponse)(nil),        // 21: streamd.v1.FrequenciesResponse
-	(*Item)(nil),                       // 22: streamd.v1.Item
-	(*TimeWindow)(nil),                 // 23: streamd.v1.TimeWindow
-	(*StatsRequest)(nil),               // 24: streamd.v1.StatsRequest
-	(*StatsResponse)(nil),              // 25: streamd.v1.StatsResponse
-	(*CreateStreamRequest)(nil),        // 26: streamd.v1.CreateStreamRequest
-	(*CreateStreamResponse)(nil),       // 27: streamd.v1.CreateStreamResponse
-	(*DeleteStreamRequest)(nil),        // 28: streamd.v1.DeleteStreamRequest
-	(*DeleteStreamResponse)(nil),       // 29: streamd.v1.DeleteStreamResponse
-	(*ListStreamsRequest)(nil),         // 30: streamd.v1.ListStreamsRequest
-	(*ListStreamsResponse)(nil),        // 31: streamd.v1.ListStreamsResponse
-	(*WatchRequest)(nil),               // 32: streamd.v1.WatchRequest
-	(*WatchResponse)(nil),              // 33: streamd.v1.WatchResponse
-	nil,                                // 34: streamd.v1.PeerPart.RejectedEntry
-	(*QuantilesResponse_Quantile)(nil), // 35: streamd.v1.QuantilesResponse.Quantile
-	(*RanksResponse_Rank)(nil),         // 36: streamd.v1.RanksResponse.Rank
-	nil,                                // 37: streamd.v1.StatsResponse.RejectedEntry
-	(*durationpb.Duration)(nil),        // 38: google.protobuf.Duration
+	(Scope)(0),                               // 0: streamd.v1.Scope
+	(StreamKind)(0),                          // 1: streamd.v1.StreamKind
+	(*KafkaPartition)(nil),                   // 2: streamd.v1.KafkaPartition
+	(*PartitionCoverage)(nil),                // 3: streamd.v1.PartitionCoverage
+	(*ClusterMember)(nil),                    // 4: streamd.v1.ClusterMember
+	(*PeerSummariesRequest)(nil),             // 5: streamd.v1.PeerSummariesRequest
+	(*PeerSummariesResponse)(nil),            // 6: streamd.v1.PeerSummariesResponse
+	(*PeerPart)(nil),                         // 7: streamd.v1.PeerPart
+	(*PartitionOffsetsRequest)(nil),          // 8: streamd.v1.PartitionOffsetsRequest
+	(*PartitionOffsetsResponse)(nil),         // 9: streamd.v1.PartitionOffsetsResponse
+	(*PartitionStateRequest)(nil),            // 10: streamd.v1.PartitionStateRequest
+	(*PartitionStateResponse)(nil),           // 11: streamd.v1.PartitionStateResponse
+	(*PushRequest)(nil),                      // 12: streamd.v1.PushRequest
+	(*PushResponse)(nil),                     // 13: streamd.v1.PushResponse
+	(*QuantilesRequest)(nil),                 // 14: streamd.v1.QuantilesRequest
+	(*QuantilesResponse)(nil),                // 15: streamd.v1.QuantilesResponse
+	(*RanksRequest)(nil),                     // 16: streamd.v1.RanksRequest
+	(*RanksResponse)(nil),                    // 17: streamd.v1.RanksResponse
+	(*HeavyHittersRequest)(nil),              // 18: streamd.v1.HeavyHittersRequest
+	(*HeavyHittersResponse)(nil),             // 19: streamd.v1.HeavyHittersResponse
+	(*FrequenciesRequest)(nil),               // 20: streamd.v1.FrequenciesRequest
+	(*FrequenciesResponse)(nil),              // 21: streamd.v1.FrequenciesResponse
+	(*Item)(nil),                             // 22: streamd.v1.Item
+	(*TimeWindow)(nil),                       // 23: streamd.v1.TimeWindow
+	(*StatsRequest)(nil),                     // 24: streamd.v1.StatsRequest
+	(*StatsResponse)(nil),                    // 25: streamd.v1.StatsResponse
+	(*CreateStreamRequest)(nil),              // 26: streamd.v1.CreateStreamRequest
+	(*CreateStreamResponse)(nil),             // 27: streamd.v1.CreateStreamResponse
+	(*DeleteStreamRequest)(nil),              // 28: streamd.v1.DeleteStreamRequest
+	(*DeleteStreamResponse)(nil),             // 29: streamd.v1.DeleteStreamResponse
+	(*ListStreamsRequest)(nil),               // 30: streamd.v1.ListStreamsRequest
+	(*ListStreamsResponse)(nil),              // 31: streamd.v1.ListStreamsResponse
+	(*WatchRequest)(nil),                     // 32: streamd.v1.WatchRequest
+	(*WatchResponse)(nil),                    // 33: streamd.v1.WatchResponse
+	(*HierarchicalHeavyHittersRequest)(nil),  // 34: streamd.v1.HierarchicalHeavyHittersRequest
+	(*HierarchicalHeavyHittersResponse)(nil), // 35: streamd.v1.HierarchicalHeavyHittersResponse
+	(*HierarchicalHeavyHitter)(nil),          // 36: streamd.v1.HierarchicalHeavyHitter
+	nil,                                      // 37: streamd.v1.PeerPart.RejectedEntry
+	(*QuantilesResponse_Quantile)(nil),       // 38: streamd.v1.QuantilesResponse.Quantile
+	(*RanksResponse_Rank)(nil),               // 39: streamd.v1.RanksResponse.Rank
+	nil,                                      // 40: streamd.v1.StatsResponse.RejectedEntry
+	(*durationpb.Duration)(nil),              // 41: google.protobuf.Duration
 }
 var file_streamd_v1_streamd_proto_depIdxs = []int32{
 	2,  // 0: streamd.v1.PartitionCoverage.partition:type_name -> streamd.v1.KafkaPartition
@@ -3224,74 +3603,80 @@ var file_streamd_v1_streamd_proto_depIdxs = []int32{
 	4,  // 2: streamd.v1.PeerSummariesResponse.member:type_name -> streamd.v1.ClusterMember
 	7,  // 3: streamd.v1.PeerSummariesResponse.parts:type_name -> streamd.v1.PeerPart
 	2,  // 4: streamd.v1.PeerPart.partition:type_name -> streamd.v1.KafkaPartition
-	34, // 5: streamd.v1.PeerPart.rejected:type_name -> streamd.v1.PeerPart.RejectedEntry
+	37, // 5: streamd.v1.PeerPart.rejected:type_name -> streamd.v1.PeerPart.RejectedEntry
 	2,  // 6: streamd.v1.PartitionOffsetsRequest.partitions:type_name -> streamd.v1.KafkaPartition
 	3,  // 7: streamd.v1.PartitionOffsetsResponse.partitions:type_name -> streamd.v1.PartitionCoverage
 	2,  // 8: streamd.v1.PartitionStateRequest.partition:type_name -> streamd.v1.KafkaPartition
-	38, // 9: streamd.v1.QuantilesRequest.last:type_name -> google.protobuf.Duration
+	41, // 9: streamd.v1.QuantilesRequest.last:type_name -> google.protobuf.Duration
 	0,  // 10: streamd.v1.QuantilesRequest.scope:type_name -> streamd.v1.Scope
-	35, // 11: streamd.v1.QuantilesResponse.quantiles:type_name -> streamd.v1.QuantilesResponse.Quantile
+	38, // 11: streamd.v1.QuantilesResponse.quantiles:type_name -> streamd.v1.QuantilesResponse.Quantile
 	23, // 12: streamd.v1.QuantilesResponse.window:type_name -> streamd.v1.TimeWindow
 	2,  // 13: streamd.v1.QuantilesResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
 	4,  // 14: streamd.v1.QuantilesResponse.members:type_name -> streamd.v1.ClusterMember
-	38, // 15: streamd.v1.RanksRequest.last:type_name -> google.protobuf.Duration
+	41, // 15: streamd.v1.RanksRequest.last:type_name -> google.protobuf.Duration
 	0,  // 16: streamd.v1.RanksRequest.scope:type_name -> streamd.v1.Scope
-	36, // 17: streamd.v1.RanksResponse.ranks:type_name -> streamd.v1.RanksResponse.Rank
+	39, // 17: streamd.v1.RanksResponse.ranks:type_name -> streamd.v1.RanksResponse.Rank
 	23, // 18: streamd.v1.RanksResponse.window:type_name -> streamd.v1.TimeWindow
 	2,  // 19: streamd.v1.RanksResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
 	4,  // 20: streamd.v1.RanksResponse.members:type_name -> streamd.v1.ClusterMember
-	38, // 21: streamd.v1.HeavyHittersRequest.last:type_name -> google.protobuf.Duration
+	41, // 21: streamd.v1.HeavyHittersRequest.last:type_name -> google.protobuf.Duration
 	0,  // 22: streamd.v1.HeavyHittersRequest.scope:type_name -> streamd.v1.Scope
 	22, // 23: streamd.v1.HeavyHittersResponse.items:type_name -> streamd.v1.Item
 	23, // 24: streamd.v1.HeavyHittersResponse.window:type_name -> streamd.v1.TimeWindow
 	2,  // 25: streamd.v1.HeavyHittersResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
 	4,  // 26: streamd.v1.HeavyHittersResponse.members:type_name -> streamd.v1.ClusterMember
-	38, // 27: streamd.v1.FrequenciesRequest.last:type_name -> google.protobuf.Duration
+	41, // 27: streamd.v1.FrequenciesRequest.last:type_name -> google.protobuf.Duration
 	0,  // 28: streamd.v1.FrequenciesRequest.scope:type_name -> streamd.v1.Scope
 	22, // 29: streamd.v1.FrequenciesResponse.items:type_name -> streamd.v1.Item
 	23, // 30: streamd.v1.FrequenciesResponse.window:type_name -> streamd.v1.TimeWindow
 	2,  // 31: streamd.v1.FrequenciesResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
 	4,  // 32: streamd.v1.FrequenciesResponse.members:type_name -> streamd.v1.ClusterMember
 	0,  // 33: streamd.v1.StatsRequest.scope:type_name -> streamd.v1.Scope
-	37, // 34: streamd.v1.StatsResponse.rejected:type_name -> streamd.v1.StatsResponse.RejectedEntry
+	40, // 34: streamd.v1.StatsResponse.rejected:type_name -> streamd.v1.StatsResponse.RejectedEntry
 	1,  // 35: streamd.v1.StatsResponse.kind:type_name -> streamd.v1.StreamKind
 	2,  // 36: streamd.v1.StatsResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
 	4,  // 37: streamd.v1.StatsResponse.members:type_name -> streamd.v1.ClusterMember
 	1,  // 38: streamd.v1.CreateStreamRequest.kind:type_name -> streamd.v1.StreamKind
-	38, // 39: streamd.v1.WatchRequest.last:type_name -> google.protobuf.Duration
+	41, // 39: streamd.v1.WatchRequest.last:type_name -> google.protobuf.Duration
 	15, // 40: streamd.v1.WatchResponse.quantiles:type_name -> streamd.v1.QuantilesResponse
 	19, // 41: streamd.v1.WatchResponse.heavy_hitters:type_name -> streamd.v1.HeavyHittersResponse
-	12, // 42: streamd.v1.Streamd.Push:input_type -> streamd.v1.PushRequest
-	14, // 43: streamd.v1.Streamd.Quantiles:input_type -> streamd.v1.QuantilesRequest
-	16, // 44: streamd.v1.Streamd.Ranks:input_type -> streamd.v1.RanksRequest
-	18, // 45: streamd.v1.Streamd.HeavyHitters:input_type -> streamd.v1.HeavyHittersRequest
-	20, // 46: streamd.v1.Streamd.Frequencies:input_type -> streamd.v1.FrequenciesRequest
-	24, // 47: streamd.v1.Streamd.Stats:input_type -> streamd.v1.StatsRequest
-	26, // 48: streamd.v1.Streamd.CreateStream:input_type -> streamd.v1.CreateStreamRequest
-	28, // 49: streamd.v1.Streamd.DeleteStream:input_type -> streamd.v1.DeleteStreamRequest
-	30, // 50: streamd.v1.Streamd.ListStreams:input_type -> streamd.v1.ListStreamsRequest
-	32, // 51: streamd.v1.Streamd.Watch:input_type -> streamd.v1.WatchRequest
-	5,  // 52: streamd.v1.Peer.PeerSummaries:input_type -> streamd.v1.PeerSummariesRequest
-	8,  // 53: streamd.v1.Peer.PartitionOffsets:input_type -> streamd.v1.PartitionOffsetsRequest
-	10, // 54: streamd.v1.Peer.PartitionState:input_type -> streamd.v1.PartitionStateRequest
-	13, // 55: streamd.v1.Streamd.Push:output_type -> streamd.v1.PushResponse
-	15, // 56: streamd.v1.Streamd.Quantiles:output_type -> streamd.v1.QuantilesResponse
-	17, // 57: streamd.v1.Streamd.Ranks:output_type -> streamd.v1.RanksResponse
-	19, // 58: streamd.v1.Streamd.HeavyHitters:output_type -> streamd.v1.HeavyHittersResponse
-	21, // 59: streamd.v1.Streamd.Frequencies:output_type -> streamd.v1.FrequenciesResponse
-	25, // 60: streamd.v1.Streamd.Stats:output_type -> streamd.v1.StatsResponse
-	27, // 61: streamd.v1.Streamd.CreateStream:output_type -> streamd.v1.CreateStreamResponse
-	29, // 62: streamd.v1.Streamd.DeleteStream:output_type -> streamd.v1.DeleteStreamResponse
-	31, // 63: streamd.v1.Streamd.ListStreams:output_type -> streamd.v1.ListStreamsResponse
-	33, // 64: streamd.v1.Streamd.Watch:output_type -> streamd.v1.WatchResponse
-	6,  // 65: streamd.v1.Peer.PeerSummaries:output_type -> streamd.v1.PeerSummariesResponse
-	9,  // 66: streamd.v1.Peer.PartitionOffsets:output_type -> streamd.v1.PartitionOffsetsResponse
-	11, // 67: streamd.v1.Peer.PartitionState:output_type -> streamd.v1.PartitionStateResponse
-	55, // [55:68] is the sub-list for method output_type
-	42, // [42:55] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	41, // 42: streamd.v1.HierarchicalHeavyHittersRequest.last:type_name -> google.protobuf.Duration
+	0,  // 43: streamd.v1.HierarchicalHeavyHittersRequest.scope:type_name -> streamd.v1.Scope
+	36, // 44: streamd.v1.HierarchicalHeavyHittersResponse.hitters:type_name -> streamd.v1.HierarchicalHeavyHitter
+	23, // 45: streamd.v1.HierarchicalHeavyHittersResponse.window:type_name -> streamd.v1.TimeWindow
+	12, // 46: streamd.v1.Streamd.Push:input_type -> streamd.v1.PushRequest
+	14, // 47: streamd.v1.Streamd.Quantiles:input_type -> streamd.v1.QuantilesRequest
+	16, // 48: streamd.v1.Streamd.Ranks:input_type -> streamd.v1.RanksRequest
+	18, // 49: streamd.v1.Streamd.HeavyHitters:input_type -> streamd.v1.HeavyHittersRequest
+	20, // 50: streamd.v1.Streamd.Frequencies:input_type -> streamd.v1.FrequenciesRequest
+	24, // 51: streamd.v1.Streamd.Stats:input_type -> streamd.v1.StatsRequest
+	26, // 52: streamd.v1.Streamd.CreateStream:input_type -> streamd.v1.CreateStreamRequest
+	28, // 53: streamd.v1.Streamd.DeleteStream:input_type -> streamd.v1.DeleteStreamRequest
+	30, // 54: streamd.v1.Streamd.ListStreams:input_type -> streamd.v1.ListStreamsRequest
+	32, // 55: streamd.v1.Streamd.Watch:input_type -> streamd.v1.WatchRequest
+	34, // 56: streamd.v1.Streamd.HierarchicalHeavyHitters:input_type -> streamd.v1.HierarchicalHeavyHittersRequest
+	5,  // 57: streamd.v1.Peer.PeerSummaries:input_type -> streamd.v1.PeerSummariesRequest
+	8,  // 58: streamd.v1.Peer.PartitionOffsets:input_type -> streamd.v1.PartitionOffsetsRequest
+	10, // 59: streamd.v1.Peer.PartitionState:input_type -> streamd.v1.PartitionStateRequest
+	13, // 60: streamd.v1.Streamd.Push:output_type -> streamd.v1.PushResponse
+	15, // 61: streamd.v1.Streamd.Quantiles:output_type -> streamd.v1.QuantilesResponse
+	17, // 62: streamd.v1.Streamd.Ranks:output_type -> streamd.v1.RanksResponse
+	19, // 63: streamd.v1.Streamd.HeavyHitters:output_type -> streamd.v1.HeavyHittersResponse
+	21, // 64: streamd.v1.Streamd.Frequencies:output_type -> streamd.v1.FrequenciesResponse
+	25, // 65: streamd.v1.Streamd.Stats:output_type -> streamd.v1.StatsResponse
+	27, // 66: streamd.v1.Streamd.CreateStream:output_type -> streamd.v1.CreateStreamResponse
+	29, // 67: streamd.v1.Streamd.DeleteStream:output_type -> streamd.v1.DeleteStreamResponse
+	31, // 68: streamd.v1.Streamd.ListStreams:output_type -> streamd.v1.ListStreamsResponse
+	33, // 69: streamd.v1.Streamd.Watch:output_type -> streamd.v1.WatchResponse
+	35, // 70: streamd.v1.Streamd.HierarchicalHeavyHitters:output_type -> streamd.v1.HierarchicalHeavyHittersResponse
+	6,  // 71: streamd.v1.Peer.PeerSummaries:output_type -> streamd.v1.PeerSummariesResponse
+	9,  // 72: streamd.v1.Peer.PartitionOffsets:output_type -> streamd.v1.PartitionOffsetsResponse
+	11, // 73: streamd.v1.Peer.PartitionState:output_type -> streamd.v1.PartitionStateResponse
+	60, // [60:74] is the sub-list for method output_type
+	46, // [46:60] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_streamd_v1_streamd_proto_init() }
@@ -3305,7 +3690,7 @@ func file_streamd_v1_streamd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_streamd_v1_streamd_proto_rawDesc), len(file_streamd_v1_streamd_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -92,16 +92,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Streamd_Push_FullMethodName         = "/streamd.v1.Streamd/Push"
-	Streamd_Quantiles_FullMethodName    = "/streamd.v1.Streamd/Quantiles"
-	Streamd_Ranks_FullMethodName        = "/streamd.v1.Streamd/Ranks"
-	Streamd_HeavyHitters_FullMethodName = "/streamd.v1.Streamd/HeavyHitters"
-	Streamd_Frequencies_FullMethodName  = "/streamd.v1.Streamd/Frequencies"
-	Streamd_Stats_FullMethodName        = "/streamd.v1.Streamd/Stats"
-	Streamd_CreateStream_FullMethodName = "/streamd.v1.Streamd/CreateStream"
-	Streamd_DeleteStream_FullMethodName = "/streamd.v1.Streamd/DeleteStream"
-	Streamd_ListStreams_FullMethodName  = "/streamd.v1.Streamd/ListStreams"
-	Streamd_Watch_FullMethodName        = "/streamd.v1.Streamd/Watch"
+	Streamd_Push_FullMethodName                     = "/streamd.v1.Streamd/Push"
+	Streamd_Quantiles_FullMethodName                = "/streamd.v1.Streamd/Quantiles"
+	Streamd_Ranks_FullMethodName                    = "/streamd.v1.Streamd/Ranks"
+	Streamd_HeavyHitters_FullMethodName             = "/streamd.v1.Streamd/HeavyHitters"
+	Streamd_Frequencies_FullMethodName              = "/streamd.v1.Streamd/Frequencies"
+	Streamd_Stats_FullMethodName                    = "/streamd.v1.Streamd/Stats"
+	Streamd_CreateStream_FullMethodName             = "/streamd.v1.Streamd/CreateStream"
+	Streamd_DeleteStream_FullMethodName             = "/streamd.v1.Streamd/DeleteStream"
+	Streamd_ListStreams_FullMethodName              = "/streamd.v1.Streamd/ListStreams"
+	Streamd_Watch_FullMethodName                    = "/streamd.v1.Streamd/Watch"
+	Streamd_HierarchicalHeavyHitters_FullMethodName = "/streamd.v1.Streamd/HierarchicalHeavyHitters"
 )
 
 // StreamdClient is the client API for Streamd service.
@@ -151,6 +152,14 @@ type StreamdClient interface {
 	// client cancels the call or the stream is deleted (then the call ends
 	// with NotFound).
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// HierarchicalHeavyHitters returns the hierarchical heavy hitters of a
+	// hierarchy stream (CreateStreamRequest.hierarchy): the prefixes of its
+	// items — subnets, path prefixes, domains — whose count, or discounted
+	// count, is at least support × N, over all history, the last n items or
+	// a time window. It fails with FailedPrecondition for a stream without a
+	// hierarchy and for scope SCOPE_CLUSTER, and with ResourceExhausted when
+	// more than 10000 prefixes reach the support.
+	HierarchicalHeavyHitters(ctx context.Context, in *HierarchicalHeavyHittersRequest, opts ...grpc.CallOption) (*HierarchicalHeavyHittersResponse, error)
 }
 
 type streamdClient struct {
@@ -273,6 +282,16 @@ func (c *streamdClient) Watch(ctx context.Context, in *WatchRequest, opts ...grp
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Streamd_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 
+func (c *streamdClient) HierarchicalHeavyHitters(ctx context.Context, in *HierarchicalHeavyHittersRequest, opts ...grpc.CallOption) (*HierarchicalHeavyHittersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HierarchicalHeavyHittersResponse)
+	err := c.cc.Invoke(ctx, Streamd_HierarchicalHeavyHitters_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StreamdServer is the server API for Streamd service.
 // All implementations must embed UnimplementedStreamdServer
 // for forward compatibility.
@@ -320,6 +339,14 @@ type StreamdServer interface {
 	// client cancels the call or the stream is deleted (then the call ends
 	// with NotFound).
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// HierarchicalHeavyHitters returns the hierarchical heavy hitters of a
+	// hierarchy stream (CreateStreamRequest.hierarchy): the prefixes of its
+	// items — subnets, path prefixes, domains — whose count, or discounted
+	// count, is at least support × N, over all history, the last n items or
+	// a time window. It fails with FailedPrecondition for a stream without a
+	// hierarchy and for scope SCOPE_CLUSTER, and with ResourceExhausted when
+	// more than 10000 prefixes reach the support.
+	HierarchicalHeavyHitters(context.Context, *HierarchicalHeavyHittersRequest) (*HierarchicalHeavyHittersResponse, error)
 	mustEmbedUnimplementedStreamdServer()
 }
 
@@ -359,6 +386,9 @@ func (UnimplementedStreamdServer) ListStreams(context.Context, *ListStreamsReque
 }
 func (UnimplementedStreamdServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedStreamdServer) HierarchicalHeavyHitters(context.Context, *HierarchicalHeavyHittersRequest) (*HierarchicalHeavyHittersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method HierarchicalHeavyHitters not implemented")
 }
 func (UnimplementedStreamdServer) mustEmbedUnimplementedStreamdServer() {}
 func (UnimplementedStreamdServer) testEmbeddedByValue()                 {}
@@ -543,6 +573,24 @@ func _Streamd_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Streamd_WatchServer = grpc.ServerStreamingServer[WatchResponse]
 
+func _Streamd_HierarchicalHeavyHitters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HierarchicalHeavyHittersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StreamdServer).HierarchicalHeavyHitters(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Streamd_HierarchicalHeavyHitters_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StreamdServer).HierarchicalHeavyHitters(ctx, req.(*HierarchicalHeavyHittersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Streamd_ServiceDesc is the grpc.ServiceDesc for Streamd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -581,6 +629,10 @@ var Streamd_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListStreams",
 			Handler:    _Streamd_ListStreams_Handler,
+		},
+		{
+			MethodName: "HierarchicalHeavyHitters",
+			Handler:    _Streamd_HierarchicalHeavyHitters_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
