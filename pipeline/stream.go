@@ -39,6 +39,7 @@ type Stream struct {
 	pendingQ []fullWindow          // full windows not yet sent to the sorter
 	items    *itemStream           // nil for a value stream
 	hier     *hierarchy            // nil unless a hierarchy stream
+	pairs    *pairStream           // nil but for a pair stream
 	mem      *membudget.Account    // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
@@ -92,6 +93,11 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
+	}
+	if cfg.Pairs {
+		if s.pairs, err = newPairs(cfg); err != nil {
+			return nil, err
+		}
 	}
 	if s.local, err = s.newPart(feed.Local, cfg); err != nil {
 		return nil, err
@@ -440,6 +446,9 @@ func (s *Stream) Stats() Stats {
 		if pt.items != nil {
 			st.Bytes += pt.items.names.Bytes()
 		}
+	}
+	if s.pairs != nil {
+		s.pairStatsLocked(&st)
 	}
 	st.Pending = st.Count - st.Summarised
 	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve
