@@ -1,7 +1,8 @@
 // Package api implements the streamd.v1.Streamd gRPC service over a
 // pipeline's streams: pushes of values and items, quantile, rank,
 // heavy-hitter and frequency queries over all history, the last n values
-// or a time window, stream management, and continuous (Watch) queries.
+// or a time window, correlated sums of pair streams over all history,
+// stream management, and continuous (Watch) queries.
 //
 // Queries with scope SCOPE_CLUSTER are answered by the Server's Cluster
 // (package cluster) for the whole Kafka consumer group.
@@ -763,6 +764,9 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		resp.Kind = pb.StreamKind_STREAM_KIND_ITEMS
 		resp.Min, resp.Max, resp.Sum = 0, 0, 0
 	}
+	if x.Config.Pairs {
+		resp.Kind = pb.StreamKind_STREAM_KIND_PAIRS
+	}
 	return resp, nil
 }
 
@@ -776,6 +780,8 @@ func (s *Server) CreateStream(ctx context.Context, req *pb.CreateStreamRequest) 
 	case pb.StreamKind_STREAM_KIND_VALUES:
 	case pb.StreamKind_STREAM_KIND_ITEMS:
 		cfg.Items = true
+	case pb.StreamKind_STREAM_KIND_PAIRS:
+		cfg.Pairs = true
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "create stream: unknown kind %v", req.Kind)
 	}

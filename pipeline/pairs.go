@@ -161,6 +161,23 @@ func (p *Pipeline) pairStreamFor(name string, x, y []float64) (*Stream, error) {
 // ErrPairLengths is returned for pairs whose x and y differ in length.
 var ErrPairLengths = errors.New("pairs: x and y differ in length")
 
+// AcceptPairs adds the pairs (x[i], y[i]) from src (feed.Local for the
+// daemon's own inputs) to a pair stream, creating it with the default
+// config (as a pair stream) on the first pairs it keeps; pairs of which
+// none would be kept create no stream, and their rejects are counted as
+// belonging to none (Rejected). See acceptPairs for the rest; it fails
+// with ErrWrongKind for a value or item stream.
+func (p *Pipeline) AcceptPairs(ctx context.Context, src feed.Source, name string, x, y []float64) error {
+	if len(x) != len(y) {
+		return fmt.Errorf("%w: %d x, %d y", ErrPairLengths, len(x), len(y))
+	}
+	s, err := p.pairStreamFor(name, x, y)
+	if s == nil {
+		return err
+	}
+	return p.acceptPairs(ctx, s, src, x, y)
+}
+
 // acceptPairs adds the pairs (x[i], y[i]) from src to the pair stream s.
 // Pairs with a NaN or ±Inf in x or y are left out and counted as rejects
 // of the stream (feed.ReasonNaN, feed.ReasonInf); −0 becomes +0. The pairs
