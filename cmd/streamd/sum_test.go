@@ -1,11 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"golang.org/x/net/html"
+
+	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
 )
 
@@ -63,5 +72,75 @@ func TestCLISum(t *testing.T) {
 	code, stdout, _ := cliRun("query", "--addr", addr, "stats", "lat")
 	if code != 0 || !regexp.MustCompile(`kind +pairs\n +count +10\n +min +1\n +max +10\n`).MatchString(stdout) {
 		t.Errorf("stats of a pair stream: status %d\n%s", code, stdout)
+	}
+}
+
+// TestWebPagePairs opens the page of a pair stream in headless Chromium
+// and checks that it shows the gRPC answers of its correlated sums at the
+// p50 and p99 of x, and hides what a pair stream does not answer.
+func TestWebPagePairs(t *testing.T) {
+	chromium := tool(t, "chromium", "chromium")
+	d, c := startDaemon(t, func(c *Config) { c.WebInterval = 100 * time.Millisecond })
+	ctx := context.Background()
+	n := 10000
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = float64(i*7919%n) / 10
+		y[i] = float64(i%100) - 20
+	}
+	if err := d.Pipeline().AcceptPairs(ctx, feed.Local, "lat", x, y); err != nil {
+		t.Fatal(err)
+	}
+	var want []*pb.CorrelatedSumResponse
+	for _, phi := range []float64{0.5, 0.99} {
+		r, err := c.CorrelatedSum(ctx, &pb.CorrelatedSumRequest{Stream: "lat", Aggregate: pb.SumAggregate_SUM_AGGREGATE_QUANTILE, Phi: phi})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+	}
+	dom := headless(t, chromium, "--window-size=1280,1000", "--virtual-time-budget=4000", "--dump-dom",
+		fmt.Sprintf("http://%s/#stream=lat", d.MetricsAddr()))
+	doc, err := html.Parse(bytes.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := element{doc}
+	if body := root.all(tag("body"))[0]; body.attr("data-state") != "ready" {
+		t.Fatalf("page not ready: status %q, error %q", root.byID("status").text(), root.byID("error").text())
+	}
+	rows := root.byID("sums-table").all(func(e element) bool { return e.Data == "tr" && e.attr("data-phi") != "" })
+	if len(rows) != len(want) {
+		t.Fatalf("page shows %d correlated sums, want %d", len(rows), len(want))
+	}
+	shownRange := func(s string) (lo, hi float64) {
+		a, b, ok := strings.Cut(s, " – ")
+		if !ok {
+			b = a
+		}
+		return shownNumber(t, a), shownNumber(t, b)
+	}
+	for i, w := range want {
+		cells := rows[i].cells()
+		if th, _ := strconv.ParseFloat(rows[i].attr("data-threshold"), 64); th != w.Threshold || len(cells) != 6 {
+			t.Fatalf("row %d: %q (%v), gRPC %v", i, cells, rows[i].Attr, w)
+		}
+		for j, b := range []*pb.CorrelatedSumBounds{w.AtMost, w.AtLeast} {
+			clo, chi := shownRange(cells[2+2*j])
+			slo, shi := shownRange(cells[3+2*j])
+			if clo != float64(b.CountMin) || chi != float64(b.CountMax) ||
+				math.Abs(slo-b.SumMin) > 1e-5*math.Abs(b.SumMin) || math.Abs(shi-b.SumMax) > 1e-5*math.Abs(b.SumMax) {
+				t.Errorf("row %d side %d: page shows %q, gRPC %v", i, j, cells, b)
+			}
+		}
+	}
+	for _, id := range []string{"chart-time", "chart-cdf", "quantiles", "heavy-hitters", "scope-choice"} {
+		hidden := false
+		for n := root.byID(id).Node; n != nil; n = n.Parent {
+			hidden = hidden || slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "hidden" })
+		}
+		if !hidden {
+			t.Errorf("the pair stream's page shows #%s", id)
+		}
 	}
 }
