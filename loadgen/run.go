@@ -129,6 +129,9 @@ type StreamResult struct {
 	Counts []int64
 	// Items holds the items sent, with Runner.Keep, for an item stream.
 	Items []string
+	// PairX and PairY hold the pairs sent, with Runner.Keep, for a pair
+	// stream: (PairX[i], PairY[i]), in order.
+	PairX, PairY []float64
 }
 
 // errLimit ends a source when the run's count or duration is reached.
