@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -13,9 +14,12 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+	"google.golang.org/protobuf/proto"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
+	"streamd/loadgen"
+	"streamd/loadgen/synth"
 )
 
 // TestCLISum creates a pair stream and asks its correlated sums from the
@@ -143,4 +147,86 @@ func TestWebPagePairs(t *testing.T) {
 			t.Errorf("the pair stream's page shows #%s", id)
 		}
 	}
+}
+
+// checkPairs checks every correlated sum loadgen's verify asks of the
+// pair stream against the exact answers over the pairs (x, y).
+func checkPairs(t *testing.T, c pb.StreamdClient, stream string, x, y []float64) {
+	t.Helper()
+	res := &loadgen.Result{Sent: int64(len(x)), Streams: map[string]*loadgen.StreamResult{stream: {Sent: int64(len(x)), PairX: x, PairY: y}}}
+	v, err := loadgen.Verify(context.Background(), c, res, loadgen.VerifyConfig{Timeout: 20 * time.Second, Poll: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK() {
+		var b bytes.Buffer
+		v.WriteTo(&b)
+		t.Fatalf("correlated sums of %s:\n%s", stream, b.String())
+	}
+}
+
+// sumAnswers asks the pair stream for its correlated sums at a constant,
+// two quantiles, the mean, the minimum and the maximum.
+func sumAnswers(t *testing.T, c pb.StreamdClient, stream string) []*pb.CorrelatedSumResponse {
+	t.Helper()
+	var out []*pb.CorrelatedSumResponse
+	for _, req := range []*pb.CorrelatedSumRequest{
+		{Constant: 25},
+		{Aggregate: pb.SumAggregate_SUM_AGGREGATE_QUANTILE, Phi: 0.5},
+		{Aggregate: pb.SumAggregate_SUM_AGGREGATE_QUANTILE, Phi: 0.99, Side: pb.SumSide_SUM_SIDE_AT_LEAST},
+		{Aggregate: pb.SumAggregate_SUM_AGGREGATE_MEAN},
+		{Aggregate: pb.SumAggregate_SUM_AGGREGATE_MIN},
+		{Aggregate: pb.SumAggregate_SUM_AGGREGATE_MAX},
+	} {
+		req.Stream = stream
+		r, err := c.CorrelatedSum(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestPairsRestart: a restart on the same data directory answers a pair
+// stream's correlated sums as before, its partial window included, and
+// its rejects are kept; more pairs go on into the restored stream.
+func TestPairsRestart(t *testing.T) {
+	dir := t.TempDir()
+	x, y, err := synth.GeneratePairs(9, 3*4096+1234, synth.Random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, c := openOn(t, dir, io.Discard, nil)
+	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", slices.Clone(x), slices.Clone(y)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", []float64{math.NaN(), 1}, []float64{1, math.Inf(-1)}); err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, c, "lat", x, y)
+	before := sumAnswers(t, c, "lat")
+	closeDaemon(t, d)
+
+	d, c = openOn(t, dir, io.Discard, nil)
+	defer closeDaemon(t, d)
+	after := sumAnswers(t, c, "lat")
+	for i := range before {
+		if !proto.Equal(before[i], after[i]) {
+			t.Errorf("answer %d before the restart %v, after %v", i, before[i], after[i])
+		}
+	}
+	st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: "lat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kind != pb.StreamKind_STREAM_KIND_PAIRS || st.Count != uint64(len(x)) || st.Rejected["nan"] != 1 || st.Rejected["inf"] != 1 {
+		t.Fatalf("restored stats %v", st)
+	}
+	checkPairs(t, c, "lat", x, y)
+	x2, y2, _ := synth.GeneratePairs(10, 5000, synth.Random)
+	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", slices.Clone(x2), slices.Clone(y2)); err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, c, "lat", append(x, x2...), append(y, y2...))
 }
