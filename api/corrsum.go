@@ -9,6 +9,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/corrsum"
+	"streamd/feed"
 	"streamd/pipeline"
 )
 
@@ -90,6 +91,35 @@ func (s *Server) CorrelatedSum(ctx context.Context, req *pb.CorrelatedSumRequest
 		resp.AtLeast = sumBoundsPB(a.AtLeast)
 	}
 	return resp, nil
+}
+
+// pushPairs accepts the pairs of req: InvalidArgument when its x and y
+// differ in length; a pair with a NaN or ±Inf is rejected and counted,
+// after the good pairs, which create a new stream.
+func (s *Server) pushPairs(ctx context.Context, req *pb.PushRequest, resp *pb.PushResponse) error {
+	x, y := req.Pairs.X, req.Pairs.Y
+	if len(x) != len(y) {
+		return status.Errorf(codes.InvalidArgument, "push: pairs of %d x and %d y", len(x), len(y))
+	}
+	var rejects rejectCounter
+	defer func() { rejects.report(s.Pipeline, req.Stream) }()
+	x, y, nan, inf := feed.CleanPairs(x, y)
+	rejects.add(feed.ReasonNaN, nan)
+	rejects.add(feed.ReasonInf, inf)
+	resp.Rejected += uint64(nan + inf)
+	if len(x) == 0 {
+		return nil
+	}
+	n, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: req.Stream, Pairs: feed.Pairs{X: x, Y: y}})
+	if err != nil {
+		if reason, ok := feed.RefusalReason(err); ok {
+			s.Pipeline.Reject(req.Stream, feed.Local, reason, len(x))
+		}
+		return statusError("push", err)
+	}
+	resp.Accepted += uint64(n)
+	resp.Rejected += uint64(len(x) - n)
+	return nil
 }
 
 func sumBoundsPB(b corrsum.Bounds) *pb.CorrelatedSumBounds {

@@ -33,7 +33,7 @@ func TestCorrelatedSum(t *testing.T) {
 		x[i] = float64(i*7919%100) / 4 // 0 … 24.75, 25 pairs of each
 		y[i] = float64(i%13) - 6
 	}
-	if err := s.Pipeline.AcceptPairs(ctx, feed.Local, "lat", append([]float64(nil), x...), append([]float64(nil), y...)); err != nil {
+	if _, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: append([]float64(nil), x...), Y: append([]float64(nil), y...)}}); err != nil {
 		t.Fatal(err)
 	}
 	var absY, sumY float64
@@ -131,5 +131,72 @@ func TestCorrelatedSum(t *testing.T) {
 		if _, err := c.CorrelatedSum(ctx, bad.req); status.Code(err) != bad.code {
 			t.Errorf("%v: %v, want %v", bad.req, err, bad.code)
 		}
+	}
+}
+
+// TestPushPairs pushes pairs, bad ones among them, and checks what is
+// accepted and rejected, and the refusals: pairs to a value stream,
+// values to a pair stream, x and y of different lengths, two payloads.
+func TestPushPairs(t *testing.T) {
+	s := &Server{}
+	c := dial(t, serve(t, s, nil))
+	ctx := context.Background()
+	nan, inf := math.NaN(), math.Inf(-1)
+	push := func(reqs ...*pb.PushRequest) (*pb.PushResponse, error) {
+		p, err := c.Push(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range reqs {
+			if err := p.Send(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p.CloseAndRecv()
+	}
+	resp, err := push(
+		&pb.PushRequest{Stream: "lat", Pairs: &pb.Pairs{X: []float64{1, nan, 2, 3, math.Copysign(0, -1)}, Y: []float64{10, 1, inf, 30, -5}}},
+		&pb.PushRequest{Stream: "lat", Pairs: &pb.Pairs{X: []float64{4}, Y: []float64{nan}}},
+	)
+	if err != nil || resp.Accepted != 3 || resp.Rejected != 3 {
+		t.Fatalf("push: %v, %v", resp, err)
+	}
+	st, err := c.Stats(ctx, &pb.StatsRequest{Stream: "lat"})
+	if err != nil || st.Kind != pb.StreamKind_STREAM_KIND_PAIRS || st.Count != 3 || st.Rejected["nan"] != 2 || st.Rejected["inf"] != 1 || st.Min != 0 {
+		t.Fatalf("stats %v, %v", st, err)
+	}
+	r, err := c.CorrelatedSum(ctx, &pb.CorrelatedSumRequest{Stream: "lat", Constant: 1})
+	if err != nil || r.AtMost.CountMin != 2 || r.AtMost.SumMin != 5 || r.AtMost.SumMax != 5 || r.SumAbsY != 45 {
+		t.Fatalf("x ≤ 1: %v, %v", r, err)
+	}
+	// Bad pairs alone to a new name create no stream.
+	if resp, err := push(&pb.PushRequest{Stream: "none", Pairs: &pb.Pairs{X: []float64{nan}, Y: []float64{1}}}); err != nil || resp.Rejected != 1 {
+		t.Fatalf("bad pairs alone: %v, %v", resp, err)
+	}
+	if _, err := c.Stats(ctx, &pb.StatsRequest{Stream: "none"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("bad pairs created a stream: %v", err)
+	}
+	if _, err := push(&pb.PushRequest{Stream: "v", Values: []float64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		req  *pb.PushRequest
+		code codes.Code
+	}{
+		{&pb.PushRequest{Stream: "v", Pairs: &pb.Pairs{X: []float64{1}, Y: []float64{2}}}, codes.FailedPrecondition},
+		{&pb.PushRequest{Stream: "lat", Values: []float64{1}}, codes.FailedPrecondition},
+		{&pb.PushRequest{Stream: "lat", Items: []string{"a"}}, codes.FailedPrecondition},
+		{&pb.PushRequest{Stream: "lat", Pairs: &pb.Pairs{X: []float64{1, 2}, Y: []float64{2}}}, codes.InvalidArgument},
+		{&pb.PushRequest{Stream: "lat", Values: []float64{1}, Pairs: &pb.Pairs{X: []float64{1}, Y: []float64{2}}}, codes.InvalidArgument},
+	} {
+		if _, err := push(bad.req); status.Code(err) != bad.code {
+			t.Errorf("push %v: %v, want %v", bad.req, err, bad.code)
+		}
+	}
+	if st, _ := c.Stats(ctx, &pb.StatsRequest{Stream: "v"}); st.Rejected["wrong_kind"] != 1 {
+		t.Errorf("pairs to a value stream not counted as wrong_kind: %v", st)
+	}
+	if st, _ := c.Stats(ctx, &pb.StatsRequest{Stream: "lat"}); st.Rejected["wrong_kind"] != 2 || st.Count != 3 {
+		t.Errorf("values and items to a pair stream not counted as wrong_kind: %v", st)
 	}
 }

@@ -92,12 +92,13 @@ type Cluster interface {
 
 var _ pb.StreamdServer = (*Server)(nil)
 
-// Push accepts the values and items of every message of the call. NaN and
-// ±Inf values, and empty or over-long items, are rejected and counted, like
-// bad input on other sources; the call fails only for a bad stream name,
-// when a new stream is refused (the stream limit, the memory budget), for
-// values or items sent to a stream of the other kind, after StopPush, or
-// when a durable call's checkpoint fails. The values of earlier messages
+// Push accepts the values, items and pairs of every message of the call.
+// NaN and ±Inf values, pairs with a NaN or ±Inf, and empty or over-long
+// items, are rejected and counted, like bad input on other sources; the
+// call fails only for a bad stream name, when a new stream is refused (the
+// stream limit, the memory budget), for values, items or pairs sent to a
+// stream of another kind, for pairs whose x and y differ in length, after
+// StopPush, or when a durable call's checkpoint fails. The values of earlier messages
 // then stay accepted: the error's status details carry a PushResponse that
 // counts them, and the message says how many.
 func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushResponse]) error {
@@ -155,6 +156,15 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 		durable = durable || req.Durable
 		if err := feed.ValidName(req.Stream); err != nil {
 			return pushError(&resp, status.Newf(codes.InvalidArgument, "push: %v", err))
+		}
+		if req.Pairs != nil {
+			if len(req.Values) > 0 || len(req.Items) > 0 {
+				return pushError(&resp, status.New(codes.InvalidArgument, "push: a message carries values, items or pairs, only one of them"))
+			}
+			if err := s.pushPairs(ctx, req, &resp); err != nil {
+				return pushError(&resp, status.Convert(err))
+			}
+			continue
 		}
 		if len(req.Items) > 0 {
 			if len(req.Values) > 0 {

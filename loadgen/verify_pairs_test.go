@@ -58,7 +58,7 @@ func TestVerifyPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AcceptPairs(ctx, feed.Local, "lat", slices.Clone(x), slices.Clone(y)); err != nil {
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: slices.Clone(x), Y: slices.Clone(y)}}); err != nil {
 		t.Fatal(err)
 	}
 	res := &loadgen.Result{Sent: n, Streams: map[string]*loadgen.StreamResult{"lat": {Sent: n, PairX: x, PairY: y}}}

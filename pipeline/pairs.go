@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 
@@ -92,28 +91,6 @@ func (ps *pairStream) bytes() int64 {
 	return int64(b)
 }
 
-// cleanPairs moves the pairs whose x and y are both finite to the front of
-// x and y, turning −0 into +0, and returns them with the number of pairs
-// left out for a NaN (in x or y) and for a ±Inf (and no NaN).
-func cleanPairs(x, y []float64) (_, _ []float64, nan, inf int) {
-	k := 0
-	for i := range x {
-		a, b := x[i], y[i]
-		switch {
-		case math.IsNaN(a) || math.IsNaN(b):
-			nan++
-			continue
-		case math.IsInf(a, 0) || math.IsInf(b, 0):
-			inf++
-			continue
-		}
-		// Adding +0 turns −0 into +0 and changes no other value.
-		x[k], y[k] = a+0, b+0
-		k++
-	}
-	return x[:k], y[:k], nan, inf
-}
-
 // IsPairs reports whether s is a pair stream.
 func (s *Stream) IsPairs() bool { return s.pairs != nil }
 
@@ -124,99 +101,57 @@ func (p *Pipeline) IsPairStream(name string) bool {
 	return s != nil && s.pairs != nil
 }
 
-// pairStreamFor returns the named stream for pairs, creating it as a pair
-// stream with the default config if any of them would be kept; nil and a
-// nil error for a valid name without a stream when none would, their
-// rejects then counted as belonging to no stream.
-func (p *Pipeline) pairStreamFor(name string, x, y []float64) (*Stream, error) {
-	if s := p.lookup(name); s != nil {
-		return s, nil
+// acceptPairs adds the pairs of b, clean pairs (feed.CleanPairs), to
+// their pair stream, creating it with the default config (as a pair
+// stream) if b holds any; no pairs create no stream. Each window of pairs
+// filled is sorted and summarised before it returns: every later query
+// counts the pairs. It fails with ErrWrongKind for a value or item stream.
+func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) {
+	x, y := b.Pairs.X, b.Pairs.Y
+	if len(x) != len(y) {
+		return 0, fmt.Errorf("%w: %d x, %d y", ErrPairLengths, len(x), len(y))
 	}
-	if err := feed.ValidName(name); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadName, err)
-	}
-	kept := 0
-	nan, inf := 0, 0
-	for i := range x {
-		switch a, b := x[i], y[i]; {
-		case math.IsNaN(a) || math.IsNaN(b):
-			nan++
-		case math.IsInf(a, 0) || math.IsInf(b, 0):
-			inf++
-		default:
-			kept++
+	s := p.lookup(b.Stream)
+	if s == nil {
+		if err := feed.ValidName(b.Stream); err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrBadName, err)
+		}
+		if len(x) == 0 {
+			return 0, nil
+		}
+		cfg := p.cfg.Defaults
+		cfg.Items, cfg.Pairs = false, true
+		var err error
+		if s, _, err = p.getOrCreate(b.Stream, cfg); err != nil {
+			return 0, err
 		}
 	}
-	if kept == 0 {
-		p.rejectNone(feed.ReasonNaN, nan)
-		p.rejectNone(feed.ReasonInf, inf)
-		return nil, nil
-	}
-	cfg := p.cfg.Defaults
-	cfg.Items, cfg.Pairs = false, true
-	s, _, err := p.getOrCreate(name, cfg)
-	return s, err
-}
-
-// ErrPairLengths is returned for pairs whose x and y differ in length.
-var ErrPairLengths = errors.New("pairs: x and y differ in length")
-
-// AcceptPairs adds the pairs (x[i], y[i]) from src (feed.Local for the
-// daemon's own inputs) to a pair stream, creating it with the default
-// config (as a pair stream) on the first pairs it keeps; pairs of which
-// none would be kept create no stream, and their rejects are counted as
-// belonging to none (Rejected). See acceptPairs for the rest; it fails
-// with ErrWrongKind for a value or item stream.
-func (p *Pipeline) AcceptPairs(ctx context.Context, src feed.Source, name string, x, y []float64) error {
-	if len(x) != len(y) {
-		return fmt.Errorf("%w: %d x, %d y", ErrPairLengths, len(x), len(y))
-	}
-	s, err := p.pairStreamFor(name, x, y)
-	if s == nil {
-		return err
-	}
-	return p.acceptPairs(ctx, s, src, x, y)
-}
-
-// acceptPairs adds the pairs (x[i], y[i]) from src to the pair stream s.
-// Pairs with a NaN or ±Inf in x or y are left out and counted as rejects
-// of the stream (feed.ReasonNaN, feed.ReasonInf); −0 becomes +0. The pairs
-// kept are moved to the front of x and y. Each window of pairs filled is
-// sorted and summarised before acceptPairs returns: every later query
-// counts the pairs. It fails with ErrWrongKind if s is not a pair stream.
-func (p *Pipeline) acceptPairs(ctx context.Context, s *Stream, src feed.Source, x, y []float64) error {
-	if len(x) != len(y) {
-		return fmt.Errorf("%w: %d x, %d y", ErrPairLengths, len(x), len(y))
-	}
-	if s.pairs == nil && len(x) > 0 {
-		return fmt.Errorf("%w: pairs for %s stream %q", ErrWrongKind, s.kind(), s.name)
+	if s.pairs == nil {
+		if len(x) == 0 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("%w: pairs for %s stream %q", ErrWrongKind, s.kind(), s.name)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("accept pairs: %w", err)
+		return 0, fmt.Errorf("accept pairs: %w", err)
 	}
-	x, y, nan, inf := cleanPairs(x, y)
+	if len(x) == 0 {
+		return 0, nil
+	}
 	if err := p.lockOpen(); err != nil {
-		return err
+		return 0, err
 	}
 	defer p.sendMu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pt := s.partLocked(src)
-	if nan > 0 {
-		pt.rejected[feed.ReasonNaN] += uint64(nan)
-	}
-	if inf > 0 {
-		pt.rejected[feed.ReasonInf] += uint64(inf)
-	}
-	if len(x) == 0 {
-		return nil
-	}
+	n := len(x)
 	if dropped := s.pairs.add(x, y, s.cfg.WindowSize); dropped > 0 {
-		pt.rejected[feed.ReasonInf] += uint64(dropped)
+		s.partLocked(b.Source).rejected[feed.ReasonInf] += uint64(dropped)
+		n -= min(dropped, n)
 	}
 	s.version++
 	s.mem.Summaries(s.summaryBytes())
-	return nil
+	return n, nil
 }
 
 // kind names the kind of s, for errors.

@@ -43,7 +43,7 @@ func BenchmarkAcceptPairs(b *testing.B) {
 			for i := 0; i < n; i += batch {
 				copy(bx, x[i:i+batch])
 				copy(by, y[i:i+batch])
-				if err := p.AcceptPairs(ctx, feed.Local, "pairs", bx, by); err != nil {
+				if _, err := p.Accept(ctx, &feed.Batch{Stream: "pairs", Pairs: feed.Pairs{X: bx, Y: by}}); err != nil {
 					b.Fatal(err)
 				}
 			}

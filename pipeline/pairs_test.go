@@ -11,6 +11,7 @@ import (
 	"streamd/corrsum"
 	"streamd/feed"
 	"streamd/gpusort"
+	"streamd/items"
 	"streamd/summary"
 )
 
@@ -111,8 +112,8 @@ func TestPairStream(t *testing.T) {
 			y := slices.Clone(yb)
 			for i := 0; i < n; i += 777 {
 				j := min(i+777, n)
-				if err := p.acceptPairs(ctx, s, feed.Local, slices.Clone(x[i:j]), slices.Clone(y[i:j])); err != nil {
-					t.Fatal(err)
+				if n, err := p.Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: slices.Clone(x[i:j]), Y: slices.Clone(y[i:j])}}); n != j-i || err != nil {
+					t.Fatalf("accept %d pairs: %d, %v", j-i, n, err)
 				}
 			}
 			check := func(s *Stream) {
@@ -160,49 +161,55 @@ func TestPairStream(t *testing.T) {
 	}
 }
 
-func TestPairRejects(t *testing.T) {
+// TestPairKinds: pairs create a pair stream, no pairs none; a pair
+// stream takes no values or items, and other streams take no pairs.
+func TestPairKinds(t *testing.T) {
 	ctx := context.Background()
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 4}})
-	nan, inf := math.NaN(), math.Inf(1)
-	// Pairs of which none is kept create no stream.
-	s, err := p.pairStreamFor("xy", []float64{nan, 1}, []float64{1, inf})
-	if s != nil || err != nil {
-		t.Fatalf("pairStreamFor of bad pairs: %v, %v", s, err)
+	if n, err := p.Accept(ctx, &feed.Batch{Stream: "xy", Pairs: feed.Pairs{X: []float64{}, Y: []float64{}}}); n != 0 || err != nil || p.Len() != 0 {
+		t.Fatalf("no pairs: %d, %v, %d streams", n, err, p.Len())
 	}
-	if got := p.Rejected(); got[feed.ReasonNaN] != 1 || got[feed.ReasonInf] != 1 {
-		t.Fatalf("rejects of no stream %v", got)
+	if n, err := p.Accept(ctx, &feed.Batch{Stream: "xy", Pairs: feed.Pairs{X: []float64{3, 1, 2, 5, 4}, Y: []float64{-1, 2, 3, 4, 5}}}); n != 5 || err != nil {
+		t.Fatalf("accept pairs: %d, %v", n, err)
 	}
-	x := []float64{1, nan, 2, -inf, 3, math.Copysign(0, -1)}
-	y := []float64{nan, 1, 5, 1, inf, -7}
-	s, err = p.pairStreamFor("xy", x, y)
-	if err != nil || s == nil || !s.IsPairs() {
-		t.Fatalf("pairStreamFor: %v, %v", s, err)
+	s, err := p.Stream("xy")
+	if err != nil || !s.IsPairs() || !s.Config().Pairs || !s.Config().Float64 || !p.IsPairStream("xy") {
+		t.Fatalf("pairs made %v, %v", s, err)
 	}
-	if err := p.acceptPairs(ctx, s, feed.Local, x, y); err != nil {
+	a, err := s.CorrelatedAt(3)
+	if err != nil || a.AtMost.CountLo != 3 || a.AtMost.CountHi != 3 || a.AtMost.SumLo != 4 || a.AtLeast.SumHi != 8 {
+		t.Fatalf("x ≤ 3 and x ≥ 3: %+v, %v", a, err)
+	}
+	var list items.Batch
+	list.AppendString("a")
+	for _, b := range []*feed.Batch{
+		{Stream: "xy", Values: []float64{1}},
+		{Stream: "xy", Float32: []float32{1}, Moments: feed.Measure([]float32{1})},
+		{Stream: "xy", Items: &list},
+	} {
+		if _, err := p.Accept(ctx, b); !errors.Is(err, ErrWrongKind) {
+			t.Errorf("%+v to a pair stream: %v", b, err)
+		}
+	}
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "v", Values: []float64{1}}); err != nil {
 		t.Fatal(err)
 	}
-	st := s.Stats()
-	if st.Count != 2 || st.Rejected[feed.ReasonNaN] != 2 || st.Rejected[feed.ReasonInf] != 2 {
-		t.Fatalf("stats %+v", st)
-	}
-	a, err := s.Correlated(corrsum.Query{Agg: corrsum.AggMin, Factor: 1})
-	if err != nil {
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "i", Items: &list}); err != nil {
 		t.Fatal(err)
 	}
-	if math.Signbit(a.Threshold) || a.AtMost.CountLo != 1 || a.AtMost.SumLo != -7 || a.AtMost.SumHi != -7 {
-		t.Fatalf("−0 not made +0, or wrong answer: %+v", a)
+	for _, name := range []string{"v", "i"} {
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Pairs: feed.Pairs{X: []float64{1}, Y: []float64{2}}}); !errors.Is(err, ErrWrongKind) {
+			t.Errorf("pairs to stream %s: %v", name, err)
+		}
+		st, _ := p.Stream(name)
+		if _, err := st.Correlated(corrsum.Query{Agg: corrsum.AggMin, Factor: 1}); !errors.Is(err, ErrWrongKind) {
+			t.Errorf("correlated sum of stream %s: %v", name, err)
+		}
 	}
-	v, err := p.Create("v", summary.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.acceptPairs(ctx, v, feed.Local, []float64{1}, []float64{2}); !errors.Is(err, ErrWrongKind) {
-		t.Fatalf("pairs to a value stream: %v", err)
-	}
-	if _, err := v.Correlated(corrsum.Query{Agg: corrsum.AggMin, Factor: 1}); !errors.Is(err, ErrWrongKind) {
-		t.Fatalf("correlated sum of a value stream: %v", err)
-	}
-	if err := p.acceptPairs(ctx, s, feed.Local, []float64{1}, nil); !errors.Is(err, ErrPairLengths) {
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "xy", Pairs: feed.Pairs{X: []float64{1}}}); !errors.Is(err, ErrPairLengths) {
 		t.Fatalf("pairs of different lengths: %v", err)
+	}
+	if st := s.Stats(); st.Count != 5 || st.Min != 1 || st.Max != 5 || st.Sum != 15 {
+		t.Fatalf("stats %+v", st.Stats)
 	}
 }

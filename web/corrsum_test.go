@@ -20,7 +20,7 @@ func TestAPICorrelatedSum(t *testing.T) {
 	ctx := context.Background()
 	x := []float64{3, 1, 2, 5, 4, 8, 6, 7, 10, 9}
 	y := []float64{300, 100, 200, 500, 400, 800, 600, 700, -50, 900}
-	if err := s.Pipeline.AcceptPairs(ctx, feed.Local, "lat", x, y); err != nil {
+	if _, err := s.Pipeline.Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: x, Y: y}}); err != nil {
 		t.Fatal(err)
 	}
 	accept(t, s, "v", []float64{1, 2, 3})

@@ -35,7 +35,7 @@ func TestCLISum(t *testing.T) {
 	// x = 1 … 10 (latency), y = 100·x, the last one −50 (a refund, say).
 	x := []float64{3, 1, 2, 5, 4, 8, 6, 7, 10, 9}
 	y := []float64{300, 100, 200, 500, 400, 800, 600, 700, -50, 900}
-	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", x, y); err != nil {
+	if _, err := d.Pipeline().Accept(context.Background(), &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: x, Y: y}}); err != nil {
 		t.Fatal(err)
 	}
 	head := "pairs 10, x from 1 to 10, Σy 4450, Σ|y| 4550, ε 0.001\n"
@@ -92,7 +92,7 @@ func TestWebPagePairs(t *testing.T) {
 		x[i] = float64(i*7919%n) / 10
 		y[i] = float64(i%100) - 20
 	}
-	if err := d.Pipeline().AcceptPairs(ctx, feed.Local, "lat", x, y); err != nil {
+	if _, err := d.Pipeline().Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: x, Y: y}}); err != nil {
 		t.Fatal(err)
 	}
 	var want []*pb.CorrelatedSumResponse
@@ -149,6 +149,25 @@ func TestWebPagePairs(t *testing.T) {
 	}
 }
 
+// pushPairs pushes the pairs (x[i], y[i]) to stream over gRPC, a thousand
+// a message.
+func pushPairs(t *testing.T, c pb.StreamdClient, stream string, x, y []float64) {
+	t.Helper()
+	p, err := c.Push(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(x); i += 1000 {
+		j := min(i+1000, len(x))
+		if err := p.Send(&pb.PushRequest{Stream: stream, Pairs: &pb.Pairs{X: x[i:j], Y: y[i:j]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // checkPairs checks every correlated sum loadgen's verify asks of the
 // pair stream against the exact answers over the pairs (x, y).
 func checkPairs(t *testing.T, c pb.StreamdClient, stream string, x, y []float64) {
@@ -198,12 +217,8 @@ func TestPairsRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, c := openOn(t, dir, io.Discard, nil)
-	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", slices.Clone(x), slices.Clone(y)); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", []float64{math.NaN(), 1}, []float64{1, math.Inf(-1)}); err != nil {
-		t.Fatal(err)
-	}
+	pushPairs(t, c, "lat", x, y)
+	pushPairs(t, c, "lat", []float64{math.NaN(), 1}, []float64{1, math.Inf(-1)})
 	checkPairs(t, c, "lat", x, y)
 	before := sumAnswers(t, c, "lat")
 	closeDaemon(t, d)
@@ -225,8 +240,6 @@ func TestPairsRestart(t *testing.T) {
 	}
 	checkPairs(t, c, "lat", x, y)
 	x2, y2, _ := synth.GeneratePairs(10, 5000, synth.Random)
-	if err := d.Pipeline().AcceptPairs(context.Background(), feed.Local, "lat", slices.Clone(x2), slices.Clone(y2)); err != nil {
-		t.Fatal(err)
-	}
+	pushPairs(t, c, "lat", x2, y2)
 	checkPairs(t, c, "lat", append(x, x2...), append(y, y2...))
 }
