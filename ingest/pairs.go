@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/segmentio/kafka-go"
+
 	"streamd/feed"
 )
 
@@ -105,4 +107,105 @@ func appendPairsText(px, py []float64, b []byte) (_, _ []float64, tokens, bad in
 		}
 		i = j
 	}
+}
+
+// pairs decodes the pairs of a line whose first token after the stream
+// name, which ends at i, is written as a pair: each token x:y is a pair,
+// and one that is not (not two numbers, or no ':') is counted as
+// malformed on its own.
+func (d *lineDecoder) pairs(line []byte, i int) error {
+	b := d.b
+	if len(b.vals)+len(b.f32)+b.list.Len() > 0 {
+		// The batch holds the values of an earlier line of the stream.
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	bad := 0
+	for i = skipBlanks(line, i); i < len(line); i = skipBlanks(line, i) {
+		j := fieldEnd(line, i)
+		x, y, ok := parsePair(line[i:j])
+		i = j
+		if !ok {
+			bad++
+			continue
+		}
+		if b.room() == 0 {
+			if err := b.flush(); err != nil {
+				return err
+			}
+		}
+		b.px, b.py = append(b.px, x), append(b.py, y)
+	}
+	if bad > 0 {
+		b.reject(feed.ReasonMalformed, bad)
+	}
+	return nil
+}
+
+// pairs decodes the pairs of a frame body of type typePairs64, of which
+// left bytes (a multiple of pairSize) remain, straight from the read
+// buffer, as many at a time as it holds and the batch takes, for flush to
+// clean.
+func (d *frameDecoder) pairs(left int) error {
+	b := d.b
+	if len(b.vals)+len(b.f32)+b.list.Len() > 0 {
+		// The batch holds values or items of a frame of the same stream.
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
+	for left > 0 {
+		if b.room() == 0 {
+			if err := b.flush(); err != nil {
+				return err
+			}
+		}
+		if _, err := d.peek(pairSize); err != nil {
+			return d.cut(b.stream, err)
+		}
+		k := min(d.br.Buffered(), left, b.room()*pairSize)
+		k -= k % pairSize
+		buf, _ := d.br.Peek(k)
+		b.px, b.py = appendPairs64(b.px, b.py, buf)
+		d.br.Discard(k)
+		left -= k
+	}
+	return nil
+}
+
+// pairs appends the pairs of m, a message of stream name in a pairs
+// format, to the unit, cleaned (feed.CleanPairs), counting its rejects as
+// a message of values counts them: a FormatPairs64 value cut short, or a
+// message without any pair, counts one "malformed" and none of it is
+// used; in text, each token that is not a pair counts one "malformed". It
+// reports whether it appended any pair.
+func (p *partitionConsumer) pairs(name string, m *kafka.Message, format Format) bool {
+	n := len(p.px)
+	bad := 0
+	if format == FormatPairs64 {
+		if len(m.Value) == 0 || len(m.Value)%pairSize != 0 {
+			bad = 1
+		} else {
+			p.px, p.py = appendPairs64(p.px, p.py, m.Value)
+		}
+	} else {
+		var tokens int
+		p.px, p.py, tokens, bad = appendPairsText(p.px, p.py, m.Value)
+		if tokens == 0 {
+			bad = 1
+		}
+	}
+	x, _, nan, inf := feed.CleanPairs(p.px[n:], p.py[n:])
+	p.px, p.py = p.px[:n+len(x)], p.py[:n+len(x)]
+	if nan > 0 {
+		p.reject(name, feed.ReasonNaN, nan)
+	}
+	if inf > 0 {
+		p.reject(name, feed.ReasonInf, inf)
+	}
+	if bad > 0 {
+		p.reject(name, feed.ReasonMalformed, bad)
+	}
+	return len(p.px) > n
 }

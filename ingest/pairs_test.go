@@ -1,10 +1,16 @@
 package ingest
 
 import (
+	"cmp"
 	"encoding/binary"
+	"maps"
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamd/feed"
 )
 
 func TestParsePair(t *testing.T) {
@@ -58,5 +64,49 @@ func TestAppendPairsFrame(t *testing.T) {
 	}
 	if _, err := AppendPairsFrame(nil, "", x, y); err == nil {
 		t.Fatal("a frame without a stream name")
+	}
+}
+
+// TestKafkaPairs consumes pairs in both pair formats, with bad ones among
+// them, beside values: the pairs and rejects are those of the package
+// documentation.
+func TestKafkaPairs(t *testing.T) {
+	t.Parallel()
+	brokers := testBrokers(t)
+	topic := createTopic(t, brokers, "pairs")
+	bin := appendPairBytes(nil, []float64{5, math.Copysign(0, -1), math.NaN()}, []float64{50, math.Copysign(0, -1), 1})
+	msgs := []kafka.Message{
+		message(0, []byte("lat"), []byte("1:10 2:-20, 3:30\nNaN:1 x 4:Inf"), ContentTypePairs),
+		message(1, []byte("lat"), bin, ContentTypePairs64),
+		message(1, []byte("lat"), bin[:17], ContentTypePairs64),
+		message(2, []byte("lat"), []byte(" \n"), ContentTypePairs),
+		message(3, []byte("v"), []byte("1 2"), ContentTypeText),
+		message(3, []byte("lat"), []byte("6:60"), ""), // the topic's format: pairs
+	}
+	produce(t, brokers, topic, msgs)
+	sink := newRecordSink()
+	c := testConsumer(t, brokers, "g-pairs", sink, topic)
+	c.Formats = map[string]Format{topic: FormatPairsText}
+	start(t, c)
+	poll(t, "all messages", func() bool { return c.Stats().Messages == uint64(len(msgs)) })
+	got := sink.result()
+	var pairs [][2]float64
+	lat := got.values[pairsKey("lat")]
+	for i := 0; i+1 < len(lat); i += 2 {
+		pairs = append(pairs, [2]float64{lat[i], lat[i+1]})
+	}
+	slices.SortFunc(pairs, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	want := [][2]float64{{0, 0}, {1, 10}, {2, -20}, {3, 30}, {5, 50}, {6, 60}}
+	if !slices.Equal(pairs, want) || math.Signbit(pairs[0][0]) || math.Signbit(pairs[0][1]) {
+		t.Errorf("pairs %v, want %v", pairs, want)
+	}
+	if v := got.values["v"]; !slices.Equal(v, []float64{1, 2}) {
+		t.Errorf("values %v", v)
+	}
+	rejects := map[reject]int{
+		{"lat", feed.ReasonNaN}: 2, {"lat", feed.ReasonInf}: 1, {"lat", feed.ReasonMalformed}: 3,
+	}
+	if !maps.Equal(got.rejects, rejects) {
+		t.Errorf("rejects %v, want %v", got.rejects, rejects)
 	}
 }
