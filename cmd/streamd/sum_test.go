@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"math/rand/v2"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,11 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"golang.org/x/net/html"
 	"google.golang.org/protobuf/proto"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
+	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/loadgen/synth"
 )
@@ -242,4 +249,155 @@ func TestPairsRestart(t *testing.T) {
 	x2, y2, _ := synth.GeneratePairs(10, 5000, synth.Random)
 	pushPairs(t, c, "lat", x2, y2)
 	checkPairs(t, c, "lat", append(x, x2...), append(y, y2...))
+}
+
+// testPairs returns n pairs with duplicates at every x (a quarter of 200
+// integers) and y of both signs, in order: x ascending, descending or as
+// drawn.
+func testPairs(n int, seed uint64, order synth.Order) (x, y []float64) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x, y = make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = float64(rng.IntN(200)) / 4
+		y[i] = float64(rng.IntN(2001) - 1000)
+	}
+	if order == synth.Random {
+		return x, y
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		if order == synth.Reverse {
+			a, b = b, a
+		}
+		return cmp.Compare(x[a], x[b])
+	})
+	sx, sy := make([]float64, n), make([]float64, n)
+	for i, j := range idx {
+		sx[i], sy[i] = x[j], y[j]
+	}
+	return sx, sy
+}
+
+// TestPairsInputs sends pair streams over every input of the daemon —
+// TCP lines (x ascending), TCP frames (x descending), gRPC Push and Kafka
+// messages of both pair formats (as drawn) — with bad pairs among them,
+// and checks every correlated sum against the exact answers, and the
+// rejects.
+func TestPairsInputs(t *testing.T) {
+	brokers, topic := kafkaTopic(t, 2)
+	d, c := openOn(t, t.TempDir(), io.Discard, func(cfg *Config) {
+		kafkaConfig(brokers, topic, "pairs")(cfg)
+		cfg.TCPAddr = "127.0.0.1:0"
+	})
+	defer closeDaemon(t, d)
+	const n = 9000 // two windows of 4096 and a partial one
+	send := func(data []byte) {
+		t.Helper()
+		conn, err := net.Dial("tcp", d.TCPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	lx, ly := testPairs(n, 1, synth.Sorted)
+	var lines bytes.Buffer
+	for i := range lx {
+		if i%500 == 0 {
+			lines.WriteString("\nline")
+		}
+		fmt.Fprintf(&lines, " %v:%v", lx[i], ly[i])
+	}
+	lines.WriteString("\nline NaN:1 2:+Inf 3:x\n")
+	send(lines.Bytes())
+
+	fx, fy := testPairs(n, 2, synth.Reverse)
+	frames := []byte(ingest.Magic)
+	for i := 0; i < n; i += 1000 {
+		var err error
+		if frames, err = ingest.AppendPairsFrame(frames, "frame", fx[i:min(i+1000, n)], fy[i:min(i+1000, n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frames, _ = ingest.AppendPairsFrame(frames, "frame", []float64{math.Inf(-1), 1}, []float64{1, math.NaN()})
+	send(frames)
+
+	px, py := testPairs(n, 3, synth.Random)
+	pushPairs(t, c, "push", append(slices.Clone(px), math.NaN()), append(slices.Clone(py), 1))
+
+	kx, ky := testPairs(n, 4, synth.Random)
+	var msgs []kafka.Message
+	for i := 0; i < n; i += 500 {
+		j := min(i+500, n)
+		if i%1000 == 0 {
+			var text bytes.Buffer
+			for k := i; k < j; k++ {
+				fmt.Fprintf(&text, "%v:%v\n", kx[k], ky[k])
+			}
+			msgs = append(msgs, kafka.Message{Key: []byte("kafka"), Value: text.Bytes(),
+				Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypePairs)}}})
+			continue
+		}
+		var bin []byte
+		for k := i; k < j; k++ {
+			bin = binary.LittleEndian.AppendUint64(bin, math.Float64bits(kx[k]))
+			bin = binary.LittleEndian.AppendUint64(bin, math.Float64bits(ky[k]))
+		}
+		msgs = append(msgs, kafka.Message{Key: []byte("kafka"), Value: bin,
+			Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypePairs64)}}})
+	}
+	msgs = append(msgs, kafka.Message{Key: []byte("kafka"), Value: []byte("1:NaN"),
+		Headers: []kafka.Header{{Key: ingest.ContentTypeHeader, Value: []byte(ingest.ContentTypePairs)}}})
+	writeMessages(t, brokers, topic, msgs)
+
+	for _, s := range []struct {
+		stream  string
+		x, y    []float64
+		rejects map[string]uint64
+	}{
+		{"line", lx, ly, map[string]uint64{"nan": 1, "inf": 1, "malformed": 1}},
+		{"frame", fx, fy, map[string]uint64{"nan": 1, "inf": 1}},
+		{"push", px, py, map[string]uint64{"nan": 1}},
+		{"kafka", kx, ky, map[string]uint64{"nan": 1}},
+	} {
+		checkPairs(t, c, s.stream, s.x, s.y)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: s.stream})
+			if err == nil && maps.Equal(st.Rejected, s.rejects) {
+				if st.Kind != pb.StreamKind_STREAM_KIND_PAIRS {
+					t.Errorf("%s: kind %v", s.stream, st.Kind)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: rejects %v, %v; want %v", s.stream, st.GetRejected(), err, s.rejects)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// Values to a pair stream and pairs to a value stream are rejected as
+	// wrong_kind.
+	send([]byte("line 1 2\nvalues 1\nvalues 1:2 3:4\n"))
+	for stream, want := range map[string]uint64{"line": 2, "values": 2} {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			st, err := c.Stats(context.Background(), &pb.StatsRequest{Stream: stream})
+			if err == nil && st.Rejected["wrong_kind"] == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: rejects %v, %v; want %d wrong_kind", stream, st.GetRejected(), err, want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
