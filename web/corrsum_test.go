@@ -50,6 +50,14 @@ func TestAPICorrelatedSum(t *testing.T) {
 	if q99.Threshold != 9 || q99.AtLeast.CountMin != 2 || q99.AtLeast.SumMax != 850 || q99.AtMost != nil {
 		t.Errorf("x ≥ p90: %v", &q99)
 	}
+	// /metrics counts the pairs and sums their x, and has no quantiles of
+	// them.
+	_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
+	e := parseExposition(t, text)
+	if e.value(t, `streamd_stream_value_count{stream="lat"}`) != 10 || e.value(t, `streamd_stream_value_sum{stream="lat"}`) != 55 ||
+		strings.Contains(text, `streamd_stream_value{stream="lat",quantile=`) {
+		t.Errorf("/metrics of a pair stream:\n%s", text)
+	}
 	for _, c := range []struct {
 		query  string
 		status int
