@@ -213,3 +213,52 @@ func TestPairKinds(t *testing.T) {
 		t.Fatalf("stats %+v", st.Stats)
 	}
 }
+
+// TestPairConcurrent: queries and stats of a pair stream while pairs
+// arrive from several goroutines see a consistent summary, and the final
+// answer counts every pair.
+func TestPairConcurrent(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 300}})
+	const senders, per = 4, 2000
+	done := make(chan error, senders)
+	for g := range senders {
+		go func() {
+			for i := 0; i < per; i += 100 {
+				x, y := make([]float64, 100), make([]float64, 100)
+				for j := range x {
+					x[j], y[j] = float64((g*per+i+j)%97), 1
+				}
+				if _, err := p.Accept(ctx, &feed.Batch{Stream: "c", Pairs: feed.Pairs{X: x, Y: y}}); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for finished := 0; finished < senders; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished++
+		default:
+			if s, err := p.Stream("c"); err == nil {
+				if a, err := s.Correlated(corrsum.Query{Agg: corrsum.AggQuantile, Phi: 0.5, Factor: 1}); err == nil && a.AtMost.CountHi > a.Totals.Count {
+					t.Fatalf("answer %+v", a)
+				}
+				s.Stats()
+			}
+		}
+	}
+	s, err := p.Stream("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.CorrelatedAt(1000)
+	if err != nil || a.Totals.Count != senders*per || a.AtMost.CountLo != senders*per || a.AtMost.SumLo != senders*per {
+		t.Fatalf("final answer %+v, %v", a, err)
+	}
+}
