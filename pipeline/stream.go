@@ -27,6 +27,11 @@ import (
 // window over all sources answers last-n and time-window queries in
 // arrival order. A stream fed only by the local inputs has just the local
 // part, and costs what it did before partitions were kept apart.
+//
+// A pair stream (summary.Config.Pairs) keeps its pairs, from every source
+// together, in one all-history correlated-sum summary (see pairStream);
+// its parts keep only their reject counts, and its sliding window stays
+// empty.
 type Stream struct {
 	name string
 	pool *window.Pool   // its windows' buffers
