@@ -193,6 +193,19 @@ func TestPushPairs(t *testing.T) {
 			t.Errorf("push %v: %v, want %v", bad.req, err, bad.code)
 		}
 	}
+	// A pair stream answers no value or item questions.
+	if _, err := c.Quantiles(ctx, &pb.QuantilesRequest{Stream: "lat", Phis: []float64{0.5}}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("quantiles of a pair stream: %v", err)
+	}
+	if _, err := c.Ranks(ctx, &pb.RanksRequest{Stream: "lat", Values: []float64{1}}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("ranks of a pair stream: %v", err)
+	}
+	if _, err := c.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: "lat", Support: 0.5}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("heavy hitters of a pair stream: %v", err)
+	}
+	if _, err := c.Frequencies(ctx, &pb.FrequenciesRequest{Stream: "lat", Values: []float64{1}}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("frequencies of a pair stream: %v", err)
+	}
 	if st, _ := c.Stats(ctx, &pb.StatsRequest{Stream: "v"}); st.Rejected["wrong_kind"] != 1 {
 		t.Errorf("pairs to a value stream not counted as wrong_kind: %v", st)
 	}

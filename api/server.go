@@ -16,9 +16,9 @@
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
 // (ε, 1], NaN or ±Inf, last_n above the sliding window, a negative last,
 // last_n or last with scope SCOPE_CLUSTER), AlreadyExists,
-// FailedPrecondition for values and items sent to or asked of a stream of
-// the other kind, for SCOPE_CLUSTER without a Cluster and for SCOPE_CLUSTER
-// asked of an item stream, ResourceExhausted for the stream limit and when
+// FailedPrecondition for values, items and pairs sent to or asked of a
+// stream of another kind, for SCOPE_CLUSTER without a Cluster and for
+// SCOPE_CLUSTER asked of an item stream, ResourceExhausted for the stream limit and when
 // the memory budget cannot hold a new stream's worst case, Unavailable
 // after shutdown (see StopPush) and for a durable Push whose checkpoint
 // failed.
@@ -463,11 +463,16 @@ func (s *Server) resolve(ctx context.Context, q query) (*answers, error) {
 
 // lookup returns the named stream, checking sc against its sliding window:
 // NotFound for an unknown stream, InvalidArgument for a lastN above the
-// window, FailedPrecondition for ranks (ranked) asked of an item stream.
+// window, FailedPrecondition for ranks (ranked) asked of an item stream
+// and for any of these questions asked of a pair stream, which answers
+// CorrelatedSum and Stats only.
 func (s *Server) lookup(op, name string, sc scope, ranked bool) (*pipeline.Stream, error) {
 	st, err := s.stream(op, name)
 	if err != nil {
 		return nil, err
+	}
+	if st.IsPairs() {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is a pair stream: it answers correlated sums only", op, name)
 	}
 	if c := st.Config().SlidingWindow; sc.lastN > uint64(c) {
 		return nil, status.Errorf(codes.InvalidArgument, "%s: last_n %d exceeds the sliding window of %d values", op, sc.lastN, c)

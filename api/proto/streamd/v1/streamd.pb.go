@@ -74,9 +74,10 @@
 //   - FailedPrecondition: values pushed to an item stream or items to a
 //     value stream; pairs pushed to a value or item stream, values or
 //     items to a pair stream; quantiles or ranks asked of an item stream;
-//     a correlated sum asked of a stream that is not a pair stream, or of
-//     one without pairs yet; scope SCOPE_CLUSTER asked of an item stream,
-//     or of a daemon in no cluster.
+//     quantiles, ranks, heavy hitters or frequencies asked of a pair
+//     stream; a correlated sum asked of a stream that is not a pair
+//     stream, or of one without pairs yet; scope SCOPE_CLUSTER asked of an
+//     item stream, or of a daemon in no cluster.
 //   - ResourceExhausted: a stream the daemon cannot hold (its stream limit,
 //     or its memory budget cannot hold the stream's worst case).
 //   - Unavailable: the daemon is shutting down; a SCOPE_CLUSTER answer
