@@ -1,7 +1,8 @@
 // Package api implements the streamd.v1.Streamd gRPC service over a
 // pipeline's streams: pushes of values and items, quantile, rank,
 // heavy-hitter and frequency queries over all history, the last n values
-// or a time window, stream management, and continuous (Watch) queries.
+// or a time window, correlated sums of pair streams over all history,
+// stream management, and continuous (Watch) queries.
 //
 // Queries with scope SCOPE_CLUSTER are answered by the Server's Cluster
 // (package cluster) for the whole Kafka consumer group.
@@ -15,9 +16,9 @@
 // InvalidArgument for bad arguments (φ outside [0, 1], support outside
 // (ε, 1], NaN or ±Inf, last_n above the sliding window, a negative last,
 // last_n or last with scope SCOPE_CLUSTER), AlreadyExists,
-// FailedPrecondition for values and items sent to or asked of a stream of
-// the other kind, for SCOPE_CLUSTER without a Cluster and for SCOPE_CLUSTER
-// asked of an item stream, ResourceExhausted for the stream limit and when
+// FailedPrecondition for values, items and pairs sent to or asked of a
+// stream of another kind, for SCOPE_CLUSTER without a Cluster and for
+// SCOPE_CLUSTER asked of an item stream, ResourceExhausted for the stream limit and when
 // the memory budget cannot hold a new stream's worst case, Unavailable
 // after shutdown (see StopPush) and for a durable Push whose checkpoint
 // failed.
@@ -91,12 +92,13 @@ type Cluster interface {
 
 var _ pb.StreamdServer = (*Server)(nil)
 
-// Push accepts the values and items of every message of the call. NaN and
-// ±Inf values, and empty or over-long items, are rejected and counted, like
-// bad input on other sources; the call fails only for a bad stream name,
-// when a new stream is refused (the stream limit, the memory budget), for
-// values or items sent to a stream of the other kind, after StopPush, or
-// when a durable call's checkpoint fails. The values of earlier messages
+// Push accepts the values, items and pairs of every message of the call.
+// NaN and ±Inf values, pairs with a NaN or ±Inf, and empty or over-long
+// items, are rejected and counted, like bad input on other sources; the
+// call fails only for a bad stream name, when a new stream is refused (the
+// stream limit, the memory budget), for values, items or pairs sent to a
+// stream of another kind, for pairs whose x and y differ in length, after
+// StopPush, or when a durable call's checkpoint fails. The values of earlier messages
 // then stay accepted: the error's status details carry a PushResponse that
 // counts them, and the message says how many.
 func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushResponse]) error {
@@ -154,6 +156,15 @@ func (s *Server) Push(stream grpc.ClientStreamingServer[pb.PushRequest, pb.PushR
 		durable = durable || req.Durable
 		if err := feed.ValidName(req.Stream); err != nil {
 			return pushError(&resp, status.Newf(codes.InvalidArgument, "push: %v", err))
+		}
+		if req.Pairs != nil {
+			if len(req.Values) > 0 || len(req.Items) > 0 {
+				return pushError(&resp, status.New(codes.InvalidArgument, "push: a message carries values, items or pairs, only one of them"))
+			}
+			if err := s.pushPairs(ctx, req, &resp); err != nil {
+				return pushError(&resp, status.Convert(err))
+			}
+			continue
 		}
 		if len(req.Items) > 0 {
 			if len(req.Values) > 0 {
@@ -452,11 +463,16 @@ func (s *Server) resolve(ctx context.Context, q query) (*answers, error) {
 
 // lookup returns the named stream, checking sc against its sliding window:
 // NotFound for an unknown stream, InvalidArgument for a lastN above the
-// window, FailedPrecondition for ranks (ranked) asked of an item stream.
+// window, FailedPrecondition for ranks (ranked) asked of an item stream
+// and for any of these questions asked of a pair stream, which answers
+// CorrelatedSum and Stats only.
 func (s *Server) lookup(op, name string, sc scope, ranked bool) (*pipeline.Stream, error) {
 	st, err := s.stream(op, name)
 	if err != nil {
 		return nil, err
+	}
+	if st.IsPairs() {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s: stream %q is a pair stream: it answers correlated sums only", op, name)
 	}
 	if c := st.Config().SlidingWindow; sc.lastN > uint64(c) {
 		return nil, status.Errorf(codes.InvalidArgument, "%s: last_n %d exceeds the sliding window of %d values", op, sc.lastN, c)
@@ -763,6 +779,9 @@ func (s *Server) Stats(ctx context.Context, req *pb.StatsRequest) (*pb.StatsResp
 		resp.Kind = pb.StreamKind_STREAM_KIND_ITEMS
 		resp.Min, resp.Max, resp.Sum = 0, 0, 0
 	}
+	if x.Config.Pairs {
+		resp.Kind = pb.StreamKind_STREAM_KIND_PAIRS
+	}
 	return resp, nil
 }
 
@@ -776,6 +795,8 @@ func (s *Server) CreateStream(ctx context.Context, req *pb.CreateStreamRequest) 
 	case pb.StreamKind_STREAM_KIND_VALUES:
 	case pb.StreamKind_STREAM_KIND_ITEMS:
 		cfg.Items = true
+	case pb.StreamKind_STREAM_KIND_PAIRS:
+		cfg.Pairs = true
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "create stream: unknown kind %v", req.Kind)
 	}

@@ -6,10 +6,10 @@ import (
 	"streamd/items"
 )
 
-// A Batch is what one accept carries from an input to the streams: values
-// or items for one stream, from one Source, with their arrival time.
-// Exactly one of Values, Float32 and Items is the payload; the others are
-// empty. A Batch with an empty payload carries nothing.
+// A Batch is what one accept carries from an input to the streams: values,
+// items or pairs for one stream, from one Source, with their arrival time.
+// Exactly one of Values, Float32, Items and Pairs is the payload; the
+// others are empty. A Batch with an empty payload carries nothing.
 type Batch struct {
 	// Stream is the name of the stream the payload is for.
 	Stream string
@@ -31,11 +31,19 @@ type Batch struct {
 	Moments Moments
 	// Items are valid items (items.Check) for an item stream.
 	Items *items.Batch
+	// Pairs are clean pairs (CleanPairs) for a pair stream.
+	Pairs Pairs
 }
 
-// Len returns the number of values or items in b's payload.
+// Pairs are pairs (X[i], Y[i]) of float64 for a pair stream: X and Y have
+// the same length.
+type Pairs struct {
+	X, Y []float64
+}
+
+// Len returns the number of values, items or pairs in b's payload.
 func (b *Batch) Len() int {
-	n := len(b.Values) + len(b.Float32)
+	n := len(b.Values) + len(b.Float32) + len(b.Pairs.X)
 	if b.Items != nil {
 		n += b.Items.Len()
 	}

@@ -2,7 +2,8 @@
 // side share about the values that feed streamd's streams: where a batch
 // comes from (Source), why input is rejected (Reason), the errors that
 // refuse it (ErrStreamLimit, ErrWrongKind, ErrMemoryBudget), the rule for
-// stream names (ValidName) and the rule for values (CleanValues).
+// stream names (ValidName) and the rule for values (CleanValues, and
+// CleanPairs for pairs).
 //
 // It also holds what one accept carries from an input to a stream (Batch)
 // and the moments of values (Moments, Measure).
@@ -65,7 +66,7 @@ const (
 	ReasonFrameTooLarge   Reason = "frame_too_large" // a frame longer than the limit
 	ReasonStreamLimit     Reason = "stream_limit"    // refused with ErrStreamLimit
 	ReasonBadValueType    Reason = "bad_value_type"  // a frame whose value type is unknown
-	ReasonWrongKind       Reason = "wrong_kind"      // values for an item stream, or items for a value stream
+	ReasonWrongKind       Reason = "wrong_kind"      // values, items or pairs for a stream of another kind
 	ReasonEmptyItem       Reason = "empty_item"      // an empty item
 	ReasonItemTooLong     Reason = "item_too_long"   // an item longer than items.MaxLen
 	ReasonBadUTF8         Reason = "bad_utf8"        // an item that is not valid UTF-8
@@ -96,8 +97,9 @@ var (
 	// ErrStreamLimit refuses values that would create a stream when no
 	// more streams may be created.
 	ErrStreamLimit = errors.New("stream limit reached")
-	// ErrWrongKind refuses values sent to an item stream and items sent
-	// to a value stream.
+	// ErrWrongKind refuses values, items or pairs sent to a stream of
+	// another kind: values to an item or pair stream, items to a value or
+	// pair stream, pairs to a value or item stream.
 	ErrWrongKind = errors.New("wrong kind of stream")
 	// ErrMemoryBudget refuses values that the daemon's memory budget
 	// cannot hold.

@@ -29,6 +29,32 @@ func CleanValues(vals []float64) (kept []float64, nan, inf int) {
 	return vals[:j], nan, inf
 }
 
+// CleanPairs applies the value rule to the pairs (x[i], y[i]) in place: it
+// leaves out a pair with a NaN in x or y, counting it as nan, and one with
+// a ±Inf and no NaN, counting it as inf, and turns −0 into +0. It returns
+// the pairs kept, prefixes of x and y in their original order. It makes
+// one pass and allocates nothing. It panics if x and y differ in length.
+func CleanPairs(x, y []float64) (kx, ky []float64, nan, inf int) {
+	if len(x) != len(y) {
+		panic("feed: CleanPairs of x and y of different lengths")
+	}
+	j := 0
+	for i, a := range x {
+		b := y[i]
+		if a-a != 0 || b-b != 0 { // NaN or ±Inf in x or y
+			if a != a || b != b {
+				nan++
+			} else {
+				inf++
+			}
+			continue
+		}
+		x[j], y[j] = a+0, b+0 // −0 becomes +0
+		j++
+	}
+	return x[:j], y[:j], nan, inf
+}
+
 // Float32 returns v, a clean value (CleanValues), rounded to float32 as a
 // float32 stream keeps it: +0 for a value that rounds to zero, and ok
 // false for a value beyond float32's range, which rounds to ±Inf and is

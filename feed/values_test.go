@@ -60,3 +60,25 @@ func TestMomentsAdd(t *testing.T) {
 		t.Errorf("none Add = %+v, want %+v", got, b)
 	}
 }
+
+// TestCleanPairs: a pair with a NaN anywhere counts as nan, one with a
+// ±Inf and no NaN as inf, −0 becomes +0 in x and y, and the pairs kept
+// stay together, in order, in place.
+func TestCleanPairs(t *testing.T) {
+	nan, inf, negZero := math.NaN(), math.Inf(1), math.Copysign(0, -1)
+	x := []float64{1, nan, 2, inf, -inf, negZero, 3, 5}
+	y := []float64{10, 1, nan, nan, 1, negZero, inf, -50}
+	kx, ky, n, i := CleanPairs(x, y)
+	if !slices.Equal(kx, []float64{1, 0, 5}) || !slices.Equal(ky, []float64{10, 0, -50}) || n != 3 || i != 2 {
+		t.Fatalf("CleanPairs = %v %v, %d NaN, %d Inf", kx, ky, n, i)
+	}
+	if math.Signbit(kx[1]) || math.Signbit(ky[1]) {
+		t.Error("−0 kept")
+	}
+	if &kx[0] != &x[0] || &ky[0] != &y[0] {
+		t.Error("CleanPairs did not work in place")
+	}
+	if n := testing.AllocsPerRun(100, func() { CleanPairs(x, y) }); n != 0 {
+		t.Errorf("CleanPairs allocates %v times", n)
+	}
+}

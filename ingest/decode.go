@@ -134,10 +134,11 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 	}
 }
 
-// A batch gathers the values or items of one stream for one call of
-// Sink.Accept: float64 values (from lines and float64 frames, cleaned when
-// they are handed on), float32 values (from float32 frames, cleaned and
-// measured as they are decoded), or items.
+// A batch gathers the values, items or pairs of one stream for one call
+// of Sink.Accept: float64 values (from lines and float64 frames, cleaned
+// when they are handed on), float32 values (from float32 frames, cleaned
+// and measured as they are decoded), items, or pairs (from pair lines and
+// pair frames, cleaned when they are handed on).
 type batch struct {
 	ctx       context.Context
 	sink      Sink
@@ -145,6 +146,7 @@ type batch struct {
 	lineItems bool              // the line protocol reads stream's tokens as items
 	vals      []float64         // len ≤ batchLen; grows as needed
 	f32       []float32         // len ≤ batchLen; clean
+	px, py    []float64         // pairs, len ≤ batchLen; cleaned by flush
 	moments   feed.Moments      // of f32
 	list      items.Batch       // items; a batch holds one kind of payload
 	names     map[string]string // interned stream names
@@ -197,7 +199,7 @@ func (b *batch) itemRoom() bool {
 // room returns how many more values the batch takes before it must be
 // flushed.
 func (b *batch) room() int {
-	return batchLen - len(b.vals) - len(b.f32)
+	return batchLen - len(b.vals) - len(b.f32) - len(b.px)
 }
 
 // setStream flushes b and makes name its stream. name must be valid.
@@ -252,6 +254,15 @@ func (b *batch) flushData() error {
 			b.reject(feed.ReasonInf, inf)
 		}
 		b.fb.Values = vals
+	case len(b.px) > 0:
+		x, y, nan, inf := feed.CleanPairs(b.px, b.py)
+		if nan > 0 {
+			b.reject(feed.ReasonNaN, nan)
+		}
+		if inf > 0 {
+			b.reject(feed.ReasonInf, inf)
+		}
+		b.fb.Pairs = feed.Pairs{X: x, Y: y}
 	}
 	if n := b.fb.Len(); n > 0 {
 		_, err := b.sink.Accept(b.ctx, &b.fb)
@@ -260,6 +271,7 @@ func (b *batch) flushData() error {
 		}
 	}
 	b.vals, b.f32, b.moments = b.vals[:0], b.f32[:0], feed.Moments{}
+	b.px, b.py = b.px[:0], b.py[:0]
 	b.list.Reset()
 	b.fb = feed.Batch{}
 	return b.err

@@ -66,6 +66,14 @@ func lineTests(t testing.TB) []decodeTest {
 		{name: "nan and inf", in: []byte("a NaN 1 +Inf -inf Infinity 1e400 -1e309 2 nan\n"),
 			want: vals("a", []float64{1, 2}).with("a", feed.ReasonNaN, 2).with("a", feed.ReasonInf, 5)},
 		{name: "negative zero", in: []byte("a -0 0 -0.0 -1e-400\n"), want: vals("a", []float64{0, 0, 0, 0})},
+		// A line whose first token is x:y carries pairs; a token that is not
+		// a pair is malformed on its own, and a pair with a NaN or ±Inf is
+		// rejected whole.
+		{name: "pairs", in: []byte("lat 12.5:300 -0:-0 1:-7\nlat 2:NaN Inf:1 3 4:5:6 x:1 1e400:2 6:7\nv 1 2:3\n"),
+			want: vals(pairsKey("lat"), []float64{12.5, 300, 0, 0, 1, -7, 6, 7}, "v", []float64{1}).
+				with("lat", feed.ReasonNaN, 1).with("lat", feed.ReasonInf, 2).with("lat", feed.ReasonMalformed, 3).with("v", feed.ReasonMalformed, 1)},
+		{name: "pairs and values of one stream", in: []byte("a 1:2\na 3\na 4:5 6:7\n"),
+			want: vals(pairsKey("a"), []float64{1, 2, 4, 5, 6, 7}, "a", []float64{3})},
 		{name: "bad stream name", in: []byte("bad!name 1 2 3\nb 4\né 5\n"),
 			want: vals("b", []float64{4}).with("", feed.ReasonBadStreamName, 4)},
 		{name: "bad stream name without values", in: []byte("bad!\n"), want: result{}.with("", feed.ReasonBadStreamName, 1)},
@@ -145,6 +153,10 @@ func frameTests(t testing.TB) []decodeTest {
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	return []decodeTest{
 		{name: "magic only", in: magic},
+		{name: "pairs", in: cat(magic, pairFrame(t, "lat", []float64{1, math.NaN(), 2, math.Copysign(0, -1)}, []float64{-5, 1, math.Inf(1), 3}),
+			good, pairFrame(t, "lat", []float64{4}, []float64{40}), rawFrame(u16(1), []byte("b"), []byte{4}, f64s(1, 2, 3))),
+			want: vals(pairsKey("lat"), []float64{1, -5, 0, 3, 4, 40}, "g", []float64{7}).
+				with("lat", feed.ReasonNaN, 1).with("lat", feed.ReasonInf, 1).with("b", feed.ReasonMalformed, 1)},
 		{name: "float32", in: frames(t, true, "a", []float64{1, 2.5}, "b", []float64{-3}, "a", []float64{4}),
 			want: vals("a", []float64{1, 2.5, 4}, "b", []float64{-3})},
 		{name: "float64", in: frames(t, false, "a", []float64{0.1, math.MaxFloat64, math.SmallestNonzeroFloat64}),
@@ -161,7 +173,7 @@ func frameTests(t testing.TB) []decodeTest {
 			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
 		{name: "long stream name", in: cat(magic, rawFrame(u16(201), bytes.Repeat([]byte("n"), 201), []byte{2}, f64s(1)), good),
 			want: vals("g", []float64{7}).with("", feed.ReasonBadStreamName, 1)},
-		{name: "bad value type", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{4}, f32s(1)), rawFrame(u16(1), []byte("a"), []byte{0}), good),
+		{name: "bad value type", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{9}, f32s(1)), rawFrame(u16(1), []byte("a"), []byte{0}), good),
 			want: vals("g", []float64{7}).with("a", feed.ReasonBadValueType, 2)},
 		{name: "ragged values", in: cat(magic, rawFrame(u16(1), []byte("a"), []byte{1}, f32s(1), []byte{0}), rawFrame(u16(1), []byte("b"), []byte{2}, f32s(1)), good),
 			want: vals("g", []float64{7}).with("a", feed.ReasonMalformed, 1).with("b", feed.ReasonMalformed, 1)},
@@ -536,4 +548,14 @@ func checkMoments[T float32 | float64](t *testing.T, name string, vals []T, m fe
 	if m.Count != want.Count || m.Min != want.Min || m.Max != want.Max || math.Abs(m.Sum-want.Sum) > 1e-12*abs {
 		t.Errorf("%s: moments %+v, want %+v", name, m, want)
 	}
+}
+
+// pairFrame returns a frame of the pairs (x[i], y[i]) for stream.
+func pairFrame(t testing.TB, stream string, x, y []float64) []byte {
+	t.Helper()
+	f, err := AppendPairsFrame(nil, stream, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -1,5 +1,6 @@
 // Package ingest turns bytes from producers into batches of values (or
-// items, for item streams) for named streams and hands them to a [Sink]. It defines the two wire protocols that a
+// items, for item streams, or pairs, for pair streams) for named streams
+// and hands them to a [Sink]. It defines the two wire protocols that a
 // [TCPServer] speaks: a line protocol for people and scripts, and a binary
 // framed protocol for throughput. The first bytes of a connection choose the
 // protocol; a connection speaks one protocol until it ends.
@@ -38,6 +39,18 @@
 // "bad_utf8", each on its own (one per item). Items sent to a value stream,
 // and values sent to an item stream, are rejected as "wrong_kind", one per
 // item or value. [CheckItem] applies these rules.
+//
+// # Pairs
+//
+// A pair stream takes pairs (x, y) of float64 — a request's latency and
+// its response's size, say — in the Pairs of a [feed.Batch], and answers
+// correlated sums: the count and the sum of y of the pairs whose x is
+// below or above a threshold. A pair with a NaN in x or y is rejected as
+// "nan", one with a ±Inf (and no NaN) as "inf", one per pair; −0 becomes
+// +0 in both. [feed.CleanPairs] applies these rules. Pairs sent to a value
+// or item stream, and values or items sent to a pair stream, are rejected
+// as "wrong_kind". The first pairs a new stream keeps create it as a pair
+// stream.
 //
 // # Line protocol
 //
@@ -89,8 +102,25 @@
 // a stream that does not exist yet is read as values, so create item
 // streams before sending them lines.
 //
-// Values of consecutive lines of one stream are handed to the sink together,
-// in batches of up to 65536 values, while more input is already buffered. No
+// A line whose first token after the stream name holds a ":" carries
+// pairs instead of values (a number never holds a ":"), unless its stream
+// is an item stream:
+//
+//	<stream> <x>:<y> [<x>:<y> ...]\n
+//
+// with x and y decimal numbers as values are, and no blank around the
+// ":". So
+//
+//	echo "api 12.5:3400 80.1:51200" | nc host port
+//
+// adds two pairs to the pair stream "api", creating it if needed. A token
+// of a pair line that is not a pair (no ":", more than one, or a side that
+// is not a number) is rejected on its own as "malformed"; a token holding
+// a ":" in a line of values is malformed too.
+//
+// Values (or pairs) of consecutive lines of one stream are handed to the
+// sink together, in batches of up to 65536, while more input is already
+// buffered. No
 // value waits for input that has not arrived: whatever has been decoded is
 // handed over before the server waits for more bytes.
 //
@@ -103,13 +133,16 @@
 //
 //	frame  := length:uint32 body           length = len(body) ≤ 16 MiB
 //	body   := nameLen:uint16 name:[nameLen]byte type:uint8 values
-//	type   := 1 (float32) | 2 (float64) | 3 (items)
+//	type   := 1 (float32) | 2 (float64) | 3 (items) | 4 (float64 pairs)
 //	values := the rest of the body: IEEE 754 binary32 or binary64
 //	          numbers, little-endian; its length is a multiple of 4 or 8
 //	        | for type 3, items: (itemLen:uint16 item:[itemLen]byte)*
+//	        | for type 4, pairs: (x:binary64 y:binary64)*, little-endian;
+//	          its length is a multiple of 16
 //
 // A frame without values is valid and does nothing. [AppendFrame] encodes a
-// frame of values, [AppendItemsFrame] and [AppendBatchFrame] one of items.
+// frame of values, [AppendItemsFrame] and [AppendBatchFrame] one of items,
+// [AppendPairsFrame] one of pairs.
 // The items of a frame are checked one by one (see Items); an item whose
 // length runs past the end of its frame counts one "malformed" and ends the
 // frame.
@@ -122,9 +155,9 @@
 //     under the stream "".
 //  2. A name that is not a valid stream name is counted as
 //     "bad_stream_name" under the stream "".
-//  3. A type that is neither 1 nor 2 is counted as "bad_value_type".
-//  4. Values that are not a whole number of values are counted as
-//     "malformed".
+//  3. A type that is not 1, 2, 3 or 4 is counted as "bad_value_type".
+//  4. Values that are not a whole number of values (or pairs) are counted
+//     as "malformed".
 //
 // A frame whose length is over the limit (16 MiB, [MaxFrameLen], or less when
 // the server is so configured) is counted as "frame_too_large" under "" and

@@ -142,6 +142,8 @@ func (d *frameDecoder) frame(n int) error {
 		size = 8
 	case typeItems:
 		size = 1
+	case typePairs64:
+		size = pairSize
 	default:
 		return d.skip(n, string(name), feed.ReasonBadValueType)
 	}
@@ -155,13 +157,16 @@ func (d *frameDecoder) frame(n int) error {
 		}
 	}
 	d.br.Discard(2 + nameLen + 1)
-	if typ == typeItems {
+	switch typ {
+	case typeItems:
 		return d.items(left)
+	case typePairs64:
+		return d.pairs(left)
 	}
 	b := d.b
-	if b.list.Len() > 0 || size == 4 && len(b.vals) > 0 || size == 8 && len(b.f32) > 0 {
-		// The batch holds items, or values of the other precision, of a
-		// frame of the same stream.
+	if b.list.Len() > 0 || len(b.px) > 0 || size == 4 && len(b.vals) > 0 || size == 8 && len(b.f32) > 0 {
+		// The batch holds items, pairs, or values of the other precision,
+		// of a frame of the same stream.
 		if err := b.flush(); err != nil {
 			return err
 		}
@@ -209,7 +214,7 @@ func (d *frameDecoder) frame(n int) error {
 // time as it holds whole.
 func (d *frameDecoder) items(left int) error {
 	b := d.b
-	if len(b.vals)+len(b.f32) > 0 {
+	if len(b.vals)+len(b.f32)+len(b.px) > 0 {
 		if err := b.flush(); err != nil {
 			return err
 		}

@@ -132,7 +132,7 @@ func (s *recordSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 		panic(fmt.Sprintf("Accept with a bad stream name: %v", err))
 	}
 	payloads := 0
-	for _, n := range []int{len(b.Values), len(b.Float32), b.Len() - len(b.Values) - len(b.Float32)} {
+	for _, n := range []int{len(b.Values), len(b.Float32), len(b.Pairs.X), b.Len() - len(b.Values) - len(b.Float32) - len(b.Pairs.X)} {
 		if n > 0 {
 			payloads++
 		}
@@ -169,8 +169,17 @@ func (s *recordSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 			return 0, ctx.Err()
 		}
 	}
+	for i, x := range b.Pairs.X {
+		y := b.Pairs.Y[i]
+		if x-x != 0 || y-y != 0 || math.Float64bits(x) == 1<<63 || math.Float64bits(y) == 1<<63 {
+			panic(fmt.Sprintf("Accept with pair (%v, %v)", x, y))
+		}
+	}
 	s.mu.Lock()
 	s.got.add(stream, values...)
+	for i, x := range b.Pairs.X {
+		s.got.add(pairsKey(stream), x, b.Pairs.Y[i])
+	}
 	if b.Items != nil {
 		for i := range b.Items.Len() {
 			x := b.Items.Item(i)
@@ -354,6 +363,20 @@ func lineModel(in []byte, maxLine int) result {
 		if len(fields) == 1 {
 			r.reject(name, feed.ReasonMalformed, 1)
 		}
+		if len(fields) > 1 && bytes.IndexByte(fields[1], ':') >= 0 {
+			// A line of pairs: each field is x:y.
+			for _, f := range fields[1:] {
+				xs, ys, ok := bytes.Cut(f, []byte(":"))
+				x, errx := strconv.ParseFloat(string(xs), 64)
+				y, erry := strconv.ParseFloat(string(ys), 64)
+				if !ok || bytes.IndexByte(ys, ':') >= 0 || errx != nil && !math.IsInf(x, 0) || erry != nil && !math.IsInf(y, 0) || bytes.ContainsAny(f, "_xX") {
+					r.reject(name, feed.ReasonMalformed, 1)
+					continue
+				}
+				r.pair(name, x, y)
+			}
+			continue
+		}
 		for _, f := range fields[1:] {
 			v, err := strconv.ParseFloat(string(f), 64)
 			if err != nil && !math.IsInf(v, 0) || bytes.ContainsAny(f, "_xX") {
@@ -364,6 +387,23 @@ func lineModel(in []byte, maxLine int) result {
 		}
 	}
 	return r
+}
+
+// pairsKey is the key under which a result keeps the pairs of stream, as
+// x, y, x, y, …
+func pairsKey(stream string) string { return "pairs of " + stream }
+
+// pair adds (x, y) to stream, or counts it as rejected, as
+// feed.CleanPairs does.
+func (r *result) pair(stream string, x, y float64) {
+	switch {
+	case math.IsNaN(x) || math.IsNaN(y):
+		r.reject(stream, feed.ReasonNaN, 1)
+	case math.IsInf(x, 0) || math.IsInf(y, 0):
+		r.reject(stream, feed.ReasonInf, 1)
+	default:
+		r.add(pairsKey(stream), x+0, y+0)
+	}
 }
 
 // value adds v to stream, or counts it as rejected, as feed.CleanValues
@@ -433,6 +473,8 @@ func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 				return r, false // cut short: the input ends
 			}
 			continue
+		case 4:
+			size = 16
 		default:
 			r.reject(name, feed.ReasonBadValueType, 1)
 			continue
@@ -443,6 +485,11 @@ func frameModel(in []byte, maxFrame int) (r result, fail bool) {
 		}
 		vals := body[3+nameLen:]
 		for len(vals) >= size {
+			if size == 16 {
+				r.pair(name, math.Float64frombits(binary.LittleEndian.Uint64(vals)), math.Float64frombits(binary.LittleEndian.Uint64(vals[8:])))
+				vals = vals[size:]
+				continue
+			}
 			if size == 4 {
 				r.value(name, float64(math.Float32frombits(binary.LittleEndian.Uint32(vals))))
 			} else {

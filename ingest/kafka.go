@@ -61,6 +61,11 @@ const (
 //     an empty item, rejected as "empty_item"; items too long or not UTF-8
 //     count "item_too_long" and "bad_utf8"; items for a value stream (and
 //     values for an item stream) count "wrong_kind" each.
+//   - FormatPairsText and FormatPairs64: pairs for a pair stream, as
+//     tokens x:y (as in the TCP line protocol) or as little-endian
+//     binary64 x then y, 16 bytes a pair. A pair with a NaN or ±Inf counts
+//     one "nan" or "inf"; pairs for a value or item stream (and values or
+//     items for a pair stream) count "wrong_kind" each.
 //
 // The values of a message are handed to the Sink in one call of Accept,
 // possibly together with those of neighbouring messages of the same stream

@@ -33,6 +33,15 @@ const (
 	// is split at "\n" (a "\r" before it is dropped), and a final "\n"
 	// ends the last item.
 	FormatItems
+
+	// FormatPairsText is pairs for a pair stream, as in the TCP line
+	// protocol: tokens x:y of two decimal numbers, separated by blanks,
+	// commas or newlines.
+	FormatPairsText
+
+	// FormatPairs64 is pairs for a pair stream: x and y as IEEE 754
+	// binary64 numbers, little-endian, pair after pair (16 bytes a pair).
+	FormatPairs64
 )
 
 // ContentTypeHeader is the Kafka message header whose value, one of the
@@ -44,13 +53,16 @@ const ContentTypeHeader = "content-type"
 // without regard to case, and parameters such as "; charset=utf-8" are
 // ignored.
 const (
-	ContentTypeText     = "text/plain"                  // FormatText
-	ContentTypeBinary64 = "application/x-streamd-f64le" // FormatBinary64
-	ContentTypeBinary32 = "application/x-streamd-f32le" // FormatBinary32
-	ContentTypeItems    = "text/x-streamd-items"        // FormatItems
+	ContentTypeText     = "text/plain"                        // FormatText
+	ContentTypeBinary64 = "application/x-streamd-f64le"       // FormatBinary64
+	ContentTypeBinary32 = "application/x-streamd-f32le"       // FormatBinary32
+	ContentTypeItems    = "text/x-streamd-items"              // FormatItems
+	ContentTypePairs    = "text/x-streamd-pairs"              // FormatPairsText
+	ContentTypePairs64  = "application/x-streamd-pairs-f64le" // FormatPairs64
 )
 
-// String returns the name of f: "text", "f64", "f32" or "items".
+// String returns the name of f: "text", "f64", "f32", "items", "pairs" or
+// "pairs-f64".
 func (f Format) String() string {
 	switch f {
 	case FormatText:
@@ -61,6 +73,10 @@ func (f Format) String() string {
 		return "f32"
 	case FormatItems:
 		return "items"
+	case FormatPairsText:
+		return "pairs"
+	case FormatPairs64:
+		return "pairs-f64"
 	}
 	return "Format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -77,16 +93,23 @@ func (f Format) ContentType() string {
 		return ContentTypeBinary32
 	case FormatItems:
 		return ContentTypeItems
+	case FormatPairsText:
+		return ContentTypePairs
+	case FormatPairs64:
+		return ContentTypePairs64
 	}
 	return ""
 }
 
 // valid reports whether f is a known format.
-func (f Format) valid() bool { return f <= FormatItems }
+func (f Format) valid() bool { return f <= FormatPairs64 }
+
+// isPairs reports whether f is a format of pairs.
+func (f Format) isPairs() bool { return f == FormatPairsText || f == FormatPairs64 }
 
 // Formats lists every format.
 func Formats() []Format {
-	return []Format{FormatText, FormatBinary64, FormatBinary32, FormatItems}
+	return []Format{FormatText, FormatBinary64, FormatBinary32, FormatItems, FormatPairsText, FormatPairs64}
 }
 
 // messageFormat returns the format of m: the one its content-type header
@@ -123,6 +146,10 @@ func maxValues(f Format, n int) int {
 		return n / 4
 	case FormatItems:
 		return n/2 + 1 // one byte an item and a newline
+	case FormatPairs64:
+		return n / pairSize
+	case FormatPairsText:
+		return (n + 1) / 4 // x:y and a separator
 	}
 	return (n + 1) / 2 // one byte a value and one separator
 }

@@ -27,6 +27,7 @@ type partitionConsumer struct {
 	names   map[string]string // interned stream names
 	vals    []float64         // values of the unit being delivered
 	list    items.Batch       // or its items
+	px, py  []float64         // or its pairs
 	rejects []unitReject      // the rejects of the unit (reject)
 }
 
@@ -279,6 +280,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	defer p.countRejects()
 	p.vals = p.vals[:0]
 	p.list.Reset()
+	p.px, p.py = p.px[:0], p.py[:0]
 	stream := ""
 	var at time.Time // the unit's arrival time, with MessageTime
 	i := 0
@@ -286,8 +288,8 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		m := &msgs[i]
 		name, nameOK := p.streamName(m)
 		format, formatOK := messageFormat(m, p.format)
-		if size := len(p.vals) + p.list.Len(); nameOK && formatOK && size > 0 &&
-			(name != stream || (format == FormatItems) != (p.list.Len() > 0) ||
+		if size := len(p.vals) + p.list.Len() + len(p.px); nameOK && formatOK && size > 0 &&
+			(name != stream || (format == FormatItems) != (p.list.Len() > 0) || format.isPairs() != (len(p.px) > 0) ||
 				size+maxValues(format, len(m.Value)) > batchLen ||
 				(c.MessageTime && !m.Time.Equal(at))) {
 			break // m starts the next unit
@@ -307,6 +309,11 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 				p.reject(name, feed.ReasonMalformed, 1)
 			}
 			if p.list.Len() > n {
+				stream, at = name, m.Time
+			}
+			continue
+		case format.isPairs():
+			if p.pairs(name, m, format) {
 				stream, at = name, m.Time
 			}
 			continue
@@ -355,9 +362,12 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 		at = time.Time{}
 	}
 	b := &feed.Batch{Stream: stream, Source: p.tp, At: at}
-	if p.list.Len() > 0 {
+	switch {
+	case p.list.Len() > 0:
 		b.Items = &p.list
-	} else {
+	case len(p.px) > 0:
+		b.Pairs = feed.Pairs{X: p.px, Y: p.py}
+	default:
 		b.Values = p.vals
 	}
 	n := b.Len()
@@ -375,6 +385,9 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 	}
 	if cap(p.vals) > 4*batchLen {
 		p.vals = nil // do not keep a huge message's memory
+	}
+	if cap(p.px) > 4*batchLen {
+		p.px, p.py = nil, nil
 	}
 	if p.list.Size() > 4*batchItemBytes {
 		p.list = items.Batch{} // do not keep a huge message's memory

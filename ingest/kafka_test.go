@@ -545,7 +545,7 @@ func TestKafkaConsumerCheck(t *testing.T) {
 }
 
 func TestFormatContentType(t *testing.T) {
-	for _, f := range []Format{FormatText, FormatBinary64, FormatBinary32} {
+	for _, f := range Formats() {
 		m := kafka.Message{Headers: []kafka.Header{{Key: "Content-Type", Value: []byte(strings.ToUpper(f.ContentType()))}}}
 		if got, ok := messageFormat(&m, 7); !ok || got != f {
 			t.Errorf("messageFormat with %q = %v, %v; want %v", f.ContentType(), got, ok, f)

@@ -139,6 +139,15 @@ func (d *lineDecoder) line(line []byte) error {
 	if d.b.lineItems {
 		return d.items(line, j)
 	}
+	if k := skipBlanks(line, j); k < len(line) && isPairToken(line[k:fieldEnd(line, k)]) {
+		return d.pairs(line, j)
+	}
+	if len(d.b.px) > 0 {
+		// The batch holds the pairs of an earlier line of the stream.
+		if err := d.b.flush(); err != nil {
+			return err
+		}
+	}
 	good, bad := 0, 0
 	for i = skipBlanks(line, j); i < len(line); i = skipBlanks(line, j) {
 		j = fieldEnd(line, i)

@@ -6,9 +6,10 @@
 // A [Source] produces values for named streams: [TextFile] (one value per
 // line), [CSVFile] (one stream per chosen column), [Recording] (a file in
 // either protocol of package ingest, as written by [Recorder]) and [Synth]
-// (the distributions and arrival orders of package synth). A [Target]
-// opens connections that carry values: [TCP] (the line or the framed
-// protocol), [GRPC] (Push) and [Kafka]. A [Runner] drives a Source into a
+// (the distributions and arrival orders of package synth; or items for
+// item streams, or pairs of a latency and a size for pair streams). A
+// [Target] opens connections that carry values (and items and pairs):
+// [TCP] (the line or the framed protocol), [GRPC] (Push) and [Kafka]. A [Runner] drives a Source into a
 // Target over one or more connections, paces it, stops it after a count or
 // a duration, and reports progress; [Verify] compares what was sent with
 // what the daemon answers.
@@ -31,6 +32,9 @@
 //	application/x-streamd-f64le   IEEE 754 binary64 values, little-endian, back to back
 //	application/x-streamd-f32le   IEEE 754 binary32 values, little-endian, back to back
 //	text/plain                    decimal numbers separated by blanks or newlines
+//	text/x-streamd-items          items, one a line
+//	text/x-streamd-pairs          pairs x:y separated by blanks (KafkaText)
+//	application/x-streamd-pairs-f64le  pairs as binary64 x then y, little-endian
 //
 // A message without the header is read in a default format chosen by the
 // reader (see [DecodeMessage]).

@@ -21,8 +21,8 @@ import (
 )
 
 // A Recorder is an ingest.Sink that writes the values it accepts to a file
-// in the framed protocol of package ingest, as float64, so that a
-// Recording replays them. Its methods may be called concurrently; the
+// in the framed protocol of package ingest, as float64 (items as item
+// frames, pairs as pair frames), so that a Recording replays them. Its methods may be called concurrently; the
 // values of each call are written as one or more frames, in the order of
 // the calls.
 type Recorder struct {
@@ -68,8 +68,11 @@ func (r *Recorder) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	if b.Items != nil {
+	switch {
+	case b.Items != nil:
 		return r.writeItems(b.Stream, b.Items)
+	case len(b.Pairs.X) > 0:
+		return r.writePairs(b.Stream, b.Pairs.X, b.Pairs.Y)
 	}
 	values := batchValues(b, &r.wide)
 	if r.Limit > 0 {
@@ -128,6 +131,36 @@ func (r *Recorder) writeItems(stream string, b *items.Batch) (int, error) {
 		r.ItemStreams = make(map[string]bool)
 	}
 	r.ItemStreams[stream] = true
+	if r.Limit > 0 && r.values == r.Limit {
+		close(r.full)
+	}
+	return n, nil
+}
+
+// writePairs writes the pairs (x[i], y[i]) as pair frames of stream,
+// each pair counting as a value. The caller holds r.mu.
+func (r *Recorder) writePairs(stream string, x, y []float64) (int, error) {
+	n := len(x)
+	if r.Limit > 0 {
+		if r.values >= r.Limit {
+			return 0, ErrRecordFull
+		}
+		n = int(min(int64(n), r.Limit-r.values))
+	}
+	const most = 1 << 19 // pairs of a frame, well under its limit
+	for i := 0; i < n; i += most {
+		j := min(i+most, n)
+		r.buf, r.err = ingest.AppendPairsFrame(r.buf[:0], stream, x[i:j], y[i:j])
+		if r.err == nil {
+			_, r.err = r.w.Write(r.buf)
+		}
+		if r.err != nil {
+			r.err = fmt.Errorf("record: %w", r.err)
+			return 0, r.err
+		}
+	}
+	r.values += int64(n)
+	r.streams[stream] += int64(n)
 	if r.Limit > 0 && r.values == r.Limit {
 		close(r.full)
 	}

@@ -129,6 +129,9 @@ type StreamResult struct {
 	Counts []int64
 	// Items holds the items sent, with Runner.Keep, for an item stream.
 	Items []string
+	// PairX and PairY hold the pairs sent, with Runner.Keep, for a pair
+	// stream: (PairX[i], PairY[i]), in order.
+	PairX, PairY []float64
 }
 
 // errLimit ends a source when the run's count or duration is reached.
@@ -192,7 +195,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 						s.sent.Add(int64(w.len()))
 					}
 				}
-				w.vals = w.vals[:0]
+				w.vals, w.px, w.py = w.vals[:0], w.px[:0], w.py[:0]
 				w.items.Reset()
 				s.pool.Put(w)
 			}
@@ -260,17 +263,25 @@ func startProgress(progress func(Progress), every time.Duration, state func() Pr
 	}
 }
 
-// work is a batch of values or items for one connection.
+// work is a batch of values, items or pairs for one connection.
 type work struct {
 	stream string
 	vals   []float64
 	items  items.Batch
+	px, py []float64
 }
 
-func (w *work) len() int { return len(w.vals) + w.items.Len() }
+func (w *work) len() int { return len(w.vals) + w.items.Len() + len(w.px) }
 
 // send sends w on c.
 func (w *work) send(c Conn) error {
+	if len(w.px) > 0 {
+		pc, ok := c.(PairConn)
+		if !ok {
+			return fmt.Errorf("send: pairs for stream %q: the target takes no pairs", w.stream)
+		}
+		return pc.SendPairs(w.stream, w.px, w.py)
+	}
 	if w.items.Len() == 0 {
 		return c.Send(w.stream, w.vals)
 	}
@@ -319,8 +330,11 @@ func (s *runSink) stream(name string) *StreamResult {
 // leaves out (cleanValues) are counted as skipped. b.Source and b.At are
 // not used: the receiver stamps arrival times.
 func (s *runSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
-	if b.Items != nil {
+	switch {
+	case b.Items != nil:
 		return s.acceptItems(b.Stream, b.Items)
+	case len(b.Pairs.X) > 0:
+		return s.acceptPairs(b.Stream, b.Pairs.X, b.Pairs.Y)
 	}
 	values := batchValues(b, &s.wide)
 	if len(values) == 0 {
@@ -386,6 +400,50 @@ func (s *runSink) acceptItems(stream string, b *items.Batch) (int, error) {
 	return b.Len(), nil
 }
 
+// acceptPairs is Accept for pairs: it cuts them into batches, leaves out
+// those with a NaN or ±Inf (feed.CleanPairs, counted as skipped), paces
+// the rest, and queues them for the connections.
+func (s *runSink) acceptPairs(stream string, x, y []float64) (int, error) {
+	if err := feed.ValidName(stream); err != nil {
+		return 0, fmt.Errorf("run: %w", err)
+	}
+	if len(x) != len(y) {
+		return 0, fmt.Errorf("run: pairs of %d x and %d y", len(x), len(y))
+	}
+	st := s.stream(stream)
+	accepted := 0
+	for len(x) > 0 {
+		n, err := s.admit(len(x))
+		if err != nil {
+			return accepted, err
+		}
+		w := s.pool.Get().(*work)
+		w.stream = stream
+		var nan, inf int
+		w.px, w.py, nan, inf = feed.CleanPairs(append(w.px[:0], x[:n]...), append(w.py[:0], y[:n]...))
+		if nan > 0 {
+			s.Reject(stream, feed.Local, feed.ReasonNaN, nan)
+		}
+		if inf > 0 {
+			s.Reject(stream, feed.Local, feed.ReasonInf, inf)
+		}
+		x, y = x[n:], y[n:]
+		if len(w.px) == 0 {
+			s.pool.Put(w)
+			continue
+		}
+		accepted += len(w.px)
+		if s.r.Keep {
+			st.PairX = append(st.PairX, w.px...)
+			st.PairY = append(st.PairY, w.py...)
+		}
+		if err := s.queue(st, w); err != nil {
+			return accepted, err
+		}
+	}
+	return accepted, nil
+}
+
 // IsItemStream implements ingest.Sink: recordings in the line protocol
 // replay as values.
 func (s *runSink) IsItemStream(string) bool { return false }
@@ -413,6 +471,8 @@ func (s *runSink) admit(n int) (int, error) {
 func (s *runSink) queue(st *StreamResult, w *work) error {
 	n := w.len()
 	if err := s.pace(n); err != nil {
+		w.vals, w.px, w.py = w.vals[:0], w.px[:0], w.py[:0]
+		w.items.Reset()
 		s.pool.Put(w)
 		return err
 	}

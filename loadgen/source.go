@@ -451,6 +451,12 @@ type Synth struct {
 	// values of Spec; stream i draws with seed Addresses.Seed+i. Items is
 	// implied.
 	Addresses *synth.AddrSpec
+
+	// Pairs sends pairs instead of values, for pair streams: a request's
+	// latency and its response's bytes (synth.PairSource, stream i seeded
+	// with Spec.Seed+i; Spec's distribution is not used). Spec.Order is
+	// random, or sorted or reverse by latency, which need a Count.
+	Pairs bool
 }
 
 // Run implements Source.
@@ -460,6 +466,9 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	}
 	if s.Addresses != nil {
 		return s.runAddresses(ctx, sink)
+	}
+	if s.Pairs {
+		return s.runPairs(ctx, sink)
 	}
 	k := int64(len(s.Streams))
 	random := s.Spec.Order == synth.Random || s.Spec.Order == ""
@@ -607,4 +616,68 @@ func itemNamer(sink ingest.Sink, spec synth.Spec) func(ctx context.Context, stre
 		}
 		return acceptItems(ctx, sink, stream, &b)
 	}
+}
+
+// runPairs is Run for pairs.
+func (s *Synth) runPairs(ctx context.Context, sink ingest.Sink) error {
+	k := int64(len(s.Streams))
+	random := s.Spec.Order == synth.Random || s.Spec.Order == ""
+	if !random && s.Count <= 0 {
+		return fmt.Errorf("synth: order %q needs a count", s.Spec.Order)
+	}
+	type pairStream struct {
+		src    *synth.PairSource // random order: drawn as they go
+		x, y   []float64         // other orders: arranged whole
+		remain int64             // pairs left to send; < 0: endless
+	}
+	streams := make([]pairStream, k)
+	for i := range streams {
+		seed := s.Spec.Seed + uint64(i)
+		ps := &streams[i]
+		ps.remain = -1
+		if s.Count > 0 {
+			ps.remain = s.Count / k
+			if int64(i) < s.Count%k {
+				ps.remain++
+			}
+		}
+		if random {
+			ps.src = synth.NewPairSource(seed)
+			continue
+		}
+		var err error
+		if ps.x, ps.y, err = synth.GeneratePairs(seed, int(ps.remain), s.Spec.Order); err != nil {
+			return err
+		}
+	}
+	bx, by := make([]float64, sourceBatch), make([]float64, sourceBatch)
+	for live := k; live > 0; {
+		live = 0
+		for i, name := range s.Streams {
+			ps := &streams[i]
+			m := int64(sourceBatch)
+			if ps.remain >= 0 {
+				m = min(m, ps.remain)
+				ps.remain -= m
+			}
+			if m == 0 {
+				continue
+			}
+			live++
+			x, y := bx[:m], by[:m]
+			if ps.src != nil {
+				for j := range x {
+					x[j], y[j] = ps.src.Next()
+				}
+			} else {
+				copy(x, ps.x)
+				copy(y, ps.y)
+				ps.x, ps.y = ps.x[m:], ps.y[m:]
+			}
+			if _, err := sink.Accept(ctx, &feed.Batch{Stream: name, Pairs: feed.Pairs{X: x, Y: y}}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -24,6 +24,7 @@ type memTarget struct {
 	mu     sync.Mutex
 	values map[string][]float64
 	items  map[string][]string
+	pairs  map[string][]float64 // x, y, x, y, …
 	dials  int
 }
 
@@ -38,6 +39,18 @@ func (m *memTarget) Dial(ctx context.Context) (loadgen.Conn, error) {
 }
 
 type memConn struct{ m *memTarget }
+
+func (c memConn) SendPairs(stream string, x, y []float64) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.pairs == nil {
+		c.m.pairs = make(map[string][]float64)
+	}
+	for i := range x {
+		c.m.pairs[stream] = append(c.m.pairs[stream], x[i], y[i])
+	}
+	return nil
+}
 
 func (c memConn) Send(stream string, values []float64) error {
 	c.m.mu.Lock()

@@ -52,10 +52,22 @@ type ItemConn interface {
 	SendItems(stream string, b *items.Batch) error
 }
 
+// PairConn is a Conn that also carries pairs, for pair streams. Every
+// Conn of this package is one.
+type PairConn interface {
+	Conn
+	// SendPairs sends the pairs (x[i], y[i]) for stream, in order. The
+	// caller may reuse x and y once SendPairs returns.
+	SendPairs(stream string, x, y []float64) error
+}
+
 var (
 	_ ItemConn = (*tcpConn)(nil)
 	_ ItemConn = (*grpcConn)(nil)
 	_ ItemConn = (*kafkaConn)(nil)
+	_ PairConn = (*tcpConn)(nil)
+	_ PairConn = (*grpcConn)(nil)
+	_ PairConn = (*kafkaConn)(nil)
 )
 
 // Ack is what a receiver reported about the values of a connection.
@@ -152,6 +164,40 @@ func (c *tcpConn) SendItems(stream string, b *items.Batch) error {
 			return fmt.Errorf("send: %w", refusal(c.conn, err))
 		}
 		i += n
+	}
+	return nil
+}
+
+// maxFramePairs is the most pairs a frame of SendPairs carries.
+const maxFramePairs = 1 << 16
+
+// SendPairs sends pairs in pair frames, or in lines of x:y tokens, as
+// float64 whatever Float32 says.
+func (c *tcpConn) SendPairs(stream string, x, y []float64) error {
+	for len(x) > 0 {
+		c.buf = c.buf[:0]
+		var n int
+		if c.binary {
+			n = min(len(x), maxFramePairs)
+			var err error
+			if c.buf, err = ingest.AppendPairsFrame(c.buf, stream, x[:n], y[:n]); err != nil {
+				return fmt.Errorf("send: %w", err)
+			}
+		} else {
+			n = min(len(x), maxLineValues)
+			c.buf = append(c.buf, stream...)
+			for i := range n {
+				c.buf = append(c.buf, ' ')
+				c.buf = strconv.AppendFloat(c.buf, x[i], 'g', -1, 64)
+				c.buf = append(c.buf, ':')
+				c.buf = strconv.AppendFloat(c.buf, y[i], 'g', -1, 64)
+			}
+			c.buf = append(c.buf, '\n')
+		}
+		if _, err := c.w.Write(c.buf); err != nil {
+			return fmt.Errorf("send: %w", refusal(c.conn, err))
+		}
+		x, y = x[n:], y[n:]
 	}
 	return nil
 }
@@ -293,6 +339,19 @@ func (c *grpcConn) SendItems(stream string, b *items.Batch) error {
 	c.req.Stream, c.req.Values, c.req.Items, c.req.Durable = stream, nil, list, c.durable
 	err := c.call.Send(&c.req)
 	c.req.Items = nil
+	if err != nil {
+		if err == io.EOF {
+			_, err = c.call.CloseAndRecv()
+		}
+		return fmt.Errorf("push: %w", err)
+	}
+	return nil
+}
+
+func (c *grpcConn) SendPairs(stream string, x, y []float64) error {
+	c.req.Stream, c.req.Values, c.req.Pairs, c.req.Durable = stream, nil, &pb.Pairs{X: x, Y: y}, c.durable
+	err := c.call.Send(&c.req)
+	c.req.Pairs = nil
 	if err != nil {
 		if err == io.EOF {
 			_, err = c.call.CloseAndRecv()
@@ -487,6 +546,45 @@ func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
 		}
 		c.msgs = append(c.msgs, kafka.Message{Key: key, Value: value, Headers: header})
 		i += n
+	}
+	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
+		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
+	}
+	return nil
+}
+
+// SendPairs sends pairs in messages of up to ValuesPerMessage pairs: of
+// the pairs text format (x:y tokens) when Format is KafkaText, else of
+// the binary pairs-f64 format.
+func (c *kafkaConn) SendPairs(stream string, x, y []float64) error {
+	c.msgs = c.msgs[:0]
+	ct := ingest.ContentTypePairs64
+	if c.format == KafkaText {
+		ct = ingest.ContentTypePairs
+	}
+	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(ct)}}
+	key := []byte(stream)
+	if c.noKey {
+		key = nil // kafka.Hash spreads keyless messages round robin
+	}
+	for len(x) > 0 {
+		n := min(len(x), c.per)
+		var value []byte
+		for i := range n {
+			if c.format == KafkaText {
+				if i > 0 {
+					value = append(value, ' ')
+				}
+				value = strconv.AppendFloat(value, x[i], 'g', -1, 64)
+				value = append(value, ':')
+				value = strconv.AppendFloat(value, y[i], 'g', -1, 64)
+				continue
+			}
+			value = binary.LittleEndian.AppendUint64(value, math.Float64bits(x[i]))
+			value = binary.LittleEndian.AppendUint64(value, math.Float64bits(y[i]))
+		}
+		c.msgs = append(c.msgs, kafka.Message{Key: key, Value: value, Headers: header})
+		x, y = x[n:], y[n:]
 	}
 	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
 		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)

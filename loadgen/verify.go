@@ -35,6 +35,10 @@ type VerifyConfig struct {
 	// 50ms).
 	Timeout time.Duration
 	Poll    time.Duration
+	// SumAt is the constant threshold at which the correlated sums of a
+	// pair stream are checked, besides its p50, p99, twice its mean, its
+	// minimum and maximum (default DefaultSumAt).
+	SumAt float64
 }
 
 // Verification holds the checks of every stream.
@@ -74,6 +78,7 @@ type StreamCheck struct {
 	Epsilon float64 // the stream's ε, from the daemon
 	Float32 bool    // the stream keeps float32 values: answers are compared with the values rounded so
 	Items   bool    // an item stream: heavy hitters only, by item
+	Pairs   bool    // a pair stream: correlated sums only (Sums)
 
 	// Rejected is the daemon's count of the stream's values it refused,
 	// over the stream's life (StatsResponse.rejected_total).
@@ -81,6 +86,7 @@ type StreamCheck struct {
 
 	Quantiles    []QuantileCheck
 	HeavyHitters []HeavyHitterCheck
+	Sums         []SumCheck // the correlated sums of a pair stream
 	Support      float64
 	Err          error // an error of the whole check or of the heavy-hitter set, if any
 
@@ -107,6 +113,11 @@ func (s *StreamCheck) OK() bool {
 	}
 	for _, h := range s.HHH {
 		if h.Err != nil {
+			return false
+		}
+	}
+	for _, c := range s.Sums {
+		if c.Err != nil {
 			return false
 		}
 	}
@@ -174,6 +185,9 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 	if cfg.Poll <= 0 {
 		cfg.Poll = 50 * time.Millisecond
 	}
+	if cfg.SumAt == 0 {
+		cfg.SumAt = DefaultSumAt
+	}
 	v := &Verification{}
 	for _, name := range res.Names() {
 		st := res.Streams[name]
@@ -184,8 +198,13 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 			return nil, fmt.Errorf("verify %s: the values sent were not kept", name)
 		}
 		verify := func() (*StreamCheck, error) { return verifyStream(ctx, client, name, st, cfg) }
-		if len(st.Items) > 0 {
+		switch {
+		case len(st.Items) > 0:
 			verify = func() (*StreamCheck, error) { return verifyItems(ctx, client, name, st.Items, cfg) }
+		case len(st.PairX) > 0:
+			verify = func() (*StreamCheck, error) {
+				return verifyPairs(ctx, client, name, st.PairX, st.PairY, cfg.SumAt, cfg)
+			}
 		}
 		sc, err := verify()
 		if err != nil {
@@ -237,7 +256,7 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, want
 // or values with counts that add up to them.
 func (st *StreamResult) kept() bool {
 	if st.Counts == nil {
-		return int64(len(st.Values)+len(st.Items)) == st.Sent
+		return int64(len(st.Values)+len(st.Items)+len(st.PairX)) == st.Sent && len(st.PairX) == len(st.PairY)
 	}
 	var n int64
 	for _, c := range st.Counts {
@@ -486,8 +505,12 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 		case s.Float32:
 			prec = "float32"
 		}
-		fmt.Fprintf(cw, "\nstream %s: N=%d ε=%v εN=%.1f (%s values), rejected by the daemon %d\n",
-			s.Stream, s.N, s.Epsilon, s.Epsilon*float64(s.N), prec, s.Rejected)
+		what := prec + " values"
+		if s.Pairs {
+			what = "pairs of float64"
+		}
+		fmt.Fprintf(cw, "\nstream %s: N=%d ε=%v εN=%.1f (%s), rejected by the daemon %d\n",
+			s.Stream, s.N, s.Epsilon, s.Epsilon*float64(s.N), what, s.Rejected)
 		if len(s.Quantiles) > 0 {
 			tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "φ\texact\tstreamd\trank min\trank max\trank error\t≤ εN\t")
@@ -497,7 +520,10 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 			}
 			tw.Flush()
 		}
-		if len(s.HeavyHitters) > 0 || s.Err == nil {
+		if len(s.Sums) > 0 {
+			writeSums(cw, s)
+		}
+		if !s.Pairs && (len(s.HeavyHitters) > 0 || s.Err == nil) {
 			fmt.Fprintf(cw, "heavy hitters at support %v (count ≥ %.1f):\n", s.Support, s.Support*float64(s.N))
 			tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "value\texact count\tcount min\tcount max\tok\t")

@@ -65,8 +65,14 @@ func recentNamesLimit(window int, retain int64) int64 {
 // this for itself, which counts its items, and again for each of its L−2
 // level streams (the root needs no summary), each with an account of its
 // own: L−1 times an item stream's reservation in all.
+//
+// A pair stream is charged as pairFootprint says instead.
 func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	cfg = cfg.WithDefaults()
+	if cfg.Pairs {
+		reserve, sums := pairFootprint(cfg)
+		return membudget.Footprint{Reserve: reserve, Summaries: sums}
+	}
 	eps, n := cfg.Epsilon, cfg.SlidingWindow
 	size := int64(cfg.WindowSize)
 	v := int64(4)
@@ -89,13 +95,17 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 
 // summaryBytes returns what s's summaries hold: each part's, with the
 // merged copy of its quantile sketch that queries share, the sliding
-// window, for an item stream the strings it keeps, and the partial windows
+// window, for an item stream the strings it keeps, for a pair stream its
+// pairs, and the partial windows
 // of the Kafka partitions' parts (the reservation holds one partial
 // window: the local part's). s.mu must be held.
 func (s *Stream) summaryBytes() int64 {
 	b := s.recent.Bytes()
 	if s.items != nil {
 		b += s.items.recent.Bytes()
+	}
+	if s.pairs != nil {
+		b += int(s.pairs.bytes())
 	}
 	b += s.local.summaryBytes()
 	for _, pt := range s.kafka {

@@ -158,7 +158,7 @@ func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
 // refuse them all with an error wrapping ErrMemoryBudget.
 func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Source, b *items.Batch, at time.Time) error {
 	if s.items == nil {
-		return fmt.Errorf("%w: items for value stream %q", ErrWrongKind, s.name)
+		return fmt.Errorf("%w: items for %s stream %q", ErrWrongKind, s.kind(), s.name)
 	}
 	if at.IsZero() {
 		at = p.cfg.Now()

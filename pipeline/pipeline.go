@@ -68,10 +68,12 @@ var (
 	// limit on streams. It is feed.ErrStreamLimit, so that ingest counts
 	// it.
 	ErrStreamLimit = feed.ErrStreamLimit
-	// ErrWrongKind is returned for values sent to an item stream, items
-	// sent to a value stream, and questions a stream of that kind cannot
+	// ErrWrongKind is returned for values, items or pairs sent to a
+	// stream of another kind, and questions a stream of that kind cannot
 	// answer. It is feed.ErrWrongKind, so that ingest counts it.
 	ErrWrongKind = feed.ErrWrongKind
+	// ErrPairLengths is returned for pairs whose x and y differ in length.
+	ErrPairLengths = errors.New("pairs: x and y differ in length")
 	// ErrMemoryBudget is returned when the memory budget cannot hold a new
 	// stream's worst case (StreamFootprint). It is feed.ErrMemoryBudget,
 	// so that ingest counts it.
@@ -431,9 +433,10 @@ func (p *Pipeline) Len() int {
 	return len(p.streams)
 }
 
-// Accept adds the payload of b to its stream and returns how many values
-// or items it accepted: every later query counts them. It creates the
-// stream with the default config (as an item stream for items) on the
+// Accept adds the payload of b to its stream and returns how many values,
+// items or pairs it accepted: every later query counts them. It creates
+// the stream with the default config (as an item stream for items, a pair
+// stream for pairs) on the
 // first values or items it keeps: a payload of which none would be kept
 // creates no stream, and its rejects are counted as belonging to none
 // (Rejected). Accept blocks while the sorter's queue is full
@@ -450,24 +453,32 @@ func (p *Pipeline) Len() int {
 // float32's range is left out and counted as a reject of the stream
 // (feed.ReasonInf). Values decoded from float32 (b.Float32, with their
 // moments) go into a stream of either precision as they are. Items must
-// be valid (items.Check).
+// be valid (items.Check). Pairs (b.Pairs, clean as feed.CleanPairs leaves
+// them) go into a pair stream, created as one by the first pairs; its
+// windows are sorted and summarised by Accept itself (see pairStream), and
+// it has no arrival times.
 //
 // Accept fails with an error wrapping ErrBadName for an invalid name,
-// ErrWrongKind for values sent to an item stream or items sent to a value
-// stream, ErrStreamLimit or ErrMemoryBudget when the stream cannot be
+// ErrWrongKind for a payload sent to a stream of another kind (values to
+// an item or pair stream, items to a value or pair stream, pairs to a
+// value or item stream), ErrPairLengths for pairs whose x and y differ in
+// length, ErrStreamLimit or ErrMemoryBudget when the stream cannot be
 // created or the items' strings cannot be held, and ErrClosed after Close;
 // it has then accepted none of the payload. The caller may reuse b and its
 // payload once Accept returns.
 func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err error) {
-	if b.Items != nil {
+	switch {
+	case b.Items != nil:
 		return p.acceptItems(ctx, b)
+	case len(b.Pairs.X) > 0 || len(b.Pairs.Y) > 0:
+		return p.acceptPairs(ctx, b)
 	}
 	s, err := p.valueStream(b)
 	if s == nil {
 		return 0, err
 	}
-	if s.items != nil && b.Len() > 0 {
-		return 0, fmt.Errorf("%w: values for item stream %q", ErrWrongKind, s.name)
+	if (s.items != nil || s.pairs != nil) && b.Len() > 0 {
+		return 0, fmt.Errorf("%w: values for %s stream %q", ErrWrongKind, s.kind(), s.name)
 	}
 	now := p.arrival(b.At)
 	if len(b.Float32) > 0 || s.cfg.Float64 {

@@ -25,16 +25,19 @@ import (
 //	streams  uvarint count, then per stream:
 //	         name (length-prefixed), configuration (epsilon float64,
 //	         window size uvarint, sliding window uvarint, flags uint8: 1
-//	         float64, 2 items, 8 hierarchy, then for a hierarchy its
-//	         string form, length-prefixed), sliding window
+//	         float64, 2 items, 4 pairs, 8 hierarchy, then for a
+//	         hierarchy its string form, length-prefixed), sliding window
 //	         (length-prefixed), for an item stream the strings of its
-//	         newest items (items.Names, length-prefixed), uvarint count of
-//	         parts, each a part encoding (length-prefixed), local part
-//	         first; for a hierarchy stream then uvarint count of its level
-//	         streams, levels 1 to L−2, each encoded as a stream is
+//	         newest items (items.Names, length-prefixed), for a pair stream
+//	         its pairs (length-prefixed: the corrsum.Summary encoding,
+//	         length-prefixed, then the uvarint count of the pairs of its
+//	         partial window and each pair as x and y float64 LE), uvarint
+//	         count of parts, each a part encoding (length-prefixed), local
+//	         part first; for a hierarchy stream then uvarint count of its
+//	         level streams, levels 1 to L−2, each encoded as a stream is
 //
-// A snapshot without hierarchy streams is what it was before they were
-// kept (flag 8 is new), so version 2 stays.
+// A snapshot without hierarchy or pair streams is what it was before they
+// were kept (flags 4 and 8 are new), so version 2 stays.
 //
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
 // to another daemon):
@@ -59,6 +62,7 @@ const (
 
 	flagFloat64 = 1
 	flagItems   = 2
+	flagPairs   = 4
 	// flagHierarchy marks a hierarchy stream: an item stream whose
 	// hierarchy's string form follows the flags.
 	flagHierarchy = 8
@@ -194,6 +198,11 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
 			return err
 		}
 	}
+	if s.pairs != nil {
+		if dst, err = appendPrefixed(dst, s.pairs.appendState); err != nil {
+			return err
+		}
+	}
 	parts := s.partsLocked()
 	dst = binary.AppendUvarint(dst, uint64(len(parts)))
 	for _, pt := range parts {
@@ -240,6 +249,9 @@ func appendConfig(dst []byte, cfg summary.Config) []byte {
 	if cfg.Items {
 		flags |= flagItems
 	}
+	if cfg.Pairs {
+		flags |= flagPairs
+	}
 	if cfg.Hierarchy != "" {
 		flags |= flagHierarchy
 	}
@@ -259,12 +271,16 @@ func readConfig(r *codec.Reader) (summary.Config, error) {
 	if err := r.Err(); err != nil {
 		return cfg, err
 	}
-	// An item stream keeps float64 precision (summary.Config.Items).
-	if flags&^(flagFloat64|flagItems|flagHierarchy) != 0 || flags&(flagFloat64|flagItems) == flagItems ||
+	// Item and pair streams keep float64 precision (summary.Config.Items,
+	// Pairs), a stream is of one kind, and a hierarchy stream is an item
+	// stream.
+	if flags&^(flagFloat64|flagItems|flagPairs|flagHierarchy) != 0 ||
+		flags&(flagFloat64|flagItems) == flagItems || flags&(flagFloat64|flagPairs) == flagPairs ||
+		flags&(flagItems|flagPairs) == flagItems|flagPairs ||
 		flags&flagHierarchy != 0 && flags&flagItems == 0 {
 		return cfg, fmt.Errorf("%w: bad flags %#x", codec.ErrCorrupt, flags)
 	}
-	cfg.Float64, cfg.Items = flags&flagFloat64 != 0, flags&flagItems != 0
+	cfg.Float64, cfg.Items, cfg.Pairs = flags&flagFloat64 != 0, flags&flagItems != 0, flags&flagPairs != 0
 	if flags&flagHierarchy != 0 {
 		cfg.Hierarchy = string(r.Bytes("hierarchy", 64))
 		if err := r.Err(); err != nil {
@@ -570,9 +586,12 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		return nil, err
 	}
 	recentBytes := r.Bytes("sliding window", r.Remaining())
-	var namesBytes []byte
+	var namesBytes, pairBytes []byte
 	if cfg.Items {
 		namesBytes = r.Bytes("names", r.Remaining())
+	}
+	if cfg.Pairs {
+		pairBytes = r.Bytes("pairs", r.Remaining())
 	}
 	nparts := r.Int("parts", int64(r.Remaining()))
 	if err := r.Err(); err != nil {
@@ -599,6 +618,15 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		names.SetLimit(recentNamesLimit(cfg.WindowSize, s.recent.RawCapacity()))
 		s.items = &itemStream{hash: hash, recent: names}
 	}
+	if cfg.Pairs {
+		pr := codec.NewReader(pairBytes)
+		if s.pairs, err = readPairs(pr, cfg); err != nil {
+			return nil, err
+		}
+		if err := pr.Done(); err != nil {
+			return nil, err
+		}
+	}
 	for i := range nparts {
 		b := r.Bytes("part", r.Remaining())
 		if err := r.Err(); err != nil {
@@ -611,7 +639,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafka[d.src] != nil) {
 			return nil, fmt.Errorf("%w: parts out of order", codec.ErrCorrupt)
 		}
-		if d.sum.Config().Items != cfg.Items {
+		if c := d.sum.Config(); c.Items != cfg.Items || c.Pairs != cfg.Pairs {
 			return nil, fmt.Errorf("%w: a part of another kind of stream", codec.ErrCorrupt)
 		}
 		s.install(d, key)

@@ -27,6 +27,11 @@ import (
 // window over all sources answers last-n and time-window queries in
 // arrival order. A stream fed only by the local inputs has just the local
 // part, and costs what it did before partitions were kept apart.
+//
+// A pair stream (summary.Config.Pairs) keeps its pairs, from every source
+// together, in one all-history correlated-sum summary (see pairStream);
+// its parts keep only their reject counts, and its sliding window stays
+// empty.
 type Stream struct {
 	name string
 	pool *window.Pool   // its windows' buffers
@@ -39,6 +44,7 @@ type Stream struct {
 	pendingQ []fullWindow          // full windows not yet sent to the sorter
 	items    *itemStream           // nil for a value stream
 	hier     *hierarchy            // nil unless a hierarchy stream
+	pairs    *pairStream           // nil but for a pair stream
 	mem      *membudget.Account    // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
@@ -92,6 +98,11 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
+	}
+	if cfg.Pairs {
+		if s.pairs, err = newPairs(cfg); err != nil {
+			return nil, err
+		}
 	}
 	if s.local, err = s.newPart(feed.Local, cfg); err != nil {
 		return nil, err
@@ -440,6 +451,9 @@ func (s *Stream) Stats() Stats {
 		if pt.items != nil {
 			st.Bytes += pt.items.names.Bytes()
 		}
+	}
+	if s.pairs != nil {
+		s.pairStatsLocked(&st)
 	}
 	st.Pending = st.Count - st.Summarised
 	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve

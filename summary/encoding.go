@@ -14,7 +14,7 @@ import (
 // magic "STRM", version 2:
 //
 //	epsilon float64, window size uvarint, sliding window uvarint,
-//	flags uint8 (1: float64, 2: items; version 1 has only 1),
+//	flags uint8 (1: float64, 2: items, 4: pairs; version 1 has only 1),
 //	count uvarint, sum float64, min float64, max float64,
 //	then the GK sketch, the lossy summary and a sliding window, each as
 //	a length-prefixed encoding of its own package; the sliding window's is
@@ -27,6 +27,7 @@ const (
 	streamVersion = 2
 	flagFloat64   = 1
 	flagItems     = 2
+	flagPairs     = 4
 )
 
 // AppendBinary appends s's encoding to dst.
@@ -42,6 +43,9 @@ func (s *History) AppendBinary(dst []byte) ([]byte, error) {
 	}
 	if s.cfg.Items {
 		flags |= flagItems
+	}
+	if s.cfg.Pairs {
+		flags |= flagPairs
 	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(s.count))
@@ -93,15 +97,16 @@ func decodeHistory(p []byte, version byte) (*History, []byte, error) {
 	cfg.WindowSize = int(r.Int("window size", MaxWindowSize))
 	cfg.SlidingWindow = r.Int("sliding window", MaxSlidingWindow)
 	flags := r.Byte()
-	known := byte(flagFloat64 | flagItems)
+	known := byte(flagFloat64 | flagItems | flagPairs)
 	if version == 1 {
 		known = flagFloat64
 	}
-	if flags&^known != 0 || (flags&flagItems != 0 && flags&flagFloat64 == 0) {
+	if flags&^known != 0 || (flags&(flagItems|flagPairs) != 0 && flags&flagFloat64 == 0) {
 		return nil, nil, fmt.Errorf("%w: bad flags %#x", codec.ErrCorrupt, flags)
 	}
 	cfg.Float64 = flags&flagFloat64 != 0
 	cfg.Items = flags&flagItems != 0
+	cfg.Pairs = flags&flagPairs != 0
 	if err := r.Err(); err != nil {
 		return nil, nil, err
 	}

@@ -71,6 +71,11 @@ type Config struct {
 	// counted (frequencies, heavy hitters) but not ranked, and have no sum,
 	// min or max. An item stream keeps float64 precision.
 	Items bool
+	// Pairs makes the stream a pair stream: it takes pairs (x, y) of
+	// float64 instead of values, and answers correlated sums over all of
+	// its history (package corrsum), not quantiles or frequencies. A pair
+	// stream keeps float64 precision. Items and Pairs are exclusive.
+	Pairs bool
 	// ItemHash, for an item stream, replaces the daemon's keyed SipHash as
 	// the hash of its items. It is a hook for tests (forcing collisions)
 	// and is not saved: a restored stream uses the daemon's hash.
@@ -117,7 +122,7 @@ func (c Config) WithDefaults() Config {
 			c.Hierarchy = h.String()
 		}
 	}
-	if c.Items {
+	if c.Items || c.Pairs {
 		c.Float64 = true
 	}
 	return c
@@ -141,6 +146,9 @@ func (c Config) Validate() error {
 		if !c.Items {
 			return &ConfigError{"hierarchy", c.Hierarchy, errors.New("a hierarchy stream is an item stream")}
 		}
+	}
+	if c.Items && c.Pairs {
+		return &ConfigError{"kind", "items and pairs", errors.New("a stream takes items or pairs, not both")}
 	}
 	return nil
 }

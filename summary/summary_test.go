@@ -476,3 +476,29 @@ func TestRound(t *testing.T) {
 		}
 	}
 }
+
+// TestPairsConfig: a pair stream keeps float64, is no item stream too, and
+// its kind survives the encoding.
+func TestPairsConfig(t *testing.T) {
+	if _, err := NewHistory(Config{Items: true, Pairs: true}); err == nil {
+		t.Error("NewHistory of items and pairs succeeded")
+	}
+	s, err := NewHistory(Config{Epsilon: 0.01, WindowSize: 10, Pairs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Config(); !c.Pairs || !c.Float64 || c.Items {
+		t.Fatalf("config %+v, want pairs with float64", c)
+	}
+	data, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d History
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Config(); !c.Pairs || !c.Float64 || c.Items {
+		t.Fatalf("decoded config %+v, want pairs with float64", c)
+	}
+}

@@ -139,8 +139,8 @@ func (h *history) sample(ctx context.Context, now time.Time) {
 		case ok && prev.count == st.Count:
 			x.quantiles = prev.quantiles
 			s.samples.add(x, h.size)
-		case st.Count == 0, st.Kind == pb.StreamKind_STREAM_KIND_ITEMS:
-			// An item stream has no quantiles to sample.
+		case st.Count == 0, st.Kind != pb.StreamKind_STREAM_KIND_VALUES:
+			// An item or pair stream has no quantiles to sample.
 			s.samples.add(x, h.size)
 		default:
 			todo = append(todo, due{name, st, prev.unixMilli})

@@ -40,7 +40,8 @@ type exportedStream struct {
 // values are a summary, streamd_stream_value, whose quantiles are asked
 // through the Quantiles RPC's code: over all history, each within ε·count
 // of its rank, or over the last LastN values; its count and sum are over
-// all history. An item stream's summary has no quantiles.
+// all history. An item stream's summary has no quantiles, nor has a pair
+// stream's, whose count and sum are those of its pairs' x.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	listed, total, err := listStats(ctx, s.api, "", s.MaxStreams)
@@ -52,8 +53,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	var streams []exportedStream
 	for _, x := range listed {
 		e := exportedStream{name: x.name, stats: x.stats}
-		// An item stream has no quantiles: its series are counts only.
-		if x.stats.Count > 0 && len(s.Quantiles) > 0 && x.stats.Kind != pb.StreamKind_STREAM_KIND_ITEMS {
+		// An item or pair stream has no quantiles: its series are counts
+		// (and for pairs the sum of x) only.
+		if x.stats.Count > 0 && len(s.Quantiles) > 0 && x.stats.Kind == pb.StreamKind_STREAM_KIND_VALUES {
 			q, err := s.api.Quantiles(ctx, &pb.QuantilesRequest{Stream: x.name, Phis: s.Quantiles, LastN: min(s.LastN, x.stats.SlidingWindow)})
 			if status.Code(err) == codes.NotFound {
 				continue
@@ -122,8 +124,8 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	for _, e := range streams {
 		name := labelValue(e.name)
 		phis := s.Quantiles
-		if e.stats.Kind == pb.StreamKind_STREAM_KIND_ITEMS {
-			phis = nil // an item stream's summary has only its count and sum (0)
+		if e.stats.Kind != pb.StreamKind_STREAM_KIND_VALUES {
+			phis = nil // an item or pair stream's summary has only its count and sum
 		}
 		for i, phi := range phis {
 			v := "NaN" // no values yet, as client libraries write it

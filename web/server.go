@@ -4,9 +4,11 @@
 // under /debug/pprof/.
 //
 // The JSON API answers through the gRPC service's own code (package api):
-// /api/quantiles, /api/ranks, /api/heavy-hitters, /api/frequencies and
-// /api/stats take the fields of the gRPC request messages as query
-// parameters (repeat phi and value, or separate them with commas) and
+// /api/quantiles, /api/ranks, /api/heavy-hitters, /api/frequencies,
+// /api/correlated-sum and /api/stats take the fields of the gRPC request
+// messages as query parameters (repeat phi and value, or separate them
+// with commas; correlated-sum names its aggregate and side in lower case,
+// as in aggregate=quantile&side=at_least) and
 // answer with the gRPC response messages in protobuf's JSON mapping (proto
 // field names; 64-bit integers as strings). Two answers have no gRPC
 // counterpart: /api/streams lists the streams with their statistics and
@@ -240,6 +242,7 @@ func (s *Server) handler() http.Handler {
 	mux.Handle("GET /api/frequencies", s.guard(s.apiFrequencies, false))
 	mux.Handle("GET /api/history", s.guard(s.apiHistory, false))
 	mux.Handle("GET /api/hierarchical-heavy-hitters", s.guard(s.apiHierarchicalHeavyHitters, false))
+	mux.Handle("GET /api/correlated-sum", s.guard(s.apiCorrelatedSum, false))
 	mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("no API at %s %s", r.Method, r.URL.Path))
 	}, false))

@@ -63,6 +63,12 @@
 // for hierarchy streams: their /8, /16 and /24 bytes are Zipf-distributed
 // (--zipf-s), and from the --flood-after-th item of each stream on, a
 // share --flood-share of them come from one /24, 203.0.113.0/24.
+// --pairs sends pairs to pair streams instead, also through the per-batch
+// sender: a request's latency in milliseconds (lognormal, median 20) and
+// its response's bytes (about 2000 bytes a millisecond, with lognormal
+// noise, and one pair in 1000 a huge response of 1e8 to 2e8 bytes), in
+// --order random, sorted or reverse by latency; --verify then checks the
+// pair streams' correlated sums.
 //
 // To --target tcp-binary, synth draws each stream's values on all cores
 // before sending and renders them once as frames of --batch values

@@ -22,7 +22,7 @@ type synthFlags struct {
 	streams             int
 	perConn             bool
 	pool                int
-	items               bool
+	items, pairs        bool
 	file                string // bench-sink: a recording to replay instead
 	send                sendFlags
 	// addresses, for --dist ipv4: IPv4 addresses with a flood (--items).
@@ -53,6 +53,7 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	fs.StringVar(&f.stream, "stream", "synth", "stream name, or prefix of the stream names")
 	fs.IntVar(&f.pool, "pool", defaultPool, "tcp-binary: values per stream drawn and rendered ahead, then sent over and over (streams in an order other than random are drawn whole)")
 	fs.BoolVar(&f.items, "items", false, `send items (strings "item-<n in base 36>" for the values n drawn; Zipf-distributed with --dist zipf) to item streams, batch by batch to any target`)
+	fs.BoolVar(&f.pairs, "pairs", false, "send pairs x:y to pair streams: a request's latency in ms (x, lognormal, median 20) and its response's bytes (y, about 2000·x with noise, one in 1000 a huge 1e8 to 2e8); --dist is not used, --order is random, sorted or reverse (by x); batch by batch to any target")
 	if name == "bench-sink" {
 		fs.StringVar(&f.file, "file", "", "replay this recording (of values or items) in a loop instead of synthetic values")
 	}
@@ -89,6 +90,12 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	}
 	if err := synth.Arrange(nil, f.spec.Order, 0); err != nil {
 		return nil, err
+	}
+	if f.items && f.pairs {
+		return nil, usageErrorf("%s: --items or --pairs, not both", name)
+	}
+	if o := f.spec.Order; f.pairs && o != synth.Random && o != synth.Sorted && o != synth.Reverse {
+		return nil, usageErrorf("%s: --order %q with --pairs: want random, sorted or reverse", name, o)
 	}
 	if f.perConn {
 		f.streams = f.send.conns
@@ -142,11 +149,11 @@ func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
 
 // runSynth sends the synthetic streams of f, or the recording f.file in a
 // loop, to dst: to the tcp-binary target as pre-rendered frames, else
-// (items, recordings and the other targets) batch by batch through a
-// Runner.
+// (items, pairs, recordings and the other targets) batch by batch through
+// a Runner.
 func (m *Main) runSynth(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
-	if f.send.target != "tcp-binary" || f.items || f.file != "" {
-		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items, Addresses: f.addresses}
+	if f.send.target != "tcp-binary" || f.items || f.pairs || f.file != "" {
+		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items, Addresses: f.addresses, Pairs: f.pairs}
 		if f.file != "" {
 			src = &loadgen.Loop{Source: &loadgen.Recording{Path: f.file}}
 		}

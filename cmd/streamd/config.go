@@ -347,7 +347,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 		c.KafkaBrokers = splitList(v)
 		return nil
 	})
-	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32, =text or =items to set its message format", func(v string) error {
+	fs.Func("kafka-topic", "Kafka topic to consume (repeat or comma-separate for several); append =f64, =f32, =text, =items, =pairs or =pairs-f64 to set its message format", func(v string) error {
 		for _, t := range splitList(v) {
 			name, format, _ := strings.Cut(t, "=")
 			c.KafkaTopics = append(c.KafkaTopics, name)
@@ -405,7 +405,7 @@ func parseFormat(s string) (ingest.Format, error) {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown kafka format %q (text, f64, f32 or items)", s)
+	return 0, fmt.Errorf("unknown kafka format %q (text, f64, f32, items, pairs or pairs-f64)", s)
 }
 
 // newServeFlags returns serve's flag set bound to cfg.

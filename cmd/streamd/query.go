@@ -40,8 +40,11 @@ Commands:
   frequencies <stream> <value> ...  bounds on the count of each value (or item, for an item stream)
   stats <stream>                    count, min, max, sum, configuration, space, memory, rejects
   streams                           list the streams
+  sum <stream>                      correlated sum of a pair stream: the count and Σy of the pairs
+                                    with x ≤ or ≥ a threshold: --at T, or --factor F times --quantile φ,
+                                    --min, --max or --mean of x; --below (x ≤ t), --above (x ≥ t), or both
   create <stream>                   create a stream (--epsilon, --window-size, --sliding-window, --float64, --items,
-                                    --hierarchy, --min-support)
+                                    --hierarchy, --min-support, --pairs)
   delete <stream>                   delete a stream
   watch <stream> [φ ...]            quantiles and heavy hitters every --interval
 
@@ -59,7 +62,8 @@ type queryFlags struct {
 	tls, json, cluster  bool
 	last                lastFlag
 	support             float64
-	items               bool
+	items, pairs        bool
+	sum                 sumFlags
 	epsilon             float64
 	windowSize          uint64
 	slidingWindow       uint64
@@ -98,6 +102,8 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	fs.StringVar(&f.hierarchy, "hierarchy", "", "create: a hierarchy stream of items in this prefix hierarchy: ipv4, ipv6, path, dns, delim:SEP (see the README); --epsilon is then the precision of its hhh answers at supports ≥ --min-support")
 	fs.Float64Var(&f.minSupport, "min-support", 0, "create: the least support at which a hierarchy stream's hhh answers have precision --epsilon (0: 0.05)")
 	fs.BoolVar(&f.plain, "plain", false, "hhh: every heavy prefix of every level, not the discounted hierarchical heavy hitters")
+	fs.BoolVar(&f.pairs, "pairs", false, "create: a pair stream, of pairs (x, y), for correlated sums")
+	f.sum.register(fs)
 	fs.DurationVar(&f.interval, "interval", time.Second, "watch: how often")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of each call")
 	if helpAsked(args) {
@@ -313,6 +319,13 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 		return c.HierarchicalHeavyHitters(ctx, &pb.HierarchicalHeavyHittersRequest{Stream: stream, Support: f.support, Plain: f.plain, LastN: f.last.n, Last: f.last.duration(), Scope: scope})
 	case "stats":
 		return c.Stats(ctx, &pb.StatsRequest{Stream: stream, Scope: scope})
+	case "sum":
+		req, err := f.sum.request(stream)
+		if err != nil {
+			return nil, err
+		}
+		req.LastN, req.Last, req.Scope = f.last.n, f.last.duration(), scope
+		return c.CorrelatedSum(ctx, req)
 	}
 	if f.cluster {
 		return nil, fmt.Errorf("%s: --cluster is for quantiles, ranks, heavy-hitters, frequencies and stats", cmd)
@@ -323,8 +336,13 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 			Stream: stream, Epsilon: f.epsilon, WindowSize: f.windowSize, SlidingWindow: f.slidingWindow, Float64: f.float64,
 			Hierarchy: f.hierarchy, MinSupport: f.minSupport,
 		}
-		if f.items {
+		switch {
+		case f.items && f.pairs:
+			return nil, errors.New("create: --items or --pairs, not both")
+		case f.items:
 			req.Kind = pb.StreamKind_STREAM_KIND_ITEMS
+		case f.pairs:
+			req.Kind = pb.StreamKind_STREAM_KIND_PAIRS
 		}
 		return c.CreateStream(ctx, req)
 	case "delete":
@@ -541,6 +559,9 @@ func printTable(out io.Writer, msg proto.Message) error {
 		for _, row := range rows {
 			fmt.Fprintf(w, "%s\t%s\t\n", row[0], row[1])
 		}
+	case *pb.CorrelatedSumResponse:
+		w.Flush()
+		printSum(out, r)
 	case *pb.ListStreamsResponse:
 		fmt.Fprintln(out, strings.Join(r.Streams, "\n"))
 	case *pb.CreateStreamResponse, *pb.DeleteStreamResponse:

@@ -1,7 +1,8 @@
 // streamd's live page: polls the JSON API under /api/ every second and
 // draws the streams, one stream's quantiles over time, its distribution and
 // its heavy hitters (an item stream's heavy hitters only: it has no
-// quantiles). The view (stream, quantiles, window, span, support)
+// quantiles; a pair stream's totals and correlated sums at p50 and p99 of
+// x only). The view (stream, quantiles, window, span, support)
 // lives in the URL's fragment, so that a view can be bookmarked.
 "use strict";
 
@@ -10,6 +11,7 @@
   const KEEP_S = 3600; // points the page keeps for its chart
   const CDF_PHIS = Array.from({ length: 101 }, (_, i) => i / 100);
   const DEFAULT_PHIS = [0.5, 0.9, 0.99];
+  const SUM_PHIS = [0.5, 0.99]; // a pair stream's correlated sums, at these quantiles of x
   const COLORS = ["#8c959f", "#bf8700", "#1a7f37", "#0969da", "#8250df", "#cf222e",
     "#953800", "#0550ae", "#bf3989", "#116329", "#6639ba", "#24292f"];
 
@@ -17,7 +19,7 @@
   const state = {
     stream: "", phis: DEFAULT_PHIS.slice(), scope: "all", lastN: 10000, last: "5m", span: 300, support: null,
     logX: false,
-    filter: "", grid: [], float64: false, items: false, hierarchy: "", epsilon: 0, count: 0,
+    filter: "", grid: [], float64: false, items: false, hierarchy: "", pairs: false, epsilon: 0, count: 0,
     // The chart's points: times in seconds and, per grid φ, a column.
     times: [], cols: [], since: 0, sampled: true,
     timeChart: null, timeKey: "", cdfChart: null, updates: 0, ready: false,
@@ -161,14 +163,16 @@
     const count = Number(st.count);
     const rejected = Object.entries(st.rejected || {}).sort().map(([k, v]) => `${k}: ${v}`).join(", ");
     // An item stream has no mean, min or max.
+    // A pair stream's mean, min and max are those of x.
+    const x = state.pairs ? " x" : "";
     const values = state.items ? [] : [
-      ["mean", count ? String(Number((st.sum / count).toPrecision(6))) : "—"],
-      ["min", count ? fmtValue(st.min) : "—"],
-      ["max", count ? fmtValue(st.max) : "—"],
+      ["mean" + x, count ? String(Number((st.sum / count).toPrecision(6))) : "—"],
+      ["min" + x, count ? fmtValue(st.min) : "—"],
+      ["max" + x, count ? fmtValue(st.max) : "—"],
     ];
     const cards = [
-      ["count", intFmt.format(count)],
-      [state.items ? "items/s" : "values/s", fmtRate(rate)],
+      [state.pairs ? "pairs" : "count", intFmt.format(count)],
+      [state.items ? "items/s" : state.pairs ? "pairs/s" : "values/s", fmtRate(rate)],
       ...values,
       ["ε", String(st.epsilon)],
       ["window W", intFmt.format(Number(st.windowSize))],
@@ -331,6 +335,36 @@
       : "No values yet.";
   }
 
+  // renderSums shows a pair stream's correlated sums, one row per answer:
+  // each count and Σy as its bounds, one number when they meet.
+  function renderSums(sums, st) {
+    const tbody = $("sums-table").tBodies[0];
+    tbody.replaceChildren();
+    const range = (lo, hi, fmt) => (lo === hi ? fmt(lo) : `${fmt(lo)} – ${fmt(hi)}`);
+    const num = (v) => String(Number(v.toPrecision(6)));
+    for (const [i, a] of sums.entries()) {
+      const tr = document.createElement("tr");
+      tr.dataset.phi = String(SUM_PHIS[i]);
+      tr.dataset.threshold = String(a.threshold);
+      const cells = [[phiLabel(SUM_PHIS[i]) + " of x", ""], [fmtValue(a.threshold), "num"]];
+      for (const b of [a.atMost, a.atLeast]) {
+        cells.push([range(Number(b.countMin), Number(b.countMax), (n) => intFmt.format(n)), "num"],
+          [range(b.sumMin, b.sumMax, num), "num"]);
+      }
+      for (const [text, cls] of cells) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        td.className = cls;
+        tr.appendChild(td);
+      }
+      tbody.appendChild(tr);
+    }
+    const a = sums[0];
+    $("sums-note").textContent = a
+      ? `Of ${intFmt.format(Number(a.count))} pairs, Σy ${num(a.sumY)}, Σ|y| ${num(a.sumAbsY)}; each count within ε·n = ${num(a.countWidth)}, each Σy within ε·Σ|y| = ${num(a.sumWidth)}.`
+      : "No pairs yet.";
+  }
+
   function renderHeavyHitters(hh, support) {
     const tbody = $("heavy-hitters").tBodies[0];
     tbody.replaceChildren();
@@ -396,8 +430,12 @@
   function showKind() {
     for (const el of [$("chart-time").closest(".panel"), $("chart-cdf").closest(".row"),
       $("phi-choice"), $("span").closest("fieldset")]) {
-      el.hidden = state.items;
+      el.hidden = state.items || state.pairs;
     }
+    // A pair stream answers correlated sums over all history, nothing else.
+    $("heavy-hitters").closest(".panel").hidden = state.pairs;
+    $("scope-choice").hidden = state.pairs;
+    $("sums").hidden = !state.pairs;
     $("heavy-hitters").tHead.rows[0].cells[0].textContent = state.items ? "item" : "value";
     $("heavy-hitters").tHead.rows[0].cells[0].className = state.items ? "item" : "num";
   }
@@ -444,6 +482,7 @@
     state.hierarchy = st.hierarchy || "";
     $("hhh-panel").hidden = !state.hierarchy;
     $("hhh-hierarchy").textContent = state.hierarchy;
+    state.pairs = st.kind === "STREAM_KIND_PAIRS";
     state.epsilon = st.epsilon;
     showKind();
     if (state.grid.join(",") !== hist.phis.join(",")) {
@@ -455,6 +494,14 @@
     renderCards(st, entry ? entry.valuesPerSecond : null);
     renderPhiChoice();
 
+    if (state.pairs) {
+      const sums = Number(st.count) ? await Promise.all(SUM_PHIS.map((phi) => api("correlated-sum", { stream, aggregate: "quantile", phi }))) : [];
+      if (stream !== state.stream) return;
+      renderSums(sums, st);
+      state.ready = true;
+      document.body.dataset.state = "ready";
+      return;
+    }
     const w = scopeFields();
     const support = state.support || (0.01 > st.epsilon ? 0.01 : Math.min(1, 2 * st.epsilon));
     if (!state.support) $("support").placeholder = String(support);

@@ -31,6 +31,14 @@
 // streams answer frequencies and heavy hitters, not quantiles or ranks
 // (FailedPrecondition).
 //
+// Pair streams (CreateStream with kind STREAM_KIND_PAIRS, or created by
+// the first pairs pushed) take pairs (x, y) of doubles, such as a
+// request's latency and its response's bytes, and answer correlated sums
+// (CorrelatedSum): how many pairs have x ≤ t (or x ≥ t) and the sum of
+// their y, for a constant t or one made of an aggregate of x, over all
+// history, with bounds: the count within ε·N, the sum within ε·Σ|y|. A
+// pair stream stores float64 and answers nothing else but Stats.
+//
 // Time windows: a query with last = d covers every value that arrived in
 // the last d by the daemon's clock (the arrival time is the daemon's clock
 // when it accepts the value, or a Kafka message's timestamp when the
@@ -64,8 +72,12 @@
 //     with scope SCOPE_CLUSTER; creation parameters out of range.
 //   - AlreadyExists: CreateStream of a stream that exists.
 //   - FailedPrecondition: values pushed to an item stream or items to a
-//     value stream; quantiles or ranks asked of an item stream; scope
-//     SCOPE_CLUSTER asked of an item stream, or of a daemon in no cluster.
+//     value stream; pairs pushed to a value or item stream, values or
+//     items to a pair stream; quantiles or ranks asked of an item stream;
+//     quantiles, ranks, heavy hitters or frequencies asked of a pair
+//     stream; a correlated sum asked of a stream that is not a pair
+//     stream, or of one without pairs yet; scope SCOPE_CLUSTER asked of an
+//     item stream, or of a daemon in no cluster.
 //   - ResourceExhausted: a stream the daemon cannot hold (its stream limit,
 //     or its memory budget cannot hold the stream's worst case).
 //   - Unavailable: the daemon is shutting down; a SCOPE_CLUSTER answer
@@ -158,6 +170,10 @@ const (
 	StreamKind_STREAM_KIND_VALUES StreamKind = 0
 	// STREAM_KIND_ITEMS: items (strings), counted by fingerprint.
 	StreamKind_STREAM_KIND_ITEMS StreamKind = 1
+	// STREAM_KIND_PAIRS: pairs (x, y) of doubles, for correlated sums
+	// (CorrelatedSum) over all history. Its stats' count, min, max and sum
+	// are those of x.
+	StreamKind_STREAM_KIND_PAIRS StreamKind = 2
 )
 
 // Enum value maps for StreamKind.
@@ -165,10 +181,12 @@ var (
 	StreamKind_name = map[int32]string{
 		0: "STREAM_KIND_VALUES",
 		1: "STREAM_KIND_ITEMS",
+		2: "STREAM_KIND_PAIRS",
 	}
 	StreamKind_value = map[string]int32{
 		"STREAM_KIND_VALUES": 0,
 		"STREAM_KIND_ITEMS":  1,
+		"STREAM_KIND_PAIRS":  2,
 	}
 )
 
@@ -197,6 +215,121 @@ func (x StreamKind) Number() protoreflect.EnumNumber {
 // Deprecated: Use StreamKind.Descriptor instead.
 func (StreamKind) EnumDescriptor() ([]byte, []int) {
 	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{1}
+}
+
+// SumAggregate says what a correlated sum's threshold is made of.
+type SumAggregate int32
+
+const (
+	// SUM_AGGREGATE_CONSTANT: the threshold is the request's constant.
+	SumAggregate_SUM_AGGREGATE_CONSTANT SumAggregate = 0
+	// SUM_AGGREGATE_QUANTILE: the φ-quantile of x (phi), as the stream's
+	// summary answers it: its rank is within ⌊(ε·count + 1)/2⌋ of ⌈φ·count⌉.
+	SumAggregate_SUM_AGGREGATE_QUANTILE SumAggregate = 1
+	// SUM_AGGREGATE_MIN: the smallest x, exact.
+	SumAggregate_SUM_AGGREGATE_MIN SumAggregate = 2
+	// SUM_AGGREGATE_MAX: the largest x, exact.
+	SumAggregate_SUM_AGGREGATE_MAX SumAggregate = 3
+	// SUM_AGGREGATE_MEAN: the mean of x, from the exact count and running sum.
+	SumAggregate_SUM_AGGREGATE_MEAN SumAggregate = 4
+)
+
+// Enum value maps for SumAggregate.
+var (
+	SumAggregate_name = map[int32]string{
+		0: "SUM_AGGREGATE_CONSTANT",
+		1: "SUM_AGGREGATE_QUANTILE",
+		2: "SUM_AGGREGATE_MIN",
+		3: "SUM_AGGREGATE_MAX",
+		4: "SUM_AGGREGATE_MEAN",
+	}
+	SumAggregate_value = map[string]int32{
+		"SUM_AGGREGATE_CONSTANT": 0,
+		"SUM_AGGREGATE_QUANTILE": 1,
+		"SUM_AGGREGATE_MIN":      2,
+		"SUM_AGGREGATE_MAX":      3,
+		"SUM_AGGREGATE_MEAN":     4,
+	}
+)
+
+func (x SumAggregate) Enum() *SumAggregate {
+	p := new(SumAggregate)
+	*p = x
+	return p
+}
+
+func (x SumAggregate) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SumAggregate) Descriptor() protoreflect.EnumDescriptor {
+	return file_streamd_v1_streamd_proto_enumTypes[2].Descriptor()
+}
+
+func (SumAggregate) Type() protoreflect.EnumType {
+	return &file_streamd_v1_streamd_proto_enumTypes[2]
+}
+
+func (x SumAggregate) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SumAggregate.Descriptor instead.
+func (SumAggregate) EnumDescriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{2}
+}
+
+// SumSide says which pairs a correlated sum counts.
+type SumSide int32
+
+const (
+	// SUM_SIDE_BOTH answers both sides.
+	SumSide_SUM_SIDE_BOTH SumSide = 0
+	// SUM_SIDE_AT_MOST: the pairs with x ≤ threshold.
+	SumSide_SUM_SIDE_AT_MOST SumSide = 1
+	// SUM_SIDE_AT_LEAST: the pairs with x ≥ threshold.
+	SumSide_SUM_SIDE_AT_LEAST SumSide = 2
+)
+
+// Enum value maps for SumSide.
+var (
+	SumSide_name = map[int32]string{
+		0: "SUM_SIDE_BOTH",
+		1: "SUM_SIDE_AT_MOST",
+		2: "SUM_SIDE_AT_LEAST",
+	}
+	SumSide_value = map[string]int32{
+		"SUM_SIDE_BOTH":     0,
+		"SUM_SIDE_AT_MOST":  1,
+		"SUM_SIDE_AT_LEAST": 2,
+	}
+)
+
+func (x SumSide) Enum() *SumSide {
+	p := new(SumSide)
+	*p = x
+	return p
+}
+
+func (x SumSide) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SumSide) Descriptor() protoreflect.EnumDescriptor {
+	return file_streamd_v1_streamd_proto_enumTypes[3].Descriptor()
+}
+
+func (SumSide) Type() protoreflect.EnumType {
+	return &file_streamd_v1_streamd_proto_enumTypes[3]
+}
+
+func (x SumSide) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SumSide.Descriptor instead.
+func (SumSide) EnumDescriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{3}
 }
 
 // KafkaPartition names a partition of a Kafka topic.
@@ -934,7 +1067,12 @@ type PushRequest struct {
 	// stream if it does not exist). Empty items and items over 1024 bytes
 	// are rejected and counted, the others accepted. A message carries values
 	// or items, not both.
-	Items         []string `protobuf:"bytes,20,rep,name=items,proto3" json:"items,omitempty"`
+	Items []string `protobuf:"bytes,20,rep,name=items,proto3" json:"items,omitempty"`
+	// pairs are appended to a pair stream in order (created as a pair stream
+	// if it does not exist). A pair with a NaN or ±Inf in x or y is rejected
+	// and counted; −0 becomes +0. A message carries values, items or pairs,
+	// only one of them.
+	Pairs         *Pairs `protobuf:"bytes,21,opt,name=pairs,proto3" json:"pairs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -997,6 +1135,70 @@ func (x *PushRequest) GetItems() []string {
 	return nil
 }
 
+func (x *PushRequest) GetPairs() *Pairs {
+	if x != nil {
+		return x.Pairs
+	}
+	return nil
+}
+
+// Pairs are pairs (x[i], y[i]) for a pair stream, as two arrays of equal
+// length (packed on the wire: 8 bytes a number). Arrays of different
+// lengths are InvalidArgument.
+type Pairs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// x are the pairs' x, the values thresholds are about (a latency, say).
+	X []float64 `protobuf:"fixed64,1,rep,packed,name=x,proto3" json:"x,omitempty"`
+	// y are the pairs' y, the values that are summed (bytes, say).
+	Y             []float64 `protobuf:"fixed64,2,rep,packed,name=y,proto3" json:"y,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pairs) Reset() {
+	*x = Pairs{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pairs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pairs) ProtoMessage() {}
+
+func (x *Pairs) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pairs.ProtoReflect.Descriptor instead.
+func (*Pairs) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Pairs) GetX() []float64 {
+	if x != nil {
+		return x.X
+	}
+	return nil
+}
+
+func (x *Pairs) GetY() []float64 {
+	if x != nil {
+		return x.Y
+	}
+	return nil
+}
+
 // PushResponse ends a Push call with totals over all of its messages.
 type PushResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1011,7 +1213,7 @@ type PushResponse struct {
 
 func (x *PushResponse) Reset() {
 	*x = PushResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[11]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1225,7 @@ func (x *PushResponse) String() string {
 func (*PushResponse) ProtoMessage() {}
 
 func (x *PushResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[11]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1238,7 @@ func (x *PushResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PushResponse.ProtoReflect.Descriptor instead.
 func (*PushResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{11}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PushResponse) GetAccepted() uint64 {
@@ -1078,7 +1280,7 @@ type QuantilesRequest struct {
 
 func (x *QuantilesRequest) Reset() {
 	*x = QuantilesRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[12]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +1292,7 @@ func (x *QuantilesRequest) String() string {
 func (*QuantilesRequest) ProtoMessage() {}
 
 func (x *QuantilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[12]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,7 +1305,7 @@ func (x *QuantilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuantilesRequest.ProtoReflect.Descriptor instead.
 func (*QuantilesRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{12}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *QuantilesRequest) GetStream() string {
@@ -1172,7 +1374,7 @@ type QuantilesResponse struct {
 
 func (x *QuantilesResponse) Reset() {
 	*x = QuantilesResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[13]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1386,7 @@ func (x *QuantilesResponse) String() string {
 func (*QuantilesResponse) ProtoMessage() {}
 
 func (x *QuantilesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[13]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1399,7 @@ func (x *QuantilesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuantilesResponse.ProtoReflect.Descriptor instead.
 func (*QuantilesResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{13}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *QuantilesResponse) GetCount() uint64 {
@@ -1273,7 +1475,7 @@ type RanksRequest struct {
 
 func (x *RanksRequest) Reset() {
 	*x = RanksRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[14]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1487,7 @@ func (x *RanksRequest) String() string {
 func (*RanksRequest) ProtoMessage() {}
 
 func (x *RanksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[14]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1500,7 @@ func (x *RanksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RanksRequest.ProtoReflect.Descriptor instead.
 func (*RanksRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{14}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RanksRequest) GetStream() string {
@@ -1365,7 +1567,7 @@ type RanksResponse struct {
 
 func (x *RanksResponse) Reset() {
 	*x = RanksResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[15]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1579,7 @@ func (x *RanksResponse) String() string {
 func (*RanksResponse) ProtoMessage() {}
 
 func (x *RanksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[15]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1592,7 @@ func (x *RanksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RanksResponse.ProtoReflect.Descriptor instead.
 func (*RanksResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{15}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RanksResponse) GetCount() uint64 {
@@ -1466,7 +1668,7 @@ type HeavyHittersRequest struct {
 
 func (x *HeavyHittersRequest) Reset() {
 	*x = HeavyHittersRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[16]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1680,7 @@ func (x *HeavyHittersRequest) String() string {
 func (*HeavyHittersRequest) ProtoMessage() {}
 
 func (x *HeavyHittersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[16]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1693,7 @@ func (x *HeavyHittersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeavyHittersRequest.ProtoReflect.Descriptor instead.
 func (*HeavyHittersRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{16}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HeavyHittersRequest) GetStream() string {
@@ -1559,7 +1761,7 @@ type HeavyHittersResponse struct {
 
 func (x *HeavyHittersResponse) Reset() {
 	*x = HeavyHittersResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[17]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1773,7 @@ func (x *HeavyHittersResponse) String() string {
 func (*HeavyHittersResponse) ProtoMessage() {}
 
 func (x *HeavyHittersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[17]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1786,7 @@ func (x *HeavyHittersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeavyHittersResponse.ProtoReflect.Descriptor instead.
 func (*HeavyHittersResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{17}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HeavyHittersResponse) GetCount() uint64 {
@@ -1663,7 +1865,7 @@ type FrequenciesRequest struct {
 
 func (x *FrequenciesRequest) Reset() {
 	*x = FrequenciesRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[18]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1877,7 @@ func (x *FrequenciesRequest) String() string {
 func (*FrequenciesRequest) ProtoMessage() {}
 
 func (x *FrequenciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[18]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1890,7 @@ func (x *FrequenciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrequenciesRequest.ProtoReflect.Descriptor instead.
 func (*FrequenciesRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{18}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *FrequenciesRequest) GetStream() string {
@@ -1763,7 +1965,7 @@ type FrequenciesResponse struct {
 
 func (x *FrequenciesResponse) Reset() {
 	*x = FrequenciesResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[19]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +1977,7 @@ func (x *FrequenciesResponse) String() string {
 func (*FrequenciesResponse) ProtoMessage() {}
 
 func (x *FrequenciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[19]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +1990,7 @@ func (x *FrequenciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FrequenciesResponse.ProtoReflect.Descriptor instead.
 func (*FrequenciesResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{19}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *FrequenciesResponse) GetItems() []*Item {
@@ -1868,7 +2070,7 @@ type Item struct {
 
 func (x *Item) Reset() {
 	*x = Item{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[20]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +2082,7 @@ func (x *Item) String() string {
 func (*Item) ProtoMessage() {}
 
 func (x *Item) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[20]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +2095,7 @@ func (x *Item) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Item.ProtoReflect.Descriptor instead.
 func (*Item) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{20}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Item) GetValue() float64 {
@@ -1966,7 +2168,7 @@ type TimeWindow struct {
 
 func (x *TimeWindow) Reset() {
 	*x = TimeWindow{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[21]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2180,7 @@ func (x *TimeWindow) String() string {
 func (*TimeWindow) ProtoMessage() {}
 
 func (x *TimeWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[21]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2193,7 @@ func (x *TimeWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimeWindow.ProtoReflect.Descriptor instead.
 func (*TimeWindow) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{21}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TimeWindow) GetCount() uint64 {
@@ -2050,7 +2252,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[22]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2264,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[22]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2277,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{22}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatsRequest) GetStream() string {
@@ -2158,7 +2360,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[23]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2372,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[23]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2385,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{23}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatsResponse) GetCount() uint64 {
@@ -2350,7 +2552,8 @@ type CreateStreamRequest struct {
 	// float64, when set, stores values with float64 precision instead of
 	// float32.
 	Float64 bool `protobuf:"varint,5,opt,name=float64,proto3" json:"float64,omitempty"`
-	// kind is STREAM_KIND_VALUES (the default) or STREAM_KIND_ITEMS.
+	// kind is STREAM_KIND_VALUES (the default), STREAM_KIND_ITEMS or
+	// STREAM_KIND_PAIRS.
 	Kind StreamKind `protobuf:"varint,20,opt,name=kind,proto3,enum=streamd.v1.StreamKind" json:"kind,omitempty"`
 	// hierarchy, when set, makes the stream a hierarchy stream: an item
 	// stream whose items are in this prefix hierarchy, which answers
@@ -2378,7 +2581,7 @@ type CreateStreamRequest struct {
 
 func (x *CreateStreamRequest) Reset() {
 	*x = CreateStreamRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[24]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2593,7 @@ func (x *CreateStreamRequest) String() string {
 func (*CreateStreamRequest) ProtoMessage() {}
 
 func (x *CreateStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[24]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2606,7 @@ func (x *CreateStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStreamRequest.ProtoReflect.Descriptor instead.
 func (*CreateStreamRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{24}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CreateStreamRequest) GetStream() string {
@@ -2471,7 +2674,7 @@ type CreateStreamResponse struct {
 
 func (x *CreateStreamResponse) Reset() {
 	*x = CreateStreamResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[25]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +2686,7 @@ func (x *CreateStreamResponse) String() string {
 func (*CreateStreamResponse) ProtoMessage() {}
 
 func (x *CreateStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[25]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +2699,7 @@ func (x *CreateStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStreamResponse.ProtoReflect.Descriptor instead.
 func (*CreateStreamResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{25}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{26}
 }
 
 // DeleteStreamRequest deletes a stream.
@@ -2510,7 +2713,7 @@ type DeleteStreamRequest struct {
 
 func (x *DeleteStreamRequest) Reset() {
 	*x = DeleteStreamRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[26]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2522,7 +2725,7 @@ func (x *DeleteStreamRequest) String() string {
 func (*DeleteStreamRequest) ProtoMessage() {}
 
 func (x *DeleteStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[26]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2535,7 +2738,7 @@ func (x *DeleteStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteStreamRequest.ProtoReflect.Descriptor instead.
 func (*DeleteStreamRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{26}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteStreamRequest) GetStream() string {
@@ -2554,7 +2757,7 @@ type DeleteStreamResponse struct {
 
 func (x *DeleteStreamResponse) Reset() {
 	*x = DeleteStreamResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[27]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2769,7 @@ func (x *DeleteStreamResponse) String() string {
 func (*DeleteStreamResponse) ProtoMessage() {}
 
 func (x *DeleteStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[27]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2782,7 @@ func (x *DeleteStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteStreamResponse.ProtoReflect.Descriptor instead.
 func (*DeleteStreamResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{27}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{28}
 }
 
 // ListStreamsRequest asks for all stream names.
@@ -2591,7 +2794,7 @@ type ListStreamsRequest struct {
 
 func (x *ListStreamsRequest) Reset() {
 	*x = ListStreamsRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[28]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +2806,7 @@ func (x *ListStreamsRequest) String() string {
 func (*ListStreamsRequest) ProtoMessage() {}
 
 func (x *ListStreamsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[28]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +2819,7 @@ func (x *ListStreamsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStreamsRequest.ProtoReflect.Descriptor instead.
 func (*ListStreamsRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{28}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{29}
 }
 
 // ListStreamsResponse lists the streams.
@@ -2630,7 +2833,7 @@ type ListStreamsResponse struct {
 
 func (x *ListStreamsResponse) Reset() {
 	*x = ListStreamsResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[29]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2642,7 +2845,7 @@ func (x *ListStreamsResponse) String() string {
 func (*ListStreamsResponse) ProtoMessage() {}
 
 func (x *ListStreamsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[29]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2655,7 +2858,7 @@ func (x *ListStreamsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStreamsResponse.ProtoReflect.Descriptor instead.
 func (*ListStreamsResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{29}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListStreamsResponse) GetStreams() []string {
@@ -2690,7 +2893,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[30]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2702,7 +2905,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[30]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2715,7 +2918,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{30}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchRequest) GetStream() string {
@@ -2777,7 +2980,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[31]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2789,7 +2992,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[31]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2802,7 +3005,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{31}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WatchResponse) GetQuantiles() *QuantilesResponse {
@@ -2859,7 +3062,7 @@ type HierarchicalHeavyHittersRequest struct {
 
 func (x *HierarchicalHeavyHittersRequest) Reset() {
 	*x = HierarchicalHeavyHittersRequest{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[32]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +3074,7 @@ func (x *HierarchicalHeavyHittersRequest) String() string {
 func (*HierarchicalHeavyHittersRequest) ProtoMessage() {}
 
 func (x *HierarchicalHeavyHittersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[32]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +3087,7 @@ func (x *HierarchicalHeavyHittersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HierarchicalHeavyHittersRequest.ProtoReflect.Descriptor instead.
 func (*HierarchicalHeavyHittersRequest) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{32}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *HierarchicalHeavyHittersRequest) GetStream() string {
@@ -2957,7 +3160,7 @@ type HierarchicalHeavyHittersResponse struct {
 
 func (x *HierarchicalHeavyHittersResponse) Reset() {
 	*x = HierarchicalHeavyHittersResponse{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2969,7 +3172,7 @@ func (x *HierarchicalHeavyHittersResponse) String() string {
 func (*HierarchicalHeavyHittersResponse) ProtoMessage() {}
 
 func (x *HierarchicalHeavyHittersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[33]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2982,7 +3185,7 @@ func (x *HierarchicalHeavyHittersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HierarchicalHeavyHittersResponse.ProtoReflect.Descriptor instead.
 func (*HierarchicalHeavyHittersResponse) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{33}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *HierarchicalHeavyHittersResponse) GetCount() uint64 {
@@ -3053,7 +3256,7 @@ type HierarchicalHeavyHitter struct {
 
 func (x *HierarchicalHeavyHitter) Reset() {
 	*x = HierarchicalHeavyHitter{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3065,7 +3268,7 @@ func (x *HierarchicalHeavyHitter) String() string {
 func (*HierarchicalHeavyHitter) ProtoMessage() {}
 
 func (x *HierarchicalHeavyHitter) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[34]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3078,7 +3281,7 @@ func (x *HierarchicalHeavyHitter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HierarchicalHeavyHitter.ProtoReflect.Descriptor instead.
 func (*HierarchicalHeavyHitter) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{34}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *HierarchicalHeavyHitter) GetPrefix() string {
@@ -3130,6 +3333,379 @@ func (x *HierarchicalHeavyHitter) GetDiscounts() uint32 {
 	return 0
 }
 
+// CorrelatedSumRequest asks for a correlated sum of a pair stream: the
+// count and the sum of y of the pairs on one side of the threshold
+// factor × aggregate.
+type CorrelatedSumRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// stream is the name of the pair stream.
+	Stream string `protobuf:"bytes,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	// aggregate is what the threshold is made of; the default is constant.
+	Aggregate SumAggregate `protobuf:"varint,2,opt,name=aggregate,proto3,enum=streamd.v1.SumAggregate" json:"aggregate,omitempty"`
+	// constant is the threshold's aggregate for SUM_AGGREGATE_CONSTANT; it
+	// must be finite.
+	Constant float64 `protobuf:"fixed64,3,opt,name=constant,proto3" json:"constant,omitempty"`
+	// phi is the quantile, in [0, 1], for SUM_AGGREGATE_QUANTILE.
+	Phi float64 `protobuf:"fixed64,4,opt,name=phi,proto3" json:"phi,omitempty"`
+	// factor multiplies the aggregate; unset means 1. The threshold must
+	// come out finite.
+	Factor *float64 `protobuf:"fixed64,5,opt,name=factor,proto3,oneof" json:"factor,omitempty"`
+	// side says which side of the threshold to answer; both by default.
+	Side SumSide `protobuf:"varint,6,opt,name=side,proto3,enum=streamd.v1.SumSide" json:"side,omitempty"`
+	// last_n and last are refused (InvalidArgument): correlated sums cover
+	// all history only.
+	LastN uint64               `protobuf:"varint,20,opt,name=last_n,json=lastN,proto3" json:"last_n,omitempty"`
+	Last  *durationpb.Duration `protobuf:"bytes,21,opt,name=last,proto3" json:"last,omitempty"`
+	// scope SCOPE_CLUSTER is refused (FailedPrecondition): each daemon
+	// answers for the pairs it holds.
+	Scope         Scope `protobuf:"varint,30,opt,name=scope,proto3,enum=streamd.v1.Scope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CorrelatedSumRequest) Reset() {
+	*x = CorrelatedSumRequest{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CorrelatedSumRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CorrelatedSumRequest) ProtoMessage() {}
+
+func (x *CorrelatedSumRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CorrelatedSumRequest.ProtoReflect.Descriptor instead.
+func (*CorrelatedSumRequest) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CorrelatedSumRequest) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *CorrelatedSumRequest) GetAggregate() SumAggregate {
+	if x != nil {
+		return x.Aggregate
+	}
+	return SumAggregate_SUM_AGGREGATE_CONSTANT
+}
+
+func (x *CorrelatedSumRequest) GetConstant() float64 {
+	if x != nil {
+		return x.Constant
+	}
+	return 0
+}
+
+func (x *CorrelatedSumRequest) GetPhi() float64 {
+	if x != nil {
+		return x.Phi
+	}
+	return 0
+}
+
+func (x *CorrelatedSumRequest) GetFactor() float64 {
+	if x != nil && x.Factor != nil {
+		return *x.Factor
+	}
+	return 0
+}
+
+func (x *CorrelatedSumRequest) GetSide() SumSide {
+	if x != nil {
+		return x.Side
+	}
+	return SumSide_SUM_SIDE_BOTH
+}
+
+func (x *CorrelatedSumRequest) GetLastN() uint64 {
+	if x != nil {
+		return x.LastN
+	}
+	return 0
+}
+
+func (x *CorrelatedSumRequest) GetLast() *durationpb.Duration {
+	if x != nil {
+		return x.Last
+	}
+	return nil
+}
+
+func (x *CorrelatedSumRequest) GetScope() Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return Scope_SCOPE_UNSPECIFIED
+}
+
+// CorrelatedSumBounds bounds a correlated sum on one side of the
+// threshold.
+type CorrelatedSumBounds struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// count_min and count_max bound the number of pairs on the side:
+	// count_max − count_min ≤ ε·count.
+	CountMin uint64 `protobuf:"varint,1,opt,name=count_min,json=countMin,proto3" json:"count_min,omitempty"`
+	CountMax uint64 `protobuf:"varint,2,opt,name=count_max,json=countMax,proto3" json:"count_max,omitempty"`
+	// sum_min and sum_max bound the sum of their y:
+	// sum_max − sum_min ≤ ε·sum_abs_y, plus rounding.
+	SumMin        float64 `protobuf:"fixed64,3,opt,name=sum_min,json=sumMin,proto3" json:"sum_min,omitempty"`
+	SumMax        float64 `protobuf:"fixed64,4,opt,name=sum_max,json=sumMax,proto3" json:"sum_max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CorrelatedSumBounds) Reset() {
+	*x = CorrelatedSumBounds{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CorrelatedSumBounds) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CorrelatedSumBounds) ProtoMessage() {}
+
+func (x *CorrelatedSumBounds) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CorrelatedSumBounds.ProtoReflect.Descriptor instead.
+func (*CorrelatedSumBounds) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *CorrelatedSumBounds) GetCountMin() uint64 {
+	if x != nil {
+		return x.CountMin
+	}
+	return 0
+}
+
+func (x *CorrelatedSumBounds) GetCountMax() uint64 {
+	if x != nil {
+		return x.CountMax
+	}
+	return 0
+}
+
+func (x *CorrelatedSumBounds) GetSumMin() float64 {
+	if x != nil {
+		return x.SumMin
+	}
+	return 0
+}
+
+func (x *CorrelatedSumBounds) GetSumMax() float64 {
+	if x != nil {
+		return x.SumMax
+	}
+	return 0
+}
+
+// CorrelatedSumResponse answers a correlated sum over all of a pair
+// stream's history.
+type CorrelatedSumResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// threshold is the threshold t used: factor × aggregate.
+	Threshold float64 `protobuf:"fixed64,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// aggregate is the aggregate of x the threshold is made of (the constant
+	// for SUM_AGGREGATE_CONSTANT).
+	Aggregate float64 `protobuf:"fixed64,2,opt,name=aggregate,proto3" json:"aggregate,omitempty"`
+	// aggregate_rank_min and aggregate_rank_max bound the rank of aggregate
+	// among the x: some r between them has #{x < aggregate} ≤ r ≤
+	// #{x ≤ aggregate}. For a quantile, the rank of the x returned; for the
+	// minimum and maximum, 1 and count; for the mean, the count bounds of
+	// x ≤ mean; 0 for a constant.
+	AggregateRankMin uint64 `protobuf:"varint,3,opt,name=aggregate_rank_min,json=aggregateRankMin,proto3" json:"aggregate_rank_min,omitempty"`
+	AggregateRankMax uint64 `protobuf:"varint,4,opt,name=aggregate_rank_max,json=aggregateRankMax,proto3" json:"aggregate_rank_max,omitempty"`
+	// at_most bounds the pairs with x ≤ threshold; unset when side is
+	// SUM_SIDE_AT_LEAST.
+	AtMost *CorrelatedSumBounds `protobuf:"bytes,5,opt,name=at_most,json=atMost,proto3" json:"at_most,omitempty"`
+	// at_least bounds the pairs with x ≥ threshold; unset when side is
+	// SUM_SIDE_AT_MOST.
+	AtLeast *CorrelatedSumBounds `protobuf:"bytes,6,opt,name=at_least,json=atLeast,proto3" json:"at_least,omitempty"`
+	// count is N, the number of pairs the answer covers (exact).
+	Count uint64 `protobuf:"varint,7,opt,name=count,proto3" json:"count,omitempty"`
+	// sum_y and sum_abs_y are Σy and Σ|y| over them, running float64 sums.
+	SumY    float64 `protobuf:"fixed64,8,opt,name=sum_y,json=sumY,proto3" json:"sum_y,omitempty"`
+	SumAbsY float64 `protobuf:"fixed64,9,opt,name=sum_abs_y,json=sumAbsY,proto3" json:"sum_abs_y,omitempty"`
+	// sum_x, min_x and max_x are Σx, the smallest and the largest x.
+	SumX float64 `protobuf:"fixed64,10,opt,name=sum_x,json=sumX,proto3" json:"sum_x,omitempty"`
+	MinX float64 `protobuf:"fixed64,11,opt,name=min_x,json=minX,proto3" json:"min_x,omitempty"`
+	MaxX float64 `protobuf:"fixed64,12,opt,name=max_x,json=maxX,proto3" json:"max_x,omitempty"`
+	// epsilon is the stream's ε.
+	Epsilon float64 `protobuf:"fixed64,13,opt,name=epsilon,proto3" json:"epsilon,omitempty"`
+	// count_width is the guaranteed width of the count bounds, ε·count, and
+	// sum_width that of the sum bounds, ε·sum_abs_y (before rounding).
+	CountWidth    float64 `protobuf:"fixed64,14,opt,name=count_width,json=countWidth,proto3" json:"count_width,omitempty"`
+	SumWidth      float64 `protobuf:"fixed64,15,opt,name=sum_width,json=sumWidth,proto3" json:"sum_width,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CorrelatedSumResponse) Reset() {
+	*x = CorrelatedSumResponse{}
+	mi := &file_streamd_v1_streamd_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CorrelatedSumResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CorrelatedSumResponse) ProtoMessage() {}
+
+func (x *CorrelatedSumResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_streamd_v1_streamd_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CorrelatedSumResponse.ProtoReflect.Descriptor instead.
+func (*CorrelatedSumResponse) Descriptor() ([]byte, []int) {
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *CorrelatedSumResponse) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetAggregate() float64 {
+	if x != nil {
+		return x.Aggregate
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetAggregateRankMin() uint64 {
+	if x != nil {
+		return x.AggregateRankMin
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetAggregateRankMax() uint64 {
+	if x != nil {
+		return x.AggregateRankMax
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetAtMost() *CorrelatedSumBounds {
+	if x != nil {
+		return x.AtMost
+	}
+	return nil
+}
+
+func (x *CorrelatedSumResponse) GetAtLeast() *CorrelatedSumBounds {
+	if x != nil {
+		return x.AtLeast
+	}
+	return nil
+}
+
+func (x *CorrelatedSumResponse) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetSumY() float64 {
+	if x != nil {
+		return x.SumY
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetSumAbsY() float64 {
+	if x != nil {
+		return x.SumAbsY
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetSumX() float64 {
+	if x != nil {
+		return x.SumX
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetMinX() float64 {
+	if x != nil {
+		return x.MinX
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetMaxX() float64 {
+	if x != nil {
+		return x.MaxX
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetEpsilon() float64 {
+	if x != nil {
+		return x.Epsilon
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetCountWidth() float64 {
+	if x != nil {
+		return x.CountWidth
+	}
+	return 0
+}
+
+func (x *CorrelatedSumResponse) GetSumWidth() float64 {
+	if x != nil {
+		return x.SumWidth
+	}
+	return 0
+}
+
 // Quantile is the answer for one φ.
 type QuantilesResponse_Quantile struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3153,7 +3729,7 @@ type QuantilesResponse_Quantile struct {
 
 func (x *QuantilesResponse_Quantile) Reset() {
 	*x = QuantilesResponse_Quantile{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[36]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3165,7 +3741,7 @@ func (x *QuantilesResponse_Quantile) String() string {
 func (*QuantilesResponse_Quantile) ProtoMessage() {}
 
 func (x *QuantilesResponse_Quantile) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[36]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3178,7 +3754,7 @@ func (x *QuantilesResponse_Quantile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuantilesResponse_Quantile.ProtoReflect.Descriptor instead.
 func (*QuantilesResponse_Quantile) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{13, 0}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{14, 0}
 }
 
 func (x *QuantilesResponse_Quantile) GetPhi() float64 {
@@ -3225,7 +3801,7 @@ type RanksResponse_Rank struct {
 
 func (x *RanksResponse_Rank) Reset() {
 	*x = RanksResponse_Rank{}
-	mi := &file_streamd_v1_streamd_proto_msgTypes[37]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3237,7 +3813,7 @@ func (x *RanksResponse_Rank) String() string {
 func (*RanksResponse_Rank) ProtoMessage() {}
 
 func (x *RanksResponse_Rank) ProtoReflect() protoreflect.Message {
-	mi := &file_streamd_v1_streamd_proto_msgTypes[37]
+	mi := &file_streamd_v1_streamd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3250,7 +3826,7 @@ func (x *RanksResponse_Rank) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RanksResponse_Rank.ProtoReflect.Descriptor instead.
 func (*RanksResponse_Rank) Descriptor() ([]byte, []int) {
-	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{15, 0}
+	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{16, 0}
 }
 
 func (x *RanksResponse_Rank) GetValue() float64 {
@@ -3342,12 +3918,16 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\vnext_offset\x18\x01 \x01(\x03R\n" +
 	"nextOffset\x12\x16\n" +
 	"\x06stream\x18\x02 \x01(\tR\x06stream\x12\x12\n" +
-	"\x04part\x18\x03 \x01(\fR\x04part\"m\n" +
+	"\x04part\x18\x03 \x01(\fR\x04part\"\x96\x01\n" +
 	"\vPushRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x01R\x06values\x12\x18\n" +
 	"\adurable\x18\x03 \x01(\bR\adurable\x12\x14\n" +
-	"\x05items\x18\x14 \x03(\tR\x05items\"F\n" +
+	"\x05items\x18\x14 \x03(\tR\x05items\x12'\n" +
+	"\x05pairs\x18\x15 \x01(\v2\x11.streamd.v1.PairsR\x05pairs\"#\n" +
+	"\x05Pairs\x12\f\n" +
+	"\x01x\x18\x01 \x03(\x01R\x01x\x12\f\n" +
+	"\x01y\x18\x02 \x03(\x01R\x01y\"F\n" +
 	"\fPushResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\x04R\baccepted\x12\x1a\n" +
 	"\brejected\x18\x02 \x01(\x04R\brejected\"\xad\x01\n" +
@@ -3513,15 +4093,60 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\tcount_max\x18\x04 \x01(\x04R\bcountMax\x12%\n" +
 	"\x0ediscounted_min\x18\x05 \x01(\x04R\rdiscountedMin\x12%\n" +
 	"\x0ediscounted_max\x18\x06 \x01(\x04R\rdiscountedMax\x12\x1c\n" +
-	"\tdiscounts\x18\a \x01(\rR\tdiscounts*B\n" +
+	"\tdiscounts\x18\a \x01(\rR\tdiscounts\"\xd4\x02\n" +
+	"\x14CorrelatedSumRequest\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\x126\n" +
+	"\taggregate\x18\x02 \x01(\x0e2\x18.streamd.v1.SumAggregateR\taggregate\x12\x1a\n" +
+	"\bconstant\x18\x03 \x01(\x01R\bconstant\x12\x10\n" +
+	"\x03phi\x18\x04 \x01(\x01R\x03phi\x12\x1b\n" +
+	"\x06factor\x18\x05 \x01(\x01H\x00R\x06factor\x88\x01\x01\x12'\n" +
+	"\x04side\x18\x06 \x01(\x0e2\x13.streamd.v1.SumSideR\x04side\x12\x15\n" +
+	"\x06last_n\x18\x14 \x01(\x04R\x05lastN\x12-\n" +
+	"\x04last\x18\x15 \x01(\v2\x19.google.protobuf.DurationR\x04last\x12'\n" +
+	"\x05scope\x18\x1e \x01(\x0e2\x11.streamd.v1.ScopeR\x05scopeB\t\n" +
+	"\a_factor\"\x81\x01\n" +
+	"\x13CorrelatedSumBounds\x12\x1b\n" +
+	"\tcount_min\x18\x01 \x01(\x04R\bcountMin\x12\x1b\n" +
+	"\tcount_max\x18\x02 \x01(\x04R\bcountMax\x12\x17\n" +
+	"\asum_min\x18\x03 \x01(\x01R\x06sumMin\x12\x17\n" +
+	"\asum_max\x18\x04 \x01(\x01R\x06sumMax\"\x83\x04\n" +
+	"\x15CorrelatedSumResponse\x12\x1c\n" +
+	"\tthreshold\x18\x01 \x01(\x01R\tthreshold\x12\x1c\n" +
+	"\taggregate\x18\x02 \x01(\x01R\taggregate\x12,\n" +
+	"\x12aggregate_rank_min\x18\x03 \x01(\x04R\x10aggregateRankMin\x12,\n" +
+	"\x12aggregate_rank_max\x18\x04 \x01(\x04R\x10aggregateRankMax\x128\n" +
+	"\aat_most\x18\x05 \x01(\v2\x1f.streamd.v1.CorrelatedSumBoundsR\x06atMost\x12:\n" +
+	"\bat_least\x18\x06 \x01(\v2\x1f.streamd.v1.CorrelatedSumBoundsR\aatLeast\x12\x14\n" +
+	"\x05count\x18\a \x01(\x04R\x05count\x12\x13\n" +
+	"\x05sum_y\x18\b \x01(\x01R\x04sumY\x12\x1a\n" +
+	"\tsum_abs_y\x18\t \x01(\x01R\asumAbsY\x12\x13\n" +
+	"\x05sum_x\x18\n" +
+	" \x01(\x01R\x04sumX\x12\x13\n" +
+	"\x05min_x\x18\v \x01(\x01R\x04minX\x12\x13\n" +
+	"\x05max_x\x18\f \x01(\x01R\x04maxX\x12\x18\n" +
+	"\aepsilon\x18\r \x01(\x01R\aepsilon\x12\x1f\n" +
+	"\vcount_width\x18\x0e \x01(\x01R\n" +
+	"countWidth\x12\x1b\n" +
+	"\tsum_width\x18\x0f \x01(\x01R\bsumWidth*B\n" +
 	"\x05Scope\x12\x15\n" +
 	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vSCOPE_LOCAL\x10\x01\x12\x11\n" +
-	"\rSCOPE_CLUSTER\x10\x02*;\n" +
+	"\rSCOPE_CLUSTER\x10\x02*R\n" +
 	"\n" +
 	"StreamKind\x12\x16\n" +
 	"\x12STREAM_KIND_VALUES\x10\x00\x12\x15\n" +
-	"\x11STREAM_KIND_ITEMS\x10\x012\xdc\x06\n" +
+	"\x11STREAM_KIND_ITEMS\x10\x01\x12\x15\n" +
+	"\x11STREAM_KIND_PAIRS\x10\x02*\x8c\x01\n" +
+	"\fSumAggregate\x12\x1a\n" +
+	"\x16SUM_AGGREGATE_CONSTANT\x10\x00\x12\x1a\n" +
+	"\x16SUM_AGGREGATE_QUANTILE\x10\x01\x12\x15\n" +
+	"\x11SUM_AGGREGATE_MIN\x10\x02\x12\x15\n" +
+	"\x11SUM_AGGREGATE_MAX\x10\x03\x12\x16\n" +
+	"\x12SUM_AGGREGATE_MEAN\x10\x04*I\n" +
+	"\aSumSide\x12\x11\n" +
+	"\rSUM_SIDE_BOTH\x10\x00\x12\x14\n" +
+	"\x10SUM_SIDE_AT_MOST\x10\x01\x12\x15\n" +
+	"\x11SUM_SIDE_AT_LEAST\x10\x022\xb2\a\n" +
 	"\aStreamd\x12;\n" +
 	"\x04Push\x12\x17.streamd.v1.PushRequest\x1a\x18.streamd.v1.PushResponse(\x01\x12H\n" +
 	"\tQuantiles\x12\x1c.streamd.v1.QuantilesRequest\x1a\x1d.streamd.v1.QuantilesResponse\x12<\n" +
@@ -3533,7 +4158,8 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\fDeleteStream\x12\x1f.streamd.v1.DeleteStreamRequest\x1a .streamd.v1.DeleteStreamResponse\x12N\n" +
 	"\vListStreams\x12\x1e.streamd.v1.ListStreamsRequest\x1a\x1f.streamd.v1.ListStreamsResponse\x12>\n" +
 	"\x05Watch\x12\x18.streamd.v1.WatchRequest\x1a\x19.streamd.v1.WatchResponse0\x01\x12u\n" +
-	"\x18HierarchicalHeavyHitters\x12+.streamd.v1.HierarchicalHeavyHittersRequest\x1a,.streamd.v1.HierarchicalHeavyHittersResponse2\x96\x02\n" +
+	"\x18HierarchicalHeavyHitters\x12+.streamd.v1.HierarchicalHeavyHittersRequest\x1a,.streamd.v1.HierarchicalHeavyHittersResponse\x12T\n" +
+	"\rCorrelatedSum\x12 .streamd.v1.CorrelatedSumRequest\x1a!.streamd.v1.CorrelatedSumResponse2\x96\x02\n" +
 	"\x04Peer\x12T\n" +
 	"\rPeerSummaries\x12 .streamd.v1.PeerSummariesRequest\x1a!.streamd.v1.PeerSummariesResponse\x12]\n" +
 	"\x10PartitionOffsets\x12#.streamd.v1.PartitionOffsetsRequest\x1a$.streamd.v1.PartitionOffsetsResponse\x12Y\n" +
@@ -3551,132 +4177,147 @@ func file_streamd_v1_streamd_proto_rawDescGZIP() []byte {
 	return file_streamd_v1_streamd_proto_rawDescData
 }
 
-var file_streamd_v1_streamd_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_streamd_v1_streamd_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_streamd_v1_streamd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_streamd_v1_streamd_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_streamd_v1_streamd_proto_goTypes = []any{
 	(Scope)(0),                               // 0: streamd.v1.Scope
 	(StreamKind)(0),                          // 1: streamd.v1.StreamKind
-	(*KafkaPartition)(nil),                   // 2: streamd.v1.KafkaPartition
-	(*PartitionCoverage)(nil),                // 3: streamd.v1.PartitionCoverage
-	(*ClusterMember)(nil),                    // 4: streamd.v1.ClusterMember
-	(*PeerSummariesRequest)(nil),             // 5: streamd.v1.PeerSummariesRequest
-	(*PeerSummariesResponse)(nil),            // 6: streamd.v1.PeerSummariesResponse
-	(*PeerPart)(nil),                         // 7: streamd.v1.PeerPart
-	(*PartitionOffsetsRequest)(nil),          // 8: streamd.v1.PartitionOffsetsRequest
-	(*PartitionOffsetsResponse)(nil),         // 9: streamd.v1.PartitionOffsetsResponse
-	(*PartitionStateRequest)(nil),            // 10: streamd.v1.PartitionStateRequest
-	(*PartitionStateResponse)(nil),           // 11: streamd.v1.PartitionStateResponse
-	(*PushRequest)(nil),                      // 12: streamd.v1.PushRequest
-	(*PushResponse)(nil),                     // 13: streamd.v1.PushResponse
-	(*QuantilesRequest)(nil),                 // 14: streamd.v1.QuantilesRequest
-	(*QuantilesResponse)(nil),                // 15: streamd.v1.QuantilesResponse
-	(*RanksRequest)(nil),                     // 16: streamd.v1.RanksRequest
-	(*RanksResponse)(nil),                    // 17: streamd.v1.RanksResponse
-	(*HeavyHittersRequest)(nil),              // 18: streamd.v1.HeavyHittersRequest
-	(*HeavyHittersResponse)(nil),             // 19: streamd.v1.HeavyHittersResponse
-	(*FrequenciesRequest)(nil),               // 20: streamd.v1.FrequenciesRequest
-	(*FrequenciesResponse)(nil),              // 21: streamd.v1.FrequenciesResponse
-	(*Item)(nil),                             // 22: streamd.v1.Item
-	(*TimeWindow)(nil),                       // 23: streamd.v1.TimeWindow
-	(*StatsRequest)(nil),                     // 24: streamd.v1.StatsRequest
-	(*StatsResponse)(nil),                    // 25: streamd.v1.StatsResponse
-	(*CreateStreamRequest)(nil),              // 26: streamd.v1.CreateStreamRequest
-	(*CreateStreamResponse)(nil),             // 27: streamd.v1.CreateStreamResponse
-	(*DeleteStreamRequest)(nil),              // 28: streamd.v1.DeleteStreamRequest
-	(*DeleteStreamResponse)(nil),             // 29: streamd.v1.DeleteStreamResponse
-	(*ListStreamsRequest)(nil),               // 30: streamd.v1.ListStreamsRequest
-	(*ListStreamsResponse)(nil),              // 31: streamd.v1.ListStreamsResponse
-	(*WatchRequest)(nil),                     // 32: streamd.v1.WatchRequest
-	(*WatchResponse)(nil),                    // 33: streamd.v1.WatchResponse
-	(*HierarchicalHeavyHittersRequest)(nil),  // 34: streamd.v1.HierarchicalHeavyHittersRequest
-	(*HierarchicalHeavyHittersResponse)(nil), // 35: streamd.v1.HierarchicalHeavyHittersResponse
-	(*HierarchicalHeavyHitter)(nil),          // 36: streamd.v1.HierarchicalHeavyHitter
-	nil,                                      // 37: streamd.v1.PeerPart.RejectedEntry
-	(*QuantilesResponse_Quantile)(nil),       // 38: streamd.v1.QuantilesResponse.Quantile
-	(*RanksResponse_Rank)(nil),               // 39: streamd.v1.RanksResponse.Rank
-	nil,                                      // 40: streamd.v1.StatsResponse.RejectedEntry
-	(*durationpb.Duration)(nil),              // 41: google.protobuf.Duration
+	(SumAggregate)(0),                        // 2: streamd.v1.SumAggregate
+	(SumSide)(0),                             // 3: streamd.v1.SumSide
+	(*KafkaPartition)(nil),                   // 4: streamd.v1.KafkaPartition
+	(*PartitionCoverage)(nil),                // 5: streamd.v1.PartitionCoverage
+	(*ClusterMember)(nil),                    // 6: streamd.v1.ClusterMember
+	(*PeerSummariesRequest)(nil),             // 7: streamd.v1.PeerSummariesRequest
+	(*PeerSummariesResponse)(nil),            // 8: streamd.v1.PeerSummariesResponse
+	(*PeerPart)(nil),                         // 9: streamd.v1.PeerPart
+	(*PartitionOffsetsRequest)(nil),          // 10: streamd.v1.PartitionOffsetsRequest
+	(*PartitionOffsetsResponse)(nil),         // 11: streamd.v1.PartitionOffsetsResponse
+	(*PartitionStateRequest)(nil),            // 12: streamd.v1.PartitionStateRequest
+	(*PartitionStateResponse)(nil),           // 13: streamd.v1.PartitionStateResponse
+	(*PushRequest)(nil),                      // 14: streamd.v1.PushRequest
+	(*Pairs)(nil),                            // 15: streamd.v1.Pairs
+	(*PushResponse)(nil),                     // 16: streamd.v1.PushResponse
+	(*QuantilesRequest)(nil),                 // 17: streamd.v1.QuantilesRequest
+	(*QuantilesResponse)(nil),                // 18: streamd.v1.QuantilesResponse
+	(*RanksRequest)(nil),                     // 19: streamd.v1.RanksRequest
+	(*RanksResponse)(nil),                    // 20: streamd.v1.RanksResponse
+	(*HeavyHittersRequest)(nil),              // 21: streamd.v1.HeavyHittersRequest
+	(*HeavyHittersResponse)(nil),             // 22: streamd.v1.HeavyHittersResponse
+	(*FrequenciesRequest)(nil),               // 23: streamd.v1.FrequenciesRequest
+	(*FrequenciesResponse)(nil),              // 24: streamd.v1.FrequenciesResponse
+	(*Item)(nil),                             // 25: streamd.v1.Item
+	(*TimeWindow)(nil),                       // 26: streamd.v1.TimeWindow
+	(*StatsRequest)(nil),                     // 27: streamd.v1.StatsRequest
+	(*StatsResponse)(nil),                    // 28: streamd.v1.StatsResponse
+	(*CreateStreamRequest)(nil),              // 29: streamd.v1.CreateStreamRequest
+	(*CreateStreamResponse)(nil),             // 30: streamd.v1.CreateStreamResponse
+	(*DeleteStreamRequest)(nil),              // 31: streamd.v1.DeleteStreamRequest
+	(*DeleteStreamResponse)(nil),             // 32: streamd.v1.DeleteStreamResponse
+	(*ListStreamsRequest)(nil),               // 33: streamd.v1.ListStreamsRequest
+	(*ListStreamsResponse)(nil),              // 34: streamd.v1.ListStreamsResponse
+	(*WatchRequest)(nil),                     // 35: streamd.v1.WatchRequest
+	(*WatchResponse)(nil),                    // 36: streamd.v1.WatchResponse
+	(*HierarchicalHeavyHittersRequest)(nil),  // 37: streamd.v1.HierarchicalHeavyHittersRequest
+	(*HierarchicalHeavyHittersResponse)(nil), // 38: streamd.v1.HierarchicalHeavyHittersResponse
+	(*HierarchicalHeavyHitter)(nil),          // 39: streamd.v1.HierarchicalHeavyHitter
+	(*CorrelatedSumRequest)(nil),             // 40: streamd.v1.CorrelatedSumRequest
+	(*CorrelatedSumBounds)(nil),              // 41: streamd.v1.CorrelatedSumBounds
+	(*CorrelatedSumResponse)(nil),            // 42: streamd.v1.CorrelatedSumResponse
+	nil,                                      // 43: streamd.v1.PeerPart.RejectedEntry
+	(*QuantilesResponse_Quantile)(nil),       // 44: streamd.v1.QuantilesResponse.Quantile
+	(*RanksResponse_Rank)(nil),               // 45: streamd.v1.RanksResponse.Rank
+	nil,                                      // 46: streamd.v1.StatsResponse.RejectedEntry
+	(*durationpb.Duration)(nil),              // 47: google.protobuf.Duration
 }
 var file_streamd_v1_streamd_proto_depIdxs = []int32{
-	2,  // 0: streamd.v1.PartitionCoverage.partition:type_name -> streamd.v1.KafkaPartition
-	3,  // 1: streamd.v1.ClusterMember.partitions:type_name -> streamd.v1.PartitionCoverage
-	4,  // 2: streamd.v1.PeerSummariesResponse.member:type_name -> streamd.v1.ClusterMember
-	7,  // 3: streamd.v1.PeerSummariesResponse.parts:type_name -> streamd.v1.PeerPart
-	2,  // 4: streamd.v1.PeerPart.partition:type_name -> streamd.v1.KafkaPartition
-	37, // 5: streamd.v1.PeerPart.rejected:type_name -> streamd.v1.PeerPart.RejectedEntry
-	2,  // 6: streamd.v1.PartitionOffsetsRequest.partitions:type_name -> streamd.v1.KafkaPartition
-	3,  // 7: streamd.v1.PartitionOffsetsResponse.partitions:type_name -> streamd.v1.PartitionCoverage
-	2,  // 8: streamd.v1.PartitionStateRequest.partition:type_name -> streamd.v1.KafkaPartition
-	41, // 9: streamd.v1.QuantilesRequest.last:type_name -> google.protobuf.Duration
-	0,  // 10: streamd.v1.QuantilesRequest.scope:type_name -> streamd.v1.Scope
-	38, // 11: streamd.v1.QuantilesResponse.quantiles:type_name -> streamd.v1.QuantilesResponse.Quantile
-	23, // 12: streamd.v1.QuantilesResponse.window:type_name -> streamd.v1.TimeWindow
-	2,  // 13: streamd.v1.QuantilesResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
-	4,  // 14: streamd.v1.QuantilesResponse.members:type_name -> streamd.v1.ClusterMember
-	41, // 15: streamd.v1.RanksRequest.last:type_name -> google.protobuf.Duration
-	0,  // 16: streamd.v1.RanksRequest.scope:type_name -> streamd.v1.Scope
-	39, // 17: streamd.v1.RanksResponse.ranks:type_name -> streamd.v1.RanksResponse.Rank
-	23, // 18: streamd.v1.RanksResponse.window:type_name -> streamd.v1.TimeWindow
-	2,  // 19: streamd.v1.RanksResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
-	4,  // 20: streamd.v1.RanksResponse.members:type_name -> streamd.v1.ClusterMember
-	41, // 21: streamd.v1.HeavyHittersRequest.last:type_name -> google.protobuf.Duration
-	0,  // 22: streamd.v1.HeavyHittersRequest.scope:type_name -> streamd.v1.Scope
-	22, // 23: streamd.v1.HeavyHittersResponse.items:type_name -> streamd.v1.Item
-	23, // 24: streamd.v1.HeavyHittersResponse.window:type_name -> streamd.v1.TimeWindow
-	2,  // 25: streamd.v1.HeavyHittersResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
-	4,  // 26: streamd.v1.HeavyHittersResponse.members:type_name -> streamd.v1.ClusterMember
-	41, // 27: streamd.v1.FrequenciesRequest.last:type_name -> google.protobuf.Duration
-	0,  // 28: streamd.v1.FrequenciesRequest.scope:type_name -> streamd.v1.Scope
-	22, // 29: streamd.v1.FrequenciesResponse.items:type_name -> streamd.v1.Item
-	23, // 30: streamd.v1.FrequenciesResponse.window:type_name -> streamd.v1.TimeWindow
-	2,  // 31: streamd.v1.FrequenciesResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
-	4,  // 32: streamd.v1.FrequenciesResponse.members:type_name -> streamd.v1.ClusterMember
-	0,  // 33: streamd.v1.StatsRequest.scope:type_name -> streamd.v1.Scope
-	40, // 34: streamd.v1.StatsResponse.rejected:type_name -> streamd.v1.StatsResponse.RejectedEntry
-	1,  // 35: streamd.v1.StatsResponse.kind:type_name -> streamd.v1.StreamKind
-	2,  // 36: streamd.v1.StatsResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
-	4,  // 37: streamd.v1.StatsResponse.members:type_name -> streamd.v1.ClusterMember
-	1,  // 38: streamd.v1.CreateStreamRequest.kind:type_name -> streamd.v1.StreamKind
-	41, // 39: streamd.v1.WatchRequest.last:type_name -> google.protobuf.Duration
-	15, // 40: streamd.v1.WatchResponse.quantiles:type_name -> streamd.v1.QuantilesResponse
-	19, // 41: streamd.v1.WatchResponse.heavy_hitters:type_name -> streamd.v1.HeavyHittersResponse
-	41, // 42: streamd.v1.HierarchicalHeavyHittersRequest.last:type_name -> google.protobuf.Duration
-	0,  // 43: streamd.v1.HierarchicalHeavyHittersRequest.scope:type_name -> streamd.v1.Scope
-	36, // 44: streamd.v1.HierarchicalHeavyHittersResponse.hitters:type_name -> streamd.v1.HierarchicalHeavyHitter
-	23, // 45: streamd.v1.HierarchicalHeavyHittersResponse.window:type_name -> streamd.v1.TimeWindow
-	12, // 46: streamd.v1.Streamd.Push:input_type -> streamd.v1.PushRequest
-	14, // 47: streamd.v1.Streamd.Quantiles:input_type -> streamd.v1.QuantilesRequest
-	16, // 48: streamd.v1.Streamd.Ranks:input_type -> streamd.v1.RanksRequest
-	18, // 49: streamd.v1.Streamd.HeavyHitters:input_type -> streamd.v1.HeavyHittersRequest
-	20, // 50: streamd.v1.Streamd.Frequencies:input_type -> streamd.v1.FrequenciesRequest
-	24, // 51: streamd.v1.Streamd.Stats:input_type -> streamd.v1.StatsRequest
-	26, // 52: streamd.v1.Streamd.CreateStream:input_type -> streamd.v1.CreateStreamRequest
-	28, // 53: streamd.v1.Streamd.DeleteStream:input_type -> streamd.v1.DeleteStreamRequest
-	30, // 54: streamd.v1.Streamd.ListStreams:input_type -> streamd.v1.ListStreamsRequest
-	32, // 55: streamd.v1.Streamd.Watch:input_type -> streamd.v1.WatchRequest
-	34, // 56: streamd.v1.Streamd.HierarchicalHeavyHitters:input_type -> streamd.v1.HierarchicalHeavyHittersRequest
-	5,  // 57: streamd.v1.Peer.PeerSummaries:input_type -> streamd.v1.PeerSummariesRequest
-	8,  // 58: streamd.v1.Peer.PartitionOffsets:input_type -> streamd.v1.PartitionOffsetsRequest
-	10, // 59: streamd.v1.Peer.PartitionState:input_type -> streamd.v1.PartitionStateRequest
-	13, // 60: streamd.v1.Streamd.Push:output_type -> streamd.v1.PushResponse
-	15, // 61: streamd.v1.Streamd.Quantiles:output_type -> streamd.v1.QuantilesResponse
-	17, // 62: streamd.v1.Streamd.Ranks:output_type -> streamd.v1.RanksResponse
-	19, // 63: streamd.v1.Streamd.HeavyHitters:output_type -> streamd.v1.HeavyHittersResponse
-	21, // 64: streamd.v1.Streamd.Frequencies:output_type -> streamd.v1.FrequenciesResponse
-	25, // 65: streamd.v1.Streamd.Stats:output_type -> streamd.v1.StatsResponse
-	27, // 66: streamd.v1.Streamd.CreateStream:output_type -> streamd.v1.CreateStreamResponse
-	29, // 67: streamd.v1.Streamd.DeleteStream:output_type -> streamd.v1.DeleteStreamResponse
-	31, // 68: streamd.v1.Streamd.ListStreams:output_type -> streamd.v1.ListStreamsResponse
-	33, // 69: streamd.v1.Streamd.Watch:output_type -> streamd.v1.WatchResponse
-	35, // 70: streamd.v1.Streamd.HierarchicalHeavyHitters:output_type -> streamd.v1.HierarchicalHeavyHittersResponse
-	6,  // 71: streamd.v1.Peer.PeerSummaries:output_type -> streamd.v1.PeerSummariesResponse
-	9,  // 72: streamd.v1.Peer.PartitionOffsets:output_type -> streamd.v1.PartitionOffsetsResponse
-	11, // 73: streamd.v1.Peer.PartitionState:output_type -> streamd.v1.PartitionStateResponse
-	60, // [60:74] is the sub-list for method output_type
-	46, // [46:60] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	4,  // 0: streamd.v1.PartitionCoverage.partition:type_name -> streamd.v1.KafkaPartition
+	5,  // 1: streamd.v1.ClusterMember.partitions:type_name -> streamd.v1.PartitionCoverage
+	6,  // 2: streamd.v1.PeerSummariesResponse.member:type_name -> streamd.v1.ClusterMember
+	9,  // 3: streamd.v1.PeerSummariesResponse.parts:type_name -> streamd.v1.PeerPart
+	4,  // 4: streamd.v1.PeerPart.partition:type_name -> streamd.v1.KafkaPartition
+	43, // 5: streamd.v1.PeerPart.rejected:type_name -> streamd.v1.PeerPart.RejectedEntry
+	4,  // 6: streamd.v1.PartitionOffsetsRequest.partitions:type_name -> streamd.v1.KafkaPartition
+	5,  // 7: streamd.v1.PartitionOffsetsResponse.partitions:type_name -> streamd.v1.PartitionCoverage
+	4,  // 8: streamd.v1.PartitionStateRequest.partition:type_name -> streamd.v1.KafkaPartition
+	15, // 9: streamd.v1.PushRequest.pairs:type_name -> streamd.v1.Pairs
+	47, // 10: streamd.v1.QuantilesRequest.last:type_name -> google.protobuf.Duration
+	0,  // 11: streamd.v1.QuantilesRequest.scope:type_name -> streamd.v1.Scope
+	44, // 12: streamd.v1.QuantilesResponse.quantiles:type_name -> streamd.v1.QuantilesResponse.Quantile
+	26, // 13: streamd.v1.QuantilesResponse.window:type_name -> streamd.v1.TimeWindow
+	4,  // 14: streamd.v1.QuantilesResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
+	6,  // 15: streamd.v1.QuantilesResponse.members:type_name -> streamd.v1.ClusterMember
+	47, // 16: streamd.v1.RanksRequest.last:type_name -> google.protobuf.Duration
+	0,  // 17: streamd.v1.RanksRequest.scope:type_name -> streamd.v1.Scope
+	45, // 18: streamd.v1.RanksResponse.ranks:type_name -> streamd.v1.RanksResponse.Rank
+	26, // 19: streamd.v1.RanksResponse.window:type_name -> streamd.v1.TimeWindow
+	4,  // 20: streamd.v1.RanksResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
+	6,  // 21: streamd.v1.RanksResponse.members:type_name -> streamd.v1.ClusterMember
+	47, // 22: streamd.v1.HeavyHittersRequest.last:type_name -> google.protobuf.Duration
+	0,  // 23: streamd.v1.HeavyHittersRequest.scope:type_name -> streamd.v1.Scope
+	25, // 24: streamd.v1.HeavyHittersResponse.items:type_name -> streamd.v1.Item
+	26, // 25: streamd.v1.HeavyHittersResponse.window:type_name -> streamd.v1.TimeWindow
+	4,  // 26: streamd.v1.HeavyHittersResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
+	6,  // 27: streamd.v1.HeavyHittersResponse.members:type_name -> streamd.v1.ClusterMember
+	47, // 28: streamd.v1.FrequenciesRequest.last:type_name -> google.protobuf.Duration
+	0,  // 29: streamd.v1.FrequenciesRequest.scope:type_name -> streamd.v1.Scope
+	25, // 30: streamd.v1.FrequenciesResponse.items:type_name -> streamd.v1.Item
+	26, // 31: streamd.v1.FrequenciesResponse.window:type_name -> streamd.v1.TimeWindow
+	4,  // 32: streamd.v1.FrequenciesResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
+	6,  // 33: streamd.v1.FrequenciesResponse.members:type_name -> streamd.v1.ClusterMember
+	0,  // 34: streamd.v1.StatsRequest.scope:type_name -> streamd.v1.Scope
+	46, // 35: streamd.v1.StatsResponse.rejected:type_name -> streamd.v1.StatsResponse.RejectedEntry
+	1,  // 36: streamd.v1.StatsResponse.kind:type_name -> streamd.v1.StreamKind
+	4,  // 37: streamd.v1.StatsResponse.missing_partitions:type_name -> streamd.v1.KafkaPartition
+	6,  // 38: streamd.v1.StatsResponse.members:type_name -> streamd.v1.ClusterMember
+	1,  // 39: streamd.v1.CreateStreamRequest.kind:type_name -> streamd.v1.StreamKind
+	47, // 40: streamd.v1.WatchRequest.last:type_name -> google.protobuf.Duration
+	18, // 41: streamd.v1.WatchResponse.quantiles:type_name -> streamd.v1.QuantilesResponse
+	22, // 42: streamd.v1.WatchResponse.heavy_hitters:type_name -> streamd.v1.HeavyHittersResponse
+	47, // 43: streamd.v1.HierarchicalHeavyHittersRequest.last:type_name -> google.protobuf.Duration
+	0,  // 44: streamd.v1.HierarchicalHeavyHittersRequest.scope:type_name -> streamd.v1.Scope
+	39, // 45: streamd.v1.HierarchicalHeavyHittersResponse.hitters:type_name -> streamd.v1.HierarchicalHeavyHitter
+	26, // 46: streamd.v1.HierarchicalHeavyHittersResponse.window:type_name -> streamd.v1.TimeWindow
+	2,  // 47: streamd.v1.CorrelatedSumRequest.aggregate:type_name -> streamd.v1.SumAggregate
+	3,  // 48: streamd.v1.CorrelatedSumRequest.side:type_name -> streamd.v1.SumSide
+	47, // 49: streamd.v1.CorrelatedSumRequest.last:type_name -> google.protobuf.Duration
+	0,  // 50: streamd.v1.CorrelatedSumRequest.scope:type_name -> streamd.v1.Scope
+	41, // 51: streamd.v1.CorrelatedSumResponse.at_most:type_name -> streamd.v1.CorrelatedSumBounds
+	41, // 52: streamd.v1.CorrelatedSumResponse.at_least:type_name -> streamd.v1.CorrelatedSumBounds
+	14, // 53: streamd.v1.Streamd.Push:input_type -> streamd.v1.PushRequest
+	17, // 54: streamd.v1.Streamd.Quantiles:input_type -> streamd.v1.QuantilesRequest
+	19, // 55: streamd.v1.Streamd.Ranks:input_type -> streamd.v1.RanksRequest
+	21, // 56: streamd.v1.Streamd.HeavyHitters:input_type -> streamd.v1.HeavyHittersRequest
+	23, // 57: streamd.v1.Streamd.Frequencies:input_type -> streamd.v1.FrequenciesRequest
+	27, // 58: streamd.v1.Streamd.Stats:input_type -> streamd.v1.StatsRequest
+	29, // 59: streamd.v1.Streamd.CreateStream:input_type -> streamd.v1.CreateStreamRequest
+	31, // 60: streamd.v1.Streamd.DeleteStream:input_type -> streamd.v1.DeleteStreamRequest
+	33, // 61: streamd.v1.Streamd.ListStreams:input_type -> streamd.v1.ListStreamsRequest
+	35, // 62: streamd.v1.Streamd.Watch:input_type -> streamd.v1.WatchRequest
+	37, // 63: streamd.v1.Streamd.HierarchicalHeavyHitters:input_type -> streamd.v1.HierarchicalHeavyHittersRequest
+	40, // 64: streamd.v1.Streamd.CorrelatedSum:input_type -> streamd.v1.CorrelatedSumRequest
+	7,  // 65: streamd.v1.Peer.PeerSummaries:input_type -> streamd.v1.PeerSummariesRequest
+	10, // 66: streamd.v1.Peer.PartitionOffsets:input_type -> streamd.v1.PartitionOffsetsRequest
+	12, // 67: streamd.v1.Peer.PartitionState:input_type -> streamd.v1.PartitionStateRequest
+	16, // 68: streamd.v1.Streamd.Push:output_type -> streamd.v1.PushResponse
+	18, // 69: streamd.v1.Streamd.Quantiles:output_type -> streamd.v1.QuantilesResponse
+	20, // 70: streamd.v1.Streamd.Ranks:output_type -> streamd.v1.RanksResponse
+	22, // 71: streamd.v1.Streamd.HeavyHitters:output_type -> streamd.v1.HeavyHittersResponse
+	24, // 72: streamd.v1.Streamd.Frequencies:output_type -> streamd.v1.FrequenciesResponse
+	28, // 73: streamd.v1.Streamd.Stats:output_type -> streamd.v1.StatsResponse
+	30, // 74: streamd.v1.Streamd.CreateStream:output_type -> streamd.v1.CreateStreamResponse
+	32, // 75: streamd.v1.Streamd.DeleteStream:output_type -> streamd.v1.DeleteStreamResponse
+	34, // 76: streamd.v1.Streamd.ListStreams:output_type -> streamd.v1.ListStreamsResponse
+	36, // 77: streamd.v1.Streamd.Watch:output_type -> streamd.v1.WatchResponse
+	38, // 78: streamd.v1.Streamd.HierarchicalHeavyHitters:output_type -> streamd.v1.HierarchicalHeavyHittersResponse
+	42, // 79: streamd.v1.Streamd.CorrelatedSum:output_type -> streamd.v1.CorrelatedSumResponse
+	8,  // 80: streamd.v1.Peer.PeerSummaries:output_type -> streamd.v1.PeerSummariesResponse
+	11, // 81: streamd.v1.Peer.PartitionOffsets:output_type -> streamd.v1.PartitionOffsetsResponse
+	13, // 82: streamd.v1.Peer.PartitionState:output_type -> streamd.v1.PartitionStateResponse
+	68, // [68:83] is the sub-list for method output_type
+	53, // [53:68] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_streamd_v1_streamd_proto_init() }
@@ -3684,13 +4325,14 @@ func file_streamd_v1_streamd_proto_init() {
 	if File_streamd_v1_streamd_proto != nil {
 		return
 	}
+	file_streamd_v1_streamd_proto_msgTypes[36].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_streamd_v1_streamd_proto_rawDesc), len(file_streamd_v1_streamd_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   39,
+			NumEnums:      4,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

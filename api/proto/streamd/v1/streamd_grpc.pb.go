@@ -31,6 +31,14 @@
 // streams answer frequencies and heavy hitters, not quantiles or ranks
 // (FailedPrecondition).
 //
+// Pair streams (CreateStream with kind STREAM_KIND_PAIRS, or created by
+// the first pairs pushed) take pairs (x, y) of doubles, such as a
+// request's latency and its response's bytes, and answer correlated sums
+// (CorrelatedSum): how many pairs have x ≤ t (or x ≥ t) and the sum of
+// their y, for a constant t or one made of an aggregate of x, over all
+// history, with bounds: the count within ε·N, the sum within ε·Σ|y|. A
+// pair stream stores float64 and answers nothing else but Stats.
+//
 // Time windows: a query with last = d covers every value that arrived in
 // the last d by the daemon's clock (the arrival time is the daemon's clock
 // when it accepts the value, or a Kafka message's timestamp when the
@@ -64,8 +72,12 @@
 //     with scope SCOPE_CLUSTER; creation parameters out of range.
 //   - AlreadyExists: CreateStream of a stream that exists.
 //   - FailedPrecondition: values pushed to an item stream or items to a
-//     value stream; quantiles or ranks asked of an item stream; scope
-//     SCOPE_CLUSTER asked of an item stream, or of a daemon in no cluster.
+//     value stream; pairs pushed to a value or item stream, values or
+//     items to a pair stream; quantiles or ranks asked of an item stream;
+//     quantiles, ranks, heavy hitters or frequencies asked of a pair
+//     stream; a correlated sum asked of a stream that is not a pair
+//     stream, or of one without pairs yet; scope SCOPE_CLUSTER asked of an
+//     item stream, or of a daemon in no cluster.
 //   - ResourceExhausted: a stream the daemon cannot hold (its stream limit,
 //     or its memory budget cannot hold the stream's worst case).
 //   - Unavailable: the daemon is shutting down; a SCOPE_CLUSTER answer
@@ -103,6 +115,7 @@ const (
 	Streamd_ListStreams_FullMethodName              = "/streamd.v1.Streamd/ListStreams"
 	Streamd_Watch_FullMethodName                    = "/streamd.v1.Streamd/Watch"
 	Streamd_HierarchicalHeavyHitters_FullMethodName = "/streamd.v1.Streamd/HierarchicalHeavyHitters"
+	Streamd_CorrelatedSum_FullMethodName            = "/streamd.v1.Streamd/CorrelatedSum"
 )
 
 // StreamdClient is the client API for Streamd service.
@@ -160,6 +173,17 @@ type StreamdClient interface {
 	// hierarchy and for scope SCOPE_CLUSTER, and with ResourceExhausted when
 	// more than 10000 prefixes reach the support.
 	HierarchicalHeavyHitters(ctx context.Context, in *HierarchicalHeavyHittersRequest, opts ...grpc.CallOption) (*HierarchicalHeavyHittersResponse, error)
+	// CorrelatedSum answers a correlated sum of a pair stream: the number of
+	// pairs (x, y) with x ≤ t, or x ≥ t, and the sum of their y, for a
+	// threshold t that is a constant or an aggregate of x (a quantile, the
+	// minimum, maximum or mean) times a factor, with bounds that always hold
+	// the exact answer: count_max − count_min ≤ ε·count and
+	// sum_max − sum_min ≤ ε·sum_abs_y (plus floating-point rounding, none
+	// for integer y). It answers over all history only: last_n or last is
+	// InvalidArgument, scope SCOPE_CLUSTER FailedPrecondition. A stream of
+	// another kind is FailedPrecondition, one without pairs yet
+	// FailedPrecondition too.
+	CorrelatedSum(ctx context.Context, in *CorrelatedSumRequest, opts ...grpc.CallOption) (*CorrelatedSumResponse, error)
 }
 
 type streamdClient struct {
@@ -292,6 +316,16 @@ func (c *streamdClient) HierarchicalHeavyHitters(ctx context.Context, in *Hierar
 	return out, nil
 }
 
+func (c *streamdClient) CorrelatedSum(ctx context.Context, in *CorrelatedSumRequest, opts ...grpc.CallOption) (*CorrelatedSumResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CorrelatedSumResponse)
+	err := c.cc.Invoke(ctx, Streamd_CorrelatedSum_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StreamdServer is the server API for Streamd service.
 // All implementations must embed UnimplementedStreamdServer
 // for forward compatibility.
@@ -347,6 +381,17 @@ type StreamdServer interface {
 	// hierarchy and for scope SCOPE_CLUSTER, and with ResourceExhausted when
 	// more than 10000 prefixes reach the support.
 	HierarchicalHeavyHitters(context.Context, *HierarchicalHeavyHittersRequest) (*HierarchicalHeavyHittersResponse, error)
+	// CorrelatedSum answers a correlated sum of a pair stream: the number of
+	// pairs (x, y) with x ≤ t, or x ≥ t, and the sum of their y, for a
+	// threshold t that is a constant or an aggregate of x (a quantile, the
+	// minimum, maximum or mean) times a factor, with bounds that always hold
+	// the exact answer: count_max − count_min ≤ ε·count and
+	// sum_max − sum_min ≤ ε·sum_abs_y (plus floating-point rounding, none
+	// for integer y). It answers over all history only: last_n or last is
+	// InvalidArgument, scope SCOPE_CLUSTER FailedPrecondition. A stream of
+	// another kind is FailedPrecondition, one without pairs yet
+	// FailedPrecondition too.
+	CorrelatedSum(context.Context, *CorrelatedSumRequest) (*CorrelatedSumResponse, error)
 	mustEmbedUnimplementedStreamdServer()
 }
 
@@ -389,6 +434,9 @@ func (UnimplementedStreamdServer) Watch(*WatchRequest, grpc.ServerStreamingServe
 }
 func (UnimplementedStreamdServer) HierarchicalHeavyHitters(context.Context, *HierarchicalHeavyHittersRequest) (*HierarchicalHeavyHittersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method HierarchicalHeavyHitters not implemented")
+}
+func (UnimplementedStreamdServer) CorrelatedSum(context.Context, *CorrelatedSumRequest) (*CorrelatedSumResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CorrelatedSum not implemented")
 }
 func (UnimplementedStreamdServer) mustEmbedUnimplementedStreamdServer() {}
 func (UnimplementedStreamdServer) testEmbeddedByValue()                 {}
@@ -591,6 +639,24 @@ func _Streamd_HierarchicalHeavyHitters_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Streamd_CorrelatedSum_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CorrelatedSumRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StreamdServer).CorrelatedSum(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Streamd_CorrelatedSum_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StreamdServer).CorrelatedSum(ctx, req.(*CorrelatedSumRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Streamd_ServiceDesc is the grpc.ServiceDesc for Streamd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -633,6 +699,10 @@ var Streamd_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "HierarchicalHeavyHitters",
 			Handler:    _Streamd_HierarchicalHeavyHitters_Handler,
+		},
+		{
+			MethodName: "CorrelatedSum",
+			Handler:    _Streamd_CorrelatedSum_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,326 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"streamd/corrsum"
+	"streamd/feed"
+	"streamd/internal/codec"
+	"streamd/summary"
+)
+
+// pairStream is the pair half of a pair stream: the all-history summary of
+// the pairs (x, y) it accepted, from every source, and its partial window
+// of pairs not yet summarised. A pair stream has no time windows and no
+// last-n answers; its values half (the sliding window and the parts' value
+// summaries) stays empty, and its parts keep only their reject counts.
+//
+// Pair windows are sorted by the accepting goroutine on the CPU, by x with
+// each y moving with its x (corrsum.Summary.AddWindow, a key–value radix
+// sort), not by the pipeline's sorter: its back-ends sort keys without
+// values. All of it is guarded by the stream's lock.
+type pairStream struct {
+	sum  *corrsum.Summary
+	x, y []float64 // the partial window, fewer than the window size
+
+	// view caches sum with the partial window added, which queries
+	// answer from; nil once a pair has been accepted since.
+	view *corrsum.Summary
+}
+
+// newPairs returns the empty pair half of a stream of cfg.
+func newPairs(cfg summary.Config) (*pairStream, error) {
+	sum, err := corrsum.New(cfg.Epsilon)
+	if err != nil {
+		return nil, fmt.Errorf("new pair summary: %w", err)
+	}
+	return &pairStream{sum: sum}, nil
+}
+
+// add appends clean pairs to the partial window, summarising each window
+// of w pairs it fills. A window the summary refuses (its sum of |y| would
+// overflow) is dropped; add returns how many pairs it dropped so.
+func (ps *pairStream) add(x, y []float64, w int) (dropped int) {
+	for len(x) > 0 {
+		n := min(len(x), w-len(ps.x))
+		ps.x = append(ps.x, x[:n]...)
+		ps.y = append(ps.y, y[:n]...)
+		x, y = x[n:], y[n:]
+		if len(ps.x) == w {
+			if err := ps.sum.AddWindow(ps.x, ps.y); err != nil {
+				dropped += w
+			}
+			ps.x, ps.y = ps.x[:0], ps.y[:0]
+		}
+	}
+	ps.view = nil
+	return dropped
+}
+
+// current returns the summary of every pair accepted, the partial window
+// included (a copy of the summary with a sorted copy of the window added),
+// cached until the next pair.
+func (ps *pairStream) current() (*corrsum.Summary, error) {
+	if ps.view != nil {
+		return ps.view, nil
+	}
+	if len(ps.x) == 0 {
+		ps.view = ps.sum
+		return ps.view, nil
+	}
+	v := ps.sum.Copy()
+	x := append([]float64(nil), ps.x...)
+	y := append([]float64(nil), ps.y...)
+	if err := v.AddWindow(x, y); err != nil {
+		return nil, fmt.Errorf("summarise the partial window: %w", err)
+	}
+	ps.view = v
+	return v, nil
+}
+
+// bytes reports what the pair half holds: the summary, the cached view
+// when it is a copy, and the partial window.
+func (ps *pairStream) bytes() int64 {
+	b := ps.sum.Bytes() + 8*(cap(ps.x)+cap(ps.y))
+	if ps.view != nil && ps.view != ps.sum {
+		b += ps.view.Bytes()
+	}
+	return int64(b)
+}
+
+// IsPairs reports whether s is a pair stream.
+func (s *Stream) IsPairs() bool { return s.pairs != nil }
+
+// IsPairStream reports whether the named stream exists and is a pair
+// stream.
+func (p *Pipeline) IsPairStream(name string) bool {
+	s := p.lookup(name)
+	return s != nil && s.pairs != nil
+}
+
+// acceptPairs adds the pairs of b, clean pairs (feed.CleanPairs), to
+// their pair stream, creating it with the default config (as a pair
+// stream) if b holds any; no pairs create no stream. Each window of pairs
+// filled is sorted and summarised before it returns: every later query
+// counts the pairs. It fails with ErrWrongKind for a value or item stream.
+func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) {
+	x, y := b.Pairs.X, b.Pairs.Y
+	if len(x) != len(y) {
+		return 0, fmt.Errorf("%w: %d x, %d y", ErrPairLengths, len(x), len(y))
+	}
+	s := p.lookup(b.Stream)
+	if s == nil {
+		if err := feed.ValidName(b.Stream); err != nil {
+			return 0, fmt.Errorf("%w: %v", ErrBadName, err)
+		}
+		if len(x) == 0 {
+			return 0, nil
+		}
+		cfg := p.cfg.Defaults
+		cfg.Items, cfg.Pairs = false, true
+		var err error
+		if s, _, err = p.getOrCreate(b.Stream, cfg); err != nil {
+			return 0, err
+		}
+	}
+	if s.pairs == nil {
+		if len(x) == 0 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("%w: pairs for %s stream %q", ErrWrongKind, s.kind(), s.name)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("accept pairs: %w", err)
+	}
+	if len(x) == 0 {
+		return 0, nil
+	}
+	if err := p.lockOpen(); err != nil {
+		return 0, err
+	}
+	defer p.sendMu.RUnlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(x)
+	if dropped := s.pairs.add(x, y, s.cfg.WindowSize); dropped > 0 {
+		s.partLocked(b.Source).rejected[feed.ReasonInf] += uint64(dropped)
+		n -= min(dropped, n)
+	}
+	s.version++
+	s.mem.Summaries(s.summaryBytes())
+	return n, nil
+}
+
+// kind names the kind of s, for errors.
+func (s *Stream) kind() string {
+	switch {
+	case s.items != nil:
+		return "item"
+	case s.pairs != nil:
+		return "pair"
+	}
+	return "value"
+}
+
+// PairAnswer is a correlated-sum answer of a pair stream over every pair
+// it accepted.
+type PairAnswer struct {
+	corrsum.Answer
+	// Totals are the exact count and running sums of the pairs.
+	Totals corrsum.Totals
+	// Epsilon is the stream's ε: CountHi − CountLo ≤ ε·Totals.Count and
+	// SumHi − SumLo ≤ ε·Totals.SumAbsY plus rounding (package corrsum).
+	Epsilon float64
+}
+
+// Correlated answers q over every pair the pair stream s accepted, its
+// partial window included. It fails with ErrWrongKind if s is not a pair
+// stream, with corrsum.ErrEmpty if it has no pairs, and with corrsum's
+// errors for a bad query.
+func (s *Stream) Correlated(q corrsum.Query) (PairAnswer, error) {
+	return s.correlated(func(v *corrsum.Summary) (corrsum.Answer, error) { return v.Correlated(q) })
+}
+
+// CorrelatedAt answers for the constant threshold t as Correlated does for
+// an aggregate: the answer's Query is zero, and its Aggregate and Threshold
+// are t. It fails as Correlated does, and for a t that is not finite.
+func (s *Stream) CorrelatedAt(t float64) (PairAnswer, error) {
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return PairAnswer{}, fmt.Errorf("correlated sum: threshold %v is not finite", t)
+	}
+	return s.correlated(func(v *corrsum.Summary) (corrsum.Answer, error) {
+		if v.IsEmpty() {
+			return corrsum.Answer{}, corrsum.ErrEmpty
+		}
+		return corrsum.Answer{Aggregate: t, Threshold: t, AtMost: v.AtMost(t), AtLeast: v.AtLeast(t)}, nil
+	})
+}
+
+// correlated answers with answer, called on the summary of every pair of
+// s under its lock.
+func (s *Stream) correlated(answer func(*corrsum.Summary) (corrsum.Answer, error)) (PairAnswer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pairs == nil {
+		return PairAnswer{}, fmt.Errorf("%w: %s stream %q has no pairs", ErrWrongKind, s.kind(), s.name)
+	}
+	v, err := s.pairs.current()
+	if err != nil {
+		return PairAnswer{}, err
+	}
+	a, err := answer(v)
+	if err != nil {
+		return PairAnswer{}, err
+	}
+	return PairAnswer{Answer: a, Totals: v.Totals(), Epsilon: s.cfg.Epsilon}, nil
+}
+
+// PairTotals returns the totals of the pairs the pair stream s accepted,
+// its partial window included; all zero for another kind of stream.
+func (s *Stream) PairTotals() corrsum.Totals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pairs == nil {
+		return corrsum.Totals{}
+	}
+	v, err := s.pairs.current()
+	if err != nil {
+		return s.pairs.sum.Totals()
+	}
+	return v.Totals()
+}
+
+// pairStatsLocked sets the count, sum, min and max of st to those of the
+// pairs' x, and its entries and bytes to those the pairs hold. The caller
+// holds s.mu.
+func (s *Stream) pairStatsLocked(st *Stats) {
+	sum := s.pairs.sum
+	t := sum.Totals()
+	pending := int64(len(s.pairs.x))
+	st.Count = t.Count + pending
+	st.Summarised = t.Count
+	st.Sum, st.Min, st.Max = t.SumX, t.MinX, t.MaxX
+	for i, x := range s.pairs.x {
+		st.Sum += x
+		if i == 0 && t.Count == 0 {
+			st.Min, st.Max = x, x
+			continue
+		}
+		st.Min, st.Max = min(st.Min, x), max(st.Max, x)
+	}
+	st.Entries = sum.Entries()
+	st.Bytes = int(s.pairs.bytes())
+}
+
+// pairFootprint is StreamFootprint for a pair stream of cfg (defaults
+// set). With W the window size, N the sliding window and T =
+// corrsum.SpaceBound(ε, W, N) tuples of 64 bytes:
+//
+//	partial window  32W (W pairs of 16 bytes, with room to grow)
+//	sort buffers    64W (AddWindow's, of the summary and of its view)
+//	view window     16W (the copy of the partial window a query sorts)
+//	summaries       s = 4·64·T (the summary and its view, each with the
+//	                cached merge of its buckets)
+//
+// Reserve is all of it and 4 KiB; Window is 0, since no pair window goes
+// to the sorter; Summaries is s. As for a value stream, the summaries are
+// reserved at their size after N pairs, and their growth past it is
+// charged as measured.
+func pairFootprint(cfg summary.Config) (reserve, summaries int64) {
+	w := int64(cfg.WindowSize)
+	summaries = 4 * 64 * corrsum.SpaceBound(cfg.Epsilon, w, cfg.SlidingWindow)
+	return 32*w + 64*w + 16*w + summaries + streamOverhead, summaries
+}
+
+// appendPairs appends the pair state of a pair stream: its summary
+// (length-prefixed corrsum encoding), then the uvarint count of the pairs
+// of its partial window and each pair as x and y float64 LE. The caller
+// holds s.mu.
+func (ps *pairStream) appendState(dst []byte) ([]byte, error) {
+	dst, err := appendPrefixed(dst, ps.sum.AppendBinary)
+	if err != nil {
+		return nil, err
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(ps.x)))
+	for i, x := range ps.x {
+		dst = codec.AppendFloat64(dst, x)
+		dst = codec.AppendFloat64(dst, ps.y[i])
+	}
+	return dst, nil
+}
+
+// readPairs decodes what appendState appends, for a stream of cfg: the
+// summary must have cfg's ε, and the partial window fewer than its window
+// size of finite pairs. Bad input gives an error wrapping codec.ErrCorrupt.
+func readPairs(r *codec.Reader, cfg summary.Config) (*pairStream, error) {
+	b := r.Bytes("pair summary", r.Remaining())
+	n := r.Int("pending pairs", int64(r.Remaining()/16))
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	ps := &pairStream{sum: new(corrsum.Summary)}
+	if err := ps.sum.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("%w: %w", codec.ErrCorrupt, err)
+	}
+	if ps.sum.Epsilon() != cfg.Epsilon {
+		return nil, fmt.Errorf("%w: pair summary of epsilon %v in a stream of %v", codec.ErrCorrupt, ps.sum.Epsilon(), cfg.Epsilon)
+	}
+	if n >= int64(cfg.WindowSize) {
+		return nil, fmt.Errorf("%w: %d pending pairs in windows of %d", codec.ErrCorrupt, n, cfg.WindowSize)
+	}
+	ps.x, ps.y = make([]float64, 0, n), make([]float64, 0, n)
+	for range n {
+		x, y := r.Float64(), r.Float64()
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsNaN(y) || math.IsInf(y, 0) {
+			return nil, fmt.Errorf("%w: a pending pair that is not finite", codec.ErrCorrupt)
+		}
+		ps.x, ps.y = append(ps.x, x), append(ps.y, y)
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	return ps, nil
+}

@@ -1,0 +1,264 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"streamd/corrsum"
+	"streamd/feed"
+	"streamd/gpusort"
+	"streamd/items"
+	"streamd/summary"
+)
+
+// exactSide returns the number of pairs with x ≤ t (atLeast false) or
+// x ≥ t and the sum of their y, and the sum of |y| of all pairs.
+func exactSide(x, y []float64, t float64, atLeast bool) (count int64, sum float64) {
+	for i, v := range x {
+		if (!atLeast && v <= t) || (atLeast && v >= t) {
+			count++
+			sum += y[i]
+		}
+	}
+	return count, sum
+}
+
+// checkPairAnswer checks a against the exact answer over the pairs x, y
+// (integer y, so that every sum is exact): both sides' bounds bracket the
+// exact count and sum within ε·N and ε·Σ|y|, a quantile's threshold has a
+// true rank within ⌊(εN+1)/2⌋ of ⌈φN⌉, and the totals are exact.
+func checkPairAnswer(t *testing.T, x, y []float64, a PairAnswer) {
+	t.Helper()
+	n := int64(len(x))
+	var absY, sumY float64
+	for _, v := range y {
+		absY += math.Abs(v)
+		sumY += v
+	}
+	if a.Totals.Count != n || a.Totals.SumY != sumY || a.Totals.SumAbsY != absY {
+		t.Fatalf("totals %+v, want count %d, Σy %v, Σ|y| %v", a.Totals, n, sumY, absY)
+	}
+	eps := a.Epsilon
+	for _, side := range []struct {
+		b       corrsum.Bounds
+		atLeast bool
+	}{{a.AtMost, false}, {a.AtLeast, true}} {
+		c, s := exactSide(x, y, a.Threshold, side.atLeast)
+		b := side.b
+		if b.Threshold != a.Threshold {
+			t.Fatalf("bounds of threshold %v in an answer for %v", b.Threshold, a.Threshold)
+		}
+		if c < b.CountLo || c > b.CountHi || float64(b.CountHi-b.CountLo) > eps*float64(n) {
+			t.Fatalf("%+v (at least %v): count %d outside [%d, %d] or wider than εN = %v", a.Query, side.atLeast, c, b.CountLo, b.CountHi, eps*float64(n))
+		}
+		if s < b.SumLo || s > b.SumHi || b.SumHi-b.SumLo > eps*absY*(1+1e-9) {
+			t.Fatalf("%+v (at least %v): sum %v outside [%v, %v] or wider than εΣ|y| = %v", a.Query, side.atLeast, s, b.SumLo, b.SumHi, eps*absY)
+		}
+	}
+	if a.Query.Agg == corrsum.AggQuantile {
+		below, _ := exactSide(x, y, math.Nextafter(a.Aggregate, math.Inf(-1)), false)
+		atOrBelow, _ := exactSide(x, y, a.Aggregate, false)
+		want := int64(math.Ceil(a.Query.Phi * float64(n)))
+		slack := int64((eps*float64(n) + 1) / 2)
+		if atOrBelow < want-slack || below+1 > want+slack {
+			t.Fatalf("φ %v: value %v of ranks (%d, %d], want %d ± %d", a.Query.Phi, a.Aggregate, below, atOrBelow, want, slack)
+		}
+	}
+}
+
+// pairQueries are the aggregate queries the tests ask: quantiles, the
+// minimum, the maximum and twice the mean.
+func pairQueries() []corrsum.Query {
+	return []corrsum.Query{
+		{Agg: corrsum.AggQuantile, Phi: 0.5, Factor: 1},
+		{Agg: corrsum.AggQuantile, Phi: 0.99, Factor: 1},
+		{Agg: corrsum.AggQuantile, Phi: 0, Factor: 1},
+		{Agg: corrsum.AggMin, Factor: 1},
+		{Agg: corrsum.AggMax, Factor: 1},
+		{Agg: corrsum.AggMean, Factor: 2},
+	}
+}
+
+func TestPairStream(t *testing.T) {
+	const eps, w = 0.01, 500
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 5321 // ten full windows and a partial one
+	base := make([]float64, n)
+	yb := make([]float64, n)
+	for i := range base {
+		base[i] = float64(rng.IntN(300)) // duplicates at every threshold
+		yb[i] = float64(rng.IntN(2001) - 1000)
+	}
+	sorted := slices.Clone(base)
+	slices.Sort(sorted)
+	reversed := slices.Clone(sorted)
+	slices.Reverse(reversed)
+	for _, order := range []struct {
+		name string
+		x    []float64
+	}{{"random", base}, {"sorted", sorted}, {"reversed", reversed}} {
+		t.Run(order.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := open(t, Config{Defaults: summary.Config{Epsilon: eps, WindowSize: w}})
+			s, err := p.Create("lat", summary.Config{Pairs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := slices.Clone(order.x)
+			y := slices.Clone(yb)
+			for i := 0; i < n; i += 777 {
+				j := min(i+777, n)
+				if n, err := p.Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: slices.Clone(x[i:j]), Y: slices.Clone(y[i:j])}}); n != j-i || err != nil {
+					t.Fatalf("accept %d pairs: %d, %v", j-i, n, err)
+				}
+			}
+			check := func(s *Stream) {
+				t.Helper()
+				for _, q := range pairQueries() {
+					a, err := s.Correlated(q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkPairAnswer(t, x, y, a)
+				}
+				for _, c := range []float64{-1, 0, 150, 150.5, 299, 1000} {
+					a, err := s.CorrelatedAt(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkPairAnswer(t, x, y, a)
+				}
+				st := s.Stats()
+				if st.Count != int64(n) || st.Summarised != int64(n/w*w) || st.Min != sorted[0] || st.Max != sorted[n-1] {
+					t.Fatalf("stats %+v", st.Stats)
+				}
+			}
+			check(s)
+			data, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := New(Config{Sorter: gpusort.NewCPU(0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Restore(data); err != nil {
+				t.Fatal(err)
+			}
+			r, err := q.Stream("lat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.IsPairs() || !r.Config().Pairs {
+				t.Fatal("restored stream is not a pair stream")
+			}
+			check(r)
+		})
+	}
+}
+
+// TestPairKinds: pairs create a pair stream, no pairs none; a pair
+// stream takes no values or items, and other streams take no pairs.
+func TestPairKinds(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 4}})
+	if n, err := p.Accept(ctx, &feed.Batch{Stream: "xy", Pairs: feed.Pairs{X: []float64{}, Y: []float64{}}}); n != 0 || err != nil || p.Len() != 0 {
+		t.Fatalf("no pairs: %d, %v, %d streams", n, err, p.Len())
+	}
+	if n, err := p.Accept(ctx, &feed.Batch{Stream: "xy", Pairs: feed.Pairs{X: []float64{3, 1, 2, 5, 4}, Y: []float64{-1, 2, 3, 4, 5}}}); n != 5 || err != nil {
+		t.Fatalf("accept pairs: %d, %v", n, err)
+	}
+	s, err := p.Stream("xy")
+	if err != nil || !s.IsPairs() || !s.Config().Pairs || !s.Config().Float64 || !p.IsPairStream("xy") {
+		t.Fatalf("pairs made %v, %v", s, err)
+	}
+	a, err := s.CorrelatedAt(3)
+	if err != nil || a.AtMost.CountLo != 3 || a.AtMost.CountHi != 3 || a.AtMost.SumLo != 4 || a.AtLeast.SumHi != 8 {
+		t.Fatalf("x ≤ 3 and x ≥ 3: %+v, %v", a, err)
+	}
+	var list items.Batch
+	list.AppendString("a")
+	for _, b := range []*feed.Batch{
+		{Stream: "xy", Values: []float64{1}},
+		{Stream: "xy", Float32: []float32{1}, Moments: feed.Measure([]float32{1})},
+		{Stream: "xy", Items: &list},
+	} {
+		if _, err := p.Accept(ctx, b); !errors.Is(err, ErrWrongKind) {
+			t.Errorf("%+v to a pair stream: %v", b, err)
+		}
+	}
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "v", Values: []float64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "i", Items: &list}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"v", "i"} {
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Pairs: feed.Pairs{X: []float64{1}, Y: []float64{2}}}); !errors.Is(err, ErrWrongKind) {
+			t.Errorf("pairs to stream %s: %v", name, err)
+		}
+		st, _ := p.Stream(name)
+		if _, err := st.Correlated(corrsum.Query{Agg: corrsum.AggMin, Factor: 1}); !errors.Is(err, ErrWrongKind) {
+			t.Errorf("correlated sum of stream %s: %v", name, err)
+		}
+	}
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "xy", Pairs: feed.Pairs{X: []float64{1}}}); !errors.Is(err, ErrPairLengths) {
+		t.Fatalf("pairs of different lengths: %v", err)
+	}
+	if st := s.Stats(); st.Count != 5 || st.Min != 1 || st.Max != 5 || st.Sum != 15 {
+		t.Fatalf("stats %+v", st.Stats)
+	}
+}
+
+// TestPairConcurrent: queries and stats of a pair stream while pairs
+// arrive from several goroutines see a consistent summary, and the final
+// answer counts every pair.
+func TestPairConcurrent(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 300}})
+	const senders, per = 4, 2000
+	done := make(chan error, senders)
+	for g := range senders {
+		go func() {
+			for i := 0; i < per; i += 100 {
+				x, y := make([]float64, 100), make([]float64, 100)
+				for j := range x {
+					x[j], y[j] = float64((g*per+i+j)%97), 1
+				}
+				if _, err := p.Accept(ctx, &feed.Batch{Stream: "c", Pairs: feed.Pairs{X: x, Y: y}}); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for finished := 0; finished < senders; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished++
+		default:
+			if s, err := p.Stream("c"); err == nil {
+				if a, err := s.Correlated(corrsum.Query{Agg: corrsum.AggQuantile, Phi: 0.5, Factor: 1}); err == nil && a.AtMost.CountHi > a.Totals.Count {
+					t.Fatalf("answer %+v", a)
+				}
+				s.Stats()
+			}
+		}
+	}
+	s, err := p.Stream("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.CorrelatedAt(1000)
+	if err != nil || a.Totals.Count != senders*per || a.AtMost.CountLo != senders*per || a.AtMost.SumLo != senders*per {
+		t.Fatalf("final answer %+v, %v", a, err)
+	}
+}
