@@ -14,8 +14,8 @@ import (
 	"streamd/hhh"
 	"streamd/items"
 	"streamd/loadgen/hhhexact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // hittersOf turns a response's hitters back into hhh's.

@@ -41,7 +41,6 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/cluster"
 	"streamd/feed"
-	"streamd/ingest"
 	"streamd/items"
 	"streamd/pipeline"
 	"streamd/slidingwindow"
@@ -298,7 +297,7 @@ func (s *Server) pushItems(ctx context.Context, req *pb.PushRequest, batch *item
 	var rejects rejectCounter
 	defer func() { rejects.report(s.Pipeline, req.Stream) }() // after the items, which create a new stream
 	for _, x := range req.Items {
-		if reason := ingest.CheckItem([]byte(x)); reason != "" {
+		if reason := feed.ItemReason([]byte(x)); reason != "" {
 			rejects.add(reason, 1)
 			resp.Rejected++
 			continue

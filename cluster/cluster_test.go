@@ -17,9 +17,9 @@ import (
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/pipeline"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 func tp(i int) feed.Source { return feed.Source{Topic: "t", Partition: i} }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"streamd/internal/membudget"
+	"streamd/items"
 )
 
 // A Source says where values come from: a partition of a Kafka topic, or,
@@ -166,4 +167,20 @@ func IsNameByte(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// ItemReason returns the Reason an item is rejected for — ReasonEmptyItem,
+// ReasonItemTooLong or ReasonBadUTF8 (see items.Check) — or "" for a valid
+// item.
+func ItemReason(item []byte) Reason {
+	switch err := items.Check(item); {
+	case err == nil:
+		return ""
+	case errors.Is(err, items.ErrEmpty):
+		return ReasonEmptyItem
+	case errors.Is(err, items.ErrTooLong):
+		return ReasonItemTooLong
+	default:
+		return ReasonBadUTF8
+	}
 }

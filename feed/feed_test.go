@@ -50,3 +50,21 @@ func TestReasonsListed(t *testing.T) {
 		t.Errorf("Reasons() = %v, without %q", Reasons(), ReasonNotInHierarchy)
 	}
 }
+
+func TestItemReason(t *testing.T) {
+	for _, tc := range []struct {
+		item string
+		want Reason
+	}{
+		{"ok", ""},
+		{"/a b/c", ""},
+		{"", ReasonEmptyItem},
+		{strings.Repeat("x", 1024), ""},
+		{strings.Repeat("x", 1025), ReasonItemTooLong},
+		{"a\xffb", ReasonBadUTF8},
+	} {
+		if got := ItemReason([]byte(tc.item)); got != tc.want {
+			t.Errorf("ItemReason(%.20q) = %q, want %q", tc.item, got, tc.want)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // phis are the quantiles every test asks for, plus an even grid.

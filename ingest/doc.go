@@ -38,7 +38,7 @@
 // "empty_item", a longer one as "item_too_long", one that is not UTF-8 as
 // "bad_utf8", each on its own (one per item). Items sent to a value stream,
 // and values sent to an item stream, are rejected as "wrong_kind", one per
-// item or value. [CheckItem] applies these rules.
+// item or value. [feed.ItemReason] applies these rules.
 //
 // # Pairs
 //

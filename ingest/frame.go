@@ -239,7 +239,7 @@ func (d *frameDecoder) items(left int) error {
 				break
 			}
 			item := buf[used+2 : used+2+k]
-			if r := CheckItem(item); r != "" {
+			if r := feed.ItemReason(item); r != "" {
 				b.reject(r, 1)
 			} else {
 				b.list.Append(item)

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
@@ -10,21 +9,6 @@ import (
 	"streamd/feed"
 	"streamd/items"
 )
-
-// CheckItem returns the feed.Reason an item is rejected for, or "" for a valid
-// item (see items.Check).
-func CheckItem(item []byte) feed.Reason {
-	switch err := items.Check(item); {
-	case err == nil:
-		return ""
-	case errors.Is(err, items.ErrEmpty):
-		return feed.ReasonEmptyItem
-	case errors.Is(err, items.ErrTooLong):
-		return feed.ReasonItemTooLong
-	default:
-		return feed.ReasonBadUTF8
-	}
-}
 
 // AppendItemsFrame appends to dst a frame of the framed protocol that
 // carries list for the item stream stream, and returns the extended
@@ -130,7 +114,7 @@ func quotedEnd(line []byte, i int) (end int, ok bool) {
 }
 
 func addItem(item []byte, b *items.Batch, reject func(feed.Reason)) {
-	if r := CheckItem(item); r != "" {
+	if r := feed.ItemReason(item); r != "" {
 		reject(r)
 		return
 	}

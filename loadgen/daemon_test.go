@@ -21,7 +21,7 @@ import (
 	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // TestTargetsVerify sends to a real daemon over every target it serves,

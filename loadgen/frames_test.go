@@ -14,7 +14,7 @@ import (
 	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // memSink is an ingest.Sink that keeps what it accepts, in memory.

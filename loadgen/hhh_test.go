@@ -13,7 +13,7 @@ import (
 	"streamd/items"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // TestVerifyHierarchy sends synthetic addresses with a flood to two

@@ -15,7 +15,7 @@ import (
 
 	"streamd/feed"
 	"streamd/loadgen"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // collectSink is an ingest.Sink that keeps what it accepts, up to limit

@@ -12,7 +12,7 @@ import (
 
 	"streamd/feed"
 	"streamd/ingest"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // DefaultFrameValues is the default number of values in a frame of a

@@ -18,7 +18,7 @@ import (
 	"streamd/feed"
 	"streamd/ingest"
 	"streamd/items"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // A Source produces the values of one or more named streams. Run hands
@@ -246,7 +246,7 @@ func (c *CSVFile) Run(ctx context.Context, sink ingest.Sink) error {
 			if col.index < len(rec) {
 				field = rec[col.index]
 			}
-			if r := ingest.CheckItem([]byte(field)); r != "" {
+			if r := feed.ItemReason([]byte(field)); r != "" {
 				sink.Reject(col.stream, feed.Local, r, 1)
 				continue
 			}

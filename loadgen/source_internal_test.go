@@ -7,7 +7,7 @@ import (
 
 	"streamd/feed"
 	"streamd/ingest"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // itemCounter is an ingest.Sink that counts the items it is handed.

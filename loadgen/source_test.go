@@ -16,7 +16,7 @@ import (
 	"streamd/feed"
 	"streamd/items"
 	"streamd/loadgen"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // memTarget is a Target that keeps what it is sent, in memory.

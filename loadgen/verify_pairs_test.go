@@ -20,9 +20,9 @@ import (
 	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/loadgen"
-	"streamd/loadgen/synth"
 	"streamd/pipeline"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // pairClient answers Stats and CorrelatedSum with a real api.Server, and

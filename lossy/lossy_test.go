@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // build feeds x in sorted windows of w values through the histogram path

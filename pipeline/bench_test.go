@@ -11,8 +11,8 @@ import (
 
 	"streamd/gpusort"
 	"streamd/ingest"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // BenchmarkIngest measures the daemon's ingest path without the network:

@@ -10,8 +10,8 @@ import (
 
 	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // TestBudgetRefusesStreams: Create and the first data of a new stream are

@@ -9,8 +9,8 @@ import (
 	"streamd/gpusort"
 	"streamd/hhh"
 	"streamd/items"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // BenchmarkAcceptHierarchy measures the item path of hierarchy streams

@@ -16,8 +16,8 @@ import (
 	"streamd/hhh"
 	"streamd/items"
 	"streamd/loadgen/hhhexact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // exactOf returns the exact counts of list over h.

@@ -7,8 +7,8 @@ import (
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/items"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // BenchmarkAcceptItems measures the item path of the pipeline: hashing,

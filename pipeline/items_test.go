@@ -12,8 +12,8 @@ import (
 
 	"streamd/feed"
 	"streamd/items"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // zipfItems returns n Zipf-distributed item strings over distinct ranks,

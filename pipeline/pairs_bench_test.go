@@ -6,8 +6,8 @@ import (
 
 	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // BenchmarkAcceptPairs measures what one producer pays per pair accepted

@@ -11,8 +11,8 @@ import (
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/items"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 func tpOf(i int) feed.Source { return feed.Source{Topic: "t", Partition: i} }

@@ -10,8 +10,8 @@ import (
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // feedPartitions accepts x into stream name, value i from partition i mod

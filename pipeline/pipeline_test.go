@@ -17,8 +17,8 @@ import (
 	"streamd/gpusort"
 	"streamd/internal/exact"
 	"streamd/items"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 func open(t *testing.T, cfg Config) *Pipeline {

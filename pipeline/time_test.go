@@ -9,8 +9,8 @@ import (
 
 	"streamd/feed"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // fakeClock is a clock that moves only when told.

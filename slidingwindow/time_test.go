@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // TestSince feeds values at known arrival times — in batches, with ties,

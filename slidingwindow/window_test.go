@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 var testPhis = []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1}

@@ -6,7 +6,7 @@ import (
 
 	"streamd/feed"
 	"streamd/internal/radix"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 var sinkView *View

@@ -14,9 +14,9 @@ import (
 	"streamd/internal/codec"
 	"streamd/internal/exact"
 	"streamd/internal/radix"
-	"streamd/loadgen/synth"
 	"streamd/lossy"
 	"streamd/slidingwindow"
+	"streamd/synth"
 )
 
 // feedHistory runs x through the pipeline path: rounded as the stream stores it,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // benchServer serves n streams of 40,000 values each at the daemon's

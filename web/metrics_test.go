@@ -13,8 +13,8 @@ import (
 	"streamd/feed"
 	"streamd/ingest"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // exposition is a parsed /metrics answer: each sample by its metric name

@@ -23,9 +23,9 @@ import (
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/pipeline"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 const testEps = 0.001

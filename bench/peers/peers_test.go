@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // TestCompare runs the comparison's plumbing at a tiny N: the exact

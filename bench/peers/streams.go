@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // A stream is one input of the comparison: its values, rounded to float32

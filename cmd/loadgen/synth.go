@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"streamd/loadgen"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // defaultPool is the default of --pool: values per stream rendered ahead

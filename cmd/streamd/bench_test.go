@@ -16,7 +16,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // BenchmarkQuantilesLatency fills one stream with 10^8 values (default

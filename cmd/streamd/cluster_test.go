@@ -35,7 +35,7 @@ import (
 	"streamd/ingest"
 	"streamd/internal/exact"
 	"streamd/internal/tlsconf"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // clusterPartitions is the number of partitions of the cluster tests' topic.

@@ -28,8 +28,8 @@ import (
 	"streamd/feed"
 	"streamd/ingest"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // startDaemon runs a daemon on 127.0.0.1:0 ports and returns it with a

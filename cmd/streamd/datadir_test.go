@@ -19,7 +19,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/checkpoint"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // copyDataDir copies dir's files to a new directory: what a kill -9 of the

@@ -25,8 +25,8 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
 	"streamd/internal/exact"
-	"streamd/loadgen/synth"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 func push(t *testing.T, c pb.StreamdClient, stream string, vals []float64, durable bool) {

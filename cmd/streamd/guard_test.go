@@ -31,9 +31,9 @@ import (
 	"streamd/ingest"
 	"streamd/internal/membudget"
 	"streamd/internal/tlsconf"
-	"streamd/loadgen/synth"
 	"streamd/pipeline"
 	"streamd/summary"
+	"streamd/synth"
 )
 
 // metricValue returns the value of the metric line that starts with

@@ -26,7 +26,7 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/hhh"
 	"streamd/loadgen/hhhexact"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // hhhLines returns the lines of the line protocol that send a small

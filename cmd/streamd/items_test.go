@@ -15,7 +15,7 @@ import (
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // zipfStrings returns n Zipf-distributed item strings.

@@ -30,7 +30,7 @@ import (
 	"streamd/feed"
 	"streamd/ingest"
 	"streamd/loadgen"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // TestCLISum creates a pair stream and asks its correlated sums from the

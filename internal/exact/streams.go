@@ -3,7 +3,7 @@ package exact
 import (
 	"fmt"
 
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // Named is a test stream.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"streamd/hhh"
-	"streamd/loadgen/synth"
+	"streamd/synth"
 )
 
 // exactLevels returns levels whose candidates are every prefix with its
