@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"streamd/feed"
-	"streamd/gpusort"
 	"streamd/hhh"
 	"streamd/items"
 	"streamd/summary"
@@ -57,7 +56,7 @@ func BenchmarkAcceptHierarchy(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			batches := batchesOf(bc.list)
 			ctx := context.Background()
-			p, err := New(Config{Sorter: gpusort.NewCPU(0)})
+			p, err := New(Config{Sorter: benchSorter(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"streamd/feed"
-	"streamd/gpusort"
 	"streamd/items"
 	"streamd/summary"
 	"streamd/synth"
@@ -26,7 +25,7 @@ func BenchmarkAcceptItems(b *testing.B) {
 		batches = append(batches, &bt)
 	}
 	ctx := context.Background()
-	p, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	p, err := New(Config{Sorter: benchSorter(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"streamd/feed"
-	"streamd/gpusort"
 	"streamd/summary"
 	"streamd/synth"
 )
@@ -24,7 +23,7 @@ func BenchmarkAcceptPairs(b *testing.B) {
 	}
 	ctx := context.Background()
 	open := func(b *testing.B) *Pipeline {
-		p, err := New(Config{Sorter: gpusort.NewCPU(0), Defaults: summary.Config{Epsilon: 0.001, Float64: true}})
+		p, err := New(Config{Sorter: benchSorter(b), Defaults: summary.Config{Epsilon: 0.001, Float64: true}})
 		if err != nil {
 			b.Fatal(err)
 		}
