@@ -1,0 +1,67 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"streamd/feed"
+	"streamd/items"
+	"streamd/summary"
+)
+
+// TestHierarchyRefusedAtALevelChargesNone: when the memory budget holds
+// the strings of a batch's items at level 0 but not their prefixes at
+// level 1, the batch is refused whole and the budget is charged nothing
+// for it, level 0 included.
+func TestHierarchyRefusedAtALevelChargesNone(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 4096, Hierarchy: "path/3"}
+	key, err := items.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b items.Batch
+	pad := strings.Repeat("x", 1000)
+	for i := range 100 {
+		b.AppendString("/" + strconv.Itoa(i) + pad + "/leaf")
+	}
+	ctx := context.Background()
+
+	// What the budget is charged for the batch at levels 0 and 1, measured
+	// on a pipeline without a limit.
+	probe := open(t, Config{ItemKey: key})
+	s, err := probe.Create("paths", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := &levelBuf{batches: make([]items.Batch, 2), fps: make([]itemBuf, 2)}
+	if notIn := buf.split(s.hier.h, &b); notIn != 0 {
+		t.Fatalf("%d items not in the hierarchy", notIn)
+	}
+	used := probe.Memory().Used
+	if err := probe.chargeItems(ctx, s, feed.Local, &buf.batches[0]); err != nil {
+		t.Fatal(err)
+	}
+	level0 := probe.Memory().Used - used
+	if err := probe.chargeItems(ctx, s.hier.levels[0], feed.Local, &buf.batches[1]); err != nil {
+		t.Fatal(err)
+	}
+	level1 := probe.Memory().Used - used - level0
+	if level0 <= 0 || level1 <= 0 {
+		t.Fatalf("the batch charges %d bytes at level 0 and %d at level 1", level0, level1)
+	}
+
+	p := open(t, Config{ItemKey: key, MaxMemory: used + level0 + level1/2})
+	if _, err := p.Create("paths", cfg); err != nil {
+		t.Fatal(err)
+	}
+	before := p.Memory()
+	if n, err := p.Accept(ctx, &feed.Batch{Stream: "paths", Items: &b}); !errors.Is(err, ErrMemoryBudget) || n != 0 {
+		t.Fatalf("Accept past the budget at level 1: %d, %v; want 0 and ErrMemoryBudget", n, err)
+	}
+	if after := p.Memory(); after.Used != before.Used || after.Growth != before.Growth {
+		t.Fatalf("after a refused batch the budget charges %d bytes (growth %d), %d (growth %d) before", after.Used, after.Growth, before.Used, before.Growth)
+	}
+}
