@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"streamd/feed"
+	"streamd/internal/codec"
 	"streamd/items"
 	"streamd/summary"
 )
@@ -63,5 +65,56 @@ func TestHierarchyRefusedAtALevelChargesNone(t *testing.T) {
 	}
 	if after := p.Memory(); after.Used != before.Used || after.Growth != before.Growth {
 		t.Fatalf("after a refused batch the budget charges %d bytes (growth %d), %d (growth %d) before", after.Used, after.Growth, before.Used, before.Growth)
+	}
+}
+
+// TestRestoreHierarchyChecksLevelCounts: a snapshot whose level streams
+// count other items than their hierarchy stream is refused as corrupt,
+// not restored into a stream whose every hierarchical heavy hitter query
+// fails.
+func TestRestoreHierarchyChecksLevelCounts(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 64, SlidingWindow: 1024, Hierarchy: "path/3"}
+	p := open(t, Config{})
+	s, err := p.Create("paths", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var b items.Batch
+	for i := range 100 {
+		b.AppendString("/a/" + strconv.Itoa(i))
+	}
+	if n, err := p.Accept(ctx, &feed.Batch{Stream: "paths", Items: &b}); err != nil || n != 100 {
+		t.Fatalf("Accept: %d, %v", n, err)
+	}
+	good, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One more item at level 1 only.
+	b.Reset()
+	b.AppendString("/b")
+	if err := p.acceptItemsFrom(ctx, s.hier.levels[0], feed.Local, &b, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	q := open(t, Config{})
+	if err := q.Restore(bad); !errors.Is(err, codec.ErrCorrupt) {
+		t.Fatalf("restore a level that counts one more item: %v, want an error wrapping codec.ErrCorrupt", err)
+	}
+	if err := q.Restore(good); err != nil {
+		t.Fatal(err)
+	}
+	r, err := q.Stream("paths")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := r.HierarchicalHeavyHitters(HHHQuery{Support: 0.5})
+	if err != nil || a.Count != 100 {
+		t.Fatalf("restored answer: count %d, %v; want 100 items", a.Count, err)
 	}
 }
