@@ -421,8 +421,11 @@ func (s *Stream) HierarchicalHeavyHitters(q HHHQuery) (HHHAnswer, error) {
 			a.Epsilon = max(a.Epsilon, float64(maxErr)/float64(n))
 		}
 		lv := hhh.Level{Absent: maxErr}
+		// The empty first (or last) field of a delimited item is a prefix
+		// named "", which is no unnamed prefix.
+		empty := items.FromValue(streams[l].ItemValue(""))
 		for _, c := range streams[l].HeavyItems(ans, q.Support) {
-			if c.Item == "" {
+			if c.Item == "" && c.Fingerprint != empty {
 				return HHHAnswer{}, fmt.Errorf("stream %q, level %d: %w", s.name, l, ErrUnnamedPrefix)
 			}
 			lv.Candidates = append(lv.Candidates, hhh.Candidate{Prefix: c.Item, Count: hhh.Bounds{Lo: c.Min, Hi: c.Max}})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamd/feed"
+	"streamd/hhh"
 	"streamd/internal/codec"
 	"streamd/items"
 	"streamd/summary"
@@ -117,4 +118,28 @@ func TestRestoreHierarchyChecksLevelCounts(t *testing.T) {
 	if err != nil || a.Count != 100 {
 		t.Fatalf("restored answer: count %d, %v; want 100 items", a.Count, err)
 	}
+}
+
+// TestHierarchyEmptyField: in a delimited hierarchy the empty first field
+// of an item is a prefix like any other, named ""; when it is heavy, the
+// answers name it, not fail for a prefix whose string is not kept.
+func TestHierarchyEmptyField(t *testing.T) {
+	const precision, minSupport = 0.02, 0.05
+	cfg := summary.Config{Epsilon: hhh.LevelEpsilon(precision, minSupport), WindowSize: 64, SlidingWindow: 1024, Hierarchy: "delim/3:,"}
+	p := open(t, Config{})
+	s, err := p.Create("fields", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []string
+	for i := range 300 {
+		if i%3 == 0 {
+			list = append(list, ",x"+strconv.Itoa(i%7)+",y") // the empty first field
+		} else {
+			list = append(list, "a,b"+strconv.Itoa(i%5)+","+strconv.Itoa(i))
+		}
+	}
+	acceptItems(t, p, "fields", list, 50)
+	checkHHH(t, s, HHHQuery{}, list, precision, minSupport)
+	checkHHH(t, s, HHHQuery{LastN: 100}, list[200:], precision, minSupport)
 }
