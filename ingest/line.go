@@ -43,6 +43,10 @@ func (d *lineDecoder) run() error {
 			if err := d.b.flush(); err != nil {
 				return err
 			}
+			// Meanwhile the stream may be created, or deleted and
+			// created again, of the other kind: the next line looks
+			// up whether it takes items (setStream).
+			d.b.stream = ""
 		}
 		chunk, err := d.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {

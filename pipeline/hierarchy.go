@@ -236,7 +236,8 @@ func (buf *levelBuf) split(h hhh.Hierarchy, b *items.Batch) (notIn int) {
 // level keeps are charged to the memory budget first (chargeItems), as for
 // any item stream; then the prefixes go into every level under the
 // hierarchy's lock, and the full windows go to the sorter. It returns the
-// number of items kept; with an error it has kept none, and counted none.
+// number of items kept; with an error it has kept none, counted none and
+// charged none.
 func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Source, b *items.Batch, at time.Time) (int, error) {
 	hr := s.hier
 	if at.IsZero() {
@@ -258,6 +259,13 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 	}
 	for l, st := range streams {
 		if err := p.chargeItems(ctx, st, src, &buf.batches[l]); err != nil {
+			// The levels charged before keep none of the items: measure
+			// them again, which drops their charges.
+			for _, c := range streams[:l] {
+				c.mu.Lock()
+				c.mem.Summaries(c.summaryBytes())
+				c.mu.Unlock()
+			}
 			return 0, fmt.Errorf("items for stream %q: %w", s.name, err)
 		}
 		buf.fps[l].fingerprint(&buf.batches[l], st.items.hash)
@@ -413,8 +421,11 @@ func (s *Stream) HierarchicalHeavyHitters(q HHHQuery) (HHHAnswer, error) {
 			a.Epsilon = max(a.Epsilon, float64(maxErr)/float64(n))
 		}
 		lv := hhh.Level{Absent: maxErr}
+		// The empty first (or last) field of a delimited item is a prefix
+		// named "", which is no unnamed prefix.
+		empty := items.FromValue(streams[l].ItemValue(""))
 		for _, c := range streams[l].HeavyItems(ans, q.Support) {
-			if c.Item == "" {
+			if c.Item == "" && c.Fingerprint != empty {
 				return HHHAnswer{}, fmt.Errorf("stream %q, level %d: %w", s.name, l, ErrUnnamedPrefix)
 			}
 			lv.Candidates = append(lv.Candidates, hhh.Candidate{Prefix: c.Item, Count: hhh.Bounds{Lo: c.Min, Hi: c.Max}})

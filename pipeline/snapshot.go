@@ -651,12 +651,42 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if s.hier, err = p.readLevels(r, name, cfg, key, hash); err != nil {
 			return nil, err
 		}
+		for l, lvl := range s.hier.levels {
+			if err := sameCounts(s, lvl); err != nil {
+				return nil, fmt.Errorf("%w: level %d: %w", codec.ErrCorrupt, l+1, err)
+			}
+		}
 	}
 	return s, nil
 }
 
+// sameCounts checks that lvl, a level stream of the hierarchy stream s
+// being restored, counts in each part what s counts in its part of the
+// same source: a part that counts nothing may be missing from either, as
+// one that only rejected items is from the levels.
+func sameCounts(s, lvl *Stream) error {
+	count := func(x *Stream, src feed.Source) int64 {
+		pt := x.local
+		if src != feed.Local {
+			pt = x.kafka[src]
+		}
+		if pt == nil {
+			return 0
+		}
+		return pt.sum.Count()
+	}
+	for _, pair := range [][2]*Stream{{s, lvl}, {lvl, s}} {
+		for _, pt := range pair[0].partsLocked() {
+			if n, m := count(s, pt.src), count(lvl, pt.src); n != m {
+				return fmt.Errorf("its part of %s counts %d items, the stream's %d", pt.src, m, n)
+			}
+		}
+	}
+	return nil
+}
+
 // readLevels reads the level streams of the hierarchy stream name of cfg,
-// and checks that they count what level 0 does.
+// and checks that their configurations match it.
 func (p *Pipeline) readLevels(r *codec.Reader, name string, cfg summary.Config, key items.Key, hash items.Hash) (*hierarchy, error) {
 	hr, err := parseHierarchy(cfg.Hierarchy)
 	if err != nil {
