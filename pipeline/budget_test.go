@@ -124,10 +124,15 @@ func TestBudgetBackPressure(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	accepted := map[string]int{}
+	// Both streams exist before either producer starts: a producer that
+	// started first could fill the budget before the other stream is
+	// created.
 	for _, name := range []string{"p", "q"} {
 		if _, err := p.Create(name, cfg); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, name := range []string{"p", "q"} {
 		wg.Go(func() {
 			for i := 0; i < len(x); i += 500 {
 				if err := acceptValues(context.Background(), p, feed.Local, name, append([]float64(nil), x[i:i+500]...), time.Time{}); err != nil {
