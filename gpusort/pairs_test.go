@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamd/gpusort"
+	"streamd/gpusort/internal/sorttest"
 	"streamd/summary"
 )
 
@@ -66,4 +67,11 @@ func TestAutoPairsGPU(t *testing.T) {
 	if !slices.Equal(x, []float64{1, 2}) || !slices.Equal(y, []float64{10, 20}) {
 		t.Errorf("sorted pairs on the CPU: x %v, y %v", x, y)
 	}
+}
+
+// BenchmarkSortPairs sorts windows of random pairs on the CPU back-end and
+// reports nanoseconds per pair (each sort includes copying the unsorted
+// window in).
+func BenchmarkSortPairs(b *testing.B) {
+	sorttest.BenchmarkPairs(b, gpusort.NewCPU(0))
 }

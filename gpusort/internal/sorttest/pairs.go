@@ -175,3 +175,30 @@ func PairSorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 		}
 	})
 }
+
+// BenchmarkPairs sorts windows of 2^16, 2^20 and 2^22 random pairs with s
+// and reports nanoseconds per pair. Each sort includes copying the
+// unsorted window in.
+func BenchmarkPairs(b *testing.B, s gpusort.PairSorter) {
+	for _, lg := range []int{16, 20, 22} {
+		n := 1 << lg
+		b.Run(fmt.Sprintf("n=2^%d", lg), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(9, 10))
+			x0, y0 := make([]float64, n), make([]float64, n)
+			for i := range x0 {
+				x0[i], y0[i] = r.NormFloat64()*1e3, r.Float64()
+			}
+			x, y := make([]float64, n), make([]float64, n)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(x, x0)
+				copy(y, y0)
+				if err := s.SortPairs(ctx, x, y); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/pair")
+		})
+	}
+}
