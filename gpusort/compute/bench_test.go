@@ -82,10 +82,10 @@ func (c *Sorter) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, keys.id)
 			gl.Finish()
 			if rep < 0 {
-				sortRadix(p, &keys, &rb, n, lens, false, false, nil) // warm-up
+				sortRadix(p, &keys, nil, &rb, n, lens, false, false, nil) // warm-up
 				continue
 			}
-			sortRadix(p, &keys, &rb, n, lens, false, false, times)
+			sortRadix(p, &keys, nil, &rb, n, lens, false, false, times)
 		}
 		ns = times.ns
 		return glctx.CheckError("time radix kernels")

@@ -114,10 +114,11 @@ func SortPairs(t *testing.T, s gpusort.PairSorter, name string, x, y []float64) 
 	}
 }
 
-// PairSorter runs the pair table on a back-end: every pair size and
-// pattern, with values y of arbitrary bits (every bit must travel), and
-// the errors of mismatched lengths, a canceled context and Close.
-func PairSorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
+// PairSorter runs the pair table on a back-end: every size of sizes (see
+// PairSizes) and pattern, with values y of arbitrary bits (every bit must
+// travel), and the errors of mismatched lengths, a canceled context and
+// Close.
+func PairSorter(t *testing.T, newSorter func() (gpusort.Sorter, error), sizes []int) {
 	s, err := newSorter()
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func PairSorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 		t.Fatalf("%s is not a PairSorter", s.Name())
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, n := range PairSizes() {
+	for _, n := range sizes {
 		for pi, p := range PairPatterns() {
 			if n > 1<<16 && pi%3 != 0 {
 				continue // keep the largest size quick
