@@ -10,6 +10,7 @@ import (
 
 	"streamd/gpusort"
 	"streamd/gpusort/glctx"
+	"streamd/gpusort/internal/sorttest"
 )
 
 // BenchmarkComputeRadixKernels times the radix sort's kernels on the GPU
@@ -91,4 +92,18 @@ func (c *Sorter) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 		return glctx.CheckError("time radix kernels")
 	})
 	return ns, err
+}
+
+// BenchmarkSortPairs sorts windows of random pairs on the GPU (SortPairs,
+// transfers included) and reports nanoseconds per pair; compare with
+// BenchmarkSortPairs of gpusort, the CPU's.
+//
+//	go test -tags gpu -run '^$' -bench SortPairs ./gpusort/...
+func BenchmarkSortPairs(b *testing.B) {
+	c, err := NewWithConfig(Config{pairsMin: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	sorttest.BenchmarkPairs(b, c)
 }
