@@ -3,6 +3,7 @@ package gpusort
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"streamd/internal/radix"
 )
@@ -59,22 +60,46 @@ func checkPairs(ctx context.Context, op string, x, y []float64) error {
 	return nil
 }
 
-// SortPairs sorts x and moves y with it (see PairSorter): on the GPU side
-// when it is a PairSorter (which may itself hand windows too small or too
-// large for the GPU to the CPU), else on the CPU.
+// SortPairs sorts x and moves y with it (see PairSorter) on the side
+// expected to finish first, as Sort chooses for batches but by the rates
+// measured on windows of pairs (see PairRates). Without a GPU side that
+// is a PairSorter, it sorts on the CPU. The GPU side may itself hand
+// windows too small or too large for the GPU to the CPU.
 func (a *Auto) SortPairs(ctx context.Context, x, y []float64) error {
-	a.mu.Lock()
-	if a.closed {
+	g, ok := a.gpu.(PairSorter)
+	if !ok {
+		a.mu.Lock()
+		if a.closed {
+			a.mu.Unlock()
+			return ErrClosed
+		}
+		a.pending.Add(1)
 		a.mu.Unlock()
-		return ErrClosed
+		defer a.pending.Done()
+		return a.cpu.SortPairs(ctx, x, y)
 	}
-	a.pending.Add(1)
-	a.mu.Unlock()
-	defer a.pending.Done()
-	if g, ok := a.gpu.(PairSorter); ok {
-		return g.SortPairs(ctx, x, y)
+	n := len(x)
+	side, err := a.pick(&a.pairs, n)
+	if err != nil {
+		return err
 	}
-	return a.cpu.SortPairs(ctx, x, y)
+	start := time.Now()
+	if side == 0 {
+		err = g.SortPairs(ctx, x, y)
+	} else {
+		err = a.cpu.SortPairs(ctx, x, y)
+	}
+	a.finish(&a.pairs, side, n, time.Since(start), err == nil)
+	return err
+}
+
+// PairRates reports the measured throughput of SortPairs on the GPU and
+// CPU sides in pairs per second (0 until measured) and how many windows
+// each has sorted.
+func (a *Auto) PairRates() (gpu, cpu float64, gpuWindows, cpuWindows int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pairs[0].rate, a.pairs[1].rate, a.pairs[0].done, a.pairs[1].done
 }
 
 var (

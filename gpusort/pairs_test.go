@@ -3,8 +3,10 @@ package gpusort_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"streamd/gpusort"
 	"streamd/gpusort/internal/sorttest"
@@ -66,6 +68,44 @@ func TestAutoPairsGPU(t *testing.T) {
 	}
 	if !slices.Equal(x, []float64{1, 2}) || !slices.Equal(y, []float64{10, 20}) {
 		t.Errorf("sorted pairs on the CPU: x %v, y %v", x, y)
+	}
+}
+
+// TestAutoPairsRates checks that Auto measures both sides on windows of
+// pairs and then sends them to the faster: a GPU side that takes a tenth
+// of a second per window of 4096 pairs loses to the CPU's radix sort (some
+// ten microseconds) by four orders of magnitude.
+func TestAutoPairsRates(t *testing.T) {
+	var sides []string
+	g := &pairGPU{fakeGPU{t: t, sortPairs: func(ctx context.Context, x, y []float64) error {
+		sides = append(sides, "gpu")
+		time.Sleep(100 * time.Millisecond)
+		return gpusort.NewCPU(1).SortPairs(ctx, x, y)
+	}}}
+	a := gpusort.NewAuto(g, nil, gpusort.NewCPU(0))
+	defer a.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 5 {
+		x, y := make([]float64, 4096), make([]float64, 4096)
+		for i := range x {
+			x[i], y[i] = r.NormFloat64(), float64(i)
+		}
+		if err := a.SortPairs(context.Background(), x, y); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.IsSorted(x) {
+			t.Fatal("x not sorted")
+		}
+	}
+	gpuRate, cpuRate, gpuWindows, cpuWindows := a.PairRates()
+	if !slices.Equal(sides, []string{"gpu"}) || gpuWindows != 1 || cpuWindows != 4 {
+		t.Errorf("GPU side calls %v, windows GPU %d, CPU %d; want one call, 1 and 4", sides, gpuWindows, cpuWindows)
+	}
+	if !(gpuRate > 0 && cpuRate > gpuRate) {
+		t.Errorf("pair rates GPU %v, CPU %v; want both measured, the CPU's higher", gpuRate, cpuRate)
+	}
+	if g, c, _, _ := a.Rates(); g != 0 || c != 0 {
+		t.Errorf("batch rates %v, %v after sorting pairs only, want 0", g, c)
 	}
 }
 
