@@ -16,9 +16,10 @@ import (
 // pairsMinGPU is the fewest pairs that SortPairs sorts on the GPU; smaller
 // windows go to the CPU. A sort on the GPU has a fixed cost, whatever its
 // size: 24 dispatches (8 passes of 3 kernels), a fence and the hand-offs to
-// and from the GL thread, some hundreds of microseconds; the CPU sorts 2^15
-// pairs in about half a millisecond (BenchmarkSortPairs in gpusort: 14 ns a
-// pair at 2^16).
+// and from the GL thread, estimated at some hundreds of microseconds (not
+// measured yet: BenchmarkSortPairs on a GPU measures it); the CPU sorts
+// 2^15 pairs in about half a millisecond (BenchmarkSortPairs in gpusort:
+// 14 ns a pair at 2^16 on one core of an AMD EPYC).
 const pairsMinGPU = 1 << 15
 
 // SortPairs sorts x in ascending order and moves y with it (see
