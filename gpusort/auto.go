@@ -37,6 +37,7 @@ type Auto struct {
 
 	mu      sync.Mutex
 	sides   [2]autoSide // 0: GPU, 1: CPU
+	pairs   [2]autoSide // the same for SortPairs, in pairs
 	closed  bool
 	pending sync.WaitGroup
 }
@@ -93,8 +94,9 @@ func (a *Auto) Close() error {
 	return errors.Join(err, a.cpu.Close())
 }
 
-// pick chooses a side for a batch of n keys and queues it there.
-func (a *Auto) pick(n int) (side int, err error) {
+// pick chooses a side of sides (a.sides, or a.pairs) for a batch of n
+// keys and queues it there.
+func (a *Auto) pick(sides *[2]autoSide, n int) (side int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -102,7 +104,7 @@ func (a *Auto) pick(n int) (side int, err error) {
 	}
 	side = 1
 	if a.gpu != nil {
-		g, c := &a.sides[0], &a.sides[1]
+		g, c := &sides[0], &sides[1]
 		switch {
 		case g.rate == 0 && g.queued == 0:
 			side = 0 // measure the GPU
@@ -116,15 +118,15 @@ func (a *Auto) pick(n int) (side int, err error) {
 			side = 0 // the CPU is still on its first batch
 		}
 	}
-	a.sides[side].queued += n
+	sides[side].queued += n
 	a.pending.Add(1)
 	return side, nil
 }
 
-// finish records that a batch of n keys took d on side.
-func (a *Auto) finish(side, n int, d time.Duration, ok bool) {
+// finish records that a batch of n keys took d on side of sides.
+func (a *Auto) finish(sides *[2]autoSide, side, n int, d time.Duration, ok bool) {
 	a.mu.Lock()
-	s := &a.sides[side]
+	s := &sides[side]
 	s.queued -= n
 	if ok && n > 0 && d > 0 {
 		r := float64(n) / d.Seconds()
@@ -142,7 +144,7 @@ func (a *Auto) finish(side, n int, d time.Duration, ok bool) {
 // Sort sorts b's windows on the side expected to finish first.
 func (a *Auto) Sort(ctx context.Context, b *Batch) error {
 	n := b.Len()
-	side, err := a.pick(n)
+	side, err := a.pick(&a.sides, n)
 	if err != nil {
 		return err
 	}
@@ -155,7 +157,7 @@ func (a *Auto) Sort(ctx context.Context, b *Batch) error {
 	} else {
 		err = a.cpu.Sort(ctx, b)
 	}
-	a.finish(side, n, time.Since(start), err == nil)
+	a.finish(&a.sides, side, n, time.Since(start), err == nil)
 	return err
 }
 
@@ -163,7 +165,7 @@ func (a *Auto) Sort(ctx context.Context, b *Batch) error {
 // first.
 func (a *Auto) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
 	n := b.Len()
-	side, err := a.pick(n)
+	side, err := a.pick(&a.sides, n)
 	if err != nil {
 		return err
 	}
@@ -176,7 +178,7 @@ func (a *Auto) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.Wi
 	} else {
 		err = a.cpu.Digest(ctx, b, specs, out)
 	}
-	a.finish(side, n, time.Since(start), err == nil)
+	a.finish(&a.sides, side, n, time.Since(start), err == nil)
 	return err
 }
 

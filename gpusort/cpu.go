@@ -20,6 +20,7 @@ type CPU struct {
 	radix    radix.Sorter
 	pool32   sync.Pool // of *[]uint32 scratch buffers
 	pool64   sync.Pool // of *[]uint64 scratch buffers
+	pairs    sync.Pool // of *[]uint64 scratch buffers of SortPairs
 	copies32 sync.Pool // of *[]float32: the sorted copies Digest digests
 	copies64 sync.Pool // of *[]float64
 	mu       sync.Mutex

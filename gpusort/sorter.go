@@ -9,7 +9,9 @@
 // behind the "gpu" build tag so that the default build is pure Go. The
 // pipeline uses Digester (sort, then only each window's summary digest
 // back) and, where a back-end offers it, Stager (window buffers in the
-// memory the GPU uploads from, filled in place).
+// memory the GPU uploads from, filled in place). Windows of pair streams,
+// (x, y) values sorted by x with y carried along, are sorted one window at
+// a time by PairSorter.
 //
 // This package holds the interfaces, the Batch, the CPU back-end and
 // Auto (GPU and CPU scheduled by throughput), and imports no GL. The rest

@@ -31,3 +31,11 @@ func TestAutoConcurrentCPU(t *testing.T) {
 	}
 	sorttest.AutoConcurrent(t, a)
 }
+
+func TestCPUPairs(t *testing.T) {
+	sorttest.PairSorter(t, func() (gpusort.Sorter, error) { return gpusort.NewCPU(0), nil }, sorttest.PairSizes())
+}
+
+func TestAutoCPUPairs(t *testing.T) {
+	sorttest.PairSorter(t, func() (gpusort.Sorter, error) { return gpusort.NewAuto(nil, nil, gpusort.NewCPU(0)), nil }, sorttest.PairSizes())
+}

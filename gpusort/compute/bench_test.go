@@ -10,6 +10,7 @@ import (
 
 	"streamd/gpusort"
 	"streamd/gpusort/glctx"
+	"streamd/gpusort/internal/sorttest"
 )
 
 // BenchmarkComputeRadixKernels times the radix sort's kernels on the GPU
@@ -82,13 +83,27 @@ func (c *Sorter) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, keys.id)
 			gl.Finish()
 			if rep < 0 {
-				sortRadix(p, &keys, &rb, n, lens, false, false, nil) // warm-up
+				sortRadix(p, &keys, nil, &rb, n, lens, false, false, nil) // warm-up
 				continue
 			}
-			sortRadix(p, &keys, &rb, n, lens, false, false, times)
+			sortRadix(p, &keys, nil, &rb, n, lens, false, false, times)
 		}
 		ns = times.ns
 		return glctx.CheckError("time radix kernels")
 	})
 	return ns, err
+}
+
+// BenchmarkSortPairs sorts windows of random pairs on the GPU (SortPairs,
+// transfers included) and reports nanoseconds per pair; compare with
+// BenchmarkSortPairs of gpusort, the CPU's.
+//
+//	go test -tags gpu -run '^$' -bench SortPairs ./gpusort/...
+func BenchmarkSortPairs(b *testing.B) {
+	c, err := NewWithConfig(Config{pairsMin: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	sorttest.BenchmarkPairs(b, c)
 }

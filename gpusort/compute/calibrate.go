@@ -180,7 +180,7 @@ func (c *Sorter) timeSorts(class sizeClass, reps int) (rates [2]float64, agree b
 			gl.Finish()
 			start := time.Now()
 			if alg == Radix {
-				sortRadix(p, &keys, &rb, n, lens, class.key64, false, nil)
+				sortRadix(p, &keys, nil, &rb, n, lens, class.key64, false, nil)
 			} else {
 				sortBitonic(p, n, lens, false)
 			}

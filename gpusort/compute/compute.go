@@ -73,6 +73,8 @@ type Sorter struct {
 
 	calMu sync.Mutex // one calibration at a time
 
+	pairsMin int // the fewest pairs SortPairs sorts on the GPU
+
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{} // closed by Close
@@ -135,6 +137,9 @@ type Config struct {
 	// noSubgroups makes the radix sort rank keys in shared memory even
 	// where the GPU offers subgroup operations.
 	noSubgroups bool
+	// pairsMin, when positive, replaces pairsMinGPU: tests sort windows
+	// of every size on the GPU.
+	pairsMin int
 }
 
 // computeSlots is the number of batches a Sorter has in flight at most.
@@ -144,6 +149,11 @@ type computeProgs struct {
 	local, step, runs, scan, search, gather, fill uint32
 	radixCount, radixScan, radixScatter           uint32
 	loc                                           map[uint32]map[string]int32
+
+	// radixPairs is the radix scatter that moves a 64-bit value with each
+	// key (SortPairs): built for 64-bit keys only, ranking keys as
+	// radixScatter does.
+	radixPairs uint32
 }
 
 // uniform returns the location of a uniform of p's program prog.
@@ -173,6 +183,7 @@ func (p *computeProgs) delete() {
 	for _, prog := range []uint32{p.local, p.step, p.runs, p.scan, p.search, p.gather, p.fill, p.radixCount, p.radixScan, p.radixScatter} {
 		gl.DeleteProgram(prog)
 	}
+	gl.DeleteProgram(p.radixPairs)
 }
 
 // glBuffer is a GL buffer object that grows on demand.
@@ -209,6 +220,7 @@ func (b *glBuffer) free() {
 // the GL thread, in jobs that goroutine sends.
 type slot struct {
 	keys   glBuffer     // the four windows' keys, n apart
+	vals   glBuffer     // the values of a window of pairs (SortPairs)
 	radix  radixBuffers // the radix sort's scratch
 	digest digestBuffers
 	up     mappedBuffer // windows copied in on the host (write)
@@ -218,6 +230,7 @@ type slot struct {
 
 func (s *slot) free() {
 	s.keys.free()
+	s.vals.free()
 	s.radix.free()
 	s.digest.free()
 	s.up.free()
@@ -246,6 +259,10 @@ func NewWithConfig(cfg Config) (*Sorter, error) {
 		slots:   make(chan *slot, computeSlots),
 		closing: make(chan struct{}),
 		choices: make(map[sizeClass]Choice),
+	}
+	c.pairsMin = pairsMinGPU
+	if cfg.pairsMin > 0 {
+		c.pairsMin = cfg.pairsMin
 	}
 	for range computeSlots {
 		c.slots <- &slot{done: make(chan error, 1)}
@@ -306,8 +323,8 @@ func compileCompute(key64, subgroups bool) (_ *computeProgs, ranked bool, _ erro
 		{&p.search, "search", computeSource(srcSearch, key64)},
 		{&p.gather, "gather", computeSource(srcGather, key64)},
 		{&p.fill, "fill", computeSource(srcFill, key64)},
-		{&p.radixCount, "radix count", radixSource("", srcRadixCount, key64)},
-		{&p.radixScan, "radix scan", radixSource("", srcRadixScan, key64)},
+		{&p.radixCount, "radix count", radixSource("", srcRadixCount, key64, false)},
+		{&p.radixScan, "radix scan", radixSource("", srcRadixScan, key64, false)},
 	} {
 		prog, err := glctx.CompileProgram(s.name, glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: s.src})
 		if err != nil {
@@ -316,20 +333,37 @@ func compileCompute(key64, subgroups bool) (_ *computeProgs, ranked bool, _ erro
 		}
 		*s.dst = prog
 	}
-	if subgroups {
-		src := radixSource(radixSubgroupExtensions, srcRadixScatterSubgroup, key64)
-		if prog, err := glctx.CompileProgram("radix scatter", glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: src}); err == nil {
-			p.radixScatter = prog
-			return p, true, nil
-		}
-	}
-	prog, err := glctx.CompileProgram("radix scatter", glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: radixSource("", srcRadixScatter, key64)})
+	prog, ranked, err := compileScatter(key64, subgroups, false)
 	if err != nil {
 		p.delete()
 		return nil, false, err
 	}
 	p.radixScatter = prog
-	return p, false, nil
+	if key64 {
+		if p.radixPairs, _, err = compileScatter(key64, ranked, true); err != nil {
+			p.delete()
+			return nil, false, err
+		}
+	}
+	return p, ranked, nil
+}
+
+// compileScatter builds a radix scatter program, one that moves values
+// with the keys if pairs. With subgroups it tries the one that ranks keys
+// with subgroup operations first, and reports whether it built that one.
+func compileScatter(key64, subgroups, pairs bool) (_ uint32, ranked bool, _ error) {
+	name := "radix scatter"
+	if pairs {
+		name = "radix pair scatter"
+	}
+	if subgroups {
+		src := radixSource(radixSubgroupExtensions, srcRadixScatterSubgroup, key64, pairs)
+		if prog, err := glctx.CompileProgram(name, glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: src}); err == nil {
+			return prog, true, nil
+		}
+	}
+	prog, err := glctx.CompileProgram(name, glctx.Shader{Kind: gl.COMPUTE_SHADER, Src: radixSource("", srcRadixScatter, key64, pairs)})
+	return prog, false, err
 }
 
 // Name returns "compute", "compute-bitonic" or "compute-radix", after the
@@ -717,7 +751,7 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 
 	finish := j.plan == nil
 	if j.alg == Radix {
-		sortRadix(p, &s.keys, &s.radix, j.n, j.lens, j.v.key64, finish, nil)
+		sortRadix(p, &s.keys, nil, &s.radix, j.n, j.lens, j.v.key64, finish, nil)
 	} else {
 		sortBitonic(p, j.n, j.lens, finish)
 	}

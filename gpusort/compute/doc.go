@@ -6,8 +6,9 @@
 // that it lends as window buffers (gpusort.Stager). The GLSL sources are
 // in glsl.go and radix_glsl.go.
 //
-// It implements gpusort's Sorter, Digester, Stager, Profiler and
-// Calibrator on a GL context of package glctx, and hands batches too large
-// for the GPU to gpusort's CPU back-end. Everything but this comment is
+// It implements gpusort's Sorter, Digester, Stager, Profiler, Calibrator
+// and PairSorter on a GL context of package glctx, and hands batches too
+// large for the GPU (and windows of pairs too small for it) to gpusort's
+// CPU back-end. Everything but this comment is
 // built only with the "gpu" build tag.
 package compute

@@ -87,12 +87,26 @@ type radixBuffers struct {
 	alt    glBuffer // the second key buffer: passes alternate between the two
 	counts glBuffer // per-tile digit counts, then destinations: [ch][256][tiles]
 	hist   glBuffer // per-channel digit totals of every pass: [ch][pass][256]
+	valAlt glBuffer // the second value buffer of a sort of pairs
 }
 
 func (b *radixBuffers) free() {
 	b.alt.free()
 	b.counts.free()
 	b.hist.free()
+	b.valAlt.free()
+}
+
+// radixExtent returns the keys from the start of the first channel to the
+// end of the last window that is not empty, channels n keys apart: what a
+// buffer of the sort must hold.
+func radixExtent(n int, lens [gpusort.Channels]uint32) int {
+	for i := gpusort.Channels - 1; i >= 0; i-- {
+		if lens[i] > 0 {
+			return i*n + int(lens[i])
+		}
+	}
+	return 0
 }
 
 // radixTimes, passed to sortRadix, adds up the GPU time of each of the
@@ -113,10 +127,11 @@ func (t *radixTimes) free() { gl.DeleteQueries(3, &t.queries[0]) }
 
 // sortRadix sorts the channels of keys (n keys apart, lens long) with the
 // radix programs of p, using rb as scratch. The keys start as float bits;
-// with finish they end as floats again, else as keys. The result is back
-// in keys, since the number of passes is even. With times not nil it
-// times each kernel.
-func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [gpusort.Channels]uint32, key64, finish bool, times *radixTimes) {
+// with finish they end as floats again, else as keys. With vals not nil
+// (64-bit keys only) each pass moves the 64-bit value at the same place
+// of vals with each key. The result is back in keys (and vals), since the
+// number of passes is even. With times not nil it times each kernel.
+func sortRadix(p *computeProgs, keys, vals *glBuffer, rb *radixBuffers, n int, lens [gpusort.Channels]uint32, key64, finish bool, times *radixTimes) {
 	ks := 4
 	if key64 {
 		ks = 8
@@ -125,7 +140,7 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [g
 	tile := radixTile(key64)
 	maxLen := int(max(lens[0], lens[1], lens[2], lens[3]))
 	nt := max(1, (maxLen+tile-1)/tile)
-	rb.alt.ensure(gpusort.Channels * n * ks)
+	rb.alt.ensure(radixExtent(n, lens) * ks)
 	rb.counts.ensure(gpusort.Channels * 256 * nt * 4)
 	rb.hist.ensure(gpusort.Channels * passes * 256 * 4)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, rb.hist.id)
@@ -133,11 +148,22 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [g
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 2, rb.counts.id)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 3, rb.hist.id)
 
+	scatter := p.radixScatter
+	vsrc, vdst := vals, &rb.valAlt
+	if vals != nil {
+		scatter = p.radixPairs
+		rb.valAlt.ensure(radixExtent(n, lens) * 8)
+	}
 	src, dst := keys, &rb.alt
 	for pass := range passes {
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, src.id)
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, dst.id)
-		for kernel, prog := range []uint32{p.radixCount, p.radixScan, p.radixScatter} {
+		if vals != nil {
+			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 4, vsrc.id)
+			gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 5, vdst.id)
+			vsrc, vdst = vdst, vsrc
+		}
+		for kernel, prog := range []uint32{p.radixCount, p.radixScan, scatter} {
 			if times != nil {
 				gl.BeginQuery(gl.TIME_ELAPSED, times.queries[kernel])
 			}
@@ -159,7 +185,7 @@ func sortRadix(p *computeProgs, keys *glBuffer, rb *radixBuffers, n int, lens [g
 					gl.DispatchCompute(256, 1, gpusort.Channels)
 				}
 				gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
-			case p.radixScatter:
+			case scatter:
 				gl.Uniform1ui(p.uniform(prog, "finish"), b2u(finish && pass == passes-1))
 				dispatch(nt)
 			default:

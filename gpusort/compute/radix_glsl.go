@@ -29,9 +29,15 @@ import (
 // first pass reads raw float bits and applies toKey; with finish set, the
 // last writes floats (fromKey) instead of keys.
 //
+// The scatter kernels compiled with PAIRS set (SortPairs, 64-bit keys only)
+// also move a 64-bit value with each key, from a second pair of buffers:
+// the tile's shared memory holds, next to each key, the key's place in the
+// input tile, and the tile's write reads each value from there.
+//
 // Shared memory per work group: 16.5 KiB of keys or counters (they take
 // turns in one array), 1 KiB of digit offsets and 2 KiB of scan space,
-// under llvmpipe's 32 KiB and NVIDIA's 48 KiB.
+// under llvmpipe's 32 KiB and NVIDIA's 48 KiB; with PAIRS, 8.25 KiB more of
+// input places (27.75 KiB; 31 KiB in srcRadixScatterSubgroup).
 
 // Radix sort geometry. radixThreads must be 256, one thread per digit
 // value in srcRadixCount and srcRadixScan.
@@ -182,9 +188,19 @@ void main() {
 // high words. It also holds srcRadixScatter's 16 counters per thread,
 // 16·RT words, which fit since a tile is 16·RT words of keys. Both
 // kernels write the sorted tile out with writeTile, once each has set
-// delta.
+// delta. With PAIRS, putIdx records the input place of the key at each
+// place of the tile (8.25 KiB more), and writeTile moves the values; else
+// putIdx does nothing.
 const glslRadixTile = `
 uniform uint finish;
+#if PAIRS
+layout(std430, binding = 4) readonly buffer ValIn { uvec2 vin[]; };
+layout(std430, binding = 5) writeonly buffer ValOut { uvec2 vout[]; };
+shared uint sidx[pad(TILE)];
+void putIdx(uint p, uint i) { sidx[pad(p)] = i; }
+#else
+void putIdx(uint p, uint i) {}
+#endif
 shared uint delta[256]; // a digit's destination minus its first place in the sorted tile
 #if KEY64
 shared uint sh[2u * pad(TILE)];
@@ -200,13 +216,19 @@ KEY getKey(uint p) { return sh[pad(p)]; }
 
 // writeTile writes the sorted tile's valid keys out to the channel that
 // starts at base, coalesced: the key in place p, of digit d, goes to
-// delta[d] + p; with finish set, as floats again.
-void writeTile(uint base, uint valid, uint t) {
+// delta[d] + p; with finish set, as floats again. With PAIRS the key's
+// value goes to the same place of vout, from the key's input place in the
+// tile that starts at from.
+void writeTile(uint base, uint from, uint valid, uint t) {
 	for (uint j = 0u; j < RK; j++) {
 		uint p = j * RT + t;
 		if (p < valid) {
 			KEY x = getKey(p);
-			o[base + delta[digitOf(x)] + p] = finish != 0u ? fromKey(x) : x;
+			uint at = base + delta[digitOf(x)] + p;
+			o[at] = finish != 0u ? fromKey(x) : x;
+#if PAIRS
+			vout[at] = vin[from + sidx[pad(p)]];
+#endif
 		}
 	}
 }
@@ -250,9 +272,12 @@ void main() {
 	// written or read.
 	uint mine = min(valid - min(valid, t * RK), RK); // this thread's real keys
 	KEY v[RK];
-	uint r[RK];
+	uint r[RK], ix[RK]; // ix: the keys' places in the input tile (PAIRS)
 	for (uint j = 0u; j < RK; j++) {
-		if (j < mine) v[j] = getKey(t * RK + j);
+		if (j < mine) {
+			v[j] = getKey(t * RK + j);
+			ix[j] = t * RK + j;
+		}
 	}
 	for (uint step = 0u; step < 2u; step++) {
 		uint sub = shift + 4u * step;
@@ -293,12 +318,20 @@ void main() {
 		}
 		barrier(); // every thread has read its counters
 		for (uint j = 0u; j < RK; j++) {
-			if (j < mine) putKey(r[j], v[j]);
+			if (j < mine) {
+				putKey(r[j], v[j]);
+				putIdx(r[j], ix[j]);
+			}
 		}
 		barrier();
 		if (step == 0u) {
 			for (uint j = 0u; j < RK; j++) {
-				if (j < mine) v[j] = getKey(t * RK + j);
+				if (j < mine) {
+					v[j] = getKey(t * RK + j);
+#if PAIRS
+					ix[j] = sidx[pad(t * RK + j)];
+#endif
+				}
 			}
 		}
 	}
@@ -312,19 +345,20 @@ void main() {
 		}
 	}
 	barrier();
-	writeTile(base, valid, t);
+	writeTile(base, base + tile * TILE, valid, t);
 }
 `
 
-// radixSource assembles one radix shader, with the GLSL extensions in ext.
-func radixSource(ext, body string, key64 bool) string {
+// radixSource assembles one radix shader, with the GLSL extensions in ext;
+// with pairs, a scatter that moves a value with each key.
+func radixSource(ext, body string, key64, pairs bool) string {
 	rk, passes := radixKeys32, 4
 	if key64 {
 		rk, passes = radixKeys64, 8
 	}
 	var b strings.Builder
 	b.WriteString(computeSourceExt(ext, "", key64))
-	fmt.Fprintf(&b, "#define RT %d\n#define RK %du\n#define PASSES %du\n", radixThreads, rk, passes)
+	fmt.Fprintf(&b, "#define RT %d\n#define RK %du\n#define PASSES %du\n#define PAIRS %d\n", radixThreads, rk, passes, b2u(pairs))
 	b.WriteString(glslRadix)
 	b.WriteString(body)
 	return b.String()
@@ -428,10 +462,11 @@ void main() {
 			uint dj = digitOf(v[j]);
 			uint off = (wh[w * 128u + (dj >> 1)] >> ((dj & 1u) * 16u)) & 0xFFFFu;
 			putKey(start[dj] + off + rank[j], v[j]);
+			putIdx(start[dj] + off + rank[j], (w * RK + j) * 32u + l);
 		}
 	}
 	barrier();
-	writeTile(base, valid, t);
+	writeTile(base, base + tile * TILE, valid, t);
 }
 `
 
