@@ -8,6 +8,7 @@ import (
 
 	"streamd/corrsum"
 	"streamd/feed"
+	"streamd/gpusort"
 	"streamd/internal/codec"
 	"streamd/summary"
 )
@@ -18,10 +19,12 @@ import (
 // last-n answers; its values half (the sliding window and the parts' value
 // summaries) stays empty, and its parts keep only their reject counts.
 //
-// Pair windows are sorted by the accepting goroutine on the CPU, by x with
-// each y moving with its x (corrsum.Summary.AddWindow, a key–value radix
-// sort), not by the pipeline's sorter: its back-ends sort keys without
-// values. All of it is guarded by the stream's lock.
+// Pair windows are sorted by the accepting goroutine, by x with each y
+// moving with its x: by the pipeline's sorter when it sorts pairs
+// (gpusort.PairSorter: the CPU's radix sort, or the GPU's when auto finds
+// it faster), else on the CPU (corrsum.Summary.AddWindow). All of it is
+// guarded by the stream's lock, so a query waits for a window being
+// sorted, and sees every pair accepted.
 type pairStream struct {
 	sum  *corrsum.Summary
 	x, y []float64 // the partial window, fewer than the window size
@@ -41,16 +44,23 @@ func newPairs(cfg summary.Config) (*pairStream, error) {
 }
 
 // add appends clean pairs to the partial window, summarising each window
-// of w pairs it fills. A window the summary refuses (its sum of |y| would
-// overflow) is dropped; add returns how many pairs it dropped so.
-func (ps *pairStream) add(x, y []float64, w int) (dropped int) {
+// of w pairs it fills, sorted by sortPairs when it reports that it sorted
+// them, else on the CPU. A window the summary refuses (its sum of |y|
+// would overflow) is dropped; add returns how many pairs it dropped so.
+func (ps *pairStream) add(x, y []float64, w int, sortPairs func(x, y []float64) bool) (dropped int) {
 	for len(x) > 0 {
 		n := min(len(x), w-len(ps.x))
 		ps.x = append(ps.x, x[:n]...)
 		ps.y = append(ps.y, y[:n]...)
 		x, y = x[n:], y[n:]
 		if len(ps.x) == w {
-			if err := ps.sum.AddWindow(ps.x, ps.y); err != nil {
+			var err error
+			if sortPairs(ps.x, ps.y) {
+				err = ps.sum.AddSorted(ps.x, ps.y)
+			} else {
+				err = ps.sum.AddWindow(ps.x, ps.y)
+			}
+			if err != nil {
 				dropped += w
 			}
 			ps.x, ps.y = ps.x[:0], ps.y[:0]
@@ -145,7 +155,8 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(x)
-	if dropped := s.pairs.add(x, y, s.cfg.WindowSize); dropped > 0 {
+	sortPairs := func(x, y []float64) bool { return p.sortPairs(ctx, x, y) }
+	if dropped := s.pairs.add(x, y, s.cfg.WindowSize, sortPairs); dropped > 0 {
 		s.partLocked(b.Source).rejected[feed.ReasonInf] += uint64(dropped)
 		n -= min(dropped, n)
 	}
@@ -323,4 +334,20 @@ func readPairs(r *codec.Reader, cfg summary.Config) (*pairStream, error) {
 		return nil, err
 	}
 	return ps, nil
+}
+
+// sortPairs sorts a full window of pairs by x, moving each y with its x,
+// with the pipeline's sorter if it sorts pairs, and reports whether it did.
+// A sorter that fails (its GPU lost, ctx ended) leaves the window to the
+// CPU: the pairs are accepted, so the window must be summarised.
+func (p *Pipeline) sortPairs(ctx context.Context, x, y []float64) bool {
+	ps, ok := p.cfg.Sorter.(gpusort.PairSorter)
+	if !ok {
+		return false
+	}
+	if err := ps.SortPairs(ctx, x, y); err != nil {
+		p.cfg.Logger.Warn("sort pairs failed; sorting the window on the CPU", "sorter", p.cfg.Sorter.Name(), "err", err)
+		return false
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"streamd/corrsum"
@@ -260,5 +261,56 @@ func TestPairConcurrent(t *testing.T) {
 	a, err := s.CorrelatedAt(1000)
 	if err != nil || a.Totals.Count != senders*per || a.AtMost.CountLo != senders*per || a.AtMost.SumLo != senders*per {
 		t.Fatalf("final answer %+v, %v", a, err)
+	}
+}
+
+// pairSorter is a CPU sorter whose pair sorts are counted, and fail when
+// fail is set (as a lost GPU's would), leaving the windows unsorted.
+type pairSorter struct {
+	*gpusort.CPU
+	fail  bool
+	calls atomic.Int64
+}
+
+func (s *pairSorter) SortPairs(ctx context.Context, x, y []float64) error {
+	s.calls.Add(1)
+	if s.fail {
+		return errors.New("lost the GPU")
+	}
+	return s.CPU.SortPairs(ctx, x, y)
+}
+
+// TestPairsSortedBySorter: full pair windows go to the pipeline's sorter
+// when it sorts pairs, and to the CPU when it fails; the answers are exact
+// either way.
+func TestPairsSortedBySorter(t *testing.T) {
+	const eps, w, n = 0.01, 400, 4321
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float64, n)
+	y := make([]float64, n)
+	for i := range x {
+		x[i] = float64(rng.IntN(500))
+		y[i] = float64(rng.IntN(101) - 50)
+	}
+	for _, fail := range []bool{false, true} {
+		sorter := &pairSorter{CPU: gpusort.NewCPU(1), fail: fail}
+		p := open(t, Config{Sorter: sorter, Defaults: summary.Config{Epsilon: eps, WindowSize: w}})
+		if got, err := p.Accept(context.Background(), &feed.Batch{Stream: "p", Pairs: feed.Pairs{X: slices.Clone(x), Y: slices.Clone(y)}}); got != n || err != nil {
+			t.Fatalf("fail %v: accept: %d, %v", fail, got, err)
+		}
+		if got := sorter.calls.Load(); got != n/w {
+			t.Errorf("fail %v: %d pair sorts, want one per full window, %d", fail, got, n/w)
+		}
+		s, err := p.Stream("p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range pairQueries() {
+			a, err := s.Correlated(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPairAnswer(t, x, y, a)
+		}
 	}
 }
