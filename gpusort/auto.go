@@ -142,7 +142,7 @@ func (a *Auto) finish(sides *[2]autoSide, side, n int, d time.Duration, ok bool)
 }
 
 // Sort sorts b's windows on the side expected to finish first.
-func (a *Auto) Sort(ctx context.Context, b *Batch) error {
+func (a *Auto) Sort(ctx context.Context, b *Quad) error {
 	n := b.Len()
 	side, err := a.pick(&a.sides, n)
 	if err != nil {
@@ -163,7 +163,7 @@ func (a *Auto) Sort(ctx context.Context, b *Batch) error {
 
 // Digest digests b's windows (see Digester) on the side expected to finish
 // first.
-func (a *Auto) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+func (a *Auto) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
 	n := b.Len()
 	side, err := a.pick(&a.sides, n)
 	if err != nil {
@@ -195,7 +195,7 @@ func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
 // calibrate lets the GPU side make its per-size measurements for b's
 // windows before the batch is timed, so that they do not count against the
 // GPU's rate. An error is left for the batch itself to meet.
-func (a *Auto) calibrate(ctx context.Context, b *Batch) {
+func (a *Auto) calibrate(ctx context.Context, b *Quad) {
 	c, ok := a.gpu.(Calibrator)
 	if !ok {
 		return

@@ -56,14 +56,14 @@ func (c *CPU) Close() error {
 // been pooled. The first batch with windows of a new size class also
 // measures the digit widths: some milliseconds for windows of 2^16 keys,
 // up to a quarter of a second for the largest (see radix.Sorter).
-func (c *CPU) Sort(ctx context.Context, b *Batch) error {
+func (c *CPU) Sort(ctx context.Context, b *Quad) error {
 	return c.SortWindows(ctx, b, func(int) bool { return true })
 }
 
 // SortWindows sorts in place, as Sort does, the non-empty windows i of b
 // for which want(i) holds, and leaves the others as they are: for GPU
 // back-ends that hand part of a batch to the CPU.
-func (c *CPU) SortWindows(ctx context.Context, b *Batch, want func(int) bool) error {
+func (c *CPU) SortWindows(ctx context.Context, b *Quad, want func(int) bool) error {
 	return c.each(ctx, "cpu sort", b, want, func(i int) {
 		if w := b.F32[i]; len(w) > 1 {
 			c.sort32(w)
@@ -80,7 +80,7 @@ func (c *CPU) SortWindows(ctx context.Context, b *Batch, want func(int) bool) er
 // CPU. Unlike Digest it neither checks specs (see CheckSpecs) nor empties
 // the digests of empty windows (see EmptyDigests). The sort writes the
 // copy (radix.Sorter.SortedFloat32s), so the window is not copied first.
-func (c *CPU) DigestWindows(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, want func(int) bool) error {
+func (c *CPU) DigestWindows(ctx context.Context, b *Quad, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest, want func(int) bool) error {
 	return c.each(ctx, "cpu digest", b, want, func(i int) {
 		if w := b.F64[i]; len(w) > 0 {
 			p, _ := c.copies64.Get().(*[]float64)
@@ -108,7 +108,7 @@ func (c *CPU) DigestWindows(ctx context.Context, b *Batch, specs *[Channels]summ
 
 // each runs job(i) for every non-empty window i of b with want(i), on up
 // to c's workers at once.
-func (c *CPU) each(ctx context.Context, op string, b *Batch, want func(int) bool, job func(i int)) error {
+func (c *CPU) each(ctx context.Context, op string, b *Quad, want func(int) bool, job func(i int)) error {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()

@@ -21,7 +21,7 @@ type Digester interface {
 	// Digest only reads the windows: they keep their values and order, so
 	// that others may read them while it runs (the pipeline's queries
 	// count the windows in flight from them).
-	Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error
+	Digest(ctx context.Context, b *Quad, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error
 }
 
 // Phases is how long the parts of one batch took on a GPU back-end, each
@@ -50,7 +50,7 @@ type Calibrator interface {
 // Digest sorts a copy of each window of b and runs summary.DigestSorted on
 // it, the windows of a batch in parallel (up to c's workers); b is left as
 // it was.
-func (c *CPU) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+func (c *CPU) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
 	if err := CheckSpecs(b, specs); err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (c *CPU) Digest(ctx context.Context, b *Batch, specs *[Channels]summary.Win
 
 // EmptyDigests empties out[i] for each empty window i of b, as Digest
 // leaves them.
-func EmptyDigests(b *Batch, out *[Channels]summary.Digest) {
+func EmptyDigests(b *Quad, out *[Channels]summary.Digest) {
 	for i := range Channels {
 		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
 			out[i].N = 0
@@ -76,7 +76,7 @@ func EmptyDigests(b *Batch, out *[Channels]summary.Digest) {
 // CheckSpecs rejects a sample spacing that summary.DigestSorted would panic
 // on (or loop forever on) for any non-empty window of b. A Digest checks
 // its specs with it before it digests anything.
-func CheckSpecs(b *Batch, specs *[Channels]summary.WindowSpec) error {
+func CheckSpecs(b *Quad, specs *[Channels]summary.WindowSpec) error {
 	for i := range Channels {
 		if len(b.F32[i]) == 0 && len(b.F64[i]) == 0 {
 			continue

@@ -22,11 +22,11 @@ type fakeGPU struct {
 
 func (f *fakeGPU) Name() string { return "fake" }
 func (f *fakeGPU) Close() error { return nil }
-func (f *fakeGPU) Sort(context.Context, *gpusort.Batch) error {
+func (f *fakeGPU) Sort(context.Context, *gpusort.Quad) error {
 	f.t.Error("unexpected Sort")
 	return errors.New("unexpected")
 }
-func (f *fakeGPU) Digest(context.Context, *gpusort.Batch, *[gpusort.Channels]summary.WindowSpec, *[gpusort.Channels]summary.Digest) error {
+func (f *fakeGPU) Digest(context.Context, *gpusort.Quad, *[gpusort.Channels]summary.WindowSpec, *[gpusort.Channels]summary.Digest) error {
 	f.t.Error("unexpected Digest")
 	return errors.New("unexpected")
 }

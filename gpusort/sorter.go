@@ -13,7 +13,7 @@
 // (x, y) values sorted by x with y carried along, are sorted one window at
 // a time by PairSorter.
 //
-// This package holds the interfaces, the Batch, the CPU back-end and
+// This package holds the interfaces, the Quad, the CPU back-end and
 // Auto (GPU and CPU scheduled by throughput), and imports no GL. The rest
 // is in subpackages, each importing this one:
 //
@@ -47,16 +47,16 @@ const Channels = 4
 // ErrClosed is returned by a Sorter used after Close.
 var ErrClosed = errors.New("gpusort: sorter closed")
 
-// Batch is up to four windows sorted together. A window may be nil or empty;
+// Quad is up to four windows sorted together. A window may be nil or empty;
 // windows need not have the same length. Exactly one of the two key widths
 // is used by a batch: F32 for float32 streams, F64 for float64 streams.
-type Batch struct {
+type Quad struct {
 	F32 [Channels][]float32
 	F64 [Channels][]float64
 }
 
 // Len reports the total number of keys in b.
-func (b *Batch) Len() int {
+func (b *Quad) Len() int {
 	n := 0
 	for i := range Channels {
 		n += len(b.F32[i]) + len(b.F64[i])
@@ -70,7 +70,7 @@ type Sorter interface {
 	// Sort sorts each window of b in place. It returns an error wrapping
 	// ctx.Err() if ctx ends first, in which case the windows' order is
 	// unspecified but their contents are a permutation of the input.
-	Sort(ctx context.Context, b *Batch) error
+	Sort(ctx context.Context, b *Quad) error
 	// Name identifies the back-end ("cpu", "auto", "pbsn", "bitonic",
 	// "compute", "compute-radix", "compute-bitonic").
 	Name() string

@@ -385,7 +385,7 @@ type blockingStager struct {
 	release chan struct{}
 }
 
-func (b *blockingStager) Digest(ctx context.Context, batch *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
+func (b *blockingStager) Digest(ctx context.Context, batch *gpusort.Quad, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	<-b.release
 	return b.stagingCPU.Digest(ctx, batch, specs, out)
 }

@@ -148,7 +148,7 @@ type blockingSorter struct {
 	release chan struct{}
 }
 
-func (b *blockingSorter) Digest(ctx context.Context, batch *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
+func (b *blockingSorter) Digest(ctx context.Context, batch *gpusort.Quad, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	<-b.release
 	return b.CPU.Digest(ctx, batch, specs, out)
 }
@@ -382,7 +382,7 @@ func TestSnapshotRestore(t *testing.T) {
 // failingSorter fails every batch, as a GPU that went away would.
 type failingSorter struct{ *gpusort.CPU }
 
-func (failingSorter) Digest(context.Context, *gpusort.Batch, *[gpusort.Channels]summary.WindowSpec, *[gpusort.Channels]summary.Digest) error {
+func (failingSorter) Digest(context.Context, *gpusort.Quad, *[gpusort.Channels]summary.WindowSpec, *[gpusort.Channels]summary.Digest) error {
 	return errors.New("device lost")
 }
 

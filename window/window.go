@@ -271,7 +271,7 @@ type Full[O any] struct {
 // Quad is up to four full windows sorted together, each in one channel.
 type Quad[O any] struct {
 	Windows []Full[O]
-	Sort    gpusort.Batch
+	Sort    gpusort.Quad
 }
 
 // Pack fills a Quad's channels from windows (at most gpusort.Channels).

@@ -438,7 +438,7 @@ func (c *Sorter) LastPhases() gpusort.Phases {
 }
 
 // Sort sorts each window of b in place on the GPU.
-func (c *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
+func (c *Sorter) Sort(ctx context.Context, b *gpusort.Quad) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("compute sort: %w", err)
 	}
@@ -463,7 +463,7 @@ func (c *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
 // keyWidth selects the windows of b of 64-bit keys if key64, else those of
 // 32-bit keys: the part of a batch that does not fit the GPU goes to the
 // CPU alone.
-func keyWidth(b *gpusort.Batch, key64 bool) func(int) bool {
+func keyWidth(b *gpusort.Quad, key64 bool) func(int) bool {
 	return func(i int) bool { return (len(b.F64[i]) > 0) == key64 }
 }
 
@@ -476,7 +476,7 @@ func keyWidth(b *gpusort.Batch, key64 bool) func(int) bool {
 // (key i ≠ key i−1 and key i = key i+T), a prefix sum over the marks and a
 // binary search for each run's end; the runs of the Known values by one
 // binary search each.
-func (c *Sorter) Digest(ctx context.Context, b *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
+func (c *Sorter) Digest(ctx context.Context, b *gpusort.Quad, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("compute digest: %w", err)
 	}
@@ -509,7 +509,7 @@ type keyView struct {
 	data  [gpusort.Channels]unsafe.Pointer
 }
 
-func view(b *gpusort.Batch, key64 bool) keyView {
+func view(b *gpusort.Quad, key64 bool) keyView {
 	v := keyView{key64: key64}
 	for i := range gpusort.Channels {
 		if key64 {

@@ -69,7 +69,7 @@ func TestAutoConcurrentGPU(t *testing.T) {
 // digestCase is a batch and the specs to digest it under, with the
 // expected digests computed on the CPU from a copy of its windows.
 type digestCase struct {
-	b     gpusort.Batch
+	b     gpusort.Quad
 	specs [gpusort.Channels]summary.WindowSpec
 	want  [gpusort.Channels]summary.Digest
 }
@@ -494,8 +494,8 @@ func TestComputeTooLarge(t *testing.T) {
 	const n = 5000
 	c.maxStorage = gpusort.Channels * n * 4 * 2 // float32 windows fit, float64 ones do not
 	r := rand.New(rand.NewPCG(11, 12))
-	newBatch := func() *gpusort.Batch {
-		var b gpusort.Batch
+	newBatch := func() *gpusort.Quad {
+		var b gpusort.Quad
 		for i := range gpusort.Channels {
 			if i%2 == 0 {
 				b.F32[i] = make([]float32, n)
@@ -527,7 +527,7 @@ func TestComputeTooLarge(t *testing.T) {
 	for i := range got {
 		sorttest.CheckDigest(t, fmt.Sprintf("digest ch%d", i), &got[i], &want[i])
 	}
-	sorted := gpusort.Batch{}
+	sorted := gpusort.Quad{}
 	for i := range gpusort.Channels {
 		sorted.F32[i], sorted.F64[i] = slices.Sorted(slices.Values(b.F32[i])), slices.Sorted(slices.Values(b.F64[i]))
 	}

@@ -56,7 +56,7 @@ func TestGLFWCompute(t *testing.T) {
 			continue
 		}
 		for pi, p := range patterns {
-			var b gpusort.Batch
+			var b gpusort.Quad
 			lens := [gpusort.Channels]int{n, max(n-1, 0), n / 2, n/3 + 1}
 			for i := range gpusort.Channels {
 				b.F32[i] = make([]float32, lens[i])
@@ -75,7 +75,7 @@ func TestGLFWDigest(t *testing.T) {
 	skipWithoutDisplay(t)
 	c := newGLFWCompute(t)
 	r := rand.New(rand.NewPCG(5, 6))
-	var b, ref gpusort.Batch
+	var b, ref gpusort.Quad
 	var specs [gpusort.Channels]summary.WindowSpec
 	for i := range gpusort.Channels {
 		n := []int{5000, 1000, 21, 1 << 12}[i]
@@ -127,7 +127,7 @@ func TestGLFWMixed(t *testing.T) {
 	defer a.Close()
 	r := rand.New(rand.NewPCG(3, 4))
 	for k, s := range []gpusort.Sorter{e, g, a, g, e} {
-		var b gpusort.Batch
+		var b gpusort.Quad
 		for i := range gpusort.Channels {
 			b.F32[i] = make([]float32, 1000+i)
 			patterns[0].Fill(r, b.F32[i])

@@ -215,7 +215,7 @@ func (f *Sorter) freeTextures() {
 
 // Sort sorts each window of b in place: float32 windows on the GPU,
 // float64 windows on the CPU.
-func (f *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
+func (f *Sorter) Sort(ctx context.Context, b *gpusort.Quad) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s sort: %w", f.name, err)
 	}
@@ -233,7 +233,7 @@ func (f *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
 		has64 = has64 || len(b.F64[i]) > 1
 	}
 	if has64 {
-		f64 := gpusort.Batch{F64: b.F64}
+		f64 := gpusort.Quad{F64: b.F64}
 		return f.cpu.Sort(ctx, &f64)
 	}
 	return nil
@@ -242,11 +242,11 @@ func (f *Sorter) Sort(ctx context.Context, b *gpusort.Batch) error {
 // Digest sorts a copy of b's float32 windows (see Sort), reads them back
 // and runs summary.DigestSorted on each on the CPU; float64 windows are
 // digested by the CPU back-end. b is left as it was.
-func (f *Sorter) Digest(ctx context.Context, b *gpusort.Batch, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
+func (f *Sorter) Digest(ctx context.Context, b *gpusort.Quad, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
 	if err := gpusort.CheckSpecs(b, specs); err != nil {
 		return err
 	}
-	var sorted gpusort.Batch
+	var sorted gpusort.Quad
 	n := 0
 	for i := range gpusort.Channels {
 		sorted.F32[i] = slices.Clone(b.F32[i])
@@ -277,7 +277,7 @@ func (f *Sorter) sort(ctx context.Context, ws *[gpusort.Channels][]float32, n in
 	h := np / w
 	if h > f.maxTex {
 		// Too large for one texture on this GPU.
-		return f.cpu.Sort(ctx, &gpusort.Batch{F32: *ws})
+		return f.cpu.Sort(ctx, &gpusort.Quad{F32: *ws})
 	}
 	start := time.Now()
 	mark := func(d *time.Duration) {

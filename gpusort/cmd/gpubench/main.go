@@ -218,8 +218,8 @@ func newWorkload(lg int, eps float64) *workload {
 // batch returns a batch of w's windows, in staging memory lent by the
 // back-end when staged, else in ordinary memory; nil if the staging memory
 // runs out.
-func (b *backend) batch(w *workload, staged bool) *gpusort.Batch {
-	var batch gpusort.Batch
+func (b *backend) batch(w *workload, staged bool) *gpusort.Quad {
+	var batch gpusort.Quad
 	for c := range batch.F32 {
 		if !staged {
 			batch.F32[c] = make([]float32, w.n)
@@ -234,14 +234,14 @@ func (b *backend) batch(w *workload, staged bool) *gpusort.Batch {
 	return &batch
 }
 
-func (w *workload) refill(b *gpusort.Batch) {
+func (w *workload) refill(b *gpusort.Quad) {
 	for c := range b.F32 {
 		copy(b.F32[c], w.src[c])
 	}
 }
 
 // checkSorted compares b's windows with the CPU's, bit for bit.
-func (w *workload) checkSorted(name string, b *gpusort.Batch) error {
+func (w *workload) checkSorted(name string, b *gpusort.Quad) error {
 	for c := range b.F32 {
 		for i, v := range b.F32[c] {
 			if math.Float32bits(v) != math.Float32bits(w.sorted[c][i]) {
@@ -276,7 +276,7 @@ func (b *backend) calibrate(w *workload) error {
 }
 
 // unstage hands back a staged batch's windows.
-func (b *backend) unstage(batch *gpusort.Batch) {
+func (b *backend) unstage(batch *gpusort.Quad) {
 	if b.stager != nil && batch != nil {
 		for _, x := range batch.F32 {
 			b.stager.UnstageF32(x)
@@ -288,7 +288,7 @@ func (b *backend) unstage(batch *gpusort.Batch) {
 func (b *backend) latency(w *workload, reps int) (string, error) {
 	ctx := context.Background()
 	mem := b.batch(w, false)
-	var staged *gpusort.Batch
+	var staged *gpusort.Quad
 	if b.stager != nil {
 		staged = b.batch(w, true)
 		if staged == nil && b.ownStaging {
@@ -297,7 +297,7 @@ func (b *backend) latency(w *workload, reps int) (string, error) {
 		defer b.unstage(staged)
 	}
 	var out [gpusort.Channels]summary.Digest
-	digest := func(batch *gpusort.Batch) (time.Duration, error) {
+	digest := func(batch *gpusort.Quad) (time.Duration, error) {
 		start := time.Now()
 		if err := b.dig.Digest(ctx, batch, &w.specs, &out); err != nil {
 			return 0, fmt.Errorf("%s n=2^%d: %w", b.name, w.lg, err)
@@ -387,7 +387,7 @@ func (b *backend) throughput(w *workload, workers, total int) (string, error) {
 		if mode == 1 && b.stager == nil {
 			continue
 		}
-		batches := make([]*gpusort.Batch, workers)
+		batches := make([]*gpusort.Quad, workers)
 		for i := range batches {
 			batches[i] = b.batch(w, mode == 1)
 		}

@@ -155,7 +155,7 @@ func CheckSorted(t *testing.T, name string, got, want []float32) {
 }
 
 // SortBatch sorts b with s and checks every window against the reference.
-func SortBatch(t *testing.T, s gpusort.Sorter, name string, b *gpusort.Batch) {
+func SortBatch(t *testing.T, s gpusort.Sorter, name string, b *gpusort.Quad) {
 	t.Helper()
 	var want32 [gpusort.Channels][]float32
 	var want64 [gpusort.Channels][]float64
@@ -194,7 +194,7 @@ func Sorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 			if n > 1<<16 && pi%3 != 0 && p.Name != "zeros" && p.Name != "denormals" {
 				continue // keep the largest size quick
 			}
-			var b gpusort.Batch
+			var b gpusort.Quad
 			lens := [gpusort.Channels]int{n, max(n-1, 0), n / 2, n/3 + 1}
 			for i := range gpusort.Channels {
 				b.F32[i] = make([]float32, lens[i])
@@ -204,7 +204,7 @@ func Sorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 		}
 	}
 	t.Run("float64", func(t *testing.T) {
-		var b gpusort.Batch
+		var b gpusort.Quad
 		for i := range gpusort.Channels {
 			n := []int{1000, 0, 5, 4097}[i]
 			b.F64[i] = make([]float64, n)
@@ -223,7 +223,7 @@ func Sorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 			t.Fatal(err)
 		}
 		s.Close()
-		b := gpusort.Batch{F32: [gpusort.Channels][]float32{{2, 1}}}
+		b := gpusort.Quad{F32: [gpusort.Channels][]float32{{2, 1}}}
 		if err := s.Sort(context.Background(), &b); err == nil {
 			t.Fatal("Sort after Close succeeded")
 		}
@@ -231,7 +231,7 @@ func Sorter(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 	t.Run("canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		b := gpusort.Batch{F32: [gpusort.Channels][]float32{{3, 1, 2}}}
+		b := gpusort.Quad{F32: [gpusort.Channels][]float32{{3, 1, 2}}}
 		if err := s.Sort(ctx, &b); err == nil {
 			t.Fatal("Sort with a canceled context succeeded")
 		}
@@ -269,7 +269,7 @@ func BentleyMcIlroy(t *testing.T, s gpusort.Sorter) {
 		nMode
 	)
 	r := rand.New(rand.NewPCG(3, 4))
-	var b gpusort.Batch
+	var b gpusort.Quad
 	nb := 0
 	var names [gpusort.Channels]string
 	flush := func() {
@@ -277,7 +277,7 @@ func BentleyMcIlroy(t *testing.T, s gpusort.Sorter) {
 			return
 		}
 		SortBatch(t, s, fmt.Sprint(names), &b)
-		b, nb = gpusort.Batch{}, 0
+		b, nb = gpusort.Quad{}, 0
 	}
 	for _, n := range ns {
 		for m := 1; m < 2*n; m *= 2 {
@@ -376,7 +376,7 @@ func Digester(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 		for pi, p := range patterns {
 			for _, key64 := range []bool{false, true} {
 				k++
-				var b, ref gpusort.Batch
+				var b, ref gpusort.Quad
 				lens := [gpusort.Channels]int{n, n / 2, max(n-3, 0), n/5 + 1}
 				for i := range gpusort.Channels {
 					x := make([]float32, lens[i])
@@ -398,7 +398,7 @@ func Digester(t *testing.T, newSorter func() (gpusort.Sorter, error)) {
 					}
 				}
 				specs := specsOf(k, n)
-				var orig gpusort.Batch
+				var orig gpusort.Quad
 				for i := range gpusort.Channels {
 					orig.F32[i], orig.F64[i] = slices.Clone(b.F32[i]), slices.Clone(b.F64[i])
 				}
@@ -447,7 +447,7 @@ func AutoConcurrent(t *testing.T, a *gpusort.Auto) {
 		go func() {
 			r := rand.New(rand.NewPCG(uint64(w), 9))
 			for range batches {
-				var b gpusort.Batch
+				var b gpusort.Quad
 				var want [gpusort.Channels][]float32
 				for i := range gpusort.Channels {
 					b.F32[i] = make([]float32, 1<<14+i)
