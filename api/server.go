@@ -823,11 +823,6 @@ func (s *Server) DeleteStream(ctx context.Context, req *pb.DeleteStreamRequest) 
 	return &pb.DeleteStreamResponse{}, nil
 }
 
-// ListStreams lists the streams' names in ascending order.
-func (s *Server) ListStreams(ctx context.Context, req *pb.ListStreamsRequest) (*pb.ListStreamsResponse, error) {
-	return &pb.ListStreamsResponse{Streams: s.Pipeline.List()}, nil
-}
-
 // watchedGone returns NotFound once st is no longer the stream named name:
 // it was deleted, and maybe created again.
 func (s *Server) watchedGone(st *pipeline.Stream, name string) error {

@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,7 +122,12 @@ type Pipeline struct {
 
 	mu      sync.RWMutex
 	streams map[string]*Stream
-	closed  atomic.Bool // set by Close, under mu; read by accepts without it
+	// names indexes the names of streams in order, for pages of them. It
+	// follows Create and Delete; Restore replaces streams whole, before
+	// Open, which indexes them again (as does a page that finds the counts
+	// differ).
+	names  nameIndex
+	closed atomic.Bool // set by Close, under mu; read by accepts without it
 
 	rejectMu sync.Mutex
 	rejected map[feed.Reason]uint64
@@ -225,6 +229,9 @@ func (p *Pipeline) Open(ctx context.Context) error {
 			p.cfg.Logger.Warn("calibrate sorter", "sorter", p.cfg.Sorter.Name(), "err", err)
 		}
 	}
+	p.mu.Lock()
+	p.reindex()
+	p.mu.Unlock()
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	packer := window.Packer[*part]{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
 	p.wg.Go(func() {
@@ -389,6 +396,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		return nil, false, err
 	}
 	p.streams[name] = s
+	p.names.add(name)
 	return s, true, nil
 }
 
@@ -406,6 +414,7 @@ func (p *Pipeline) Delete(name string) error {
 		lvl.mem.Close()
 	}
 	delete(p.streams, name)
+	p.names.remove(name)
 	p.mu.Unlock()
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {
@@ -414,16 +423,53 @@ func (p *Pipeline) Delete(name string) error {
 	return nil
 }
 
-// List returns the streams' names, sorted.
+// List returns the streams' names, sorted. It costs O(N) for N streams;
+// Names returns a page of them.
 func (p *Pipeline) List() []string {
+	p.rlockIndexed()
+	defer p.mu.RUnlock()
+	names := make([]string, 0, p.names.n)
+	for _, blk := range p.names.blocks {
+		names = append(names, blk...)
+	}
+	return names
+}
+
+// Names returns the names of streams that come after the name after (""
+// for the first) and start with prefix, in increasing order, at most n of
+// them: a page of the streams, which the next page starts after the last
+// name of. It costs O(log N + n) for N streams, and sees every stream
+// created before it and none deleted before it. Hierarchy streams' levels
+// are no streams of the pipeline: they are not named.
+func (p *Pipeline) Names(after, prefix string, n int) []string {
+	p.rlockIndexed()
+	defer p.mu.RUnlock()
+	return p.names.appendPage(nil, after, prefix, n)
+}
+
+// rlockIndexed read-locks mu, having indexed the streams' names again if
+// the index does not count as many as there are streams: Restore replaced
+// them.
+func (p *Pipeline) rlockIndexed() {
 	p.mu.RLock()
+	if p.names.n == len(p.streams) {
+		return
+	}
+	p.mu.RUnlock()
+	p.mu.Lock()
+	p.reindex()
+	p.mu.Unlock()
+	p.mu.RLock()
+}
+
+// reindex indexes the streams' names again, in O(N log N); mu must be
+// held.
+func (p *Pipeline) reindex() {
 	names := make([]string, 0, len(p.streams))
 	for n := range p.streams {
 		names = append(names, n)
 	}
-	p.mu.RUnlock()
-	sort.Strings(names)
-	return names
+	p.names = newNameIndex(names)
 }
 
 // Len reports the number of streams.

@@ -114,10 +114,13 @@ func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
 
 // streamList is the answer of /api/streams.
 type streamList struct {
-	// Total is the number of streams that match, listed or not.
+	// Total is the number of streams, whether they match or not.
 	Total int `json:"total"`
-	// Streams are the first of them by name, at most limit.
+	// Streams are the page's streams that match, by name, at most limit.
 	Streams []streamEntry `json:"streams"`
+	// NextCursor is the cursor of the next page; "" when no stream is
+	// left.
+	NextCursor string `json:"nextCursor"`
 }
 
 // streamEntry is one stream of /api/streams.
@@ -130,12 +133,16 @@ type streamEntry struct {
 	ValuesPerSecond *float64 `json:"valuesPerSecond"`
 }
 
-// apiStreams answers /api/streams?match=&limit=: the streams whose name
-// contains match, the first limit of them (1000 by default) with their
-// statistics and rates.
+// apiStreams answers /api/streams?match=&prefix=&limit=&cursor=: a page of
+// the streams whose name starts with prefix and contains match, at most
+// limit of them (1000 by default), with their statistics and rates, and the
+// cursor of the next page. It is a page of ListStreams (its page_token is
+// the cursor): with a match, it looks at no more than api.MaxListScan
+// names, and may hold fewer than limit streams, none even, while
+// nextCursor is not "". Statistics are asked of the page's streams only.
 func (s *Server) apiStreams(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if err := checkParams(q, "match", "limit"); err != nil {
+	if err := checkParams(q, "match", "prefix", "limit", "cursor"); err != nil {
 		writeBadRequest(w, err)
 		return
 	}
@@ -148,12 +155,13 @@ func (s *Server) apiStreams(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	listed, total, err := listStats(r.Context(), s.api, q.Get("match"), limit)
+	req := &pb.ListStreamsRequest{PageSize: int32(limit), PageToken: q.Get("cursor"), Prefix: q.Get("prefix"), Match: q.Get("match")}
+	listed, next, err := listStats(r.Context(), s.api, req)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
-	list := streamList{Total: total, Streams: []streamEntry{}}
+	list := streamList{Total: s.Pipeline.Len(), Streams: []streamEntry{}, NextCursor: next}
 	for _, x := range listed {
 		b, err := marshal(x.stats)
 		if err != nil {
@@ -175,37 +183,47 @@ type streamStats struct {
 	stats *pb.StatsResponse
 }
 
-// listStats lists the streams whose names contain match and asks for the
-// statistics of the first limit of them by name, through the gRPC
-// service's code. It returns those and the number of streams that match;
-// a stream deleted since the list was made (NotFound) is left out of both.
-// It fails on any other error.
-func listStats(ctx context.Context, a *api.Server, match string, limit int) ([]streamStats, int, error) {
-	names, err := a.ListStreams(ctx, &pb.ListStreamsRequest{})
+// listStats asks for one page of stream names (req) and for the
+// statistics of each, through the gRPC service's code, and returns them
+// and the token of the next page. A stream deleted since the page was made
+// (NotFound) is left out. It fails on any other error.
+func listStats(ctx context.Context, a *api.Server, req *pb.ListStreamsRequest) ([]streamStats, string, error) {
+	names, err := a.ListStreams(ctx, req)
 	if err != nil {
-		return nil, 0, err
+		return nil, "", err
 	}
-	var out []streamStats
-	total := 0
+	out := make([]streamStats, 0, len(names.Streams))
 	for _, name := range names.Streams {
-		if !strings.Contains(name, match) {
-			continue
-		}
-		total++
-		if len(out) == limit {
-			continue
-		}
 		st, err := a.Stats(ctx, &pb.StatsRequest{Stream: name})
 		if status.Code(err) == codes.NotFound {
-			total--
 			continue
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, "", err
 		}
 		out = append(out, streamStats{name, st})
 	}
-	return out, total, nil
+	return out, names.NextPageToken, nil
+}
+
+// firstStats returns the statistics of the first limit streams by name,
+// page by page (listStats): O(limit + log N) for N streams.
+func firstStats(ctx context.Context, a *api.Server, limit int) ([]streamStats, error) {
+	var out []streamStats
+	req := &pb.ListStreamsRequest{}
+	for len(out) < limit {
+		req.PageSize = int32(min(limit-len(out), api.MaxPageSize))
+		page, next, err := listStats(ctx, a, req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+		if next == "" {
+			break
+		}
+		req.PageToken = next
+	}
+	return out, nil
 }
 
 // historyResponse is the answer of /api/history.

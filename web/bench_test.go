@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 	"time"
 
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/gpusort"
+	"streamd/pipeline"
 	"streamd/summary"
 	"streamd/synth"
 )
@@ -87,4 +92,72 @@ func BenchmarkMetricsScrape(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkStreamsPage measures pages of the streams among 10^6 of them
+// (10^4 with -short): a ListStreams page of 1000 names, an /api/streams
+// page of 100 streams with their statistics over HTTP, each from a random
+// place (a prefix of 10^4 names), and /metrics, capped at its default
+// 1000 streams.
+func BenchmarkStreamsPage(b *testing.B) {
+	n := 1000000
+	if testing.Short() {
+		n = 10000
+	}
+	p, err := pipeline.New(pipeline.Config{
+		Defaults:   summary.Config{Epsilon: 0.01, WindowSize: 16, SlidingWindow: 16},
+		MaxStreams: n, Sorter: gpusort.NewCPU(0), Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Open(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close(context.Background()) })
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(n) {
+		if _, err := p.Create(fmt.Sprintf("s%07d", i), summary.Config{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := New("127.0.0.1:0", p)
+	s.History = 0
+	s.Logger = slog.New(slog.DiscardHandler)
+	if err := s.Open(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close(context.Background()) })
+	prefix := func(r *rand.Rand) string { return fmt.Sprintf("s%03d", r.IntN(n/10000)) }
+	get := func(b *testing.B, path string) {
+		resp, err := http.Get("http://" + s.ListenAddr() + path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %s (%v)", path, resp.Status, err)
+		}
+	}
+	b.Run(fmt.Sprintf("streams=%d/ListStreams/page=1000", n), func(b *testing.B) {
+		r := rand.New(rand.NewPCG(3, 4))
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, err := s.api.ListStreams(context.Background(), &pb.ListStreamsRequest{PageSize: 1000, Prefix: prefix(r)})
+			if err != nil || len(resp.Streams) != 1000 {
+				b.Fatal(len(resp.GetStreams()), err)
+			}
+		}
+	})
+	b.Run(fmt.Sprintf("streams=%d/api-streams/limit=100", n), func(b *testing.B) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for b.Loop() {
+			get(b, "/api/streams?limit=100&prefix="+prefix(r))
+		}
+	})
+	b.Run(fmt.Sprintf("streams=%d/metrics", n), func(b *testing.B) {
+		for b.Loop() {
+			get(b, "/metrics")
+		}
+	})
 }

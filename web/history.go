@@ -110,7 +110,7 @@ func (h *history) sample(ctx context.Context, now time.Time) {
 	if h.size == 0 {
 		return
 	}
-	listed, _, err := listStats(ctx, h.api, "", h.max)
+	listed, err := firstStats(ctx, h.api, h.max)
 	if err != nil {
 		return
 	}

@@ -44,12 +44,12 @@ type exportedStream struct {
 // stream's, whose count and sum are those of its pairs' x.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	listed, total, err := listStats(ctx, s.api, "", s.MaxStreams)
+	listed, err := firstStats(ctx, s.api, s.MaxStreams)
 	if err != nil {
 		http.Error(w, err.Error(), httpStatus(status.Code(err)))
 		return
 	}
-	omitted := total - len(listed)
+	omitted := max(s.Pipeline.Len()-len(listed), 0)
 	var streams []exportedStream
 	for _, x := range listed {
 		e := exportedStream{name: x.name, stats: x.stats}

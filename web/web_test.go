@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,7 +224,8 @@ func TestAPIAgainstExact(t *testing.T) {
 		}
 	}
 
-	// The list: every stream with its statistics, filtered and limited.
+	// The list: every stream with its statistics, filtered and limited,
+	// page by page.
 	var list struct {
 		Total   int `json:"total"`
 		Streams []struct {
@@ -231,12 +233,13 @@ func TestAPIAgainstExact(t *testing.T) {
 			Stats  json.RawMessage `json:"stats"`
 			Rate   *float64        `json:"valuesPerSecond"`
 		} `json:"streams"`
+		NextCursor string `json:"nextCursor"`
 	}
 	_, body := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/api/streams", nil)
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
-	if list.Total != len(streams) || len(list.Streams) != len(streams) {
+	if list.Total != len(streams) || len(list.Streams) != len(streams) || list.NextCursor != "" {
 		t.Fatalf("list: %d of %d streams, want %d", len(list.Streams), list.Total, len(streams))
 	}
 	for i, e := range list.Streams {
@@ -245,12 +248,39 @@ func TestAPIAgainstExact(t *testing.T) {
 			t.Fatalf("list entry %d: %s %s %v (%v)", i, e.Stream, e.Stats, e.Rate, err)
 		}
 	}
-	_, body = get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/api/streams?match=s0&limit=3", nil)
+	var names []string
+	for path := "/api/streams?match=0&limit=3"; ; {
+		_, body = get(t, http.DefaultClient, "http://"+s.ListenAddr(), path, nil)
+		list.NextCursor = ""
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatal(err)
+		}
+		if list.Total != len(streams) || len(list.Streams) > 3 {
+			t.Fatalf("list %s: %s", path, body)
+		}
+		for _, e := range list.Streams {
+			names = append(names, e.Stream)
+		}
+		if list.NextCursor == "" {
+			break
+		}
+		path = "/api/streams?match=0&limit=3&cursor=" + url.QueryEscape(list.NextCursor)
+	}
+	var want []string
+	for i := range streams {
+		if name := fmt.Sprintf("s%02d", i); strings.Contains(name, "0") {
+			want = append(want, name)
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("list match=0 limit=3, page by page: %v, want %v", names, want)
+	}
+	_, body = get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/api/streams?prefix=s1&limit=2", nil)
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
-	if list.Total != min(10, len(streams)) || len(list.Streams) != 3 || list.Streams[2].Stream != "s02" {
-		t.Fatalf("list match=s0 limit=3: %s", body)
+	if len(list.Streams) != 2 || list.Streams[1].Stream != "s11" || list.NextCursor == "" {
+		t.Fatalf("list prefix=s1 limit=2: %s", body)
 	}
 }
 
@@ -277,6 +307,7 @@ func TestAPIErrors(t *testing.T) {
 		{"/api/heavy-hitters?stream=x", 400, "support 0 outside"},
 		{"/api/history?stream=nope", 404, "stream not found"},
 		{"/api/streams?limit=0", 400, "parameter limit"},
+		{"/api/streams?cursor=%21", 400, "page_token"},
 		{"/api/nothing", 404, "no API at GET /api/nothing"},
 	} {
 		resp, body := get(t, http.DefaultClient, "http://"+s.ListenAddr(), c.path, nil)

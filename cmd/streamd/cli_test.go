@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"regexp"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/summary"
 )
 
 // cliRun runs the streamd command line with args in the process and
@@ -145,3 +151,69 @@ Usage:
   streamd query <command> [flags]   ask a running daemon (streamd query -h)
   streamd version                   print the version
 `
+
+// TestCLIStreamsPages checks query streams against a daemon of more
+// streams than a page holds: every name in order by default, the first
+// --limit, those of --prefix and --match, a --json answer of them all
+// whose token, when --limit left some out, --page-token goes on from.
+func TestCLIStreamsPages(t *testing.T) {
+	d, _ := startDaemon(t, func(c *Config) {
+		c.MaxMemory = MemoryLimit{}
+		c.Stream = summary.Config{Epsilon: 0.01, WindowSize: 16, SlidingWindow: 16}
+	})
+	var all []string
+	for i := range 10050 {
+		all = append(all, fmt.Sprintf("n%05d", i))
+	}
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(len(all)) {
+		if _, err := d.pipe.Create(all[i], summary.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(names ...string) string { return strings.Join(names, "\n") + "\n" }
+	addr := d.GRPCAddr()
+	for _, tc := range []struct {
+		args   []string
+		stdout string
+		stderr string
+		json   *pb.ListStreamsResponse // the answer printed, instead of stdout
+	}{
+		{args: []string{"streams"}, stdout: lines(all...)},
+		{args: []string{"list", "--limit", "3"}, stdout: lines(all[:3]...)},
+		{args: []string{"streams", "--prefix", "n1004"}, stdout: lines(all[10040:]...)},
+		{args: []string{"streams", "--prefix", "n0", "--match", "99"}, stdout: lines(match(all, "n0", "99")...)},
+		{args: []string{"streams", "--match", "zz"}, stderr: "no streams\n"},
+		{args: []string{"streams", "--limit", "2", "--json"}, json: &pb.ListStreamsResponse{Streams: all[:2], NextPageToken: "bjAwMDAx"}},
+		{args: []string{"streams", "--limit", "2", "--page-token", "bjAwMDAx"}, stdout: lines("n00002", "n00003")},
+		{args: []string{"streams", "--prefix", "n1004", "--json", "--limit", "100"}, json: &pb.ListStreamsResponse{Streams: all[10040:]}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, stdout, stderr := cliRun(append([]string{"query", "--addr", addr}, tc.args...)...)
+			if tc.json != nil {
+				var got pb.ListStreamsResponse
+				if err := protojson.Unmarshal([]byte(stdout), &got); err != nil || !proto.Equal(&got, tc.json) || code != 0 || stderr != "" {
+					t.Errorf("exit status %d, stderr %q, stdout %s (%v); want %v", code, stderr, stdout, err, tc.json)
+				}
+				return
+			}
+			if code != 0 || stdout != tc.stdout || stderr != tc.stderr {
+				t.Errorf("exit status %d, stdout %d bytes, stderr %q; want 0, %d bytes, %q\nstdout starts %.200q\nwant %.200q", code, len(stdout), stderr, len(tc.stdout), tc.stderr, stdout, tc.stdout)
+			}
+		})
+	}
+	code, _, stderr := cliRun("query", "--addr", addr, "streams", "--page-token", "x!")
+	if code != 1 || !strings.HasPrefix(stderr, "streamd: list streams: page_token \"x!\" is not one ListStreams returned") {
+		t.Errorf("a bad token: status %d, %q", code, stderr)
+	}
+}
+
+// match returns the names that start with prefix and contain sub.
+func match(names []string, prefix, sub string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) && strings.Contains(n, sub) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

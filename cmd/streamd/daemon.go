@@ -314,8 +314,7 @@ func usesGPU(s gpusort.Sorter) bool {
 }
 
 // maxGRPCSend bounds a gRPC reply: the API's bounds keep replies far below
-// it (ListStreams, the largest, holds at most --max-streams names of 200
-// bytes: 20 MB at the default).
+// it (a ListStreams page holds at most 10000 names of 200 bytes: 2 MB).
 const maxGRPCSend = 64 << 20
 
 // openGRPC serves the API and the Peer service on the gRPC listener.

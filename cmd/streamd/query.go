@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/internal/grpcauth"
 	"streamd/internal/membudget"
@@ -39,7 +40,8 @@ Commands:
                                     of the stream (with --plain: every prefix with count ≥ --support)
   frequencies <stream> <value> ...  bounds on the count of each value (or item, for an item stream)
   stats <stream>                    count, min, max, sum, configuration, space, memory, rejects
-  streams                           list the streams
+  streams                           list the streams' names, page by page: all of them, or the first
+                                    --limit; those that start with --prefix and contain --match
   sum <stream>                      correlated sum of a pair stream: the count and Σy of the pairs
                                     with x ≤ or ≥ a threshold: --at T, or --factor F times --quantile φ,
                                     --min, --max or --mean of x; --below (x ≤ t), --above (x ≥ t), or both
@@ -73,6 +75,14 @@ type queryFlags struct {
 	plain               bool
 	interval            time.Duration
 	timeout             time.Duration
+	list                listFlags
+}
+
+// listFlags are the flags of query streams.
+type listFlags struct {
+	limit         int
+	prefix, match string
+	pageToken     string
 }
 
 func (m *Main) query(ctx context.Context, args []string) error {
@@ -105,6 +115,10 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.pairs, "pairs", false, "create: a pair stream, of pairs (x, y), for correlated sums")
 	f.sum.register(fs)
 	fs.DurationVar(&f.interval, "interval", time.Second, "watch: how often")
+	fs.IntVar(&f.list.limit, "limit", 0, "streams: list at most this many names (0: all)")
+	fs.StringVar(&f.list.prefix, "prefix", "", "streams: list the names that start with this")
+	fs.StringVar(&f.list.match, "match", "", "streams: list the names that contain this")
+	fs.StringVar(&f.list.pageToken, "page-token", "", "streams: start at this nextPageToken of a --json answer")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of each call")
 	if helpAsked(args) {
 		fs.SetOutput(m.Stdout)
@@ -130,8 +144,11 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	defer conn.Close()
 	c := pb.NewStreamdClient(conn)
 	cmd, rest := pos[0], pos[1:]
-	if cmd == "watch" {
+	switch cmd {
+	case "watch":
 		return callError(f, m.watch(ctx, c, f, rest))
+	case "streams", "list":
+		return callError(f, m.streams(ctx, c, f))
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
@@ -142,11 +159,53 @@ func (m *Main) query(ctx context.Context, args []string) error {
 	if f.json {
 		return printJSON(m.Stdout, resp)
 	}
-	if r, ok := resp.(*pb.ListStreamsResponse); ok && len(r.Streams) == 0 {
-		fmt.Fprintln(m.Stderr, "no streams")
-		return nil
-	}
 	return printTable(m.Stdout, resp)
+}
+
+// streams prints the streams' names that start with --prefix and contain
+// --match, from --page-token on, one a line, page by page as the daemon
+// answers them, each page within --timeout: all of them, or the first
+// --limit. With --json it prints one ListStreamsResponse of them all,
+// whose next_page_token is not "" when --limit left some out. With no
+// names, it prints "no streams" on standard error and nothing on
+// standard output.
+func (m *Main) streams(ctx context.Context, c pb.StreamdClient, f queryFlags) error {
+	if f.list.limit < 0 {
+		return &usageError{err: fmt.Errorf("query: --limit %d is negative", f.list.limit)}
+	}
+	req := &pb.ListStreamsRequest{PageToken: f.list.pageToken, Prefix: f.list.prefix, Match: f.list.match}
+	all := &pb.ListStreamsResponse{Streams: []string{}}
+	n := 0
+	for {
+		req.PageSize = api.MaxPageSize
+		if f.list.limit > 0 {
+			req.PageSize = int32(min(f.list.limit-n, api.MaxPageSize))
+		}
+		pctx, cancel := context.WithTimeout(ctx, f.timeout)
+		resp, err := c.ListStreams(pctx, req)
+		cancel()
+		if err != nil {
+			return err
+		}
+		n += len(resp.Streams)
+		if f.json {
+			all.Streams = append(all.Streams, resp.Streams...)
+		} else if len(resp.Streams) > 0 {
+			fmt.Fprintln(m.Stdout, strings.Join(resp.Streams, "\n"))
+		}
+		if resp.NextPageToken == "" || f.list.limit > 0 && n >= f.list.limit {
+			all.NextPageToken = resp.NextPageToken
+			break
+		}
+		req.PageToken = resp.NextPageToken
+	}
+	if f.json {
+		return printJSON(m.Stdout, all)
+	}
+	if n == 0 {
+		fmt.Fprintln(m.Stderr, "no streams")
+	}
+	return nil
 }
 
 // parseInterleaved parses the flags in args, which may come before, after
@@ -258,10 +317,6 @@ func (m *Main) call(ctx context.Context, c pb.StreamdClient, f queryFlags, cmd s
 			return fmt.Errorf("%s: want %s", cmd, what)
 		}
 		return nil
-	}
-	switch cmd {
-	case "streams", "list":
-		return c.ListStreams(ctx, &pb.ListStreamsRequest{})
 	}
 	if err := need(1, "a stream name"); err != nil {
 		return nil, err
@@ -562,8 +617,6 @@ func printTable(out io.Writer, msg proto.Message) error {
 	case *pb.CorrelatedSumResponse:
 		w.Flush()
 		printSum(out, r)
-	case *pb.ListStreamsResponse:
-		fmt.Fprintln(out, strings.Join(r.Streams, "\n"))
 	case *pb.CreateStreamResponse, *pb.DeleteStreamResponse:
 		fmt.Fprintln(out, "ok")
 	default:

@@ -648,3 +648,38 @@ func TestHTTPTokenAndTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestWebPageListPages checks the page's list of a daemon with more
+// streams than it lists at first: the first 100 by name, a note that says
+// so and a button for more.
+func TestWebPageListPages(t *testing.T) {
+	chromium := tool(t, "chromium", "chromium")
+	d, _ := startDaemon(t, func(c *Config) {
+		c.Stream = summary.Config{Epsilon: 0.01, WindowSize: 16, SlidingWindow: 16}
+	})
+	for i := range 250 {
+		if _, err := d.pipe.Create(fmt.Sprintf("p%03d", 249-i), summary.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dom := headless(t, chromium, "--window-size=1280,800", "--virtual-time-budget=2000", "--dump-dom", "http://"+d.MetricsAddr()+"/")
+	doc, err := html.Parse(bytes.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := element{doc}
+	var listed []string
+	for _, tr := range root.byID("stream-list").all(func(e element) bool { return e.Data == "tr" && e.attr("data-stream") != "" }) {
+		listed = append(listed, tr.attr("data-stream"))
+	}
+	if len(listed) != 100 || listed[0] != "p000" || listed[99] != "p099" {
+		t.Errorf("page lists %d streams: %v", len(listed), listed)
+	}
+	more := root.byID("list-more")
+	if more.Node == nil || slices.ContainsFunc(more.Attr, func(a html.Attribute) bool { return a.Key == "hidden" }) {
+		t.Error("no button for more streams")
+	}
+	if note, summary := root.byID("list-note").text(), root.byID("summary").text(); note != "The first 100 of 250 streams." || summary != "250 streams" {
+		t.Errorf("note %q, summary %q", note, summary)
+	}
+}

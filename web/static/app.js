@@ -8,6 +8,8 @@
 
 (function () {
   const POLL_MS = 1000;
+  const LIST_PAGE = 100; // streams listed at first, and added by "More streams"
+  const MAX_LIST_CALLS = 10; // calls of /api/streams a poll makes at most
   const KEEP_S = 3600; // points the page keeps for its chart
   const CDF_PHIS = Array.from({ length: 101 }, (_, i) => i / 100);
   const DEFAULT_PHIS = [0.5, 0.9, 0.99];
@@ -19,7 +21,7 @@
   const state = {
     stream: "", phis: DEFAULT_PHIS.slice(), scope: "all", lastN: 10000, last: "5m", span: 300, support: null,
     logX: false,
-    filter: "", grid: [], float64: false, items: false, hierarchy: "", pairs: false, epsilon: 0, count: 0,
+    filter: "", listed: LIST_PAGE, grid: [], float64: false, items: false, hierarchy: "", pairs: false, epsilon: 0, count: 0,
     // The chart's points: times in seconds and, per grid φ, a column.
     times: [], cols: [], since: 0, sampled: true,
     timeChart: null, timeKey: "", cdfChart: null, updates: 0, ready: false,
@@ -136,9 +138,28 @@
       tbody.appendChild(tr);
     }
     const shown = list.streams.length;
-    $("list-note").textContent = shown < list.total ? `The first ${shown} of ${list.total} streams.` : "";
-    $("summary").textContent = `${intFmt.format(list.total)} stream${list.total === 1 ? "" : "s"}` +
-      (state.filter ? " matching" : "");
+    $("list-note").textContent = list.nextCursor ? `The first ${intFmt.format(shown)}` +
+      (state.filter ? " matching" : "") + ` of ${intFmt.format(list.total)} streams.` : "";
+    $("list-more").hidden = !list.nextCursor;
+    $("summary").textContent = `${intFmt.format(list.total)} stream${list.total === 1 ? "" : "s"}`;
+  }
+
+  // fetchList asks for the first state.listed streams that match the
+  // filter, page after page (the server searches), and returns them with
+  // the total and the cursor of what is left: "" when nothing is.
+  async function fetchList() {
+    const list = { total: 0, streams: [], nextCursor: "" };
+    let cursor = "";
+    for (let calls = 0; calls < MAX_LIST_CALLS; calls++) {
+      const limit = Math.min(state.listed - list.streams.length, 10000);
+      const page = await api("streams", { match: state.filter, limit, cursor });
+      list.total = page.total;
+      list.streams.push(...page.streams);
+      cursor = page.nextCursor;
+      if (!cursor || list.streams.length >= state.listed) break;
+    }
+    list.nextCursor = cursor;
+    return list;
   }
 
   function select(name) {
@@ -461,7 +482,7 @@
   }
 
   async function update() {
-    const list = await api("streams", { match: state.filter });
+    const list = await fetchList();
     if (!state.stream && list.streams.length) {
       state.stream = list.streams[0].stream;
       writeHash();
@@ -544,7 +565,8 @@
   }
 
   function bindControls() {
-    $("filter").addEventListener("input", (e) => { state.filter = e.target.value.trim(); refresh(); });
+    $("filter").addEventListener("input", (e) => { state.filter = e.target.value.trim(); state.listed = LIST_PAGE; refresh(); });
+    $("list-more").addEventListener("click", () => { state.listed += LIST_PAGE; refresh(); });
     document.querySelectorAll("input[name=scope]").forEach((r) => r.addEventListener("change", (e) => {
       state.scope = e.target.value;
       resetPoints();

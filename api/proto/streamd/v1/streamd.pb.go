@@ -2785,9 +2785,24 @@ func (*DeleteStreamResponse) Descriptor() ([]byte, []int) {
 	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{28}
 }
 
-// ListStreamsRequest asks for all stream names.
+// ListStreamsRequest asks for a page of the stream names.
 type ListStreamsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is the most names the page holds: 0 for 1000, and more than
+	// 10000 is taken as 10000. A negative size is InvalidArgument.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is the next_page_token of the page before, "" for the
+	// first page. It is opaque; the next page starts after the last name
+	// the page before looked at, so a page sees the streams created and
+	// deleted since. A token the daemon did not make is InvalidArgument.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// prefix, when not empty, lists only the names that start with it; a
+	// page costs O(log N + page_size) for N streams, with or without it.
+	Prefix string `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// match, when not empty, lists only the names that contain it. A page
+	// then looks at no more than 100000 names: it may hold fewer than
+	// page_size names, none even, while next_page_token is not "".
+	Match         string `protobuf:"bytes,4,opt,name=match,proto3" json:"match,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2822,11 +2837,42 @@ func (*ListStreamsRequest) Descriptor() ([]byte, []int) {
 	return file_streamd_v1_streamd_proto_rawDescGZIP(), []int{29}
 }
 
-// ListStreamsResponse lists the streams.
+func (x *ListStreamsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListStreamsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListStreamsRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ListStreamsRequest) GetMatch() string {
+	if x != nil {
+		return x.Match
+	}
+	return ""
+}
+
+// ListStreamsResponse is a page of the stream names.
 type ListStreamsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// streams are the names of all streams, in increasing order.
-	Streams       []string `protobuf:"bytes,1,rep,name=streams,proto3" json:"streams,omitempty"`
+	// streams are the names on the page, in increasing order.
+	Streams []string `protobuf:"bytes,1,rep,name=streams,proto3" json:"streams,omitempty"`
+	// next_page_token asks for the next page (ListStreamsRequest.page_token);
+	// "" when there are no more names.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2866,6 +2912,13 @@ func (x *ListStreamsResponse) GetStreams() []string {
 		return x.Streams
 	}
 	return nil
+}
+
+func (x *ListStreamsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // WatchRequest subscribes to periodic answers for one stream.
@@ -4056,10 +4109,16 @@ const file_streamd_v1_streamd_proto_rawDesc = "" +
 	"\x14CreateStreamResponse\"-\n" +
 	"\x13DeleteStreamRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\"\x16\n" +
-	"\x14DeleteStreamResponse\"\x14\n" +
-	"\x12ListStreamsRequest\"/\n" +
+	"\x14DeleteStreamResponse\"~\n" +
+	"\x12ListStreamsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05match\x18\x04 \x01(\tR\x05match\"W\n" +
 	"\x13ListStreamsResponse\x12\x18\n" +
-	"\astreams\x18\x01 \x03(\tR\astreams\"\xbb\x01\n" +
+	"\astreams\x18\x01 \x03(\tR\astreams\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbb\x01\n" +
 	"\fWatchRequest\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x12\n" +
 	"\x04phis\x18\x02 \x03(\x01R\x04phis\x12\x18\n" +

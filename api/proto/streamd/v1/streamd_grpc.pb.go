@@ -158,7 +158,10 @@ type StreamdClient interface {
 	// DeleteStream deletes a stream and its summaries. It fails with NotFound
 	// when the stream does not exist.
 	DeleteStream(ctx context.Context, in *DeleteStreamRequest, opts ...grpc.CallOption) (*DeleteStreamResponse, error)
-	// ListStreams returns the names of all streams.
+	// ListStreams returns a page of the streams' names, in increasing order:
+	// follow next_page_token for the next page, until it is "". A request
+	// without page fields (as old clients send) gets the first 1000 names
+	// and the token of the rest.
 	ListStreams(ctx context.Context, in *ListStreamsRequest, opts ...grpc.CallOption) (*ListStreamsResponse, error)
 	// Watch sends the quantiles and heavy hitters of a stream, over all
 	// history, the last n values or a time window, every interval until the
@@ -366,7 +369,10 @@ type StreamdServer interface {
 	// DeleteStream deletes a stream and its summaries. It fails with NotFound
 	// when the stream does not exist.
 	DeleteStream(context.Context, *DeleteStreamRequest) (*DeleteStreamResponse, error)
-	// ListStreams returns the names of all streams.
+	// ListStreams returns a page of the streams' names, in increasing order:
+	// follow next_page_token for the next page, until it is "". A request
+	// without page fields (as old clients send) gets the first 1000 names
+	// and the token of the rest.
 	ListStreams(context.Context, *ListStreamsRequest) (*ListStreamsResponse, error)
 	// Watch sends the quantiles and heavy hitters of a stream, over all
 	// history, the last n values or a time window, every interval until the
