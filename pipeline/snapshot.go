@@ -571,6 +571,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		}
 	}
 	p.streams = streams
+	p.reindex()
 	p.itemKey, p.itemHash = key, hash
 	p.rejectMu.Lock()
 	p.rejected = rejected
