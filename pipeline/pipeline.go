@@ -145,6 +145,8 @@ type Pipeline struct {
 	itemHash items.Hash // SipHash under itemKey
 	itemBufs sync.Pool  // of *itemBuf
 
+	deleted []string // names deleted since the last snapshot saved (snapshot.go), under mu
+
 	// Counters for metrics.
 	windowsSorted atomic.Int64
 	valuesSorted  atomic.Int64
@@ -406,6 +408,7 @@ func (p *Pipeline) Delete(name string) error {
 		lvl.mem.Close()
 	}
 	delete(p.streams, name)
+	p.deleted = append(p.deleted, name)
 	p.mu.Unlock()
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {
