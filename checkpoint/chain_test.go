@@ -199,3 +199,21 @@ func TestDeltaDue(t *testing.T) {
 		t.Fatal("after a restore, a delta is due past DeltaFraction of the base")
 	}
 }
+
+// TestFailedWriteTakesABase: after a write fails, the next checkpoint is
+// a base, so that a file the failed write may have left is never
+// preferred to newer state.
+func TestFailedWriteTakesABase(t *testing.T) {
+	s, _ := newStore(t)
+	write(t, s, "b")
+	if _, err := s.WriteDelta(func(io.Writer) error { return errors.New("disk full") }); err == nil {
+		t.Fatal("a failing content wrote a delta")
+	}
+	if s.DeltaDue() {
+		t.Fatal("a delta is due after a failed write")
+	}
+	write(t, s, "b2")
+	if !s.DeltaDue() {
+		t.Fatal("no delta due after a base")
+	}
+}

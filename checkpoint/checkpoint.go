@@ -198,9 +198,9 @@ func (s *Store) WriteDelta(content func(w io.Writer) error) (uint64, error) {
 }
 
 // DeltaDue reports whether the next checkpoint should be a delta
-// (WriteDelta) rather than a base (Write): there is a head, and its chain
-// has fewer than MaxDeltas deltas, which take no more than DeltaFraction
-// of its base's size.
+// (WriteDelta) rather than a base (Write): there is a head, the last write
+// did not fail, and the head's chain has fewer than MaxDeltas deltas,
+// which take no more than DeltaFraction of its base's size.
 func (s *Store) DeltaDue() bool {
 	maxDeltas, fraction := s.MaxDeltas, s.DeltaFraction
 	if maxDeltas <= 0 {
@@ -212,7 +212,15 @@ func (s *Store) DeltaDue() bool {
 	return s.head != 0 && s.deltas < maxDeltas && float64(s.deltaSize) <= fraction*float64(s.baseSize)
 }
 
-func (s *Store) write(content func(w io.Writer) error, delta bool) (uint64, error) {
+func (s *Store) write(content func(w io.Writer) error, delta bool) (seq uint64, err error) {
+	defer func() {
+		if err != nil {
+			// A failed write may leave its file in place (one renamed but
+			// not synced): the next checkpoint is a base, numbered above
+			// it, so that no restore prefers it to newer state.
+			s.head = 0
+		}
+	}()
 	files, err := s.list()
 	if err != nil {
 		return 0, err
@@ -230,7 +238,7 @@ func (s *Store) write(content func(w io.Writer) error, delta bool) (uint64, erro
 	if top == math.MaxUint64 {
 		return 0, fmt.Errorf("write checkpoint: no number above %s: remove it", name(top))
 	}
-	seq := top + 1
+	seq = top + 1
 	s.removeTemps()
 	tmp, err := os.CreateTemp(s.Dir, tmpPattern)
 	if err != nil {
