@@ -145,7 +145,7 @@ type Pipeline struct {
 	itemHash items.Hash // SipHash under itemKey
 	itemBufs sync.Pool  // of *itemBuf
 
-	deleted []string // names deleted since the last snapshot saved (snapshot.go), under mu
+	deleted []string // names deleted since the last snapshot saved (snapshot.go), under mu; nil before one
 
 	// Counters for metrics.
 	windowsSorted atomic.Int64
@@ -408,7 +408,9 @@ func (p *Pipeline) Delete(name string) error {
 		lvl.mem.Close()
 	}
 	delete(p.streams, name)
-	p.deleted = append(p.deleted, name)
+	if p.deleted != nil { // a snapshot was saved: the next delta deletes it
+		p.deleted = append(p.deleted, name)
+	}
 	p.mu.Unlock()
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {

@@ -131,6 +131,7 @@ type Saved struct {
 	streams  []*Stream // those written, levels included
 	versions []uint64  // the version of each, as written
 	deleted  int       // how many of p.deleted it holds
+	tops     []*Stream // the streams written, levels not included
 }
 
 // Commit records that what sv wrote is durable: the next delta leaves out
@@ -143,12 +144,20 @@ func (sv *Saved) Commit() {
 		s.saved = max(s.saved, sv.versions[i]+1)
 		s.mu.Unlock()
 	}
-	sv.p.mu.Lock()
-	sv.p.deleted = sv.p.deleted[sv.deleted:]
-	if len(sv.p.deleted) == 0 {
-		sv.p.deleted = nil
+	p := sv.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleted = p.deleted[sv.deleted:]
+	if len(p.deleted) == 0 {
+		p.deleted = []string{} // not nil: Delete records deletions from now on
 	}
-	sv.p.mu.Unlock()
+	// A stream deleted while sv was written, maybe before Delete recorded
+	// deletions, is deleted by the next delta.
+	for _, s := range sv.tops {
+		if p.streams[s.name] != s {
+			p.deleted = append(p.deleted, s.name)
+		}
+	}
 }
 
 func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
@@ -193,6 +202,7 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 	if err := write(buf.b); err != nil {
 		return n, nil, err
 	}
+	sv.tops = streams
 	for _, s := range streams {
 		if err := s.writeState(&buf, p.itemKey, write, sv); err != nil {
 			return n, nil, err
@@ -682,7 +692,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		}
 	}
 	p.streams = streams
-	p.deleted = nil
+	p.deleted = []string{} // what was restored is saved: deletions count from now
 	for _, s := range streams {
 		s.markSaved()
 	}
