@@ -33,7 +33,8 @@ func benchStreams(b *testing.B) int {
 
 // BenchmarkCheckpoint compares, on a pipeline of many small streams (ε 0.1,
 // W 16, a sliding window of 64, 20 values each), a full checkpoint with a
-// delta after 1% of the streams took a value, both written durably
+// delta after 1% of the streams took a value and one after none did, all
+// written durably
 // through a checkpoint.Store, and a restore of the full checkpoint with
 // one of the base and a delta. It reports the bytes of each checkpoint,
 // and the heap the streams take.
@@ -117,6 +118,17 @@ func BenchmarkCheckpoint(b *testing.B) {
 			b.StopTimer()
 			save(false) // the base
 			touch()
+			b.StartTimer()
+			size = save(true)
+		}
+		b.ReportMetric(float64(size), "bytes")
+	})
+	// A delta of nothing: the cost of finding the streams changed.
+	b.Run(fmt.Sprintf("streams=%d/delta-none", n), func(b *testing.B) {
+		var size int64
+		for b.Loop() {
+			b.StopTimer()
+			save(false)
 			b.StartTimer()
 			size = save(true)
 		}
