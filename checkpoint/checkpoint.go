@@ -110,17 +110,11 @@ var ErrNone = errors.New("no checkpoint")
 
 const (
 	magic   = "CKPT"
-	version = 1 // a base
-	// deltaVersion is the envelope of a delta, whose predecessor's number
-	// follows the version.
-	deltaVersion = 2
-	// deltaHeader is the length of a delta's header: magic, version, the
-	// predecessor's number.
-	deltaHeader = 4 + 1 + 8
-	prefix      = "checkpoint-"
-	suffix      = ".bin"
-	invalid     = ".invalid"
-	keep        = 2
+	version = 1
+	prefix  = "checkpoint-"
+	suffix  = ".bin"
+	invalid = ".invalid"
+	keep    = 2
 
 	// keepInvalid is how many files renamed aside are kept.
 	keepInvalid = 1
@@ -158,6 +152,16 @@ type Store struct {
 	deltas         int
 	deltaSize      int64
 }
+
+// The envelope of a delta: version is a base's.
+const (
+	// deltaVersion is the envelope of a delta, whose predecessor's number
+	// follows the version.
+	deltaVersion = 2
+	// deltaHeader is the length of a delta's header: magic, version, the
+	// predecessor's number.
+	deltaHeader = 4 + 1 + 8
+)
 
 // The defaults of Store.MaxDeltas and Store.DeltaFraction.
 const (
