@@ -220,15 +220,22 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 // saved. A stream that changes after this and before it is written is
 // written as it is then, and saved at that version.
 func (s *Stream) changed() bool {
-	for _, x := range s.withLevels() {
-		x.mu.Lock()
-		c := x.saved != x.version+1
-		x.mu.Unlock()
-		if c {
+	if s.unsaved() {
+		return true
+	}
+	for _, lvl := range s.levelStreams() {
+		if lvl.unsaved() {
 			return true
 		}
 	}
 	return false
+}
+
+// unsaved reports whether s itself changed since it was last saved.
+func (s *Stream) unsaved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saved != s.version+1
 }
 
 // markSaved records s and its levels as saved as they are: restored.
@@ -262,6 +269,13 @@ func (p *Pipeline) all() []*Stream {
 // states encode alike.
 func appendRejects(dst []byte, m map[feed.Reason]uint64) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	if len(m) <= 1 { // the common case, with nothing to sort
+		for r, n := range m {
+			dst = codec.AppendBytes(dst, []byte(r))
+			dst = binary.AppendUvarint(dst, n)
+		}
+		return dst
+	}
 	for _, r := range slices.Sorted(maps.Keys(m)) {
 		dst = codec.AppendBytes(dst, []byte(r))
 		dst = binary.AppendUvarint(dst, m[r])
