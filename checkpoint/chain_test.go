@@ -217,3 +217,18 @@ func TestFailedWriteTakesABase(t *testing.T) {
 		t.Fatal("no delta due after a base")
 	}
 }
+
+// TestNewestDeltaOfTwo: of two deltas following the same checkpoint (the
+// older one left by a write that failed after its rename), the restore
+// takes the newer.
+func TestNewestDeltaOfTwo(t *testing.T) {
+	s, _ := newStore(t)
+	b := write(t, s, "b")
+	writeDelta(t, s, "left behind")
+	s.head = b
+	d := writeDelta(t, s, "d")
+	got, seq, _ := restoreChain(t, s)
+	if want := []string{"base:b", "delta:d"}; !slices.Equal(got, want) || seq != d {
+		t.Fatalf("restored %q to %d, want %q to %d", got, seq, want, d)
+	}
+}
