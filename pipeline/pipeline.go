@@ -403,14 +403,14 @@ func (p *Pipeline) Delete(name string) error {
 		p.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
+	if p.deleted != nil { // a snapshot was saved: the next delta deletes it
+		p.deleted = append(p.deleted, name)
+	}
 	s.mem.Close()
 	for _, lvl := range s.levelStreams() {
 		lvl.mem.Close()
 	}
 	delete(p.streams, name)
-	if p.deleted != nil { // a snapshot was saved: the next delta deletes it
-		p.deleted = append(p.deleted, name)
-	}
 	p.mu.Unlock()
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {

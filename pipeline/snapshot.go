@@ -697,8 +697,12 @@ func (p *Pipeline) Restore(data []byte) error {
 			x.mem.Summaries(x.summaryBytes())
 		}
 	}
+	for _, s := range streams {
+		s.markSaved() // what is restored is saved
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.deleted = []string{} // deletions count from the state restored
 	for _, s := range p.streams {
 		s.mem.Close()
 		for _, lvl := range s.levelStreams() {
@@ -706,10 +710,6 @@ func (p *Pipeline) Restore(data []byte) error {
 		}
 	}
 	p.streams = streams
-	p.deleted = []string{} // what was restored is saved: deletions count from now
-	for _, s := range streams {
-		s.markSaved()
-	}
 	p.itemKey, p.itemHash = key, hash
 	p.rejectMu.Lock()
 	p.rejected = rejected
