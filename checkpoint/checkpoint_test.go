@@ -323,7 +323,7 @@ func TestDirectoriesIgnored(t *testing.T) {
 func TestNewerVersionKept(t *testing.T) {
 	s, _ := newStore(t)
 	write(t, s, "old")
-	newer := codec.End(append(codec.Begin(nil, magic, version+1), "newer state"...), 0)
+	newer := codec.End(append(codec.Begin(nil, magic, deltaVersion+1), "newer state"...), 0)
 	if err := os.WriteFile(filepath.Join(s.Dir, name(2)), newer, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -149,6 +149,8 @@ type Pipeline struct {
 	itemHash items.Hash // SipHash under itemKey
 	itemBufs sync.Pool  // of *itemBuf
 
+	deleted []string // names deleted since the last snapshot saved (snapshot.go), under mu; nil before one
+
 	// Counters for metrics.
 	windowsSorted atomic.Int64
 	valuesSorted  atomic.Int64
@@ -408,6 +410,9 @@ func (p *Pipeline) Delete(name string) error {
 	if s == nil {
 		p.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	if p.deleted != nil { // a snapshot was saved: the next delta deletes it
+		p.deleted = append(p.deleted, name)
 	}
 	s.mem.Close()
 	for _, lvl := range s.levelStreams() {

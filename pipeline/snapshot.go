@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"slices"
 
 	"streamd/feed"
@@ -39,6 +40,20 @@ import (
 // A snapshot without hierarchy or pair streams is what it was before they
 // were kept (flags 4 and 8 are new), so version 2 stays.
 //
+// A delta (SaveTo), version 3, holds what changed since the snapshot or
+// delta saved before it (see Saved):
+//
+//	item key [16]byte, as the snapshot's it follows
+//	rejects  as above, all of them
+//	deleted  uvarint count, then each name deleted since (length-prefixed)
+//	streams  as above, only those changed or made since, whole
+//
+// Restoring a snapshot, then each delta after it in order (RestoreDelta),
+// gives the streams the pipeline had when the last delta was taken: a
+// delta removes the streams it names deleted, then replaces or adds each
+// stream it holds. A stream deleted and made again under its name is in
+// both lists.
+//
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
 // to another daemon):
 //
@@ -57,6 +72,7 @@ import (
 const (
 	snapshotMagic   = "PIPE"
 	snapshotVersion = 2
+	deltaVersion    = 3
 	partMagic       = "PART"
 	partVersion     = 1
 
@@ -90,6 +106,61 @@ func (p *Pipeline) Snapshot() ([]byte, error) {
 // buffered when the streams are many and small. Kafka delivery stopped
 // around it gives one consistent cut, as with Snapshot.
 func (p *Pipeline) SnapshotTo(w io.Writer) (int64, error) {
+	n, _, err := p.snapshotTo(w, false)
+	return n, err
+}
+
+// SaveTo writes a snapshot to w as SnapshotTo does, or with delta a delta
+// (see the encoding above): the streams changed since the last snapshot or
+// delta saved, and the names deleted since. A stream has changed when
+// anything it encodes has: its values, windows, summaries or rejects; a
+// hierarchy stream, when any of its levels has. The cost of a delta
+// follows the streams changed: the others are passed over by comparing two
+// counters under their locks. It returns the bytes written and the Saved
+// to commit once what it wrote is durable; a delta follows the last Saved
+// committed (or the last Restore or RestoreDelta), so one not committed
+// (its checkpoint failed) is taken again, changes and all, by the next.
+func (p *Pipeline) SaveTo(w io.Writer, delta bool) (int64, *Saved, error) {
+	return p.snapshotTo(w, delta)
+}
+
+// Saved is a snapshot or delta written by SaveTo, to be committed once it
+// is durable.
+type Saved struct {
+	p        *Pipeline
+	streams  []*Stream // those written, levels included
+	versions []uint64  // the version of each, as written
+	deleted  int       // how many of p.deleted it holds
+	tops     []*Stream // the streams written, levels not included
+}
+
+// Commit records that what sv wrote is durable: the next delta leaves out
+// the streams it wrote while they do not change again, and the deletions
+// it wrote. It must be called at most once, and in the order the Saved
+// were made.
+func (sv *Saved) Commit() {
+	for i, s := range sv.streams {
+		s.mu.Lock()
+		s.saved = max(s.saved, sv.versions[i]+1)
+		s.mu.Unlock()
+	}
+	p := sv.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleted = p.deleted[sv.deleted:]
+	if len(p.deleted) == 0 {
+		p.deleted = []string{} // not nil: Delete records deletions from now on
+	}
+	// A stream deleted while sv was written, maybe before Delete recorded
+	// deletions, is deleted by the next delta.
+	for _, s := range sv.tops {
+		if p.streams[s.name] != s {
+			p.deleted = append(p.deleted, s.name)
+		}
+	}
+}
+
+func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 	table := crc32.MakeTable(crc32.Castagnoli)
 	var crc uint32
 	var n int64
@@ -102,26 +173,78 @@ func (p *Pipeline) SnapshotTo(w io.Writer) (int64, error) {
 		}
 		return nil
 	}
+	sv := &Saved{p: p}
 	var buf encodeBuf
-	buf.b = codec.Begin(buf.b, snapshotMagic, snapshotVersion)
+	version := byte(snapshotVersion)
+	if delta {
+		version = deltaVersion
+	}
+	buf.b = codec.Begin(buf.b, snapshotMagic, version)
 	buf.b = append(buf.b, p.itemKey[:]...)
 	buf.b = appendRejects(buf.b, p.Rejected())
-	streams := p.all()
+	// The streams and the names deleted at one cut.
+	p.mu.RLock()
+	streams := make([]*Stream, 0, len(p.streams))
+	for _, s := range p.streams {
+		streams = append(streams, s)
+	}
+	deleted := p.deleted
+	p.mu.RUnlock()
+	sv.deleted = len(deleted)
+	if delta {
+		buf.b = binary.AppendUvarint(buf.b, uint64(len(deleted)))
+		for _, name := range deleted {
+			buf.b = codec.AppendBytes(buf.b, []byte(name))
+		}
+		streams = slices.DeleteFunc(streams, func(s *Stream) bool { return !s.changed() })
+	}
 	buf.b = binary.AppendUvarint(buf.b, uint64(len(streams)))
 	if err := write(buf.b); err != nil {
-		return n, err
+		return n, nil, err
 	}
+	sv.tops = streams
 	for _, s := range streams {
-		if err := s.writeState(&buf, p.itemKey, write); err != nil {
-			return n, err
+		if err := s.writeState(&buf, p.itemKey, write, sv); err != nil {
+			return n, nil, err
 		}
 	}
 	m, err := w.Write(binary.LittleEndian.AppendUint32(buf.b[:0], crc))
 	n += int64(m)
 	if err != nil {
-		return n, fmt.Errorf("write snapshot: %w", err)
+		return n, nil, fmt.Errorf("write snapshot: %w", err)
 	}
-	return n, nil
+	return n, sv, nil
+}
+
+// changed reports whether s, or a level of it, changed since it was last
+// saved. A stream that changes after this and before it is written is
+// written as it is then, and saved at that version.
+func (s *Stream) changed() bool {
+	if s.unsaved() {
+		return true
+	}
+	for _, lvl := range s.levelStreams() {
+		if lvl.unsaved() {
+			return true
+		}
+	}
+	return false
+}
+
+// unsaved reports whether s itself changed since it was last saved.
+func (s *Stream) unsaved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saved != s.version+1
+}
+
+// markSaved records s and its levels as saved as they are: restored.
+func (s *Stream) markSaved() {
+	for _, x := range s.withLevels() {
+		x.mu.Lock()
+		x.saved = x.version + 1
+		x.mu.Unlock()
+	}
 }
 
 // An encodeBuf holds the buffers that encoding a stream uses, reused from
@@ -142,11 +265,20 @@ func (p *Pipeline) all() []*Stream {
 	return streams
 }
 
+// appendRejects appends the counts of m, sorted by reason, so that equal
+// states encode alike.
 func appendRejects(dst []byte, m map[feed.Reason]uint64) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(m)))
-	for r, n := range m {
+	if len(m) <= 1 { // the common case, with nothing to sort
+		for r, n := range m {
+			dst = codec.AppendBytes(dst, []byte(r))
+			dst = binary.AppendUvarint(dst, n)
+		}
+		return dst
+	}
+	for _, r := range slices.Sorted(maps.Keys(m)) {
 		dst = codec.AppendBytes(dst, []byte(r))
-		dst = binary.AppendUvarint(dst, n)
+		dst = binary.AppendUvarint(dst, m[r])
 	}
 	return dst
 }
@@ -163,15 +295,16 @@ func readRejects(r *codec.Reader) map[feed.Reason]uint64 {
 
 // writeState encodes s into buf.b and writes it with write, then, for a
 // hierarchy stream, each of its levels likewise, one at a time, all under
-// the hierarchy's lock: one cut of them all.
-func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) error) error {
+// the hierarchy's lock: one cut of them all. It records each in sv at the
+// version encoded.
+func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) error, sv *Saved) error {
 	if s.hier != nil {
 		s.hier.mu.Lock()
 		defer s.hier.mu.Unlock()
 	}
 	for _, x := range s.withLevels() {
 		buf.b = buf.b[:0]
-		if err := x.appendState(buf, key); err != nil {
+		if err := x.appendState(buf, key, sv); err != nil {
 			return fmt.Errorf("snapshot %q: %w", x.name, err)
 		}
 		if err := write(buf.b); err != nil {
@@ -184,9 +317,11 @@ func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) er
 // appendState appends the stream's encoding to buf.b, under its lock; for
 // a hierarchy stream, the count of its levels, whose encodings follow
 // (writeState).
-func (s *Stream) appendState(buf *encodeBuf, key items.Key) error {
+func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	sv.streams = append(sv.streams, s)
+	sv.versions = append(sv.versions, s.version)
 	dst := codec.AppendBytes(buf.b, []byte(s.name))
 	dst = appendConfig(dst, s.cfg)
 	dst, err := appendPrefixed(dst, s.recent.AppendBinary)
@@ -562,8 +697,12 @@ func (p *Pipeline) Restore(data []byte) error {
 			x.mem.Summaries(x.summaryBytes())
 		}
 	}
+	for _, s := range streams {
+		s.markSaved() // what is restored is saved
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.deleted = []string{} // deletions count from the state restored
 	for _, s := range p.streams {
 		s.mem.Close()
 		for _, lvl := range s.levelStreams() {
@@ -573,6 +712,92 @@ func (p *Pipeline) Restore(data []byte) error {
 	p.streams = streams
 	p.reindex()
 	p.itemKey, p.itemHash = key, hash
+	p.rejectMu.Lock()
+	p.rejected = rejected
+	p.rejectMu.Unlock()
+	return nil
+}
+
+// RestoreDelta applies a delta (SaveTo) to the pipeline restored from the
+// snapshot, or snapshot and deltas, that it follows: it removes the
+// streams the delta names deleted, then replaces or adds each stream it
+// holds, and takes its reject counts. It must be called before Open, after
+// Restore. Bad input gives an error wrapping codec.ErrCorrupt and changes
+// nothing; so does a delta taken under another item key, which cannot
+// follow what was restored.
+func (p *Pipeline) RestoreDelta(data []byte) error {
+	payload, err := codec.Open(data, snapshotMagic, deltaVersion)
+	if err != nil {
+		return fmt.Errorf("restore delta: %w", err)
+	}
+	r := codec.NewReader(payload)
+	var key items.Key
+	for i := range key {
+		key[i] = r.Byte()
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("restore delta: %w", err)
+	}
+	if key != p.itemKey {
+		return fmt.Errorf("restore delta: %w: another item key than the snapshot's", codec.ErrCorrupt)
+	}
+	rejected := readRejects(r)
+	nd := r.Int("deleted", int64(r.Remaining()))
+	deleted := make([]string, 0, min(nd, 1<<16))
+	for range nd {
+		deleted = append(deleted, string(r.Bytes("name", feed.MaxNameLen)))
+	}
+	n := r.Int("streams", int64(r.Remaining()))
+	streams := make(map[string]*Stream, min(n, 1<<16))
+	for range n {
+		name := string(r.Bytes("name", feed.MaxNameLen))
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("restore delta: %w", err)
+		}
+		if err := feed.ValidName(name); err != nil {
+			return fmt.Errorf("restore delta: %w: %v", codec.ErrCorrupt, err)
+		}
+		s, err := p.readStream(r, name, key, p.itemHash)
+		if err != nil {
+			return fmt.Errorf("restore delta %q: %w", name, err)
+		}
+		if streams[name] != nil {
+			return fmt.Errorf("restore delta: %w: stream %q twice", codec.ErrCorrupt, name)
+		}
+		streams[name] = s
+	}
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("restore delta: %w", err)
+	}
+	for _, s := range streams {
+		for _, x := range s.withLevels() {
+			x.mem = p.mem.Restore(StreamFootprint(x.cfg))
+			for _, pt := range x.partsLocked() {
+				for range pt.inflight {
+					x.mem.WindowFull()
+				}
+			}
+			x.mem.Summaries(x.summaryBytes())
+		}
+		s.markSaved()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	drop := func(name string) {
+		if s := p.streams[name]; s != nil {
+			for _, x := range s.withLevels() {
+				x.mem.Close()
+			}
+			delete(p.streams, name)
+		}
+	}
+	for _, name := range deleted {
+		drop(name)
+	}
+	for name, s := range streams {
+		drop(name)
+		p.streams[name] = s
+	}
 	p.rejectMu.Lock()
 	p.rejected = rejected
 	p.rejectMu.Unlock()

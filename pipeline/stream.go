@@ -50,6 +50,7 @@ type Stream struct {
 	// version counts the changes to the parts; view caches the merged view
 	// of the parts at viewVersion, made with counts if viewCounts.
 	version     uint64
+	saved       uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
 	view        *summary.View
 	viewVersion uint64
 	viewCounts  bool
@@ -231,6 +232,7 @@ func (s *Stream) countRejects(src feed.Source, inf int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.partLocked(src).rejected[feed.ReasonInf] += uint64(inf)
+	s.version++
 }
 
 // addInflight records a full window, a window of the stream in flight for
@@ -331,6 +333,7 @@ func (pt *part) changedLocked() {
 func (s *Stream) reject(src feed.Source, reason feed.Reason, n int) {
 	s.mu.Lock()
 	s.partLocked(src).rejected[reason] += uint64(n)
+	s.version++
 	s.mu.Unlock()
 }
 

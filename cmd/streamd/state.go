@@ -28,6 +28,12 @@ import (
 // checksum of its own: the checkpoint's covers it. Version 1 was an
 // envelope (see streamd/internal/codec) of the offsets and the snapshot,
 // length-prefixed, built whole in memory; it still restores.
+//
+// Checkpoints are incremental (see streamd/checkpoint): a base checkpoint
+// holds this state with the pipeline's whole snapshot; a delta holds it
+// with the pipeline's delta (pipeline.Pipeline.SaveTo), the streams
+// changed since the checkpoint before, and every offset, so that the
+// offsets of the last delta restored are those of the state restored.
 const (
 	stateMagic   = "SDST"
 	stateVersion = 2
@@ -35,9 +41,10 @@ const (
 
 type offsets = map[feed.Source]int64
 
-// encodeState writes the state of off and p's snapshot to w and returns
-// the number of bytes written.
-func encodeState(w io.Writer, off offsets, p *pipeline.Pipeline) (int64, error) {
+// encodeState writes the state of off and p's snapshot, or with delta its
+// delta, to w, and returns the number of bytes written and the pipeline's
+// Saved, to commit once the checkpoint is durable.
+func encodeState(w io.Writer, off offsets, p *pipeline.Pipeline, delta bool) (int64, *pipeline.Saved, error) {
 	dst := codec.Begin(nil, stateMagic, stateVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(off)))
 	for tp, o := range off {
@@ -47,10 +54,10 @@ func encodeState(w io.Writer, off offsets, p *pipeline.Pipeline) (int64, error) 
 	}
 	n, err := w.Write(dst)
 	if err != nil {
-		return int64(n), fmt.Errorf("write state: %w", err)
+		return int64(n), nil, fmt.Errorf("write state: %w", err)
 	}
-	m, err := p.SnapshotTo(w)
-	return int64(n) + m, err
+	m, saved, err := p.SaveTo(w, delta)
+	return int64(n) + m, saved, err
 }
 
 // decodeState reads a state of either version: its offsets and the
@@ -94,17 +101,28 @@ func decodeState(data []byte) (snapshot []byte, off offsets, err error) {
 }
 
 // restore loads the newest checkpoint that decodes and restores into the
-// pipeline (not yet open), falling back to the older one if it is corrupt,
-// and gives the Handoff the checkpoint's Kafka offsets.
+// pipeline (not yet open) — a base and the deltas that follow it, up to
+// the first damaged one; a damaged base falls back to the one before — and
+// gives the Handoff the Kafka offsets of the last checkpoint restored.
 func (d *Daemon) restore() error {
 	var off offsets
-	seq, err := d.store.Restore(func(data []byte) error {
+	seq, err := d.store.RestoreChain(func(data []byte) error {
 		snap, o, err := decodeState(data)
 		if err == nil {
 			err = d.pipe.Restore(snap)
 		}
 		off = o
 		return err
+	}, func(data []byte) error {
+		snap, o, err := decodeState(data)
+		if err != nil {
+			return err
+		}
+		if err := d.pipe.RestoreDelta(snap); err != nil {
+			return err
+		}
+		off = o
+		return nil
 	})
 	if errors.Is(err, checkpoint.ErrNone) {
 		d.Logger.Info("no checkpoint to restore; starting empty", "data_dir", d.Config.DataDir)
@@ -120,9 +138,10 @@ func (d *Daemon) restore() error {
 	})
 }
 
-// checkpoint writes one checkpoint: a snapshot of every stream and, when
-// Kafka is consumed, the offsets up to which its values are in that
-// snapshot — a consistent cut taken with delivery paused while the
+// checkpoint writes one checkpoint: a snapshot of every stream, or a delta
+// of those changed since the last checkpoint (checkpoint.Store.DeltaDue),
+// and, when Kafka is consumed, the offsets up to which its values are in
+// that state — a consistent cut taken with delivery paused while the
 // snapshot is encoded and written to the file (not while it is synced).
 // Once the checkpoint is durable, the offsets are committed to the group.
 func (d *Daemon) checkpoint(ctx context.Context) error {
@@ -130,37 +149,50 @@ func (d *Daemon) checkpoint(ctx context.Context) error {
 		if d.kafka == nil || d.kafkaStopped.Load() {
 			return d.writeCheckpoint(ctx, off, nil)
 		}
-		return d.writeCheckpoint(ctx, off, func(w io.Writer) (int64, error) {
+		return d.writeCheckpoint(ctx, off, func(w io.Writer, delta bool) (int64, *pipeline.Saved, error) {
 			var n int64
+			var saved *pipeline.Saved
 			err := d.kafka.Barrier(ctx, func(next offsets) error {
 				maps.Copy(off, next)
 				var err error
-				n, err = encodeState(w, off, d.pipe)
+				n, saved, err = encodeState(w, off, d.pipe, delta)
 				return err
 			})
-			return n, err
+			return n, saved, err
 		})
 	})
 }
 
 // writeCheckpoint writes a checkpoint of what content writes (nil: off and
-// a snapshot of the pipeline), then commits off. The caller is inside
+// a snapshot or delta of the pipeline), a delta when one is due, marks the
+// pipeline's state saved, then commits off. The caller is inside
 // Handoff.Offsets, which gave it off.
-func (d *Daemon) writeCheckpoint(ctx context.Context, off offsets, content func(io.Writer) (int64, error)) error {
+func (d *Daemon) writeCheckpoint(ctx context.Context, off offsets, content func(w io.Writer, delta bool) (int64, *pipeline.Saved, error)) error {
 	if content == nil {
-		content = func(w io.Writer) (int64, error) { return encodeState(w, off, d.pipe) }
+		content = func(w io.Writer, delta bool) (int64, *pipeline.Saved, error) {
+			return encodeState(w, off, d.pipe, delta)
+		}
 	}
 	start := time.Now()
+	delta := d.store.DeltaDue()
+	write := d.store.Write
+	if delta {
+		write = d.store.WriteDelta
+	}
 	var size int64
-	seq, err := d.store.Write(func(w io.Writer) error {
+	var saved *pipeline.Saved
+	seq, err := write(func(w io.Writer) error {
 		var err error
-		size, err = content(w)
+		size, saved, err = content(w, delta)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	d.Logger.Debug("checkpoint written", "seq", seq, "bytes", size, "took", time.Since(start))
+	if saved != nil {
+		saved.Commit()
+	}
+	d.Logger.Debug("checkpoint written", "seq", seq, "delta", delta, "bytes", size, "took", time.Since(start))
 	if d.kafka != nil && len(off) > 0 && !d.kafkaStopped.Load() {
 		if err := d.kafka.Commit(ctx, off); err != nil {
 			// The checkpoint holds the offsets; a failed commit only leaves
