@@ -798,6 +798,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 		drop(name)
 		p.streams[name] = s
 	}
+	p.reindex()
 	p.rejectMu.Lock()
 	p.rejected = rejected
 	p.rejectMu.Unlock()
