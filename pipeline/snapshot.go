@@ -783,12 +783,15 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// The name index follows the map name by name: a chain of deltas
+	// restores in time that follows their changes, not the stream count.
 	drop := func(name string) {
 		if s := p.streams[name]; s != nil {
 			for _, x := range s.withLevels() {
 				x.mem.Close()
 			}
 			delete(p.streams, name)
+			p.names.remove(name)
 		}
 	}
 	for _, name := range deleted {
@@ -797,8 +800,8 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	for name, s := range streams {
 		drop(name)
 		p.streams[name] = s
+		p.names.add(name)
 	}
-	p.reindex()
 	p.rejectMu.Lock()
 	p.rejected = rejected
 	p.rejectMu.Unlock()
