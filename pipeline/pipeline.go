@@ -463,7 +463,8 @@ func (p *Pipeline) Len() int {
 // an item or pair stream, items to a value or pair stream, pairs to a
 // value or item stream), ErrPairLengths for pairs whose x and y differ in
 // length, ErrStreamLimit or ErrMemoryBudget when the stream cannot be
-// created or the items' strings cannot be held, and ErrClosed after Close;
+// created or the growth the values or the items' strings need cannot be
+// held (see chargeValues), and ErrClosed after Close;
 // it has then accepted none of the payload. The caller may reuse b and its
 // payload once Accept returns.
 func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err error) {
@@ -486,6 +487,9 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 		if len(b.Float32) == 0 {
 			m = feed.Measure(b.Values)
 		}
+		if err := p.chargeValues(ctx, s, b.Source, b.Len()); err != nil {
+			return 0, err
+		}
 		if err := p.lockOpen(); err != nil {
 			return 0, err
 		}
@@ -500,6 +504,9 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 	defer p.rounded.Put(buf)
 	vals, m, inf := feed.AppendFloat32((*buf)[:0], b.Values)
 	*buf = vals
+	if err := p.chargeValues(ctx, s, b.Source, len(vals)); err != nil {
+		return 0, err
+	}
 	if err := p.lockOpen(); err != nil {
 		return 0, err
 	}
