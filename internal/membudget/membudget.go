@@ -17,8 +17,8 @@
 //   - What a stream is about to keep, such as the next, larger buffers its
 //     values need, the windows they fill, or the strings of an item
 //     stream, is charged before it is kept (Account.Charge): the producer
-//     waits while windows are in flight, and is refused with ErrExhausted
-//     when none are, since nothing would then free memory.
+//     waits while windows in flight would make room once summarised, and
+//     is refused with ErrExhausted when nothing in flight would.
 //     Account.Summaries then measures what the stream holds.
 //
 // The charges can pass the limit by what concurrent producers add between
@@ -265,10 +265,11 @@ func (a *Account) Summaries(n int64) {
 // keep, before it keeps them, as summary growth; the next Summaries
 // measures them. Unlike that growth, these bytes may be refused: Charge
 // returns at once when the budget holds them (or has no limit, or is
-// closed); waits while it does not and any stream has windows in flight,
-// whose summarising frees memory; and returns an error wrapping
-// ErrExhausted when it does not and no stream has anything in flight, or
-// ctx's error when ctx ends first. It charges nothing when it fails.
+// closed); waits while it does not and the stream has windows in flight,
+// whose summarising frees memory, or other streams have windows in flight
+// whose charges would make room; and returns an error wrapping
+// ErrExhausted when nothing in flight would make room, or ctx's error when
+// ctx ends first. It charges nothing when it fails.
 func (a *Account) Charge(ctx context.Context, n int64) error { return a.Grow(ctx, n, 0) }
 
 // Grow is Charge for n bytes and the given number of windows that the
@@ -298,10 +299,10 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int) error {
 				b.windows += w
 				b.inflight += windows
 			}
-		case a.inflight == 0 && b.inflight == 0:
-			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n+w), Size(max(b.limit-b.used(), 0)), Size(b.limit))
-		default:
+		case a.inflight > 0 || (b.inflight > 0 && b.used()-b.windows+d+w <= b.limit):
 			return false // wait for a window in flight
+		default:
+			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n+w), Size(max(b.limit-b.used(), 0)), Size(b.limit))
 		}
 		return true
 	})

@@ -285,8 +285,8 @@ func TestChargeBeforeKeeping(t *testing.T) {
 }
 
 // TestChargeWaitsForOtherStreams: a charge that does not fit waits while
-// another stream has windows in flight, whose summarising frees memory,
-// and is refused only once no window is in flight anywhere.
+// another stream has windows in flight whose summarising would make room,
+// and is refused at once when they would not.
 func TestChargeWaitsForOtherStreams(t *testing.T) {
 	b := New(1000)
 	a, _ := b.Open(Footprint{Reserve: 100, Window: 300})
@@ -306,8 +306,33 @@ func TestChargeWaitsForOtherStreams(t *testing.T) {
 	if got := b.Stats().Used; got != 800 {
 		t.Fatalf("used %d, want 800", got)
 	}
+	// 800 + 501 − 300 in flight > 1000: refused at once.
+	if err := a.Charge(ctx, 501); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("charge that the window in flight would not make room for: %v, want ErrExhausted", err)
+	}
+	// A window: 800 + 300 − 300 in flight ≤ 1000: waits, then fits.
+	go func() { done <- a.Grow(ctx, 0, 1) }()
+	for b.Stats().Waits == 1 {
+		runtime.Gosched()
+	}
 	o.WindowDone()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Stats(); got.Used != 800 || got.Windows != 300 {
+		t.Fatalf("after a window charged ahead: %+v, want 800 used, 300 of it the window", got)
+	}
+	a.WindowFull() // the window charged ahead: not charged again
+	if got := b.Stats().Used; got != 800 {
+		t.Fatalf("used %d after the window charged ahead filled, want 800", got)
+	}
+	a.WindowDone()
 	if err := a.Charge(ctx, 501); !errors.Is(err, ErrExhausted) {
 		t.Fatalf("charge past the limit with nothing in flight: %v, want ErrExhausted", err)
+	}
+	a.Grow(ctx, 0, 1)
+	a.Summaries(300) // the window charged ahead never filled: its charge goes
+	if got := b.Stats(); got.Used != 500 || got.Windows != 0 {
+		t.Fatalf("after a measure: %+v, want 500 used and no windows", got)
 	}
 }
