@@ -75,8 +75,9 @@ var (
 	// ErrPairLengths is returned for pairs whose x and y differ in length.
 	ErrPairLengths = errors.New("pairs: x and y differ in length")
 	// ErrMemoryBudget is returned when the memory budget cannot hold a new
-	// stream's worst case (StreamFootprint). It is feed.ErrMemoryBudget,
-	// so that ingest counts it.
+	// stream's reservation, or the growth that a batch needs when nothing
+	// in flight would make room (StreamFootprint). It is
+	// feed.ErrMemoryBudget, so that ingest counts it.
 	ErrMemoryBudget = feed.ErrMemoryBudget
 )
 
@@ -110,8 +111,10 @@ type Config struct {
 	// the snapshot, so that fingerprints stay the same across restarts.
 	ItemKey items.Key
 	// MaxMemory is the memory budget in bytes (0: none): new streams are
-	// refused with ErrMemoryBudget when it cannot hold their worst case,
-	// and Accept waits while more windows in flight would pass it (see
+	// refused with ErrMemoryBudget when it cannot hold their reservation
+	// (or their worst case is more than all of it), Accept waits while
+	// more windows in flight would pass it, and refuses a batch whose
+	// growth it cannot hold when nothing in flight would make room (see
 	// StreamFootprint and streamd/internal/membudget).
 	MaxMemory int64
 }

@@ -430,7 +430,7 @@ type Stats struct {
 	Pending  int64 // values accepted but not yet in the all-history summaries
 	Rejected map[feed.Reason]uint64
 	// Memory is what the memory budget charges the stream now, and
-	// Reserved the part reserved for its worst case (StreamFootprint).
+	// Reserved the part reserved when it was made (StreamFootprint).
 	Memory, Reserved int64
 }
 
