@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
 	"math"
 
+	"streamd/feed"
 	"streamd/gksketch"
 	"streamd/internal/membudget"
 	"streamd/items"
@@ -28,43 +31,56 @@ func recentNamesLimit(window int, retain int64) int64 {
 	return min((retain+int64(window))*(items.MaxLen+16), maxRecentNames)
 }
 
+// firstBuffers is the share of a stream's reservation for what it holds
+// besides its fixed part once it has its first values: the first buffers
+// of its partial window and of its sliding window's ring (64 values each),
+// and its empty summaries.
+const firstBuffers = 4 << 10
+
 // StreamFootprint returns what a stream of cfg is charged against the
-// pipeline's memory budget (see streamd/internal/membudget). With W the
-// window size, N the sliding window, v = 4 bytes per value (8 for Float64)
-// and w = W·v the bytes of one window:
+// pipeline's memory budget (see streamd/internal/membudget): a stream
+// costs what it holds. With W the window size, N the sliding window, v = 4
+// bytes per value (8 for Float64) and w = W·v the bytes of one window:
 //
 //	digest     d = 24·min(W, ⌈2/ε⌉+2) + 16·min(W, ⌈1/ε⌉+1)
 //	             (a window's ε/2 sample and the runs lossy counting keeps)
 //	in flight  f = 4w + d
-//	             (the window, which queries read until it is summarised,
-//	             with room for the growth of a stream's first buffer: 2w;
+//	             (the window, which queries read until it is summarised;
 //	             the copy the sorter sorts: w; the sort's scratch keys: w;
-//	             its digest: d)
+//	             its digest: d; and w to spare)
 //	summaries  s = 24·(2·G + L) + R
 //	             (G = gksketch.SpaceBound(ε, W, N) GK tuples, twice for the
 //	             merged copy queries share; L = lossy.SpaceBound(ε, N) lossy
-//	             entries; R = slidingwindow.Footprint(ε, N), 8N bytes when
+//	             entries; R = slidingwindow.Footprint(ε, N), vN bytes when
 //	             the sliding window keeps its last N values raw)
 //
-// Reserve is 2w (the partial window, with room to grow) + f + s + 4 KiB;
-// Window is f, charged for each further window in flight; Summaries is s.
-// So the summaries are reserved at their size after N values; past that
-// they grow with log(N) and the growth is charged as measured. The strings
-// of an item stream (up to items.MaxLen bytes for each of its newest items,
-// up to recentNamesLimit bytes in all, for each item of its windows not yet
-// summarised, and for each entry of its lossy table) are not reserved,
-// since their size depends on the items: they are charged before they are
-// kept (see chargeItems), and measured.
+// Reserve is 8 KiB: the stream's fixed part (4 KiB) and the share of its
+// first buffers and empty summaries (Summaries, 4 KiB). Window is f,
+// charged for each window in flight. Everything else is charged as it
+// grows: before a batch of values is kept, the growth it needs (the next,
+// doubled buffer of the partial window, up to w, and of the sliding
+// window's ring, up to R, and f for each window the batch fills) is
+// charged (see chargeValues), and may be refused, the batch whole, when
+// the budget cannot hold it and the stream has no window in flight; then
+// what the stream holds (Stream.summaryBytes) is measured after each batch
+// and window. Worst is 2w + f + s + 4 KiB, what the stream holds at its
+// bounds with one window in flight: a stream whose Worst is more than the
+// whole budget is refused, since it could never fill its windows. Past N
+// values the summaries grow with log(N) and the growth is charged as
+// measured, never refused. The strings of an item stream (up to
+// items.MaxLen bytes for each of its newest items, up to recentNamesLimit
+// bytes in all, for each item of its windows not yet summarised, and for
+// each entry of its lossy table) are charged before they are kept (see
+// chargeItems), and measured.
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
-// part's summaries and partial window are charged as measured, beside the
-// reservation, and each of its windows in flight is a window of the
-// stream.
+// part's summaries and partial window are measured as the local part's
+// are, and each of its windows in flight is a window of the stream.
 //
 // A hierarchy stream (summary.Config.Hierarchy) of L levels is charged
 // this for itself, which counts its items, and again for each of its L−2
 // level streams (the root needs no summary), each with an account of its
-// own: L−1 times an item stream's reservation in all.
+// own.
 //
 // A pair stream is charged as pairFootprint says instead.
 func StreamFootprint(cfg summary.Config) membudget.Footprint {
@@ -87,18 +103,17 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 		sums += recent.Footprint()
 	}
 	return membudget.Footprint{
-		Reserve:   2*w + inflight + sums + streamOverhead,
+		Reserve:   streamOverhead + firstBuffers,
 		Window:    inflight,
-		Summaries: sums,
+		Summaries: firstBuffers,
+		Worst:     2*w + inflight + sums + streamOverhead,
 	}
 }
 
-// summaryBytes returns what s's summaries hold: each part's, with the
-// merged copy of its quantile sketch that queries share, the sliding
-// window, for an item stream the strings it keeps, for a pair stream its
-// pairs, and the partial windows
-// of the Kafka partitions' parts (the reservation holds one partial
-// window: the local part's). s.mu must be held.
+// summaryBytes returns what s's buffers and summaries hold: each part's
+// summaries, with the merged copy of its quantile sketch that queries
+// share, and its partial window; the sliding window; for an item stream
+// the strings it keeps; for a pair stream its pairs. s.mu must be held.
 func (s *Stream) summaryBytes() int64 {
 	b := s.recent.Bytes()
 	if s.items != nil {
@@ -107,7 +122,7 @@ func (s *Stream) summaryBytes() int64 {
 	if s.pairs != nil {
 		b += int(s.pairs.bytes())
 	}
-	b += s.local.summaryBytes()
+	b += s.local.summaryBytes() + s.local.filler.Bytes()
 	for _, pt := range s.kafka {
 		b += pt.summaryBytes() + pt.filler.Bytes()
 	}
@@ -130,3 +145,33 @@ func (pt *part) summaryBytes() int {
 
 // Memory returns the pipeline's memory budget figures.
 func (p *Pipeline) Memory() membudget.Stats { return p.mem.Stats() }
+
+// chargeValues charges the memory budget for the growth that n values
+// from src need before s keeps them (Stream.growthLocked): the next
+// buffers of its partial window and sliding window, and the windows they
+// fill. While the budget cannot hold it and the stream has windows in
+// flight it waits, as Accept does; when nothing in flight would free
+// memory it fails with an error wrapping ErrMemoryBudget, and the values
+// are refused, all of them. Windows left unsent by a cancelled Accept are
+// sent first, since the wait may need them summarised.
+func (p *Pipeline) chargeValues(ctx context.Context, s *Stream, src feed.Source, n int) error {
+	if n == 0 || s.mem == nil {
+		return nil
+	}
+	s.mu.Lock()
+	grow, windows := s.growthLocked(s.partLocked(src), n)
+	pending := len(s.pendingQ) > 0
+	s.mu.Unlock()
+	if grow <= 0 && windows == 0 {
+		return nil
+	}
+	if pending {
+		if err := p.sendPending(ctx, s); err != nil {
+			return err
+		}
+	}
+	if err := s.mem.Grow(ctx, grow, windows); err != nil {
+		return fmt.Errorf("values for stream %q: %w", s.name, err)
+	}
+	return nil
+}

@@ -15,12 +15,15 @@ import (
 )
 
 // TestBudgetRefusesStreams: Create and the first data of a new stream are
-// refused once the budget cannot hold a stream's footprint, are counted,
-// and room comes back when a stream is deleted.
+// refused once the budget cannot hold a stream's reservation, are counted,
+// and room comes back when a stream is deleted; a stream whose worst case
+// is more than the whole budget is refused.
 func TestBudgetRefusesStreams(t *testing.T) {
 	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 10000}
 	fp := StreamFootprint(cfg)
-	p := open(t, Config{Defaults: cfg, MaxMemory: 3*fp.Reserve + fp.Reserve/2})
+	limit := fp.Worst
+	fits := limit / fp.Reserve
+	p := open(t, Config{Defaults: cfg, MaxMemory: limit})
 	ctx := context.Background()
 	if _, err := p.Create("a", cfg); err != nil {
 		t.Fatal(err)
@@ -28,16 +31,18 @@ func TestBudgetRefusesStreams(t *testing.T) {
 	if err := acceptValues(ctx, p, feed.Local, "b", []float64{1}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Create("c", summary.Config{}); err != nil {
-		t.Fatal(err)
+	for i := range fits - 2 {
+		if _, err := p.Create(fmt.Sprint("c", i), cfg); err != nil {
+			t.Fatalf("stream %d of %d: %v", i+3, fits, err)
+		}
 	}
 	_, err := p.Create("d", cfg)
 	if !errors.Is(err, ErrMemoryBudget) || !errors.Is(err, feed.ErrMemoryBudget) {
-		t.Fatalf("fourth stream: %v", err)
+		t.Fatalf("stream %d: %v", fits+1, err)
 	}
 	err = acceptValues(ctx, p, feed.Local, "e", []float64{1, 2}, time.Time{})
 	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
-		t.Fatalf("first data of a fifth stream: %v", err)
+		t.Fatalf("first data of stream %d: %v", fits+2, err)
 	}
 	// A stream larger than the whole budget says so.
 	if _, err := p.Create("huge", summary.Config{WindowSize: summary.MaxWindowSize}); err == nil {
@@ -46,8 +51,8 @@ func TestBudgetRefusesStreams(t *testing.T) {
 		t.Log(err)
 	}
 	m := p.Memory()
-	if m.Reserved != 3*fp.Reserve || m.Refused != 3 {
-		t.Errorf("memory %+v, want 3 reservations of %d", m, fp.Reserve)
+	if m.Reserved != fits*fp.Reserve || m.Refused != 3 {
+		t.Errorf("memory %+v, want %d reservations of %d", m, fits, fp.Reserve)
 	}
 	if err := p.Delete("a"); err != nil {
 		t.Fatal(err)
@@ -61,9 +66,10 @@ func TestBudgetRefusesStreams(t *testing.T) {
 	}
 }
 
-// TestFootprintCoversStreams fills streams of several configurations and
-// checks that their summaries stay within their share of the reservation
-// up to N values, and that the charge follows growth past it.
+// TestFootprintCoversStreams fills streams of several configurations with
+// N values and checks that what they hold stays within their worst case,
+// and that their charge is their reservation and what they hold past its
+// share.
 func TestFootprintCoversStreams(t *testing.T) {
 	for _, cfg := range []summary.Config{
 		{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 20000},
@@ -85,11 +91,11 @@ func TestFootprintCoversStreams(t *testing.T) {
 				s.mu.Lock()
 				got := s.summaryBytes()
 				s.mu.Unlock()
-				if got > fp.Summaries {
-					t.Errorf("%s: summaries hold %d bytes after N values, share %d", d, got, fp.Summaries)
+				if most := fp.Worst - fp.Window - streamOverhead; got > most {
+					t.Errorf("%s: the stream holds %d bytes after N values, more than the %d of its worst case", d, got, most)
 				}
-				if st := s.Stats(); st.Memory != fp.Reserve {
-					t.Errorf("%s: charged %d, reserved %d", d, st.Memory, fp.Reserve)
+				if st, want := s.Stats(), fp.Reserve+max(got-fp.Summaries, 0); st.Memory != want {
+					t.Errorf("%s: charged %d, want %d (reserved %d, holding %d)", d, st.Memory, want, fp.Reserve, got)
 				}
 			}
 		})
@@ -113,7 +119,7 @@ func waitStreamSummarised(t *testing.T, s *Stream, n int64) {
 func TestBudgetBackPressure(t *testing.T) {
 	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 5000}
 	fp := StreamFootprint(cfg)
-	limit := 2*fp.Reserve + 3*fp.Window // two streams, three more windows
+	limit := 2 * fp.Worst // two streams at their bounds, and windows in flight
 	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
 	var once sync.Once
 	release := func() { once.Do(func() { close(bs.release) }) }
@@ -164,9 +170,9 @@ func TestBudgetBackPressure(t *testing.T) {
 	if m.Used > limit+2*fp.Window || m.Waits == 0 {
 		t.Errorf("with the sorter stuck: %+v, limit %d", m, limit)
 	}
-	// Each stream: the partial window and the one in its reservation, and
-	// three more windows in all, and one per producer past the limit.
-	if max := 2*(2*cfg.WindowSize) + (3+2)*cfg.WindowSize; stuck > max {
+	// Each stream's partial window, the windows in flight that the budget
+	// holds, and one per producer past the limit.
+	if max := 2*cfg.WindowSize + int(limit/fp.Window+2)*cfg.WindowSize; stuck > max {
 		t.Errorf("accepted %d values with the sorter stuck, want at most %d", stuck, max)
 	}
 	release()
@@ -199,7 +205,8 @@ func mustStream(t *testing.T, p *Pipeline, name string) *Stream {
 }
 
 // TestRestoreReservesPastTheBudget: streams restored from a snapshot are
-// kept even when they no longer fit, and new ones are refused.
+// kept even when they no longer fit, new ones are refused, and so are
+// values that need more memory, whole: every value restored is kept.
 func TestRestoreReservesPastTheBudget(t *testing.T) {
 	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 5000}
 	fp := StreamFootprint(cfg)
@@ -225,9 +232,14 @@ func TestRestoreReservesPastTheBudget(t *testing.T) {
 	if err := acceptValues(context.Background(), q, feed.Local, "new", []float64{1}, time.Time{}); !errors.Is(err, ErrMemoryBudget) {
 		t.Errorf("new stream past the budget: %v", err)
 	}
-	// The restored streams still take values.
-	if err := acceptValues(context.Background(), q, feed.Local, "r0", make([]float64, 3000), time.Time{}); err != nil {
-		t.Fatal(err)
+	// Values that fill windows need memory the budget does not hold: they
+	// are refused, all of them, and the restored ones are kept.
+	err = acceptValues(context.Background(), q, feed.Local, "r0", make([]float64, 3000), time.Time{})
+	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
+		t.Fatalf("values past the budget: %v", err)
+	}
+	if st := mustStream(t, q, "r0").Stats(); st.Count != 1500 {
+		t.Errorf("after a refused batch: %d values, want the 1500 restored", st.Count)
 	}
 }
 

@@ -358,14 +358,14 @@ func TestHierarchyPartitions(t *testing.T) {
 func TestHierarchyRefusedCountsNone(t *testing.T) {
 	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 4096, Hierarchy: "path/3"}
 	level := levelConfig(cfg.WithDefaults())
-	budget := 3*StreamFootprint(level).Reserve + 1000 // the stream and its 2 levels, and 1000 bytes
+	budget := StreamFootprint(level).Worst // holds the stream and its 2 levels, not a MiB of strings
 	p := open(t, Config{MaxMemory: budget})
 	s, err := p.Create("paths", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b items.Batch
-	for i := range 100 {
+	for i := range 1000 {
 		b.AppendString("/" + strings.Repeat("x", 1000) + "/" + strconv.Itoa(i))
 	}
 	b.AppendString("not/a/path")

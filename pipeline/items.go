@@ -192,7 +192,8 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 // chargeItems charges the memory budget for the strings that s is about
 // to keep of b's items (items.Names.Cost), which the budget does not
 // reserve: those of its newest items, up to their limit, and those of the
-// windows not yet summarised of its part of src. While the budget cannot
+// windows not yet summarised of its part of src; and for the growth of its
+// buffers that the items' values need (Stream.growthLocked). While the budget cannot
 // hold them and the stream has windows in flight it waits, as Accept does;
 // when nothing in flight would free memory it fails with an error wrapping
 // ErrMemoryBudget, and the items are refused. Windows left unsent by a
@@ -210,12 +211,14 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, 
 	s.mu.Lock()
 	full := s.pendingQ
 	s.pendingQ = nil
-	cost := s.items.recent.Cost(b) + s.partLocked(src).items.names.Cost(b)
+	pt := s.partLocked(src)
+	grow, windows := s.growthLocked(pt, b.Len())
+	cost := s.items.recent.Cost(b) + pt.items.names.Cost(b) + grow
 	s.mu.Unlock()
 	if err := p.send(ctx, s, full); err != nil {
 		return err
 	}
-	return s.mem.Charge(ctx, cost)
+	return s.mem.Grow(ctx, cost, windows)
 }
 
 // IsItems reports whether s is an item stream.

@@ -309,7 +309,7 @@ func TestPartitionMemory(t *testing.T) {
 		return s.summaryBytes()
 	}
 	charged := func() int64 { return s.Stats().Memory }
-	want := func() int64 { return fp.Reserve + (windows-1)*fp.Window + max(measured()-fp.Summaries, 0) }
+	want := func() int64 { return fp.Reserve + windows*fp.Window + max(measured()-fp.Summaries, 0) }
 	if m := measured(); m < parts*int64(cfg.WindowSize)*4 {
 		t.Fatalf("summaries and partial windows measured at %d bytes, less than the %d partitions' partial windows", m, parts)
 	}

@@ -74,8 +74,9 @@ var (
 	// ErrPairLengths is returned for pairs whose x and y differ in length.
 	ErrPairLengths = errors.New("pairs: x and y differ in length")
 	// ErrMemoryBudget is returned when the memory budget cannot hold a new
-	// stream's worst case (StreamFootprint). It is feed.ErrMemoryBudget,
-	// so that ingest counts it.
+	// stream's reservation, or the growth that a batch needs when nothing
+	// in flight would make room (StreamFootprint). It is
+	// feed.ErrMemoryBudget, so that ingest counts it.
 	ErrMemoryBudget = feed.ErrMemoryBudget
 )
 
@@ -109,8 +110,10 @@ type Config struct {
 	// the snapshot, so that fingerprints stay the same across restarts.
 	ItemKey items.Key
 	// MaxMemory is the memory budget in bytes (0: none): new streams are
-	// refused with ErrMemoryBudget when it cannot hold their worst case,
-	// and Accept waits while more windows in flight would pass it (see
+	// refused with ErrMemoryBudget when it cannot hold their reservation
+	// (or their worst case is more than all of it), Accept waits while
+	// more windows in flight would pass it, and refuses a batch whose
+	// growth it cannot hold when nothing in flight would make room (see
 	// StreamFootprint and streamd/internal/membudget).
 	MaxMemory int64
 }
@@ -514,7 +517,8 @@ func (p *Pipeline) Len() int {
 // an item or pair stream, items to a value or pair stream, pairs to a
 // value or item stream), ErrPairLengths for pairs whose x and y differ in
 // length, ErrStreamLimit or ErrMemoryBudget when the stream cannot be
-// created or the items' strings cannot be held, and ErrClosed after Close;
+// created or the growth the values or the items' strings need cannot be
+// held (see chargeValues), and ErrClosed after Close;
 // it has then accepted none of the payload. The caller may reuse b and its
 // payload once Accept returns.
 func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err error) {
@@ -537,6 +541,9 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 		if len(b.Float32) == 0 {
 			m = feed.Measure(b.Values)
 		}
+		if err := p.chargeValues(ctx, s, b.Source, b.Len()); err != nil {
+			return 0, err
+		}
 		if err := p.lockOpen(); err != nil {
 			return 0, err
 		}
@@ -551,6 +558,9 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 	defer p.rounded.Put(buf)
 	vals, m, inf := feed.AppendFloat32((*buf)[:0], b.Values)
 	*buf = vals
+	if err := p.chargeValues(ctx, s, b.Source, len(vals)); err != nil {
+		return 0, err
+	}
 	if err := p.lockOpen(); err != nil {
 		return 0, err
 	}

@@ -197,7 +197,6 @@ func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed
 // windows they filled to full. The caller holds s.mu.
 func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
-	partial := pt.filler.Bytes()
 	start := pt.sum.Count() - int64(pt.filler.Len())
 	filled := func(w *window.Buffer) {
 		pt.addInflight(w)
@@ -215,12 +214,22 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 		s.recent.Add(now, values...)
 	}
 	pt.sum.AddMoments(m)
-	if pt != s.local && pt.filler.Bytes() != partial {
-		// A partition's partial window is charged as measured: the
-		// stream's reservation holds the local part's only.
-		s.mem.Summaries(s.summaryBytes())
-	}
+	// Measure what the stream holds, which replaces what chargeValues
+	// charged.
+	s.mem.Summaries(s.summaryBytes())
 	return full
+}
+
+// growthLocked returns what n more values from pt make s hold, to charge
+// before they are kept (membudget.Account.Grow): the growth in bytes of
+// pt's partial window and of the sliding window's ring, and the windows
+// they fill. The caller holds s.mu.
+func (s *Stream) growthLocked(pt *part, n int) (bytes int64, windows int) {
+	if n == 0 {
+		return 0, 0
+	}
+	windows = (pt.filler.Len() + n) / pt.filler.Size()
+	return int64(pt.filler.BytesAfter(n)-pt.filler.Bytes()) + s.recent.Growth(int64(n)), windows
 }
 
 // countRejects counts inf values from src that the stream rejected as
@@ -424,7 +433,7 @@ type Stats struct {
 	Pending  int64 // values accepted but not yet in the all-history summaries
 	Rejected map[feed.Reason]uint64
 	// Memory is what the memory budget charges the stream now, and
-	// Reserved the part reserved for its worst case (StreamFootprint).
+	// Reserved the part reserved when it was made (StreamFootprint).
 	Memory, Reserved int64
 }
 

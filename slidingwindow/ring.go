@@ -16,6 +16,22 @@ func (r *ring) len() int64 { return int64(len(r.f64) + len(r.f32)) }
 // bytes reports the memory the ring holds.
 func (r *ring) bytes() int { return 8*cap(r.f64) + 4*cap(r.f32) }
 
+// growth returns how many bytes more the ring holds once it keeps n more
+// values, pushed at once: it doubles (at least to 64 values, at most to
+// its capacity) when they do not fit.
+func (r *ring) growth(n int64) int64 {
+	l, c := r.len(), int64(cap(r.f64)+cap(r.f32))
+	need := min(l+n, r.capacity)
+	if need <= c {
+		return 0
+	}
+	v := int64(8)
+	if r.float32 {
+		v = 4
+	}
+	return (min(r.capacity, max(need, 2*c, 64)) - c) * v
+}
+
 // push appends vals, the values at positions pos, pos+1, … of the window,
 // and returns the position after them.
 func push[T float32 | float64](r *ring, pos int64, vals []T) int64 {

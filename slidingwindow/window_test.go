@@ -340,3 +340,35 @@ func TestFloat32Ring(t *testing.T) {
 		}
 	}
 }
+
+// TestRingGrows: the ring of raw values starts small and doubles up to its
+// capacity as values come, and Growth says by how much it grows.
+func TestRingGrows(t *testing.T) {
+	for _, f32 := range []bool{false, true} {
+		w, err := New(0.001, 1000)
+		if f32 {
+			w, err = NewFloat32(0.001, 1000)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := 8
+		if f32 {
+			v = 4
+		}
+		var caps []int
+		for _, n := range []int{1, 63, 1, 100, 400, 1, 2000, 5} {
+			before := w.ring.bytes()
+			grow := w.Growth(int64(n))
+			w.Add(1, make([]float64, n)...)
+			if got := int64(w.ring.bytes() - before); got != grow {
+				t.Fatalf("float32=%v: %d more values grew the ring by %d bytes, Growth said %d", f32, n, got, grow)
+			}
+			caps = append(caps, w.ring.bytes()/v)
+		}
+		want := []int{64, 64, 128, 256, 565, 1000, 1000, 1000}
+		if !slices.Equal(caps, want) {
+			t.Errorf("float32=%v: ring sizes %v, want %v", f32, caps, want)
+		}
+	}
+}

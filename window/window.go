@@ -78,6 +78,7 @@ func (f *Filler) Append(values []float64, full func(*Buffer)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
 		f.start(k)
+		f.grow(k)
 		if f.float64 {
 			f.f64 = append(f.f64, values[:k]...)
 		} else {
@@ -99,6 +100,50 @@ func (f *Filler) start(k int) {
 	case !f.float64 && f.f32 == nil:
 		f.f32, f.staged = f.pool.getF32(f.initialCap(k), f.filled, f.whole)
 	}
+}
+
+// grow makes room in the partial window's buffer for k more values (at
+// most what the window lacks), doubling it up to W: a stream's first
+// buffers grow geometrically, never past one window.
+func (f *Filler) grow(k int) {
+	if f.float64 {
+		f.f64 = growTo(f.f64, len(f.f64)+k, f.size)
+	} else {
+		f.f32 = growTo(f.f32, len(f.f32)+k, f.size)
+	}
+}
+
+func growTo[E float32 | float64](buf []E, need, size int) []E {
+	if need <= cap(buf) {
+		return buf
+	}
+	grown := make([]E, len(buf), min(size, max(need, 2*cap(buf))))
+	copy(grown, buf)
+	return grown
+}
+
+// BytesAfter reports what Bytes will report once n more values are
+// appended: the partial window's buffer, grown as it needs, or, when they
+// fill windows, the buffer of the next partial window (a whole window's,
+// or none if they fill the last one exactly). The windows they fill,
+// (Len()+n)/Size() of them, leave the partial window.
+func (f *Filler) BytesAfter(n int) int {
+	v := 4
+	if f.float64 {
+		v = 8
+	}
+	total, c := f.Len()+n, cap(f.f32)+cap(f.f64)
+	switch {
+	case total >= f.size && total%f.size == 0:
+		return 0
+	case total >= f.size:
+		return f.size * v
+	case total <= c:
+		return c * v
+	case c == 0:
+		return f.initialCap(n) * v
+	}
+	return min(f.size, max(total, 2*c)) * v
 }
 
 // window returns the partial window, to pass on or to recycle.
@@ -127,6 +172,7 @@ func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	for len(values) > 0 {
 		k := min(f.size-f.Len(), len(values))
 		f.start(k)
+		f.grow(k)
 		if f.float64 {
 			for _, v := range values[:k] {
 				f.f64 = append(f.f64, float64(v))

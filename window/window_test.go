@@ -85,10 +85,13 @@ func TestPool(t *testing.T) {
 		if c := cap(full[1].F32) + cap(full[1].F64); c != 1000 {
 			t.Errorf("float64=%v: second window's buffer holds %d values, want 1000", f64, c)
 		}
-		// Only whole windows go back to the pool, and the pool keeps
-		// buffers of one size only: the first, grown buffer is dropped.
-		if full[0].home != nil || full[1].home == nil {
-			t.Errorf("float64=%v: windows recycled to %p and %p, want nil and the pool", f64, full[0].home, full[1].home)
+		// The first buffer grew up to a whole window, never past it, so
+		// it goes back to the pool too.
+		if c := cap(full[0].F32) + cap(full[0].F64); c != 1000 {
+			t.Errorf("float64=%v: first window's buffer holds %d values, want 1000", f64, c)
+		}
+		if full[0].home == nil || full[1].home == nil {
+			t.Errorf("float64=%v: windows recycled to %p and %p, want the pool", f64, full[0].home, full[1].home)
 		}
 		pool.Recycle(full[0])
 		if len(pool.pools) != 1 {
@@ -228,6 +231,37 @@ func TestPoolStager(t *testing.T) {
 		}
 		if back := st.back32 + st.back64; back != 2 {
 			t.Errorf("float64=%v: %d buffers handed back to the stager, want 2", f64, back)
+		}
+	}
+}
+
+// TestFillerGrows: a partial window's buffer starts small and doubles up
+// to W, and BytesAfter says what Bytes will be after any append.
+func TestFillerGrows(t *testing.T) {
+	for _, f64 := range []bool{false, true} {
+		v := 4
+		if f64 {
+			v = 8
+		}
+		var pool Pool
+		f := NewFiller(1000, f64, &pool)
+		var caps []int
+		windows := 0
+		full := func(w *Buffer) { windows++; pool.Recycle(w) }
+		for _, n := range []int{1, 63, 1, 100, 300, 535, 1, 999, 1000, 1500, 500, 7, 0, 3000} {
+			want := f.BytesAfter(n)
+			f.Append(make([]float64, n), full)
+			if got := f.Bytes(); got != want {
+				t.Fatalf("float64=%v: after %d more values Bytes is %d, BytesAfter said %d", f64, n, got, want)
+			}
+			caps = append(caps, f.Bytes()/v)
+		}
+		want := []int{64, 64, 128, 256, 512, 0, 1000, 0, 0, 1000, 0, 1000, 1000, 1000}
+		if !slices.Equal(caps, want) {
+			t.Errorf("float64=%v: buffer sizes %v, want %v", f64, caps, want)
+		}
+		if windows != 8 {
+			t.Errorf("float64=%v: %d windows filled, want 8", f64, windows)
 		}
 	}
 }

@@ -270,7 +270,7 @@ func (c *Config) memoryBudget() (int64, error) {
 	if err != nil {
 		return 0, &ConfigError{"max-memory", c.MaxMemory, err}
 	}
-	if need := pipeline.StreamFootprint(c.Stream).Reserve; limit > 0 && need > limit {
+	if need := pipeline.StreamFootprint(c.Stream).Worst; limit > 0 && need > limit {
 		return 0, &ConfigError{"max-memory", c.MaxMemory, fmt.Errorf("%s cannot hold one stream of the defaults, which needs %s", membudget.Size(limit), membudget.Size(need))}
 	}
 	return limit, nil

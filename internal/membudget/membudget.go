@@ -2,29 +2,30 @@
 // limit, as Redis's maxmemory does for its keys, so that careless or
 // hostile clients cannot take the machine's memory:
 //
-//   - A stream reserves its bounded worst case (Footprint.Reserve) when it
-//     is created, and is refused with ErrExhausted if the budget cannot
-//     hold it.
-//   - What a stream holds beyond its reservation is charged as it happens:
-//     each window in flight beyond the first (Footprint.Window), and the
-//     growth of its summaries past their share of the reservation
-//     (Footprint.Summaries), which is logarithmic in the stream's length
-//     and so has no worst case to reserve.
+//   - A stream reserves a small fixed part (Footprint.Reserve) when it is
+//     created, and is refused with ErrExhausted if the budget cannot hold
+//     it, or if its bounded worst case (Footprint.Worst) is more than the
+//     whole budget.
+//   - What a stream holds beyond its reservation is charged as it happens,
+//     so that its charge follows its data: each window in flight
+//     (Footprint.Window), and what its buffers and summaries hold past
+//     their share of the reservation (Footprint.Summaries).
 //   - A producer whose stream has windows in flight waits (Account.Wait)
 //     while one more window would take the charges past the limit: those
 //     windows are being sorted, and memory falls as they are summarised.
-//     So ingest slows down instead of passing the budget, and no value is
-//     refused once its stream exists.
-//   - What a stream is about to keep whose size depends on its input, such
-//     as the strings of an item stream, is charged before it is kept
-//     (Account.Charge): the producer waits while the stream has windows in
-//     flight, and is refused with ErrExhausted when it has none, since
-//     nothing would then free memory.
+//     So ingest slows down instead of passing the budget.
+//   - What a stream is about to keep, such as the next, larger buffers its
+//     values need, the windows they fill, or the strings of an item
+//     stream, is charged before it is kept (Account.Charge): the producer
+//     waits while windows in flight would make room once summarised, and
+//     is refused with ErrExhausted when nothing in flight would.
+//     Account.Summaries then measures what the stream holds.
 //
-// The charges can pass the limit by the windows that concurrent producers
-// fill between two waits, and by summary growth, which is charged but never
-// refused; then new streams are refused until memory falls. A Budget of
-// limit 0 accounts without refusing or waiting.
+// The charges can pass the limit by what concurrent producers add between
+// a charge and the next measure, and by summary growth past what was
+// charged, which is logarithmic in a stream's length and never refused;
+// then new streams are refused until memory falls. A Budget of limit 0
+// accounts without refusing or waiting.
 package membudget
 
 import (
@@ -42,14 +43,20 @@ var ErrExhausted = errors.New("memory budget exhausted")
 
 // Footprint is what one stream is charged, in bytes.
 type Footprint struct {
-	// Reserve is reserved for as long as the stream exists: its bounded
-	// worst case, with one window in flight.
+	// Reserve is reserved for as long as the stream exists: its fixed
+	// part and its first small buffers.
 	Reserve int64
-	// Window is charged for each further window in flight, while it is.
+	// Window is charged for each window in flight, while it is.
 	Window int64
-	// Summaries is the part of Reserve that the stream's summaries may
-	// take; what they take beyond it is charged (Account.Summaries).
+	// Summaries is the part of Reserve that the stream's buffers and
+	// summaries may take; what they take beyond it is charged
+	// (Account.Summaries, Account.Charge).
 	Summaries int64
+	// Worst is what the stream may come to hold, with one window in
+	// flight, before its summaries grow past their size at the stream's
+	// bounds: Open refuses a stream whose Worst is more than the whole
+	// budget, since it could never fill. 0 means Reserve.
+	Worst int64
 }
 
 // Budget accounts streams' memory against a limit. It is safe for
@@ -60,6 +67,7 @@ type Budget struct {
 	mu       sync.Mutex
 	reserved int64         // Reserve of every live account
 	windows  int64         // Window charges of windows in flight
+	inflight int           // windows in flight of the accounts not released
 	growth   int64         // summary growth past the accounts' shares
 	changed  chan struct{} // closed, and replaced, when the charges fall
 	closed   bool
@@ -73,7 +81,7 @@ type Budget struct {
 type Stats struct {
 	Limit       int64   // the limit in bytes; 0 for none
 	Reserved    int64   // reservations of the streams
-	Windows     int64   // windows in flight beyond each stream's first
+	Windows     int64   // windows in flight
 	Growth      int64   // summary growth past the streams' shares
 	Used        int64   // Reserved + Windows + Growth
 	Refused     uint64  // streams refused
@@ -99,14 +107,16 @@ func (b *Budget) fell() {
 }
 
 // Open reserves fp.Reserve for a new stream and returns its account, or an
-// error wrapping ErrExhausted if the charges would pass the limit.
+// error wrapping ErrExhausted if the charges would pass the limit or the
+// stream's worst case (fp.Worst) is more than the whole limit.
 func (b *Budget) Open(fp Footprint) (*Account, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.limit > 0 && b.used()+fp.Reserve > b.limit {
+	worst := max(fp.Worst, fp.Reserve)
+	if b.limit > 0 && (b.used()+fp.Reserve > b.limit || worst > b.limit) {
 		b.refused++
-		if fp.Reserve > b.limit {
-			return nil, fmt.Errorf("%w: the stream needs %s, more than the whole budget of %s", ErrExhausted, Size(fp.Reserve), Size(b.limit))
+		if worst > b.limit {
+			return nil, fmt.Errorf("%w: the stream needs up to %s, more than the whole budget of %s", ErrExhausted, Size(worst), Size(b.limit))
 		}
 		return nil, fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used(), 0)), Size(b.limit))
 	}
@@ -151,6 +161,7 @@ type Account struct {
 	b        *Budget
 	fp       Footprint
 	inflight int   // windows in flight
+	prepaid  int   // windows charged by Grow, not yet full
 	growth   int64 // summary growth charged
 	measured int64 // the summaries' bytes: the last Summaries, and Charge since
 	closed   bool  // the stream is gone
@@ -166,8 +177,7 @@ func (a *Account) Footprint() Footprint {
 }
 
 // Charged returns what the account's stream is charged now: its
-// reservation, its windows in flight beyond the first, and its summary
-// growth.
+// reservation, its windows in flight, and its growth.
 func (a *Account) Charged() int64 {
 	if a == nil {
 		return 0
@@ -177,15 +187,12 @@ func (a *Account) Charged() int64 {
 	if a.released {
 		return 0
 	}
-	return a.fp.Reserve + a.extraWindows()*a.fp.Window + a.growth
+	return a.fp.Reserve + int64(a.inflight+a.prepaid)*a.fp.Window + a.growth
 }
 
-// extraWindows returns the windows in flight beyond the first; b.mu must be
-// held.
-func (a *Account) extraWindows() int64 { return int64(max(a.inflight-1, 0)) }
-
 // WindowFull records that a window of the stream has filled and is on its
-// way to the sorter; it never waits.
+// way to the sorter; it never waits. A window charged by Grow is charged
+// once.
 func (a *Account) WindowFull() {
 	if a == nil {
 		return
@@ -193,8 +200,13 @@ func (a *Account) WindowFull() {
 	a.b.mu.Lock()
 	defer a.b.mu.Unlock()
 	a.inflight++
-	if a.inflight > 1 && !a.released {
+	if a.prepaid > 0 {
+		a.prepaid--
+		return
+	}
+	if !a.released {
 		a.b.windows += a.fp.Window
+		a.b.inflight++
 	}
 }
 
@@ -209,8 +221,9 @@ func (a *Account) WindowDone() {
 	if a.inflight == 0 {
 		return
 	}
-	if a.inflight > 1 && !a.released {
+	if !a.released {
 		a.b.windows -= a.fp.Window
+		a.b.inflight--
 	}
 	a.inflight--
 	if a.closed && a.inflight == 0 {
@@ -219,8 +232,10 @@ func (a *Account) WindowDone() {
 	a.b.fell()
 }
 
-// Summaries records that the stream's summaries hold n bytes: what passes
-// their share of the reservation is charged.
+// Summaries records that the stream's summaries and buffers hold n bytes:
+// what passes their share of the reservation is charged. The windows that
+// Grow charged and that are not full yet are no longer charged: the stream
+// measures what it holds after the values Grow charged for are kept.
 func (a *Account) Summaries(n int64) {
 	if a == nil {
 		return
@@ -229,6 +244,12 @@ func (a *Account) Summaries(n int64) {
 	defer a.b.mu.Unlock()
 	if a.released {
 		return
+	}
+	if a.prepaid > 0 {
+		a.b.windows -= int64(a.prepaid) * a.fp.Window
+		a.b.inflight -= a.prepaid
+		a.prepaid = 0
+		a.b.fell()
 	}
 	a.measured = n
 	g := max(n-a.fp.Summaries, 0)
@@ -245,30 +266,43 @@ func (a *Account) Summaries(n int64) {
 // measures them. Unlike that growth, these bytes may be refused: Charge
 // returns at once when the budget holds them (or has no limit, or is
 // closed); waits while it does not and the stream has windows in flight,
-// whose summarising frees memory; and returns an error wrapping
-// ErrExhausted when it does not and the stream has nothing in flight, or
-// ctx's error when ctx ends first. It charges nothing when it fails.
-func (a *Account) Charge(ctx context.Context, n int64) error {
-	if a == nil || n <= 0 {
+// whose summarising frees memory, or other streams have windows in flight
+// whose charges would make room; and returns an error wrapping
+// ErrExhausted when nothing in flight would make room, or ctx's error when
+// ctx ends first. It charges nothing when it fails.
+func (a *Account) Charge(ctx context.Context, n int64) error { return a.Grow(ctx, n, 0) }
+
+// Grow is Charge for n bytes and the given number of windows that the
+// stream is about to fill, each charged Window: they are in flight for the
+// budget from now on (other producers wait for them rather than being
+// refused), and WindowFull charges none of them again. Summaries returns
+// the charge of those that are not full by then.
+func (a *Account) Grow(ctx context.Context, n int64, windows int) error {
+	if a == nil || (n <= 0 && windows <= 0) {
 		return nil
 	}
+	n, windows = max(n, 0), max(windows, 0)
 	b := a.b
 	var err error
 	_, werr := b.waitUntil(ctx, func() bool {
 		g := max(a.measured+n-a.fp.Summaries, 0)
 		d := g - a.growth
-		fits := b.limit == 0 || b.closed || a.released || b.used()+d <= b.limit
+		w := int64(windows) * a.fp.Window
+		fits := b.limit == 0 || b.closed || a.released || b.used()+d+w <= b.limit
 		switch {
 		case fits:
 			a.measured += n
 			if !a.released {
 				a.growth = g
 				b.growth += d
+				a.prepaid += windows
+				b.windows += w
+				b.inflight += windows
 			}
-		case a.inflight == 0:
-			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n), Size(max(b.limit-b.used(), 0)), Size(b.limit))
-		default:
+		case a.inflight > 0 || (b.inflight > 0 && b.used()-b.windows+d+w <= b.limit):
 			return false // wait for a window in flight
+		default:
+			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n+w), Size(max(b.limit-b.used(), 0)), Size(b.limit))
 		}
 		return true
 	})
@@ -304,7 +338,8 @@ func (a *Account) release() {
 	}
 	a.released = true
 	a.b.reserved -= a.fp.Reserve
-	a.b.windows -= a.extraWindows() * a.fp.Window
+	a.b.windows -= int64(a.inflight+a.prepaid) * a.fp.Window
+	a.b.inflight -= a.inflight + a.prepaid
 	a.b.growth -= a.growth
 }
 

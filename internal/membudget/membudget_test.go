@@ -26,11 +26,19 @@ func TestOpenRefusesPastTheLimit(t *testing.T) {
 		t.Fatalf("a stream larger than the budget: %v", err)
 	}
 	a1.Close()
+	// A stream whose worst case is more than the whole budget is refused
+	// even when its reservation fits.
+	if _, err := b.Open(Footprint{Reserve: 10, Worst: 1001}); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("a stream whose worst case is larger than the budget: %v", err)
+	}
+	if _, err := b.Open(Footprint{Reserve: 10, Worst: 1000}); err != nil {
+		t.Fatalf("a stream whose worst case is the budget: %v", err)
+	}
 	if _, err := b.Open(fp); err != nil {
 		t.Fatalf("after a close: %v", err)
 	}
 	st := b.Stats()
-	if st.Reserved != 800 || st.Used != 800 || st.Refused != 2 {
+	if st.Reserved != 810 || st.Used != 810 || st.Refused != 3 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -48,7 +56,7 @@ func TestUnlimitedAccountsOnly(t *testing.T) {
 			t.Fatal("waited without a limit")
 		}
 	}
-	if st := b.Stats(); st.Used != 200<<40 {
+	if st := b.Stats(); st.Used != 300<<40 {
 		t.Errorf("used %d", st.Used)
 	}
 }
@@ -56,29 +64,29 @@ func TestUnlimitedAccountsOnly(t *testing.T) {
 func TestWindowsAndGrowth(t *testing.T) {
 	b := New(10000)
 	a, _ := b.Open(Footprint{Reserve: 1000, Window: 300, Summaries: 200})
-	a.WindowFull() // the first window in flight is in the reservation
-	if got := a.Charged(); got != 1000 {
+	a.WindowFull() // every window in flight is charged, the first too
+	if got := a.Charged(); got != 1300 {
 		t.Errorf("one window in flight: charged %d", got)
 	}
 	a.WindowFull()
 	a.WindowFull()
-	if got := a.Charged(); got != 1600 {
+	if got := a.Charged(); got != 1900 {
 		t.Errorf("three windows in flight: charged %d", got)
 	}
 	a.Summaries(150) // within the share
 	a.Summaries(500) // 300 past it
-	if got := b.Stats(); got.Windows != 600 || got.Growth != 300 || got.Used != 1900 {
+	if got := b.Stats(); got.Windows != 900 || got.Growth != 300 || got.Used != 2200 {
 		t.Errorf("stats %+v", got)
 	}
 	a.WindowDone()
 	a.WindowDone()
 	a.Summaries(100)
-	if got := b.Stats(); got.Used != 1000 {
+	if got := b.Stats(); got.Used != 1300 {
 		t.Errorf("after the windows: %+v", got)
 	}
 	// A closed stream keeps its charges until its last window is done.
 	a.Close()
-	if got := b.Stats().Used; got != 1000 {
+	if got := b.Stats().Used; got != 1300 {
 		t.Errorf("closed with a window in flight: used %d", got)
 	}
 	a.WindowDone()
@@ -96,16 +104,16 @@ func TestWindowsAndGrowth(t *testing.T) {
 // has nothing in flight.
 func TestWaitIsBackPressure(t *testing.T) {
 	b := New(1000)
-	a, _ := b.Open(Footprint{Reserve: 600, Window: 300})
+	a, _ := b.Open(Footprint{Reserve: 400, Window: 300})
 	ctx := context.Background()
 	if a.Wait(ctx) {
 		t.Fatal("waited with nothing in flight")
 	}
 	a.WindowFull()
-	if a.Wait(ctx) { // 600 + 300 ≤ 1000
+	if a.Wait(ctx) { // 700 + 300 ≤ 1000
 		t.Fatal("waited with room for one more window")
 	}
-	a.WindowFull() // 900 charged: one more would pass the limit
+	a.WindowFull() // 1000 charged: one more would pass the limit
 	done := make(chan bool)
 	go func() { done <- a.Wait(ctx) }()
 	select {
@@ -273,5 +281,58 @@ func TestChargeBeforeKeeping(t *testing.T) {
 	b.Close()
 	if err := a.Charge(ctx, 301); err != nil {
 		t.Fatalf("charge after Close: %v", err)
+	}
+}
+
+// TestChargeWaitsForOtherStreams: a charge that does not fit waits while
+// another stream has windows in flight whose summarising would make room,
+// and is refused at once when they would not.
+func TestChargeWaitsForOtherStreams(t *testing.T) {
+	b := New(1000)
+	a, _ := b.Open(Footprint{Reserve: 100, Window: 300})
+	o, _ := b.Open(Footprint{Reserve: 100, Window: 300})
+	o.WindowFull()
+	o.WindowFull() // 800 charged
+	ctx := context.Background()
+	done := make(chan error)
+	go func() { done <- a.Charge(ctx, 300) }()
+	for b.Stats().Waits == 0 {
+		runtime.Gosched()
+	}
+	o.WindowDone() // 500: the charge fits
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Stats().Used; got != 800 {
+		t.Fatalf("used %d, want 800", got)
+	}
+	// 800 + 501 − 300 in flight > 1000: refused at once.
+	if err := a.Charge(ctx, 501); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("charge that the window in flight would not make room for: %v, want ErrExhausted", err)
+	}
+	// A window: 800 + 300 − 300 in flight ≤ 1000: waits, then fits.
+	go func() { done <- a.Grow(ctx, 0, 1) }()
+	for b.Stats().Waits == 1 {
+		runtime.Gosched()
+	}
+	o.WindowDone()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Stats(); got.Used != 800 || got.Windows != 300 {
+		t.Fatalf("after a window charged ahead: %+v, want 800 used, 300 of it the window", got)
+	}
+	a.WindowFull() // the window charged ahead: not charged again
+	if got := b.Stats().Used; got != 800 {
+		t.Fatalf("used %d after the window charged ahead filled, want 800", got)
+	}
+	a.WindowDone()
+	if err := a.Charge(ctx, 501); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("charge past the limit with nothing in flight: %v, want ErrExhausted", err)
+	}
+	a.Grow(ctx, 0, 1)
+	a.Summaries(300) // the window charged ahead never filled: its charge goes
+	if got := b.Stats(); got.Used != 500 || got.Windows != 0 {
+		t.Fatalf("after a measure: %+v, want 500 used and no windows", got)
 	}
 }

@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"streamd/feed"
+	"streamd/summary"
+	"streamd/synth"
+)
+
+// TestManySmallStreamsFit: at the default configuration, thousands of
+// streams of a few hundred values each fit a budget that would hold only
+// a handful at their worst case, and every value of every stream is
+// counted; a big stream beside them is answered within ε too.
+func TestManySmallStreamsFit(t *testing.T) {
+	const streams, each = 5000, 200
+	limit := int64(64 << 20)
+	p := open(t, Config{MaxMemory: limit})
+	ctx := context.Background()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 5}, streams*each)
+	for i := range streams {
+		if err := acceptValues(ctx, p, feed.Local, fmt.Sprint("s", i), x[i*each:(i+1)*each], time.Time{}); err != nil {
+			t.Fatalf("stream %d of %d: %v (%+v)", i+1, streams, err, p.Memory())
+		}
+	}
+	m := p.Memory()
+	t.Logf("%d streams of %d values: %+v", streams, each, m)
+	if m.Used > limit || m.Refused != 0 {
+		t.Errorf("memory %+v, limit %d", m, limit)
+	}
+	for _, i := range []int{0, 1, streams / 2, streams - 1} {
+		s := mustStream(t, p, fmt.Sprint("s", i))
+		checkStream(t, s, x[i*each:(i+1)*each], s.Config().Epsilon)
+	}
+	for i := range streams {
+		if st := mustStream(t, p, fmt.Sprint("s", i)).Stats(); st.Count != each {
+			t.Fatalf("stream %d counts %d values, want %d", i, st.Count, each)
+		}
+	}
+	// A big stream grows within what is left, all its values counted.
+	big, _ := synth.Generate(synth.Spec{Dist: synth.Normal, Seed: 6}, 3*(1<<16)+123)
+	for i := 0; i < len(big); i += 10000 {
+		if err := acceptValues(ctx, p, feed.Local, "big", big[i:min(i+10000, len(big))], time.Time{}); err != nil {
+			t.Fatalf("big stream at %d values: %v (%+v)", i, err, p.Memory())
+		}
+	}
+	s := mustStream(t, p, "big")
+	checkStream(t, s, big, s.Config().Epsilon)
+}
+
+// TestChargeFollowsValues: a stream's charge is its small reservation
+// while its first buffers hold its values, then grows with them; it is
+// always exactly its reservation, what its buffers and summaries hold past
+// their share of it, and its windows in flight.
+func TestChargeFollowsValues(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 20000}
+	p := open(t, Config{Defaults: cfg, MaxMemory: 1 << 30})
+	ctx := context.Background()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 7}, 30000)
+	var first, last int64
+	for i := 0; i < len(x); i += 100 {
+		if err := acceptValues(ctx, p, feed.Local, "g", x[i:i+100], time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		s := mustStream(t, p, "g")
+		s.mu.Lock()
+		held, inflight := s.summaryBytes(), len(s.local.inflight)
+		fp := s.mem.Footprint()
+		charged := s.mem.Charged()
+		s.mu.Unlock()
+		if want := fp.Reserve + max(held-fp.Summaries, 0) + int64(inflight)*fp.Window; charged != want {
+			t.Fatalf("after %d values: charged %d, want %d (reserve %d, holding %d, %d windows in flight)", i+100, charged, want, fp.Reserve, held, inflight)
+		}
+		if i == 0 {
+			first = charged
+		}
+		last = charged - int64(inflight)*fp.Window
+	}
+	s := mustStream(t, p, "g")
+	if fp := s.mem.Footprint(); first != fp.Reserve || first > 16<<10 {
+		t.Errorf("after 100 values: charged %d, want the reservation %d, a few KiB", first, fp.Reserve)
+	}
+	// The sliding window alone keeps its last 20,000 values raw.
+	if last < 4*cfg.SlidingWindow {
+		t.Errorf("after %d values: charged %d without the windows in flight, less than the %d bytes of the raw sliding window", len(x), last, 4*cfg.SlidingWindow)
+	}
+	checkStream(t, s, x, cfg.Epsilon)
+}
+
+// TestRefusedGrowthRefusesTheBatch: when the budget cannot hold the growth
+// that a batch needs and nothing in flight would free memory, the batch is
+// refused whole, with an error that the inputs count as memory_budget, and
+// nothing of it is kept; once memory is freed, the same batch is accepted
+// and every value is answered.
+func TestRefusedGrowthRefusesTheBatch(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 5000}
+	p := open(t, Config{Defaults: cfg, MaxMemory: 400 << 10})
+	ctx := context.Background()
+	if _, err := p.Create("s", cfg); err != nil {
+		t.Fatal(err)
+	}
+	var fillers int
+	for ; ; fillers++ {
+		if _, err := p.Create(fmt.Sprint("f", fillers), cfg); err != nil {
+			break
+		}
+	}
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 8}, 1500)
+	before := p.Memory()
+	_, err := p.Accept(ctx, &feed.Batch{Stream: "s", Values: x})
+	if r, ok := feed.RefusalReason(err); !ok || r != feed.ReasonMemoryBudget {
+		t.Fatalf("a batch that fills a window past the budget (%d streams beside): %v, want a memory_budget refusal", fillers, err)
+	}
+	s := mustStream(t, p, "s")
+	if st := s.Stats(); st.Count != 0 {
+		t.Fatalf("after a refused batch the stream counts %d values, want 0", st.Count)
+	}
+	if snap, err := s.Last(1); err == nil && snap.Count() != 0 {
+		t.Fatalf("after a refused batch the sliding window holds %d values, want 0", snap.Count())
+	}
+	if after := p.Memory(); after.Used != before.Used {
+		t.Fatalf("a refused batch changed the charges: %+v, before %+v", after, before)
+	}
+	for i := range fillers {
+		if err := p.Delete(fmt.Sprint("f", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Accept(ctx, &feed.Batch{Stream: "s", Values: x}); err != nil {
+		t.Fatalf("with memory freed: %v", err)
+	}
+	checkStream(t, s, x, cfg.Epsilon)
+}
