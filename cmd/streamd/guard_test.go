@@ -235,7 +235,8 @@ func vmRSS(t *testing.T, pid int) int64 {
 // once the budget is full, it gets ResourceExhausted; streams of the
 // issue's hostile shape (ε = 10⁻⁶, W = 2²⁴) are refused at once; the
 // daemon's resident memory stays under the budget plus the headroom the
-// daemon gives the Go runtime (64 MiB + a quarter of the budget); and a
+// daemon gives the Go runtime (64 MiB + a quarter of the budget), within
+// 3%, above what it held idle before any stream; and a
 // stream that ingests all along answers within ε.
 func TestMemoryBudgetHolds(t *testing.T) {
 	if testing.Short() {
@@ -268,6 +269,13 @@ func TestMemoryBudgetHolds(t *testing.T) {
 		t.Fatalf("daemon exited: %v", cmd.Wait())
 	}
 	go io.Copy(io.Discard, stderr)
+	// What the process holds before any stream — its code, the runtime,
+	// the servers — is neither the budget's nor the collector's: the
+	// limit is on top of it. The collector's limit is soft: with the
+	// budget full, the heap may pass it by a few percent before freed
+	// pages go back to the system.
+	idle := vmRSS(t, cmd.Process.Pid)
+	allowed += idle + allowed*3/100
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
