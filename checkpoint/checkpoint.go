@@ -75,9 +75,10 @@
 // the previous base.
 //
 // Retention with deltas: the newest two restore points known to be valid
-// are kept with their whole chains: no file numbered at or above the base
-// of the older of them is removed, so a base that a kept delta needs is
-// never removed.
+// are kept with their whole chains, and so is the newest one of the chain
+// before the newest point's, which a restore falls back to when the newest
+// base is damaged: no file numbered at or above the oldest base of those
+// points is removed, so a base that a kept delta needs is never removed.
 //
 // Scheduling: a Scheduler decides when a daemon checkpoints — every
 // interval, and when asked — and keeps the outcome: a failed checkpoint
