@@ -143,12 +143,12 @@ func TestDamagedBaseTakesTheOlderChain(t *testing.T) {
 }
 
 // TestRetentionKeepsTheBase: retention keeps the newest two restore points
-// with their chains back to their bases, and removes an older chain once
-// two points of a newer one are written.
+// with their chains back to their bases, and the chain before the newest
+// point's, which a damaged newest base falls back to; it removes an older
+// chain once a newer base follows the one after it.
 func TestRetentionKeepsTheBase(t *testing.T) {
 	s, _ := newStore(t)
-	write(t, s, "b1")
-	var want []string
+	want := []string{name(write(t, s, "b1"))}
 	want = append(want, name(write(t, s, "b2")))
 	for i := range 5 {
 		want = append(want, name(writeDelta(t, s, "d"+string(rune('0'+i)))))
@@ -156,14 +156,19 @@ func TestRetentionKeepsTheBase(t *testing.T) {
 	if got := files(t, s.Dir); !slices.Equal(got, want) {
 		t.Fatalf("files %v, want %v", got, want)
 	}
+	chain := want[1:]
 	_, _, r := restoreChain(t, s)
 	b3 := write(t, r, "b3")
-	if got, want := files(t, s.Dir), append(slices.Clone(want), name(b3)); !slices.Equal(got, want) {
+	if got, want := files(t, s.Dir), append(slices.Clone(chain), name(b3)); !slices.Equal(got, want) {
 		t.Fatalf("after a new base, files %v, want %v", got, want)
 	}
 	d := writeDelta(t, r, "d")
-	if got, want := files(t, s.Dir), []string{name(b3), name(d)}; !slices.Equal(got, want) {
+	if got, want := files(t, s.Dir), append(slices.Clone(chain), name(b3), name(d)); !slices.Equal(got, want) {
 		t.Fatalf("after a delta on the new base, files %v, want %v", got, want)
+	}
+	b4 := write(t, r, "b4")
+	if got, want := files(t, s.Dir), []string{name(b3), name(d), name(b4)}; !slices.Equal(got, want) {
+		t.Fatalf("after a third base, files %v, want %v", got, want)
 	}
 }
 
@@ -230,5 +235,32 @@ func TestNewestDeltaOfTwo(t *testing.T) {
 	got, seq, _ := restoreChain(t, s)
 	if want := []string{"base:b", "delta:d"}; !slices.Equal(got, want) || seq != d {
 		t.Fatalf("restored %q to %d, want %q to %d", got, seq, want, d)
+	}
+}
+
+// TestDamagedBaseFallsBackAfterRetention: in a directory that retention
+// has pruned as a daemon's checkpoints go, base and deltas, a damaged
+// newest base falls back to the newest point of the chain before it:
+// retention keeps that chain until a newer base has a valid successor.
+func TestDamagedBaseFallsBackAfterRetention(t *testing.T) {
+	s, _ := newStore(t)
+	s.MaxDeltas = 100
+	write(t, s, "b1")
+	writeDelta(t, s, "d1")
+	d2 := writeDelta(t, s, "d2")
+	b2 := write(t, s, "b2")
+	writeDelta(t, s, "d3")
+	writeDelta(t, s, "d4")
+	raw, err := os.ReadFile(filepath.Join(s.Dir, name(b2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)-6] ^= 0xff
+	if err := os.WriteFile(filepath.Join(s.Dir, name(b2)), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, seq, _ := restoreChain(t, s)
+	if want := []string{"base:b1", "delta:d1", "delta:d2"}; !slices.Equal(got, want) || seq != d2 {
+		t.Fatalf("restored %q to %d, want %q to %d", got, seq, want, d2)
 	}
 }

@@ -75,9 +75,10 @@
 // the previous base.
 //
 // Retention with deltas: the newest two restore points known to be valid
-// are kept with their whole chains: no file numbered at or above the base
-// of the older of them is removed, so a base that a kept delta needs is
-// never removed.
+// are kept with their whole chains, and so is the newest one of the chain
+// before the newest point's, which a restore falls back to when the newest
+// base is damaged: no file numbered at or above the oldest base of those
+// points is removed, so a base that a kept delta needs is never removed.
 //
 // Scheduling: a Scheduler decides when a daemon checkpoints — every
 // interval, and when asked — and keeps the outcome: a failed checkpoint
@@ -355,19 +356,37 @@ func (s *Store) addGood(seq, base uint64) {
 	s.baseOf[seq] = base
 }
 
-// prune keeps the newest restore points known to be valid and removes the
-// checkpoint files numbered below them and their chains' bases, and the files renamed aside but
-// the newest keepInvalid; files is the directory's, newest first.
+// prune keeps the newest restore points known to be valid, and the newest
+// one of the chain before the newest point's, and removes the checkpoint
+// files numbered below them and their chains' bases, and the files renamed
+// aside but the newest keepInvalid; files is the directory's, newest
+// first. Every point of a chain needs its base: the chain before is what
+// a restore falls back to when the newest base is damaged.
 func (s *Store) prune(files []file) error {
 	slices.Sort(s.good)
-	for _, q := range s.good[:max(0, len(s.good)-keep)] {
-		delete(s.baseOf, q)
+	kept := slices.Clone(s.good[max(0, len(s.good)-keep):])
+	if hb, ok := s.baseOf[s.good[len(s.good)-1]]; ok {
+		for _, q := range slices.Backward(s.good) {
+			if b, ok := s.baseOf[q]; ok && b < hb {
+				if !slices.Contains(kept, q) {
+					kept = append([]uint64{q}, kept...)
+				}
+				break
+			}
+		}
 	}
-	s.good = s.good[max(0, len(s.good)-keep):]
-	// The older point's chain goes back to its base: none of it goes.
+	for _, q := range s.good {
+		if !slices.Contains(kept, q) {
+			delete(s.baseOf, q)
+		}
+	}
+	s.good = kept
+	// The points' chains go back to their bases: none of them goes.
 	oldest := s.good[0]
-	if b, ok := s.baseOf[oldest]; ok {
-		oldest = min(oldest, b)
+	for _, q := range s.good {
+		if b, ok := s.baseOf[q]; ok {
+			oldest = min(oldest, b)
+		}
 	}
 	if len(s.good) < keep {
 		oldest = 0 // no file but those set aside goes until keep are known valid

@@ -258,7 +258,7 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 		return 0, nil
 	}
 	for l, st := range streams {
-		if err := p.chargeItems(ctx, st, src, &buf.batches[l]); err != nil {
+		if err := p.chargeItems(ctx, st, src, &buf.batches[l], streams[:l]...); err != nil {
 			// The levels charged before keep none of the items: measure
 			// them again, which drops their charges.
 			for _, c := range streams[:l] {

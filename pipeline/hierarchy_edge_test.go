@@ -143,3 +143,62 @@ func TestHierarchyEmptyField(t *testing.T) {
 	checkHHH(t, s, HHHQuery{}, list, precision, minSupport)
 	checkHHH(t, s, HHHQuery{LastN: 100}, list[200:], precision, minSupport)
 }
+
+// TestHierarchyWindowAtEveryLevelNeverWaitsOnItself: when a batch fills a
+// window at every level of a hierarchy stream and the budget holds level
+// 0's window but not level 1's too, Accept does not wait for level 0's
+// window, which it has charged but not filled yet and which fills only
+// once every level is charged: nothing else is in flight, so the batch is
+// refused whole and the budget charged nothing for it.
+func TestHierarchyWindowAtEveryLevelNeverWaitsOnItself(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 4096, Hierarchy: "path/3"}
+	key, err := items.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b items.Batch
+	for i := range cfg.WindowSize {
+		b.AppendString("/" + strconv.Itoa(i%7) + "/" + strconv.Itoa(i))
+	}
+	ctx := context.Background()
+
+	// What the budget is charged for the batch at levels 0 and 1, measured
+	// on a pipeline without a limit.
+	probe := open(t, Config{ItemKey: key})
+	s, err := probe.Create("paths", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := &levelBuf{batches: make([]items.Batch, 2), fps: make([]itemBuf, 2)}
+	if notIn := buf.split(s.hier.h, &b); notIn != 0 {
+		t.Fatalf("%d items not in the hierarchy", notIn)
+	}
+	used := probe.Memory().Used
+	if err := probe.chargeItems(ctx, s, feed.Local, &buf.batches[0]); err != nil {
+		t.Fatal(err)
+	}
+	level0 := probe.Memory().Used - used
+	if err := probe.chargeItems(ctx, s.hier.levels[0], feed.Local, &buf.batches[1]); err != nil {
+		t.Fatal(err)
+	}
+	level1 := probe.Memory().Used - used - level0
+	window := s.mem.Footprint().Window
+	if level0 < window || level1 < window {
+		t.Fatalf("the batch charges %d bytes at level 0 and %d at level 1, want a window (%d) at each", level0, level1, window)
+	}
+
+	p := open(t, Config{ItemKey: key, MaxMemory: used + level0 + level1 - 1})
+	if _, err := p.Create("paths", cfg); err != nil {
+		t.Fatal(err)
+	}
+	before := p.Memory()
+	// A deadline only ends a wait that would otherwise never end.
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if n, err := p.Accept(wctx, &feed.Batch{Stream: "paths", Items: &b}); !errors.Is(err, ErrMemoryBudget) || n != 0 {
+		t.Fatalf("Accept past the budget at level 1: %d, %v; want 0 and ErrMemoryBudget", n, err)
+	}
+	if after := p.Memory(); after.Used != before.Used || after.Windows != before.Windows {
+		t.Fatalf("after a refused batch the budget charges %d bytes (windows %d), %d (windows %d) before", after.Used, after.Windows, before.Used, before.Windows)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamd/feed"
+	"streamd/internal/membudget"
 	"streamd/items"
 	"streamd/lossy"
 	"streamd/slidingwindow"
@@ -198,8 +199,9 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 // when nothing in flight would free memory it fails with an error wrapping
 // ErrMemoryBudget, and the items are refused. Windows left unsent by a
 // cancelled Accept are sent first, since the wait may need them
-// summarised.
-func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, b *items.Batch) error {
+// summarised. held are streams charged before s for the same batch, whose
+// windows it fills only once s is charged too: it never waits for those.
+func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, b *items.Batch, held ...*Stream) error {
 	if b.Len() == 0 {
 		return nil
 	}
@@ -218,7 +220,11 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, 
 	if err := p.send(ctx, s, full); err != nil {
 		return err
 	}
-	return s.mem.Grow(ctx, cost, windows)
+	accounts := make([]*membudget.Account, len(held))
+	for i, h := range held {
+		accounts[i] = h.mem
+	}
+	return s.mem.Grow(ctx, cost, windows, accounts...)
 }
 
 // IsItems reports whether s is an item stream.

@@ -276,8 +276,11 @@ func (a *Account) Charge(ctx context.Context, n int64) error { return a.Grow(ctx
 // stream is about to fill, each charged Window: they are in flight for the
 // budget from now on (other producers wait for them rather than being
 // refused), and WindowFull charges none of them again. Summaries returns
-// the charge of those that are not full by then.
-func (a *Account) Grow(ctx context.Context, n int64, windows int) error {
+// the charge of those that are not full by then. held are accounts of the
+// same budget whose windows charged by Grow the caller fills only after
+// this Grow returns, such as the other levels of one batch: Grow never
+// waits for those, which would be waiting for itself.
+func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Account) error {
 	if a == nil || (n <= 0 && windows <= 0) {
 		return nil
 	}
@@ -288,6 +291,15 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int) error {
 		g := max(a.measured+n-a.fp.Summaries, 0)
 		d := g - a.growth
 		w := int64(windows) * a.fp.Window
+		// The windows in flight that would make room: not those that
+		// the caller is yet to fill.
+		inflight, room := b.inflight, b.windows
+		for _, h := range held {
+			if h != nil && h != a && !h.released {
+				inflight -= h.prepaid
+				room -= int64(h.prepaid) * h.fp.Window
+			}
+		}
 		fits := b.limit == 0 || b.closed || a.released || b.used()+d+w <= b.limit
 		switch {
 		case fits:
@@ -299,7 +311,7 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int) error {
 				b.windows += w
 				b.inflight += windows
 			}
-		case a.inflight > 0 || (b.inflight > 0 && b.used()-b.windows+d+w <= b.limit):
+		case a.inflight > 0 || (inflight > 0 && b.used()-room+d+w <= b.limit):
 			return false // wait for a window in flight
 		default:
 			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n+w), Size(max(b.limit-b.used(), 0)), Size(b.limit))
