@@ -84,7 +84,7 @@ var (
 type Config struct {
 	// Defaults configures streams created on first data.
 	Defaults summary.Config
-	// MaxStreams limits the number of streams (default 100000).
+	// MaxStreams limits the number of streams (default 1000000).
 	MaxStreams int
 	// Queue is the number of full windows that may wait for the sorter
 	// before Accept blocks (default 16).
@@ -171,7 +171,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: default stream config: %w", err)
 	}
 	if cfg.MaxStreams <= 0 {
-		cfg.MaxStreams = 100000
+		cfg.MaxStreams = 1000000
 	}
 	if cfg.Queue <= 0 {
 		cfg.Queue = 16

@@ -120,7 +120,7 @@ func DefaultConfig() Config {
 		IdleTimeout:        ingest.DefaultIdleTimeout,
 		MaxLineBytes:       ingest.DefaultMaxLineBytes,
 		MaxFrameBytes:      ingest.MaxFrameLen,
-		MaxStreams:         100000,
+		MaxStreams:         1000000,
 		GRPCMaxStreams:     DefaultGRPCMaxStreams,
 		MaxWatches:         api.DefaultMaxWatches,
 		MaxWatchesPerConn:  api.DefaultMaxWatchesPerConn,
