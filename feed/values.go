@@ -1,5 +1,7 @@
 package feed
 
+import "math"
+
 // The value rule: NaN and ±Inf are rejected (ReasonNaN, ReasonInf), −0
 // becomes +0, and a float32 stream keeps each value rounded to float32, a
 // finite value beyond float32's range rounding to ±Inf and being rejected
@@ -29,11 +31,19 @@ func CleanValues(vals []float64) (kept []float64, nan, inf int) {
 	return vals[:j], nan, inf
 }
 
+// MaxPair is the largest magnitude of x or y in a pair that a pair stream
+// keeps, 2^960 (about 9.7·10^288). A pair stream sums x, |y| and the
+// positive and negative y of up to 2^63 pairs, in any order; below this
+// bound none of those sums can overflow, so a window of pairs once
+// accepted is always summarised.
+const MaxPair = 0x1p960
+
 // CleanPairs applies the value rule to the pairs (x[i], y[i]) in place: it
 // leaves out a pair with a NaN in x or y, counting it as nan, and one with
-// a ±Inf and no NaN, counting it as inf, and turns −0 into +0. It returns
-// the pairs kept, prefixes of x and y in their original order. It makes
-// one pass and allocates nothing. It panics if x and y differ in length.
+// a ±Inf, or a magnitude above MaxPair, and no NaN, counting it as inf, and
+// turns −0 into +0. It returns the pairs kept, prefixes of x and y in their
+// original order. It makes one pass and allocates nothing. It panics if x
+// and y differ in length.
 func CleanPairs(x, y []float64) (kx, ky []float64, nan, inf int) {
 	if len(x) != len(y) {
 		panic("feed: CleanPairs of x and y of different lengths")
@@ -41,7 +51,7 @@ func CleanPairs(x, y []float64) (kx, ky []float64, nan, inf int) {
 	j := 0
 	for i, a := range x {
 		b := y[i]
-		if a-a != 0 || b-b != 0 { // NaN or ±Inf in x or y
+		if !(math.Abs(a) <= MaxPair && math.Abs(b) <= MaxPair) { // NaN, ±Inf or too large
 			if a != a || b != b {
 				nan++
 			} else {

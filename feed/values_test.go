@@ -82,3 +82,15 @@ func TestCleanPairs(t *testing.T) {
 		t.Errorf("CleanPairs allocates %v times", n)
 	}
 }
+
+// TestCleanPairsBound: pairs beyond MaxPair, in x or y, are rejected as
+// inf; MaxPair itself is kept.
+func TestCleanPairsBound(t *testing.T) {
+	big := math.Nextafter(MaxPair, math.Inf(1))
+	x := []float64{MaxPair, -MaxPair, big, 1, -big, math.MaxFloat64}
+	y := []float64{-MaxPair, 1, 1, big, 2, 3}
+	kx, ky, nan, inf := CleanPairs(x, y)
+	if !slices.Equal(kx, []float64{MaxPair, -MaxPair}) || !slices.Equal(ky, []float64{-MaxPair, 1}) || nan != 0 || inf != 4 {
+		t.Fatalf("CleanPairs = %v %v, %d NaN, %d Inf", kx, ky, nan, inf)
+	}
+}

@@ -45,8 +45,10 @@ func newPairs(cfg summary.Config) (*pairStream, error) {
 
 // add appends clean pairs to the partial window, summarising each window
 // of w pairs it fills, sorted by sortPairs when it reports that it sorted
-// them, else on the CPU. A window the summary refuses (its sum of |y|
-// would overflow) is dropped; add returns how many pairs it dropped so.
+// them, else on the CPU. Clean pairs (feed.CleanPairs, whose bound
+// feed.MaxPair keeps every sum finite) are never refused by the summary;
+// should it refuse a window anyway, the window is dropped and add returns
+// how many pairs it dropped so, to be counted.
 func (ps *pairStream) add(x, y []float64, w int, sortPairs func(x, y []float64) bool) (dropped int) {
 	for len(x) > 0 {
 		n := min(len(x), w-len(ps.x))

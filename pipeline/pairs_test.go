@@ -314,3 +314,50 @@ func TestPairsSortedBySorter(t *testing.T) {
 		}
 	}
 }
+
+// TestPairsHugeKeepAccepted: pairs of the largest magnitudes the value
+// rule keeps, among ordinary ones, in windows, never make a window the
+// summary refuses: every pair Accept counts is in the answers. (Pairs of
+// x near 10^308 used to make the window's sum of x overflow, and the
+// whole window, earlier batches' pairs included, was dropped.)
+func TestPairsHugeKeepAccepted(t *testing.T) {
+	const w = 100
+	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: w}})
+	ctx := context.Background()
+	var sent, accepted int
+	var keptX []float64
+	for i := range 10 {
+		x := make([]float64, 30)
+		y := make([]float64, 30)
+		for j := range x {
+			x[j], y[j] = float64(i*30+j), 1
+		}
+		if i%3 == 2 { // huge pairs, some beyond the rule
+			x[0], y[0] = math.MaxFloat64, 1
+			x[1], y[1] = feed.MaxPair, -feed.MaxPair
+			x[2], y[2] = -feed.MaxPair, feed.MaxPair
+		}
+		sent += len(x)
+		kx, ky, _, _ := feed.CleanPairs(x, y)
+		keptX = append(keptX, kx...)
+		n, err := p.Accept(ctx, &feed.Batch{Stream: "p", Pairs: feed.Pairs{X: kx, Y: ky}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted += n
+	}
+	s, err := p.Stream("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Count != int64(accepted) || accepted != len(keptX) {
+		t.Fatalf("%d pairs sent, %d kept by the rule, %d accepted, the stream counts %d (rejects %v)", sent, len(keptX), accepted, st.Count, st.Rejected)
+	}
+	a, err := s.CorrelatedAt(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Totals.Count != int64(accepted) {
+		t.Errorf("the summary holds %d pairs, %d accepted", a.Totals.Count, accepted)
+	}
+}
