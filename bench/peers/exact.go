@@ -78,9 +78,3 @@ func (k *key) heavy(support float64) map[float64]int64 {
 	}
 	return out
 }
-
-// count returns the number of values equal to v.
-func (k *key) count(v float64) int64 {
-	below, atMost := k.rankRange(v)
-	return atMost - below
-}

@@ -2,13 +2,17 @@
 // heavy-hitter sketches users would otherwise reach for — DataDog's
 // DDSketch, Apache DataSketches' KLL and frequent items, InfluxData's
 // t-digest — and with an exact baseline, on synthetic and real streams. It
-// writes markdown tables and a plot of rank error against memory.
+// writes markdown tables and a plot of rank error against memory. With
+// -bytes-per-stream it measures instead the live heap and the serialized
+// bytes per stream of each, and of a Prometheus client_golang summary,
+// with many instances of each (perstream.go).
 //
 // It lives in its own module so that the peer libraries never enter
 // streamd's go.mod.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -54,12 +58,29 @@ func main() {
 	flag.IntVar(&o.SweepN, "sweep-n", 0, "values of the synthetic sweep stream (0: same as -n)")
 	flag.StringVar(&o.Out, "out", "", "markdown output file (default stdout)")
 	flag.StringVar(&o.Plot, "plot", "", "PNG plot of rank error against memory (default none)")
+	perStream := flag.Bool("bytes-per-stream", false, "measure only the live heap and serialized bytes per stream of every contender (see -bps-counts), and write that section")
+	bpsCounts := flag.String("bps-counts", "1,100,10000,1000000", "bytes per stream: values fed to each instance, comma-separated")
+	bpsStreams := flag.String("bps-streams", "20000,20000,200,4", "bytes per stream: instances made at each count, comma-separated")
 	sweepNames := flag.String("sweep", "lognormal/random,household/Global_active_power", "streams of the equal-memory sweep, comma-separated")
 	flag.Parse()
 	o.Synthetic, o.Household = true, o.Data != ""
 	o.SweepNames = strings.Split(*sweepNames, ",")
 	if o.SweepN == 0 {
 		o.SweepN = o.N
+	}
+	if *perStream {
+		po := perStreamOptions{Seed: o.Seed, DDAlpha: o.DDAlpha, KLLK: o.KLLK, TDigest: o.TDigest}
+		var err error
+		if po.Counts, err = parseInts(*bpsCounts); err != nil {
+			log.Fatalf("-bps-counts: %v", err)
+		}
+		if po.Streams, err = parseInts(*bpsStreams); err != nil {
+			log.Fatalf("-bps-streams: %v", err)
+		}
+		if err := runPerStream(context.Background(), po, o.Out, os.Stderr); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if err := run(o, os.Stderr); err != nil {
 		log.Fatal(err)
@@ -216,3 +237,19 @@ func run(o options, logw io.Writer) error {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("%d is not positive", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

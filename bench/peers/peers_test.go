@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +107,72 @@ func TestReport(t *testing.T) {
 	png, err := os.ReadFile(o.Plot)
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Errorf("plot: %v", err)
+	}
+}
+
+// TestBytesPerStream runs the bytes-per-stream mode with few instances:
+// every contender has a positive live heap per stream at every count, and
+// every one with an encoding a positive encoded size (the mode checks
+// that streamd's streams count all their values, every full window
+// summarised); the section names every contender.
+func TestBytesPerStream(t *testing.T) {
+	o := perStreamOptions{Counts: []int{1, 100, 10_000, 100_000}, Streams: []int{50, 50, 4, 1}, Seed: 3, DDAlpha: 0.01, KLLK: 200, TDigest: 100}
+	r, err := collectPerStream(context.Background(), o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.results) != len(memContenders(o)) {
+		t.Fatalf("%d contenders measured, want %d", len(r.results), len(memContenders(o)))
+	}
+	for _, res := range r.results {
+		if len(res.per) != len(o.Counts) {
+			t.Fatalf("%s: %d counts measured, want %d", res.c.name, len(res.per), len(o.Counts))
+		}
+		for i, ps := range res.per {
+			if ps.Heap <= 0 {
+				t.Errorf("%s at %d values: heap %v bytes per stream", res.c.name, o.Counts[i], ps.Heap)
+			}
+			if hasEncoding := !strings.HasPrefix(res.c.name, "Prometheus"); hasEncoding != (ps.Serialized > 0) {
+				t.Errorf("%s at %d values: serialized %d bytes", res.c.name, o.Counts[i], ps.Serialized)
+			}
+		}
+	}
+	var md bytes.Buffer
+	if err := writePerStream(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Bytes per stream", "| n = 1 | n = 100 | n = 10^4 | n = 10^5 |", "github.com/prometheus/client_golang"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("section lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, res := range r.results {
+		if !strings.Contains(md.String(), "| "+res.c.name+" | ") {
+			t.Errorf("section lacks a row for %s", res.c.name)
+		}
+	}
+}
+
+// TestStreamdHeapPerStream: streamd's heap per stream is the same whether
+// one stream or three are measured, so nothing left from before the
+// measurement (the warm-up's deleted streams) is freed during it and
+// taken off the streams' figure.
+func TestStreamdHeapPerStream(t *testing.T) {
+	x, err := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 4}, 200_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x = round32(x)
+	ctx := context.Background()
+	one, err := measureStreamd(ctx, 1, x, streamdFloat32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := measureStreamd(ctx, 3, x, streamdFloat32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(one.Heap-three.Heap) > three.Heap/10 {
+		t.Errorf("heap per stream of %d values: %.0f bytes measured with 1 stream, %.0f with 3", len(x), one.Heap, three.Heap)
 	}
 }

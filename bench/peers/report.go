@@ -29,15 +29,16 @@ func machine() string {
 	return fmt.Sprintf("%s, %d cores visible to Go (GOMAXPROCS %d), %s/%s", model, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 }
 
-// versions lists the compared libraries' module versions.
-func versions() [][2]string {
+// versions lists the compared libraries' module versions, and those of
+// the extra modules.
+func versions(extra ...string) [][2]string {
 	out := [][2]string{{"Go", runtime.Version()}}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return out
 	}
 	want := []string{"streamd", "github.com/DataDog/sketches-go", "github.com/apache/datasketches-go", "github.com/influxdata/tdigest", "gonum.org/v1/plot"}
-	for _, p := range want {
+	for _, p := range append(want, extra...) {
 		for _, d := range bi.Deps {
 			if d.Path != p {
 				continue

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/datasketches-go/kll"
 	"github.com/influxdata/tdigest"
 
+	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/slidingwindow"
 	"streamd/summary"
@@ -120,7 +121,7 @@ func (s *streamdSketch) ingest(x []float64) error {
 		chunk := x[i:min(i+s.w, len(x))]
 		t0 := time.Now()
 		s.recent.Add(int64(i), chunk...)
-		s.s.AddMoments(summary.Measure(chunk))
+		s.s.AddMoments(feed.Measure(chunk))
 		t1 := time.Now()
 		s.tObserve += t1.Sub(t0)
 		if len(chunk) < s.w {
