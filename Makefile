@@ -28,6 +28,7 @@ run: build
 # when they are installed; in CI (CI set) those tests fail without them.
 test: vet lint
 	$(GO) test ./...
+	cd bench/peers && $(GO) vet . && $(GO) test -short .
 	@command -v chromium >/dev/null || echo "chromium not installed: skipped the web page's test in headless Chromium (apt-get install chromium)"
 	@command -v promtool >/dev/null || echo "promtool not installed: skipped promtool check metrics (apt-get install prometheus)"
 	@if pkg-config --exists egl 2>/dev/null; then \
