@@ -86,8 +86,7 @@ const firstBuffers = 4 << 10
 func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	cfg = cfg.WithDefaults()
 	if cfg.Pairs {
-		reserve, sums := pairFootprint(cfg)
-		return membudget.Footprint{Reserve: reserve, Summaries: sums}
+		return pairFootprint(cfg)
 	}
 	eps, n := cfg.Epsilon, cfg.SlidingWindow
 	size := int64(cfg.WindowSize)

@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"streamd/corrsum"
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/codec"
+	"streamd/internal/membudget"
 	"streamd/summary"
 )
 
@@ -52,6 +54,10 @@ func newPairs(cfg summary.Config) (*pairStream, error) {
 func (ps *pairStream) add(x, y []float64, w int, sortPairs func(x, y []float64) bool) (dropped int) {
 	for len(x) > 0 {
 		n := min(len(x), w-len(ps.x))
+		if c := pairCap(len(ps.x)+n, w); c > cap(ps.x) {
+			ps.x = slices.Grow(ps.x, c-len(ps.x))
+			ps.y = slices.Grow(ps.y, c-len(ps.y))
+		}
 		ps.x = append(ps.x, x[:n]...)
 		ps.y = append(ps.y, y[:n]...)
 		x, y = x[n:], y[n:]
@@ -150,6 +156,9 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 	if len(x) == 0 {
 		return 0, nil
 	}
+	if err := p.chargePairs(ctx, s, len(x)); err != nil {
+		return 0, err
+	}
 	if err := p.lockOpen(); err != nil {
 		return 0, err
 	}
@@ -165,6 +174,25 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 	s.version++
 	s.mem.Summaries(s.summaryBytes())
 	return n, nil
+}
+
+// chargePairs charges the memory budget for the growth that n pairs need
+// before the pair stream s keeps them: the next buffers of its partial
+// window and the windows they fill (pairFootprint). It waits while windows
+// in flight would make room, and fails with an error wrapping
+// ErrMemoryBudget when nothing would: then the pairs are refused, all of
+// them.
+func (p *Pipeline) chargePairs(ctx context.Context, s *Stream, n int) error {
+	if s.mem == nil {
+		return nil
+	}
+	s.mu.Lock()
+	grow, windows := s.pairs.growth(n, s.cfg.WindowSize)
+	s.mu.Unlock()
+	if err := s.mem.Grow(ctx, grow, windows); err != nil {
+		return fmt.Errorf("pairs for stream %q: %w", s.name, err)
+	}
+	return nil
 }
 
 // kind names the kind of s, for errors.
@@ -220,7 +248,7 @@ func (s *Stream) correlated(answer func(*corrsum.Summary) (corrsum.Answer, error
 	if s.pairs == nil {
 		return PairAnswer{}, fmt.Errorf("%w: %s stream %q has no pairs", ErrWrongKind, s.kind(), s.name)
 	}
-	v, err := s.pairs.current()
+	v, err := s.pairViewLocked()
 	if err != nil {
 		return PairAnswer{}, err
 	}
@@ -231,6 +259,18 @@ func (s *Stream) correlated(answer func(*corrsum.Summary) (corrsum.Answer, error
 	return PairAnswer{Answer: a, Totals: v.Totals(), Epsilon: s.cfg.Epsilon}, nil
 }
 
+// pairViewLocked returns the summary of every pair of the pair stream s
+// (pairStream.current), and measures what s holds when it makes a new
+// one: the view is a copy. The caller holds s.mu.
+func (s *Stream) pairViewLocked() (*corrsum.Summary, error) {
+	cached := s.pairs.view != nil
+	v, err := s.pairs.current()
+	if err == nil && !cached {
+		s.mem.Summaries(s.summaryBytes())
+	}
+	return v, err
+}
+
 // PairTotals returns the totals of the pairs the pair stream s accepted,
 // its partial window included; all zero for another kind of stream.
 func (s *Stream) PairTotals() corrsum.Totals {
@@ -239,7 +279,7 @@ func (s *Stream) PairTotals() corrsum.Totals {
 	if s.pairs == nil {
 		return corrsum.Totals{}
 	}
-	v, err := s.pairs.current()
+	v, err := s.pairViewLocked()
 	if err != nil {
 		return s.pairs.sum.Totals()
 	}
@@ -269,23 +309,59 @@ func (s *Stream) pairStatsLocked(st *Stats) {
 }
 
 // pairFootprint is StreamFootprint for a pair stream of cfg (defaults
-// set). With W the window size, N the sliding window and T =
-// corrsum.SpaceBound(ε, W, N) tuples of 64 bytes:
+// set). A pair stream, like a value stream, costs what it holds. With W the
+// window size, N the sliding window and T = corrsum.SpaceBound(ε, W, N)
+// tuples of 64 bytes:
 //
-//	partial window  32W (W pairs of 16 bytes, with room to grow)
-//	sort buffers    64W (AddWindow's, of the summary and of its view)
-//	view window     16W (the copy of the partial window a query sorts)
-//	summaries       s = 4·64·T (the summary and its view, each with the
-//	                cached merge of its buckets)
+//	partial window  16 bytes a pair, in buffers that start at 64 pairs
+//	                and double up to W (pairCap)
+//	sort buffers    32W (AddWindow's, kept by the summary once it has
+//	                sorted a window), and 16W to spare for the summary's
+//	                growth: the Window charge, paid before a batch that
+//	                fills a window (pair windows are sorted before Accept
+//	                returns, so it is returned then)
+//	view            a copy of the summary and of the partial window, made
+//	                by the first query after new pairs and measured then
+//	summaries       s = 4·64·T at the stream's bounds (the summary and
+//	                its view, each with the cached merge of its buckets)
 //
-// Reserve is all of it and 4 KiB; Window is 0, since no pair window goes
-// to the sorter; Summaries is s. As for a value stream, the summaries are
-// reserved at their size after N pairs, and their growth past it is
-// charged as measured.
-func pairFootprint(cfg summary.Config) (reserve, summaries int64) {
+// Reserve is what a value stream reserves; the growth of the partial
+// window and the windows a batch fills are charged before the batch is
+// kept (chargePairs), and refused, the batch whole, when the budget cannot
+// hold them; what the stream holds is measured after each batch and
+// query. Worst is all of it at the stream's bounds: 32W for the partial
+// window and its view's copy, 64W for the sort buffers of the summary and
+// of its view, 16W for a window, s, and the fixed part.
+func pairFootprint(cfg summary.Config) membudget.Footprint {
 	w := int64(cfg.WindowSize)
-	summaries = 4 * 64 * corrsum.SpaceBound(cfg.Epsilon, w, cfg.SlidingWindow)
-	return 32*w + 64*w + 16*w + summaries + streamOverhead, summaries
+	sums := 4 * 64 * corrsum.SpaceBound(cfg.Epsilon, w, cfg.SlidingWindow)
+	return membudget.Footprint{
+		Reserve:   streamOverhead + firstBuffers,
+		Window:    48 * w,
+		Summaries: firstBuffers,
+		Worst:     32*w + 64*w + 16*w + sums + streamOverhead,
+	}
+}
+
+// pairCap is the capacity, in pairs, of a partial pair window of window
+// size w that holds n pairs: 64 at first, doubling up to w.
+func pairCap(n, w int) int {
+	c := 64
+	for c < n {
+		c *= 2
+	}
+	return min(c, w)
+}
+
+// growth returns the bytes that adding n pairs to the partial window of a
+// stream of window size w needs beyond what it holds, and the number of
+// windows they fill.
+func (ps *pairStream) growth(n, w int) (grow int64, windows int) {
+	windows = (len(ps.x) + n) / w
+	if c := pairCap(min(len(ps.x)+n, w), w); c > cap(ps.x) {
+		grow = 16 * int64(c-cap(ps.x))
+	}
+	return grow, windows
 }
 
 // appendPairs appends the pair state of a pair stream: its summary

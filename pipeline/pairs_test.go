@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -359,5 +360,75 @@ func TestPairsHugeKeepAccepted(t *testing.T) {
 	}
 	if a.Totals.Count != int64(accepted) {
 		t.Errorf("the summary holds %d pairs, %d accepted", a.Totals.Count, accepted)
+	}
+}
+
+// TestPairStreamsChargeWhatTheyHold: a pair stream reserves what a value
+// stream does and is charged what it holds, so a budget that holds one
+// pair stream at its bounds holds many small ones; a batch whose growth
+// the budget cannot hold is refused whole, and every pair accepted is
+// still counted.
+func TestPairStreamsChargeWhatTheyHold(t *testing.T) {
+	cfg := summary.Config{Pairs: true, Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 4096}
+	fp := StreamFootprint(cfg)
+	if fp.Reserve > 16<<10 || fp.Worst <= fp.Reserve {
+		t.Fatalf("footprint %+v: want a reserve of a few KiB and a larger worst case", fp)
+	}
+	p, err := New(Config{Sorter: gpusort.NewCPU(0), MaxMemory: fp.Worst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	pairs := func(n int) feed.Pairs {
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = float64(i*7919%n), float64(i%5)
+		}
+		return feed.Pairs{X: x, Y: y}
+	}
+	const small = 40
+	for i := range small {
+		name := fmt.Sprint("small", i)
+		if _, err := p.Create(name, cfg); err != nil {
+			t.Fatalf("create stream %d of %d pairs: %v (memory %+v)", i, small, err, p.Memory())
+		}
+		if n, err := p.Accept(ctx, &feed.Batch{Stream: name, Pairs: pairs(100)}); n != 100 || err != nil {
+			t.Fatalf("%s: accepted %d, %v", name, n, err)
+		}
+	}
+	// Fill windows of one stream until the budget refuses a batch.
+	accepted := 0
+	var refused error
+	for range 1000 {
+		n, err := p.Accept(ctx, &feed.Batch{Stream: "small0", Pairs: pairs(cfg.WindowSize)})
+		accepted += n
+		if err != nil {
+			refused = err
+			break
+		}
+	}
+	if !errors.Is(refused, ErrMemoryBudget) {
+		t.Fatalf("after %d pairs: %v, want a refusal for the memory budget", accepted, refused)
+	}
+	if accepted%cfg.WindowSize != 0 {
+		t.Errorf("accepted %d pairs: part of a batch", accepted)
+	}
+	s := p.lookup("small0")
+	if got := s.PairTotals().Count; got != int64(100+accepted) {
+		t.Errorf("small0 counts %d pairs, want %d", got, 100+accepted)
+	}
+	m := p.Memory()
+	s.mu.Lock()
+	held := s.summaryBytes()
+	s.mu.Unlock()
+	if st := s.Stats(); st.Memory != fp.Reserve+max(held-fp.Summaries, 0) {
+		t.Errorf("small0 charged %d, want its reserve %d and what it holds past its share (%d)", st.Memory, fp.Reserve, held)
+	}
+	if m.Used > m.Limit+fp.Window || m.Windows != 0 {
+		t.Errorf("memory %+v: past the limit, or windows still charged", m)
 	}
 }
