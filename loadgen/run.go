@@ -52,6 +52,12 @@ type Runner struct {
 	// per value.
 	Keep bool
 
+	// Track, if set, says which streams Result.Streams holds, with their
+	// counts and, with Keep, their values: the values of the others count
+	// only in the totals of the Result. For runs over many streams, which
+	// would cost a few hundred bytes each.
+	Track func(stream string) bool
+
 	// Progress, if set, is called every ProgressInterval (default 1s)
 	// from another goroutine while the run goes on.
 	Progress         func(Progress)
@@ -312,12 +318,17 @@ type runSink struct {
 	wide     []float64 // float32 values of a batch, widened
 }
 
+// stream returns the result of the stream name, nil for a stream that
+// Runner.Track leaves out.
 func (s *runSink) stream(name string) *StreamResult {
 	if name == s.lastName && s.last != nil {
 		return s.last
 	}
 	st := s.streams[name]
 	if st == nil {
+		if s.r.Track != nil && !s.r.Track(name) {
+			return nil
+		}
 		st = &StreamResult{Skipped: make(map[feed.Reason]int64)}
 		s.streams[name] = st
 	}
@@ -361,7 +372,7 @@ func (s *runSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 			continue
 		}
 		accepted += len(w.vals)
-		if s.r.Keep {
+		if s.r.Keep && st != nil {
 			st.Values = append(st.Values, w.vals...)
 		}
 		if err := s.queue(st, w); err != nil {
@@ -387,7 +398,7 @@ func (s *runSink) acceptItems(stream string, b *items.Batch) (int, error) {
 		w.stream = stream
 		w.vals = w.vals[:0]
 		w.items.AppendBatch(b, i, i+n)
-		if s.r.Keep {
+		if s.r.Keep && st != nil {
 			for j := i; j < i+n; j++ {
 				st.Items = append(st.Items, string(b.Item(j)))
 			}
@@ -433,7 +444,7 @@ func (s *runSink) acceptPairs(stream string, x, y []float64) (int, error) {
 			continue
 		}
 		accepted += len(w.px)
-		if s.r.Keep {
+		if s.r.Keep && st != nil {
 			st.PairX = append(st.PairX, w.px...)
 			st.PairY = append(st.PairY, w.py...)
 		}
@@ -467,7 +478,8 @@ func (s *runSink) admit(n int) (int, error) {
 	return n, nil
 }
 
-// queue paces the batch w of stream st and hands it to a connection.
+// queue paces the batch w of stream st (nil for a stream not tracked) and
+// hands it to a connection.
 func (s *runSink) queue(st *StreamResult, w *work) error {
 	n := w.len()
 	if err := s.pace(n); err != nil {
@@ -477,7 +489,9 @@ func (s *runSink) queue(st *StreamResult, w *work) error {
 		return err
 	}
 	s.queued += int64(n)
-	st.Sent += int64(n)
+	if st != nil {
+		st.Sent += int64(n)
+	}
 	select {
 	case s.work <- w:
 		return nil
@@ -513,6 +527,8 @@ func (s *runSink) pace(n int) error {
 
 // Reject implements ingest.Sink: it counts values skipped at the source.
 func (s *runSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
-	s.stream(stream).Skipped[reason] += int64(n)
+	if st := s.stream(stream); st != nil {
+		st.Skipped[reason] += int64(n)
+	}
 	s.res.Skipped += int64(n)
 }
