@@ -30,8 +30,11 @@ type Runner struct {
 	// Conns is the number of connections (default 1). The batches of the
 	// source are dealt to the connections in turn, so with more than one,
 	// the values of a stream may arrive in another order than the
-	// source's.
-	Conns int
+	// source's; with SplitStreams, the streams are dealt instead: every
+	// batch of a stream goes over the one connection that a hash of its
+	// name picks, in order.
+	Conns        int
+	SplitStreams bool
 
 	// Rate is the most values sent per second over all connections; 0
 	// sends as fast as the target takes them.
@@ -167,10 +170,16 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		ctx:     ctx,
 		batch:   batch,
 		res:     res,
-		work:    make(chan *work, conns),
+		work:    make([]chan *work, 1),
 		start:   time.Now(),
 		streams: res.Streams,
 		f32:     sendsFloat32(r.Target),
+	}
+	if r.SplitStreams {
+		s.work = make([]chan *work, conns)
+	}
+	for i := range s.work {
+		s.work[i] = make(chan *work, conns)
 	}
 	s.pool.New = func() any { return &work{vals: make([]float64, 0, batch)} }
 	if r.Duration > 0 {
@@ -193,7 +202,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	acks := make([]Ack, conns)
 	for i, c := range cs {
 		wg.Go(func() {
-			for w := range s.work {
+			for w := range s.work[i%len(s.work)] {
 				if ctx.Err() == nil {
 					if err := w.send(c); err != nil {
 						cancel(err)
@@ -217,7 +226,9 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	})
 
 	err := r.Source.Run(ctx, s)
-	close(s.work)
+	for _, c := range s.work {
+		close(c)
+	}
 	wg.Wait()
 	stopProgress()
 	res.Elapsed = time.Since(s.start)
@@ -306,7 +317,7 @@ type runSink struct {
 	batch    int
 	res      *Result
 	streams  map[string]*StreamResult
-	work     chan *work
+	work     []chan *work // to the connections: one for all, or one each with SplitStreams
 	pool     sync.Pool
 	start    time.Time
 	deadline time.Time
@@ -493,11 +504,24 @@ func (s *runSink) queue(st *StreamResult, w *work) error {
 		st.Sent += int64(n)
 	}
 	select {
-	case s.work <- w:
+	case s.work[s.conn(w.stream)] <- w:
 		return nil
 	case <-s.ctx.Done():
 		return context.Cause(s.ctx)
 	}
+}
+
+// conn returns the index in s.work of the connection of stream: an
+// FNV-1a hash of its name with SplitStreams.
+func (s *runSink) conn(stream string) int {
+	if len(s.work) == 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := range len(stream) {
+		h = (h ^ uint32(stream[i])) * 16777619
+	}
+	return int(h % uint32(len(s.work)))
 }
 
 // pace waits until n more values may be sent at the run's rate.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"streamd/feed"
@@ -209,5 +210,77 @@ func TestRunnerTrack(t *testing.T) {
 		if st.Sent != sizes[i] || !slices.Equal(kept, sent) {
 			t.Errorf("stream %s: sent %d, kept %d values; want %d", name, st.Sent, len(st.Values), sizes[i])
 		}
+	}
+}
+
+// connTarget is a Target that records which connections each stream's
+// values went over, and the values in the order each connection sent
+// them.
+type connTarget struct {
+	mu     sync.Mutex
+	dials  int
+	conns  map[string]map[int]bool
+	values map[string][]float64
+}
+
+func (c *connTarget) Dial(context.Context) (loadgen.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dials++
+	return &tagConn{c, c.dials}, nil
+}
+
+type tagConn struct {
+	t  *connTarget
+	id int
+}
+
+func (c *tagConn) Send(stream string, values []float64) error {
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	if c.t.conns[stream] == nil {
+		c.t.conns[stream] = make(map[int]bool)
+	}
+	c.t.conns[stream][c.id] = true
+	c.t.values[stream] = append(c.t.values[stream], values...)
+	return nil
+}
+
+func (c *tagConn) Close() (loadgen.Ack, error) { return loadgen.Ack{}, nil }
+
+// TestRunnerSplitStreams: with SplitStreams, each stream goes over one
+// connection, in the order of the source, and the streams are spread over
+// every connection.
+func TestRunnerSplitStreams(t *testing.T) {
+	sizes := synth.Sizes{Min: 1, Max: 1000, S: 1}.Draw(5, 500)
+	names := streamNames("s", len(sizes))
+	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform, Seed: 5}, Streams: names, Sizes: sizes, Batch: 16}
+	log := &batchLog{}
+	if err := src.Run(context.Background(), log); err != nil {
+		t.Fatal(err)
+	}
+	want := make(map[string][]float64)
+	for i, name := range log.streams {
+		want[name] = append(want[name], log.values[i]...)
+	}
+	target := &connTarget{conns: make(map[string]map[int]bool), values: make(map[string][]float64)}
+	r := &loadgen.Runner{Source: src, Target: target, Conns: 3, Batch: 16, SplitStreams: true}
+	if _, err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	used := make(map[int]int)
+	for _, name := range names {
+		if len(target.conns[name]) != 1 {
+			t.Fatalf("stream %s went over connections %v, want one", name, target.conns[name])
+		}
+		for id := range target.conns[name] {
+			used[id]++
+		}
+		if !slices.Equal(target.values[name], want[name]) {
+			t.Fatalf("stream %s: %d values, not the %d of the source in order", name, len(target.values[name]), len(want[name]))
+		}
+	}
+	if len(used) != 3 {
+		t.Errorf("streams by connection: %v, want 3 connections", used)
 	}
 }

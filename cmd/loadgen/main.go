@@ -81,8 +81,9 @@
 // the values through the per-batch sender: batches (frames to
 // tcp-binary) of at most --batch values (default 8192) of one stream, the
 // batches of all streams in a random interleaving, so that a large
-// stream's batches spread over the whole run; with --conns N the batches
-// are dealt to the connections in turn. Batch b of stream i is drawn
+// stream's batches spread over the whole run; with --conns N the streams
+// are split over the connections (by a hash of the name), each stream's
+// batches going in order over its one connection. Batch b of stream i is drawn
 // from its own source seeded with seed+i and b, as it is sent: loadgen
 // holds 16 bytes a stream and 4 a batch, besides the names. With
 // --verify, it keeps the values of a sample of the streams only, and

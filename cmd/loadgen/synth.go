@@ -262,7 +262,8 @@ func (m *Main) renderSynth(f *synthFlags) ([]*loadgen.Payload, error) {
 }
 
 // runSized sends the streams of --stream-sizes to dst through a Runner,
-// in batches of --batch values in a random interleaving. The Result
+// in batches of --batch values in a random interleaving, each stream over
+// one of the connections. The Result
 // holds the streams that --verify checks (sample), and only those.
 func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
 	names := f.names()
@@ -288,7 +289,7 @@ func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*l
 	r := &loadgen.Runner{
 		Source: &loadgen.Synth{Spec: f.spec, Streams: names, Sizes: f.sizes, Batch: batch, Items: f.items},
 		Target: dst.target,
-		Conns:  f.send.conns, Rate: f.send.rate, Duration: f.send.duration, Batch: batch,
+		Conns:  f.send.conns, SplitStreams: true, Rate: f.send.rate, Duration: f.send.duration, Batch: batch,
 		Keep: f.send.verify, Track: func(s string) bool { return tracked[s] },
 	}
 	if dst.pp != nil {
