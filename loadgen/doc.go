@@ -14,6 +14,14 @@
 // a duration, and reports progress; [Verify] compares what was sent with
 // what the daemon answers.
 //
+// For many streams of different sizes — a million, of sizes drawn from
+// [synth.Sizes] — [Synth] with Sizes sends the streams' batches in a
+// random interleaving, drawing each batch as it goes; [Runner] with
+// SplitStreams keeps each stream on one connection, and with Track keeps
+// the counts and values of only the streams that [SampleStreams] picks
+// (the large ones and a random sample of the others), which Verify then
+// checks.
+//
 // For the most values per second into the framed protocol, a
 // [FrameRunner] sends [Payload]s: streams drawn on all cores
 // ([SynthPayload]) and rendered once as frames, which each connection's

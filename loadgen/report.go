@@ -109,6 +109,13 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			return err
 		}
 	}
+	return r.WriteTotals(w)
+}
+
+// WriteTotals writes the last line of the summary to w: the values sent
+// and skipped in all, the receiver's counts when it reports them, and the
+// rate achieved.
+func (r *Result) WriteTotals(w io.Writer) error {
 	fmt.Fprintf(w, "sent %s values in %s: %s values/s", count(r.Sent), r.Elapsed.Round(time.Millisecond), count(int64(r.Rate())))
 	if r.Skipped > 0 {
 		fmt.Fprintf(w, "; skipped %s at the source", count(r.Skipped))

@@ -30,8 +30,11 @@ type Runner struct {
 	// Conns is the number of connections (default 1). The batches of the
 	// source are dealt to the connections in turn, so with more than one,
 	// the values of a stream may arrive in another order than the
-	// source's.
-	Conns int
+	// source's; with SplitStreams, the streams are dealt instead: every
+	// batch of a stream goes over the one connection that a hash of its
+	// name picks, in order.
+	Conns        int
+	SplitStreams bool
 
 	// Rate is the most values sent per second over all connections; 0
 	// sends as fast as the target takes them.
@@ -51,6 +54,12 @@ type Runner struct {
 	// Keep keeps the values sent, in Result.Streams, for Verify: 8 bytes
 	// per value.
 	Keep bool
+
+	// Track, if set, says which streams Result.Streams holds, with their
+	// counts and, with Keep, their values: the values of the others count
+	// only in the totals of the Result. For runs over many streams, which
+	// would cost a few hundred bytes each.
+	Track func(stream string) bool
 
 	// Progress, if set, is called every ProgressInterval (default 1s)
 	// from another goroutine while the run goes on.
@@ -161,10 +170,16 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		ctx:     ctx,
 		batch:   batch,
 		res:     res,
-		work:    make(chan *work, conns),
+		work:    make([]chan *work, 1),
 		start:   time.Now(),
 		streams: res.Streams,
 		f32:     sendsFloat32(r.Target),
+	}
+	if r.SplitStreams {
+		s.work = make([]chan *work, conns)
+	}
+	for i := range s.work {
+		s.work[i] = make(chan *work, conns)
 	}
 	s.pool.New = func() any { return &work{vals: make([]float64, 0, batch)} }
 	if r.Duration > 0 {
@@ -187,7 +202,7 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	acks := make([]Ack, conns)
 	for i, c := range cs {
 		wg.Go(func() {
-			for w := range s.work {
+			for w := range s.work[i%len(s.work)] {
 				if ctx.Err() == nil {
 					if err := w.send(c); err != nil {
 						cancel(err)
@@ -211,7 +226,9 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	})
 
 	err := r.Source.Run(ctx, s)
-	close(s.work)
+	for _, c := range s.work {
+		close(c)
+	}
 	wg.Wait()
 	stopProgress()
 	res.Elapsed = time.Since(s.start)
@@ -300,7 +317,7 @@ type runSink struct {
 	batch    int
 	res      *Result
 	streams  map[string]*StreamResult
-	work     chan *work
+	work     []chan *work // to the connections: one for all, or one each with SplitStreams
 	pool     sync.Pool
 	start    time.Time
 	deadline time.Time
@@ -312,12 +329,17 @@ type runSink struct {
 	wide     []float64 // float32 values of a batch, widened
 }
 
+// stream returns the result of the stream name, nil for a stream that
+// Runner.Track leaves out.
 func (s *runSink) stream(name string) *StreamResult {
 	if name == s.lastName && s.last != nil {
 		return s.last
 	}
 	st := s.streams[name]
 	if st == nil {
+		if s.r.Track != nil && !s.r.Track(name) {
+			return nil
+		}
 		st = &StreamResult{Skipped: make(map[feed.Reason]int64)}
 		s.streams[name] = st
 	}
@@ -361,7 +383,7 @@ func (s *runSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 			continue
 		}
 		accepted += len(w.vals)
-		if s.r.Keep {
+		if s.r.Keep && st != nil {
 			st.Values = append(st.Values, w.vals...)
 		}
 		if err := s.queue(st, w); err != nil {
@@ -387,7 +409,7 @@ func (s *runSink) acceptItems(stream string, b *items.Batch) (int, error) {
 		w.stream = stream
 		w.vals = w.vals[:0]
 		w.items.AppendBatch(b, i, i+n)
-		if s.r.Keep {
+		if s.r.Keep && st != nil {
 			for j := i; j < i+n; j++ {
 				st.Items = append(st.Items, string(b.Item(j)))
 			}
@@ -433,7 +455,7 @@ func (s *runSink) acceptPairs(stream string, x, y []float64) (int, error) {
 			continue
 		}
 		accepted += len(w.px)
-		if s.r.Keep {
+		if s.r.Keep && st != nil {
 			st.PairX = append(st.PairX, w.px...)
 			st.PairY = append(st.PairY, w.py...)
 		}
@@ -467,7 +489,8 @@ func (s *runSink) admit(n int) (int, error) {
 	return n, nil
 }
 
-// queue paces the batch w of stream st and hands it to a connection.
+// queue paces the batch w of stream st (nil for a stream not tracked) and
+// hands it to a connection.
 func (s *runSink) queue(st *StreamResult, w *work) error {
 	n := w.len()
 	if err := s.pace(n); err != nil {
@@ -477,13 +500,28 @@ func (s *runSink) queue(st *StreamResult, w *work) error {
 		return err
 	}
 	s.queued += int64(n)
-	st.Sent += int64(n)
+	if st != nil {
+		st.Sent += int64(n)
+	}
 	select {
-	case s.work <- w:
+	case s.work[s.conn(w.stream)] <- w:
 		return nil
 	case <-s.ctx.Done():
 		return context.Cause(s.ctx)
 	}
+}
+
+// conn returns the index in s.work of the connection of stream: an
+// FNV-1a hash of its name with SplitStreams.
+func (s *runSink) conn(stream string) int {
+	if len(s.work) == 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := range len(stream) {
+		h = (h ^ uint32(stream[i])) * 16777619
+	}
+	return int(h % uint32(len(s.work)))
 }
 
 // pace waits until n more values may be sent at the run's rate.
@@ -513,6 +551,8 @@ func (s *runSink) pace(n int) error {
 
 // Reject implements ingest.Sink: it counts values skipped at the source.
 func (s *runSink) Reject(stream string, _ feed.Source, reason feed.Reason, n int) {
-	s.stream(stream).Skipped[reason] += int64(n)
+	if st := s.stream(stream); st != nil {
+		st.Skipped[reason] += int64(n)
+	}
 	s.res.Skipped += int64(n)
 }

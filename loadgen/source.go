@@ -457,12 +457,28 @@ type Synth struct {
 	// with Spec.Seed+i; Spec's distribution is not used). Spec.Order is
 	// random, or sorted or reverse by latency, which need a Count.
 	Pairs bool
+
+	// Sizes, if set, is the number of values of each stream of Streams,
+	// in order, instead of Count split evenly: for many streams of
+	// different sizes (synth.Sizes). The batches of the streams, of at
+	// most Batch values (default 4096), then go in a random interleaving
+	// seeded with Spec.Seed, so that every stream's batches spread over
+	// the run, and batch k of stream i holds values drawn from a source
+	// seeded with Spec.Seed+i and k. Only the random order goes with
+	// Sizes; Count is not used, Items may be set, Addresses and Pairs may
+	// not. The run holds 4 bytes for each batch and each stream besides
+	// Streams and Sizes.
+	Sizes []int64
+	Batch int
 }
 
 // Run implements Source.
 func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	if len(s.Streams) == 0 {
 		return errors.New("synth: no stream names")
+	}
+	if s.Sizes != nil {
+		return s.runSized(ctx, sink)
 	}
 	if s.Addresses != nil {
 		return s.runAddresses(ctx, sink)

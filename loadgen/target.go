@@ -442,7 +442,12 @@ func AppendKafkaValue(dst []byte, f KafkaFormat, values []float64) []byte {
 // ValuesPerMessage values of one stream (default 1000) in Format (default
 // KafkaFloat64), its key is the stream name, so that a stream stays on one
 // partition, and its "content-type" header names the format. Every write
-// waits for all in-sync replicas (RequireAll).
+// waits for all in-sync replicas (RequireAll). A connection gathers the
+// messages of its sends, of any streams, and writes them once it holds
+// kafkaFlushMessages of them or kafkaFlushBytes of values, and when it is
+// closed: a send returns the error of the write it made, if any, and
+// Close that of the last, so that many small batches of many streams cost
+// a write per thousand messages, not one each.
 type Kafka struct {
 	Brokers          []string
 	Topic            string
@@ -493,17 +498,49 @@ func (k *Kafka) Dial(ctx context.Context) (Conn, error) {
 	return &kafkaConn{ctx: ctx, w: w, format: f, per: per, noKey: k.NoKey}, nil
 }
 
+// A kafkaConn writes the messages it gathers once it holds
+// kafkaFlushMessages or kafkaFlushBytes of values.
+const (
+	kafkaFlushMessages = 1000
+	kafkaFlushBytes    = 1 << 20
+)
+
 type kafkaConn struct {
 	ctx    context.Context
 	w      *kafka.Writer
 	format KafkaFormat
 	per    int
 	noKey  bool
-	msgs   []kafka.Message
+	msgs   []kafka.Message // gathered, not yet written
+	bytes  int             // of the values of msgs
+}
+
+// add gathers m, and writes the messages gathered once there are enough.
+func (c *kafkaConn) add(m kafka.Message) error {
+	c.msgs = append(c.msgs, m)
+	c.bytes += len(m.Value)
+	if len(c.msgs) < kafkaFlushMessages && c.bytes < kafkaFlushBytes {
+		return nil
+	}
+	return c.flush()
+}
+
+// flush writes the messages gathered.
+func (c *kafkaConn) flush() error {
+	if len(c.msgs) == 0 {
+		return nil
+	}
+	err := c.w.WriteMessages(c.ctx, c.msgs...)
+	n := len(c.msgs)
+	clear(c.msgs) // let their values go
+	c.msgs, c.bytes = c.msgs[:0], 0
+	if err != nil {
+		return fmt.Errorf("kafka: write %d messages: %w", n, err)
+	}
+	return nil
 }
 
 func (c *kafkaConn) Send(stream string, values []float64) error {
-	c.msgs = c.msgs[:0]
 	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(c.format.ContentType())}}
 	key := []byte(stream)
 	if c.noKey {
@@ -511,15 +548,15 @@ func (c *kafkaConn) Send(stream string, values []float64) error {
 	}
 	for len(values) > 0 {
 		n := min(len(values), c.per)
-		c.msgs = append(c.msgs, kafka.Message{
+		err := c.add(kafka.Message{
 			Key:     key,
 			Value:   AppendKafkaValue(nil, c.format, values[:n]),
 			Headers: header,
 		})
+		if err != nil {
+			return err
+		}
 		values = values[n:]
-	}
-	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
-		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
 	}
 	return nil
 }
@@ -528,7 +565,6 @@ func (c *kafkaConn) Send(stream string, values []float64) error {
 // up to ValuesPerMessage items each. An item holding a newline cannot be
 // sent so and fails the send.
 func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
-	c.msgs = c.msgs[:0]
 	header := []kafka.Header{{Key: ContentTypeHeader, Value: []byte(ingest.ContentTypeItems)}}
 	key := []byte(stream)
 	if c.noKey {
@@ -544,11 +580,10 @@ func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
 			}
 			value = append(append(value, x...), '\n')
 		}
-		c.msgs = append(c.msgs, kafka.Message{Key: key, Value: value, Headers: header})
+		if err := c.add(kafka.Message{Key: key, Value: value, Headers: header}); err != nil {
+			return err
+		}
 		i += n
-	}
-	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
-		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
 	}
 	return nil
 }
@@ -557,7 +592,6 @@ func (c *kafkaConn) SendItems(stream string, b *items.Batch) error {
 // the pairs text format (x:y tokens) when Format is KafkaText, else of
 // the binary pairs-f64 format.
 func (c *kafkaConn) SendPairs(stream string, x, y []float64) error {
-	c.msgs = c.msgs[:0]
 	ct := ingest.ContentTypePairs64
 	if c.format == KafkaText {
 		ct = ingest.ContentTypePairs
@@ -583,16 +617,19 @@ func (c *kafkaConn) SendPairs(stream string, x, y []float64) error {
 			value = binary.LittleEndian.AppendUint64(value, math.Float64bits(x[i]))
 			value = binary.LittleEndian.AppendUint64(value, math.Float64bits(y[i]))
 		}
-		c.msgs = append(c.msgs, kafka.Message{Key: key, Value: value, Headers: header})
+		if err := c.add(kafka.Message{Key: key, Value: value, Headers: header}); err != nil {
+			return err
+		}
 		x, y = x[n:], y[n:]
-	}
-	if err := c.w.WriteMessages(c.ctx, c.msgs...); err != nil {
-		return fmt.Errorf("kafka: write %d messages: %w", len(c.msgs), err)
 	}
 	return nil
 }
 
 func (c *kafkaConn) Close() (Ack, error) {
+	if err := c.flush(); err != nil {
+		c.w.Close()
+		return Ack{}, err
+	}
 	if err := c.w.Close(); err != nil {
 		return Ack{}, fmt.Errorf("kafka: close writer: %w", err)
 	}

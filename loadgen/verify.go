@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -188,7 +189,7 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 	if cfg.SumAt == 0 {
 		cfg.SumAt = DefaultSumAt
 	}
-	v := &Verification{}
+	var names []string
 	for _, name := range res.Names() {
 		st := res.Streams[name]
 		if st.Sent == 0 {
@@ -197,22 +198,40 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 		if !st.kept() {
 			return nil, fmt.Errorf("verify %s: the values sent were not kept", name)
 		}
-		verify := func() (*StreamCheck, error) { return verifyStream(ctx, client, name, st, cfg) }
-		switch {
-		case len(st.Items) > 0:
-			verify = func() (*StreamCheck, error) { return verifyItems(ctx, client, name, st.Items, cfg) }
-		case len(st.PairX) > 0:
-			verify = func() (*StreamCheck, error) {
-				return verifyPairs(ctx, client, name, st.PairX, st.PairY, cfg.SumAt, cfg)
-			}
-		}
-		sc, err := verify()
-		if err != nil {
-			return nil, err
-		}
-		v.Streams = append(v.Streams, sc)
+		names = append(names, name)
 	}
-	return v, nil
+	// The streams are checked verifyParallel at a time, as each waits
+	// for its count at a poll or two.
+	checks := make([]*StreamCheck, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, verifyParallel)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			checks[i], errs[i] = verifyOne(ctx, client, name, res.Streams[name], cfg)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Verification{Streams: checks}, nil
+}
+
+// verifyParallel is how many streams Verify checks at a time.
+const verifyParallel = 8
+
+// verifyOne checks the stream name, which was sent st, by its kind.
+func verifyOne(ctx context.Context, client pb.StreamdClient, name string, st *StreamResult, cfg VerifyConfig) (*StreamCheck, error) {
+	switch {
+	case len(st.Items) > 0:
+		return verifyItems(ctx, client, name, st.Items, cfg)
+	case len(st.PairX) > 0:
+		return verifyPairs(ctx, client, name, st.PairX, st.PairY, cfg.SumAt, cfg)
+	}
+	return verifyStream(ctx, client, name, st, cfg)
 }
 
 // waitCount polls the daemon's Stats of stream until it counts want(stats)
@@ -493,66 +512,7 @@ func countAt(counts []int64, i int) int64 {
 func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	for _, s := range v.Streams {
-		if s.Epsilon == 0 && s.Err != nil {
-			// The check failed before the daemon answered anything.
-			fmt.Fprintf(cw, "\nstream %s: %s sent\nFAIL: %v\n", s.Stream, plural(int(s.N), "value"), s.Err)
-			continue
-		}
-		prec := "float64"
-		switch {
-		case s.Items:
-			prec = "item"
-		case s.Float32:
-			prec = "float32"
-		}
-		what := prec + " values"
-		if s.Pairs {
-			what = "pairs of float64"
-		}
-		fmt.Fprintf(cw, "\nstream %s: N=%d ε=%v εN=%.1f (%s), rejected by the daemon %d\n",
-			s.Stream, s.N, s.Epsilon, s.Epsilon*float64(s.N), what, s.Rejected)
-		if len(s.Quantiles) > 0 {
-			tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "φ\texact\tstreamd\trank min\trank max\trank error\t≤ εN\t")
-			for _, q := range s.Quantiles {
-				fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", q.Phi, f32(q.Exact, s.Float32), f32(q.Got, s.Float32),
-					q.RankMin, q.RankMax, q.RankError, okString(q.Err), errString(q.Err))
-			}
-			tw.Flush()
-		}
-		if len(s.Sums) > 0 {
-			writeSums(cw, s)
-		}
-		if !s.Pairs && (len(s.HeavyHitters) > 0 || s.Err == nil) {
-			fmt.Fprintf(cw, "heavy hitters at support %v (count ≥ %.1f):\n", s.Support, s.Support*float64(s.N))
-			tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "value\texact count\tcount min\tcount max\tok\t")
-			for _, h := range s.HeavyHitters {
-				lo, hi := "-", "-"
-				if h.Reported {
-					lo, hi = strconv.FormatUint(h.CountMin, 10), strconv.FormatUint(h.CountMax, 10)
-				}
-				label := f32(h.Value, s.Float32)
-				if s.Items {
-					label = strconv.Quote(h.Item)
-				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", label, h.Exact, lo, hi, okString(h.Err), errString(h.Err))
-			}
-			if len(s.HeavyHitters) == 0 {
-				fmt.Fprintln(tw, "(none)\t\t\t\t\t")
-			}
-			tw.Flush()
-		}
-		for _, h := range s.HHH {
-			what := "discounted hierarchical heavy hitters"
-			if h.Plain {
-				what = "heavy prefixes"
-			}
-			fmt.Fprintf(cw, "%s (%s) at support %v: %d, precision %.3g: %s %s\n", what, s.Hierarchy, s.Support, h.Hitters, h.Precision, okString(h.Err), errString(h.Err))
-		}
-		if s.Err != nil {
-			fmt.Fprintf(cw, "FAIL: %v\n", s.Err)
-		}
+		writeStream(cw, s)
 	}
 	if v.OK() {
 		fmt.Fprintf(cw, "\nverify: every answer within its bound (%s)\n", plural(len(v.Streams), "stream"))
@@ -560,6 +520,95 @@ func (v *Verification) WriteTo(w io.Writer) (int64, error) {
 		fmt.Fprintf(cw, "\nverify: %v\n", v.Err())
 	}
 	return cw.n, cw.err
+}
+
+// WriteBrief writes one line for each stream whose answers all hold their
+// bounds, its worst rank error against εN and its heavy hitters, and the
+// tables of WriteTo for the others: for checks of many streams.
+func (v *Verification) WriteBrief(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	for _, s := range v.Streams {
+		if !s.OK() || len(s.Quantiles) == 0 {
+			writeStream(cw, s)
+			continue
+		}
+		var worst int64
+		for _, q := range s.Quantiles {
+			worst = max(worst, q.RankError, -q.RankError)
+		}
+		fmt.Fprintf(cw, "stream %s: N=%d ε=%v: worst rank error %d ≤ εN=%.1f, %s at support %v: ok\n",
+			s.Stream, s.N, s.Epsilon, worst, s.Epsilon*float64(s.N), plural(len(s.HeavyHitters), "heavy hitter"), s.Support)
+	}
+	if v.OK() {
+		fmt.Fprintf(cw, "\nverify: every answer within its bound (%s)\n", plural(len(v.Streams), "stream"))
+	} else {
+		fmt.Fprintf(cw, "\nverify: %v\n", v.Err())
+	}
+	return cw.n, cw.err
+}
+
+// writeStream writes the check of one stream as tables.
+func writeStream(cw io.Writer, s *StreamCheck) {
+	if s.Epsilon == 0 && s.Err != nil {
+		// The check failed before the daemon answered anything.
+		fmt.Fprintf(cw, "\nstream %s: %s sent\nFAIL: %v\n", s.Stream, plural(int(s.N), "value"), s.Err)
+		return
+	}
+	prec := "float64"
+	switch {
+	case s.Items:
+		prec = "item"
+	case s.Float32:
+		prec = "float32"
+	}
+	what := prec + " values"
+	if s.Pairs {
+		what = "pairs of float64"
+	}
+	fmt.Fprintf(cw, "\nstream %s: N=%d ε=%v εN=%.1f (%s), rejected by the daemon %d\n",
+		s.Stream, s.N, s.Epsilon, s.Epsilon*float64(s.N), what, s.Rejected)
+	if len(s.Quantiles) > 0 {
+		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "φ\texact\tstreamd\trank min\trank max\trank error\t≤ εN\t")
+		for _, q := range s.Quantiles {
+			fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", q.Phi, f32(q.Exact, s.Float32), f32(q.Got, s.Float32),
+				q.RankMin, q.RankMax, q.RankError, okString(q.Err), errString(q.Err))
+		}
+		tw.Flush()
+	}
+	if len(s.Sums) > 0 {
+		writeSums(cw, s)
+	}
+	if !s.Pairs && (len(s.HeavyHitters) > 0 || s.Err == nil) {
+		fmt.Fprintf(cw, "heavy hitters at support %v (count ≥ %.1f):\n", s.Support, s.Support*float64(s.N))
+		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "value\texact count\tcount min\tcount max\tok\t")
+		for _, h := range s.HeavyHitters {
+			lo, hi := "-", "-"
+			if h.Reported {
+				lo, hi = strconv.FormatUint(h.CountMin, 10), strconv.FormatUint(h.CountMax, 10)
+			}
+			label := f32(h.Value, s.Float32)
+			if s.Items {
+				label = strconv.Quote(h.Item)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", label, h.Exact, lo, hi, okString(h.Err), errString(h.Err))
+		}
+		if len(s.HeavyHitters) == 0 {
+			fmt.Fprintln(tw, "(none)\t\t\t\t\t")
+		}
+		tw.Flush()
+	}
+	for _, h := range s.HHH {
+		what := "discounted hierarchical heavy hitters"
+		if h.Plain {
+			what = "heavy prefixes"
+		}
+		fmt.Fprintf(cw, "%s (%s) at support %v: %d, precision %.3g: %s %s\n", what, s.Hierarchy, s.Support, h.Hitters, h.Precision, okString(h.Err), errString(h.Err))
+	}
+	if s.Err != nil {
+		fmt.Fprintf(cw, "FAIL: %v\n", s.Err)
+	}
 }
 
 // plural formats n and noun, adding an s unless n is 1.

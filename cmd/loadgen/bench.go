@@ -18,7 +18,7 @@ func (m *Main) benchSink(ctx context.Context, args []string) error {
 	if f.send.target != "tcp" && f.send.target != "tcp-binary" {
 		return usageErrorf("bench-sink: unknown --target %q: want tcp or tcp-binary", f.send.target)
 	}
-	if f.send.count == 0 && f.send.duration == 0 {
+	if f.send.count == 0 && f.send.duration == 0 && f.sizes == nil {
 		f.send.count = 20_000_000
 	}
 	if err := f.send.check(); err != nil {

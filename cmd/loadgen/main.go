@@ -70,6 +70,29 @@
 // --order random, sorted or reverse by latency; --verify then checks the
 // pair streams' correlated sums.
 //
+// --stream-sizes zipf:MIN:MAX[:S] gives the K streams of --streams sizes
+// drawn (with --seed) from a bounded power law instead of an even share
+// of --count: P(size ≥ k) falls as k^−S between MIN and MAX, and S
+// defaults to 1, Zipf's law. zipf:5:1000000 gives 90.2% of the streams 5
+// to 50 values, one in 22,000 at least 100,000, one in 200,000 a million,
+// and 60.5 values a stream on average: about 60 million values for a
+// million streams (63.1 million with --seed 1). --count is the sum of the
+// sizes (and may not be given); the order is random. Every target gets
+// the values through the per-batch sender: batches (frames to
+// tcp-binary) of at most --batch values (default 8192) of one stream, the
+// batches of all streams in a random interleaving, so that a large
+// stream's batches spread over the whole run; with --conns N the streams
+// are split over the connections (by a hash of the name), each stream's
+// batches going in order over its one connection. Batch b of stream i is drawn
+// from its own source seeded with seed+i and b, as it is sent: loadgen
+// holds 16 bytes a stream and 4 a batch, besides the names. With
+// --verify, it keeps the values of a sample of the streams only, and
+// checks those: every stream of at least --verify-big values (default a
+// tenth of MAX) and --verify-sample others (default 1000) drawn at
+// random; it prints a line for each stream checked (the tables of those
+// that fail) and how many were checked. The summary then gives the
+// totals only.
+//
 // To --target tcp-binary, synth draws each stream's values on all cores
 // before sending and renders them once as frames of --batch values
 // (default 65536), then each connection writes slices of those frames,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"streamd/internal/tlsconf"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
+	"streamd/synth"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent use.
@@ -344,4 +346,66 @@ func TestSecureTargets(t *testing.T) {
 	if _, _, err := run(t, append(args, "--kafka-password", "guess")...); err == nil {
 		t.Error("kafka with a wrong password succeeded")
 	}
+}
+
+// TestSynthStreamSizes sends 5,000 streams of Zipf-distributed sizes
+// over two connections in frames, and verifies a sample of them.
+func TestSynthStreamSizes(t *testing.T) {
+	d := daemontest.Start(t)
+	out, stderr, err := run(t, "synth", "--stream-sizes", "zipf:5:5000", "--streams", "5000", "--stream", "sized",
+		"--seed", "3", "--dist", "normal", "--conns", "2", "--batch", "1000", "--verify-sample", "40",
+		"--target", "tcp-binary", "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr, "--verify", "--progress", "off")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	sizes := synth.Sizes{Min: 5, Max: 5000, S: 1}.Draw(3, 5000)
+	var total int64
+	big := 0
+	for _, s := range sizes {
+		total += s
+		if s >= 500 {
+			big++
+		}
+	}
+	for _, want := range []string{
+		"streams zipf:5:5000:1: 5000\n",
+		fmt.Sprintf("sent %s values", commas(total)),
+		fmt.Sprintf("verify: every answer within its bound (%d streams)", big+40),
+		fmt.Sprintf("verify: checked %d of 5000 streams: all %d of at least 500 values, and 40 of the %d smaller at random", big+40, big, 5000-big),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, ": ok\n"); n != big+40 {
+		t.Errorf("%d streams ok, want %d:\n%s", n, big+40, out)
+	}
+	for _, args := range [][]string{
+		{"--stream-sizes", "zipf:5:10", "--count", "100"},
+		{"--stream-sizes", "zipf:5:10", "--order", "sorted"},
+		{"--stream-sizes", "zipf:5:10", "--pairs"},
+		{"--stream-sizes", "zipf:5"},
+		{"--stream-sizes", "zipf:5:10", "--verify-sample", "-1"},
+	} {
+		if _, _, err := run(t, append([]string{"synth"}, args...)...); err == nil {
+			t.Errorf("synth %v ran", args)
+		}
+	}
+	out, _, err = run(t, "bench-sink", "--stream-sizes", "zipf:1:100", "--streams", "1000", "--seed", "3")
+	var want int64
+	for _, s := range (synth.Sizes{Min: 1, Max: 100, S: 1}).Draw(3, 1000) {
+		want += s
+	}
+	if err != nil || !strings.Contains(out, fmt.Sprintf(" %d values in ", want)) {
+		t.Errorf("bench-sink --stream-sizes: %v: %s", err, out)
+	}
+}
+
+// commas formats n with thousands separators.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

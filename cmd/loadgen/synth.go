@@ -4,9 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
+	"google.golang.org/grpc"
+
+	pb "streamd/api/proto/streamd/v1"
 	"streamd/loadgen"
 	"streamd/synth"
 )
@@ -28,6 +32,14 @@ type synthFlags struct {
 	// addresses, for --dist ipv4: IPv4 addresses with a flood (--items).
 	addresses *synth.AddrSpec
 	flood     synth.AddrSpec
+
+	// --stream-sizes: the distribution, and the size of each stream
+	// drawn from it; nil without.
+	sizesSpec    string
+	sizeDist     synth.Sizes
+	sizes        []int64
+	verifySample int
+	verifyBig    int64
 }
 
 // distIPv4 is the --dist of IPv4 address items (synth.AddrSpec).
@@ -51,6 +63,9 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	fs.IntVar(&f.streams, "streams", 1, "number of streams, named <stream>.0, <stream>.1, ... when more than one")
 	fs.BoolVar(&f.perConn, "stream-per-conn", false, "one stream per connection: --streams set to --conns, so connection i feeds <stream>.i")
 	fs.StringVar(&f.stream, "stream", "synth", "stream name, or prefix of the stream names")
+	fs.StringVar(&f.sizesSpec, "stream-sizes", "", "values per stream drawn from a bounded power law, zipf:MIN:MAX or zipf:MIN:MAX:S (exponent S, default 1: Zipf's law; zipf:5:1000000 gives 90% of the streams 5 to 50 values, one in 200,000 a million, 60.5 on average), with --seed; the streams' batches of --batch values go in a random interleaving, through the per-batch sender for every target, and --count is their sum")
+	fs.IntVar(&f.verifySample, "verify-sample", 1000, "with --stream-sizes, --verify checks this many of the streams smaller than --verify-big, drawn at random, besides the larger ones")
+	fs.Int64Var(&f.verifyBig, "verify-big", 0, "with --stream-sizes, --verify checks every stream of at least this many values (default: a tenth of the largest size of --stream-sizes)")
 	fs.IntVar(&f.pool, "pool", defaultPool, "tcp-binary: values per stream drawn and rendered ahead, then sent over and over (streams in an order other than random are drawn whole)")
 	fs.BoolVar(&f.items, "items", false, `send items (strings "item-<n in base 36>" for the values n drawn; Zipf-distributed with --dist zipf) to item streams, batch by batch to any target`)
 	fs.BoolVar(&f.pairs, "pairs", false, "send pairs x:y to pair streams: a request's latency in ms (x, lognormal, median 20) and its response's bytes (y, about 2000·x with noise, one in 1000 a huge 1e8 to 2e8); --dist is not used, --order is random, sorted or reverse (by x); batch by batch to any target")
@@ -106,7 +121,37 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	if f.pool < 1 {
 		return nil, usageErrorf("%s: --pool %d: must be at least 1", name, f.pool)
 	}
+	if f.sizesSpec != "" {
+		if err := f.drawSizes(name); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// drawSizes checks the flags that go with --stream-sizes and draws the
+// size of each stream.
+func (f *synthFlags) drawSizes(name string) error {
+	z, err := synth.ParseSizes(f.sizesSpec)
+	if err != nil {
+		return usageErrorf("%s: --stream-sizes: %v", name, err)
+	}
+	switch {
+	case f.send.count != 0:
+		return usageErrorf("%s: --count with --stream-sizes: the count is the sum of the sizes", name)
+	case f.spec.Order != synth.Random:
+		return usageErrorf("%s: --order %q with --stream-sizes: only random", name, f.spec.Order)
+	case f.pairs || f.addresses != nil || f.perConn || f.file != "":
+		return usageErrorf("%s: --stream-sizes goes with values or --items, without --pairs, --dist %s, --stream-per-conn or --file", name, distIPv4)
+	case f.verifySample < 0 || f.verifyBig < 0:
+		return usageErrorf("%s: --verify-sample and --verify-big must not be negative", name)
+	}
+	f.sizeDist = z
+	f.sizes = z.Draw(f.spec.Seed, f.streams)
+	if f.verifyBig == 0 {
+		f.verifyBig = max(z.Max/10, 1)
+	}
+	return nil
 }
 
 // names returns the stream names.
@@ -126,7 +171,7 @@ func (m *Main) synth(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.send.count == 0 && (f.send.duration == 0 || f.spec.Order != synth.Random) {
+	if f.send.count == 0 && f.sizes == nil && (f.send.duration == 0 || f.spec.Order != synth.Random) {
 		return usageErrorf("synth: --count is required (the random order may instead run for a --duration)")
 	}
 	return m.sendSynth(ctx, f)
@@ -143,6 +188,10 @@ func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
 		defer cc.Close()
 	}
 	m.logger().Info("loadgen sending", "target", f.send.target, "conns", f.send.conns, "streams", f.streams, "rate", f.send.rate, "count", f.send.count, "duration", f.send.duration)
+	if f.sizes != nil {
+		res, err := m.runSized(ctx, f, dst)
+		return m.finishSized(ctx, f, cc, res, err)
+	}
 	res, err := m.runSynth(ctx, f, dst)
 	return m.finish(ctx, &f.send, cc, res, err)
 }
@@ -152,6 +201,9 @@ func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
 // (items, pairs, recordings and the other targets) batch by batch through
 // a Runner.
 func (m *Main) runSynth(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
+	if f.sizes != nil {
+		return m.runSized(ctx, f, dst)
+	}
 	if f.send.target != "tcp-binary" || f.items || f.pairs || f.file != "" {
 		var src loadgen.Source = &loadgen.Synth{Spec: f.spec, Count: f.send.count, Streams: f.names(), Items: f.items, Addresses: f.addresses, Pairs: f.pairs}
 		if f.file != "" {
@@ -207,4 +259,80 @@ func (m *Main) renderSynth(f *synthFlags) ([]*loadgen.Payload, error) {
 	}
 	m.logger().Info("loadgen rendered", "streams", len(payloads), "values", values, "bytes", bytes, "elapsed", time.Since(start).Round(time.Millisecond))
 	return payloads, nil
+}
+
+// runSized sends the streams of --stream-sizes to dst through a Runner,
+// in batches of --batch values in a random interleaving, each stream over
+// one of the connections. The Result
+// holds the streams that --verify checks (sample), and only those.
+func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
+	names := f.names()
+	var total, big int64
+	for _, n := range f.sizes {
+		total += n
+		if n >= f.verifyBig {
+			big++
+		}
+	}
+	m.logger().Info("loadgen stream sizes", "sizes", f.sizeDist.String(), "streams", len(f.sizes), "values", total,
+		"largest", slices.Max(f.sizes), "mean", float64(total)/float64(len(f.sizes)), "expected_mean", f.sizeDist.Mean(), "at_least_verify_big", big)
+	tracked := make(map[string]bool)
+	if f.send.verify {
+		for _, i := range f.sample() {
+			tracked[names[i]] = true
+		}
+	}
+	batch := f.send.batch
+	if batch == 0 {
+		batch = loadgen.DefaultBatch
+	}
+	r := &loadgen.Runner{
+		Source: &loadgen.Synth{Spec: f.spec, Streams: names, Sizes: f.sizes, Batch: batch, Items: f.items},
+		Target: dst.target,
+		Conns:  f.send.conns, SplitStreams: true, Rate: f.send.rate, Duration: f.send.duration, Batch: batch,
+		Keep: f.send.verify, Track: func(s string) bool { return tracked[s] },
+	}
+	if dst.pp != nil {
+		r.Progress, r.ProgressInterval = dst.pp.Print, dst.every
+		defer dst.pp.Done()
+	}
+	return r.Run(ctx)
+}
+
+// sample returns the indices of the streams that --verify checks with
+// --stream-sizes: every one of at least --verify-big values, and
+// --verify-sample of the others, drawn with --seed.
+func (f *synthFlags) sample() []int {
+	return loadgen.SampleStreams(f.sizes, f.verifyBig, f.verifySample, f.spec.Seed)
+}
+
+// finishSized ends a run of --stream-sizes: it prints the totals (unless
+// the run failed before sending anything) and, with --verify and no
+// error, checks the daemon's answers for the sample of streams, a line
+// for each (the tables of those that fail).
+func (m *Main) finishSized(ctx context.Context, f *synthFlags, cc *grpc.ClientConn, res *loadgen.Result, err error) error {
+	if res != nil && (err == nil || res.Sent > 0) {
+		fmt.Fprintf(m.Stdout, "streams %s: %d\n", f.sizeDist, len(f.sizes))
+		res.WriteTotals(m.Stdout)
+	}
+	if err != nil || !f.send.verify {
+		return err
+	}
+	v, err := loadgen.Verify(ctx, pb.NewStreamdClient(cc), res, loadgen.VerifyConfig{
+		Support: f.send.support, Timeout: f.send.verifyTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	v.WriteBrief(m.Stdout)
+	var big, small int
+	for _, s := range f.sizes {
+		if s >= f.verifyBig {
+			big++
+		}
+	}
+	small = len(v.Streams) - big
+	fmt.Fprintf(m.Stdout, "verify: checked %d of %d streams: all %d of at least %d values, and %d of the %d smaller at random\n",
+		len(v.Streams), len(f.sizes), big, f.verifyBig, small, len(f.sizes)-big)
+	return v.Err()
 }

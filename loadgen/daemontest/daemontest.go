@@ -29,6 +29,9 @@ type Daemon struct {
 	GRPCAddr string // the gRPC address
 	TCPAddr  string // the TCP ingest address
 	Client   pb.StreamdClient
+	// Pipeline is the daemon's pipeline, the ingest.Sink of its sources,
+	// for a test to feed from a source of its own (such as Kafka).
+	Pipeline *pipeline.Pipeline
 }
 
 // Options configure a daemon.
@@ -92,7 +95,7 @@ func StartWith(t testing.TB, o Options) *Daemon {
 		gs.Stop()
 		p.Close(ctx)
 	})
-	return &Daemon{GRPCAddr: ln.Addr().String(), TCPAddr: tcp.ListenAddr().String(), Client: pb.NewStreamdClient(cc)}
+	return &Daemon{GRPCAddr: ln.Addr().String(), TCPAddr: tcp.ListenAddr().String(), Client: pb.NewStreamdClient(cc), Pipeline: p}
 }
 
 func discardLogger() *slog.Logger {

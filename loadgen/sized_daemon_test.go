@@ -1,0 +1,182 @@
+package loadgen_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	pb "streamd/api/proto/streamd/v1"
+	"streamd/ingest"
+	"streamd/loadgen"
+	"streamd/loadgen/daemontest"
+	"streamd/synth"
+)
+
+// TestZipfStreamsVerify sends 20,000 streams of Zipf-distributed sizes,
+// interleaved, over two TCP connections in frames to a daemon, keeps the
+// values of a sample of them (every stream of at least 2,000 values and
+// 200 others), and verifies the daemon's answers for the sample.
+func TestZipfStreamsVerify(t *testing.T) {
+	n, k := 20_000, 200
+	if testing.Short() {
+		n, k = 5_000, 50
+	}
+	d := daemontest.Start(t)
+	sizes := synth.Sizes{Min: 5, Max: 20_000, S: 1}.Draw(1, n)
+	names := streamNames("zipf", n)
+	const big = 2_000
+	sample := loadgen.SampleStreams(sizes, big, k, 1)
+	tracked := make(map[string]bool)
+	var bigs int
+	for _, i := range sample {
+		tracked[names[i]] = true
+		if sizes[i] >= big {
+			bigs++
+		}
+	}
+	if bigs == 0 {
+		t.Fatal("no stream of 2,000 values or more")
+	}
+	var total int64
+	for _, s := range sizes {
+		total += s
+	}
+	r := &loadgen.Runner{
+		Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes, Batch: 512},
+		Target: &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, Conns: 2,
+		Keep: true, Track: func(s string) bool { return tracked[s] },
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent != total || len(res.Streams) != len(sample) {
+		t.Fatalf("sent %d values, tracked %d streams; want %d and %d", res.Sent, len(res.Streams), total, len(sample))
+	}
+	v, err := loadgen.Verify(ctx, d.Client, res, loadgen.VerifyConfig{Timeout: 30 * time.Second, Poll: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	v.WriteBrief(&out)
+	if !v.OK() || len(v.Streams) != len(sample) {
+		t.Fatalf("verified %d streams of %d:\n%s", len(v.Streams), len(sample), out.String())
+	}
+	if lines := strings.Count(out.String(), ": ok\n"); lines != len(sample) {
+		t.Errorf("%d lines of streams ok, want %d:\n%s", lines, len(sample), out.String())
+	}
+	// The daemon holds every stream.
+	var ls []string
+	for tok := ""; ; {
+		resp, err := d.Client.ListStreams(ctx, &pb.ListStreamsRequest{PageSize: 10_000, PageToken: tok, Prefix: "zipf."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, resp.Streams...)
+		if tok = resp.NextPageToken; tok == "" {
+			break
+		}
+	}
+	if len(ls) != n {
+		t.Errorf("the daemon lists %d streams, want %d", len(ls), n)
+	}
+}
+
+// TestZipfKeysKafka sends 10,000 streams of Zipf-distributed sizes as
+// messages keyed by stream to a Kafka topic, has a daemon consume the
+// topic, and checks that it counts every value of every stream. The
+// connections gather the messages of many streams into each produce
+// request: a request for each batch of a stream would take a million
+// requests for a million streams.
+func TestZipfKeysKafka(t *testing.T) {
+	const topic = "many"
+	n := 10_000
+	if testing.Short() {
+		n = 2_000
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(4, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var produces atomic.Int64
+	c.ControlKey(kmsg.Produce.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		produces.Add(1)
+		return nil, nil, false // counted, then handled by the cluster
+	})
+	brokers := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	sizes := synth.Sizes{Min: 5, Max: 2_000, S: 1}.Draw(2, n)
+	names := streamNames("key", n)
+	r := &loadgen.Runner{
+		Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform, Seed: 2}, Streams: names, Sizes: sizes, Batch: 256},
+		Target: &loadgen.Kafka{Brokers: brokers, Topic: topic, ValuesPerMessage: 1000},
+		Conns:  2,
+		Track:  func(string) bool { return false },
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total, batches int64
+	for _, s := range sizes {
+		total += s
+		batches += (s + 255) / 256
+	}
+	if res.Sent != total || len(res.Streams) != 0 {
+		t.Fatalf("sent %d values, tracked %d streams; want %d and none", res.Sent, len(res.Streams), total)
+	}
+	if p := produces.Load(); p == 0 || p > batches/50 {
+		t.Errorf("%d produce requests for %d batches, want at most %d", p, batches, batches/50)
+	}
+
+	d := daemontest.Start(t)
+	consumer := &ingest.KafkaConsumer{
+		Brokers: brokers, Topics: []string{topic}, Group: "streamd", Sink: d.Pipeline,
+		Logger:            slog.New(slog.DiscardHandler),
+		SessionTimeout:    6 * time.Second,
+		HeartbeatInterval: 100 * time.Millisecond,
+		JoinGroupBackoff:  100 * time.Millisecond,
+		FetchMaxWait:      100 * time.Millisecond,
+	}
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(cctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("consumer: %v", err)
+		}
+	}()
+	// Every stream, one after the other, until the daemon counts its size.
+	for i, name := range names {
+		for {
+			st, err := d.Client.Stats(ctx, &pb.StatsRequest{Stream: name})
+			if err == nil && int64(st.Count) == sizes[i] {
+				break
+			}
+			if err == nil && int64(st.Count) > sizes[i] {
+				t.Fatalf("stream %s: the daemon counts %d values, %d were sent", name, st.Count, sizes[i])
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("stream %s: the daemon counts %v (%v), %d were sent", name, st.GetCount(), err, sizes[i])
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	if got := consumer.Stats(); got.Values != uint64(total) || got.Rejected != 0 {
+		t.Errorf("the consumer read %d values and rejected %d, want %d and none", got.Values, got.Rejected, total)
+	}
+}
