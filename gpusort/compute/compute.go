@@ -89,6 +89,7 @@ type Sorter struct {
 	calMu sync.Mutex // one calibration at a time
 
 	pairsMin int // the fewest pairs SortPairs sorts on the GPU
+	runsMax  int // the most run slots of a submission in mapped memory
 
 	mu      sync.Mutex
 	closed  bool
@@ -157,6 +158,9 @@ type Config struct {
 	// pairsMin, when positive, replaces pairsMinGPU: tests sort windows
 	// of every size on the GPU.
 	pairsMin int
+	// runsMax, when positive, replaces runsMappedMax: tests read runs
+	// from GPU memory with smaller windows.
+	runsMax int
 }
 
 // computeSlots is the number of batches a Sorter has in flight at most.
@@ -308,6 +312,10 @@ func NewWithConfig(cfg Config) (*Sorter, error) {
 	c.pairsMin = pairsMinGPU
 	if cfg.pairsMin > 0 {
 		c.pairsMin = cfg.pairsMin
+	}
+	c.runsMax = runsMappedMax
+	if cfg.runsMax > 0 {
+		c.runsMax = cfg.runsMax
 	}
 	for range computeSlots {
 		c.slots <- &slot{done: make(chan error, 1)}
@@ -965,17 +973,32 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	}
 	s.keys.ensure(segs * j.n * ks)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.keys.id)
-	for i := range segs {
+	for i := 0; i < segs; {
 		if j.lens[i] == 0 {
+			i++
 			continue
 		}
 		src := j.src[i]
 		if src.buf == 0 {
 			gl.BufferSubData(gl.COPY_WRITE_BUFFER, i*j.n*ks, int(j.lens[i])*ks, j.v.data[i])
+			i++
 			continue
 		}
+		// One copy for the windows that follow in the same buffer as far
+		// apart as in keys (the slot's up buffer): the padding between
+		// them is never read.
+		at, end := i*j.n*ks, i*j.n*ks+int(j.lens[i])*ks
+		for i++; i < segs; i++ {
+			if j.lens[i] == 0 {
+				continue
+			}
+			if next := j.src[i]; next.buf != src.buf || next.off-src.off != i*j.n*ks-at {
+				break
+			}
+			end = i*j.n*ks + int(j.lens[i])*ks
+		}
 		gl.BindBuffer(gl.COPY_READ_BUFFER, src.buf)
-		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, src.off, i*j.n*ks, int(j.lens[i])*ks)
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, src.off, at, end-at)
 	}
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, s.keys.id)
 	j.mark(&j.phases.Upload)
@@ -992,7 +1015,7 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	j.mark(&j.phases.Sort)
 
 	if j.plan != nil {
-		dispatchDigest(p, &s.digest, j.n, j.plan, c.persistent)
+		dispatchDigest(p, &s.digest, j.n, j.plan, c.persistent, c.runsMax)
 		if err := glctx.CheckError("digest"); err != nil {
 			return err
 		}
@@ -1017,11 +1040,7 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 		}
 		s.down.ensure(segs*j.n*ks, true)
 		gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.down.id)
-		for i := range segs {
-			if j.lens[i] > 0 {
-				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*j.n*ks, i*j.n*ks, int(j.lens[i])*ks)
-			}
-		}
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, radixExtent(j.n, j.lens)*ks)
 		j.mark(&j.phases.Readback)
 	}
 	gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)

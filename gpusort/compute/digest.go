@@ -24,11 +24,13 @@ import (
 // memory, and the host assembles the digests once the batch's fence has
 // signalled.
 
-// runsMappedMax is the most run slots (16 bytes each) a batch may have for
-// its runs to be written straight into mapped memory. A batch with more
-// (a small lossy-counting threshold: up to one slot per key) writes them
-// to GPU memory and reads back only the runs found.
-const runsMappedMax = 1 << 16
+// runsMappedMax is the most run slots (16 bytes each) a submission may
+// have for its runs to be written straight into mapped memory: 16 MiB, the
+// runs of about a thousand windows of 4096 keys at ε = 0.001. A submission
+// with more (a small lossy-counting threshold: up to one slot per key)
+// writes them to GPU memory and reads back only the runs found, window by
+// window, on the GL thread.
+const runsMappedMax = 1 << 20
 
 // digestPlan is what the digest shaders of one submission compute, and
 // then their results: one entry per segment (window) of each slice.
@@ -160,10 +162,11 @@ func (d *digestBuffers) free() {
 // dispatchDigest issues the digest shaders of plan over the sorted keys
 // bound at binding 0 (n apart; the plan's segment table bound at binding
 // 8), their results into mapped memory when mapped is set (persistent
-// mapping), else into GPU buffers.
-func dispatchDigest(p *computeProgs, d *digestBuffers, n int, plan *digestPlan, mapped bool) {
+// mapping), else into GPU buffers; the runs into mapped memory only if
+// there are at most runsMax run slots.
+func dispatchDigest(p *computeProgs, d *digestBuffers, n int, plan *digestPlan, mapped bool, runsMax int) {
 	segs := len(plan.lens)
-	plan.runsMapped = mapped && plan.total <= runsMappedMax
+	plan.runsMapped = mapped && int(plan.total) <= runsMax
 	nb := n / localSize
 	d.blocks.ensure(segs * nb * 4)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, d.blocks.id)
