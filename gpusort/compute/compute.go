@@ -697,8 +697,30 @@ type request struct {
 	kind  groupKind
 	specs *[gpusort.Channels]summary.WindowSpec // nil for Sort
 	out   *[gpusort.Channels]summary.Digest
-	taken bool       // a submission has it (under Sorter.mu)
-	done  chan error // the submission's result
+	ranks [gpusort.Channels][]int64 // the windows' sample ranks (Digest)
+	taken bool                      // a submission has it (under Sorter.mu)
+	done  chan error                // the submission's result
+
+	// Set by a submission of digests that succeeded, before done: the
+	// plan that holds the results and the request's first window in it.
+	plan *digestPlan
+	seg  int
+}
+
+// finish returns the error that came on r.done; for digests without one,
+// it first assembles r's digests from the submission's plan. The owners of
+// a submission's requests assemble theirs at once, each on its own
+// goroutine.
+func (r *request) finish(err error) error {
+	if err != nil || r.plan == nil {
+		return err
+	}
+	var outs [gpusort.Channels]*summary.Digest
+	for i := range outs {
+		outs[i] = &r.out[i]
+	}
+	r.plan.assemble(r.v.key64, r.seg, outs[:len(r.v.lens)])
+	return nil
 }
 
 // Stats counts what a Sorter has submitted to the GPU.
@@ -733,6 +755,13 @@ func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]
 		kind.n = v.padded()
 	}
 	r := &request{v: v, kind: kind, specs: specs, out: out, done: make(chan error, 1)}
+	if specs != nil {
+		for i, l := range v.lens {
+			if l > 0 {
+				r.ranks[i] = sampleRanks(int64(l), specs[i].Spacing)
+			}
+		}
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -743,7 +772,7 @@ func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]
 	for {
 		select {
 		case err := <-r.done:
-			return err
+			return r.finish(err)
 		case s := <-c.slots:
 			g := c.takeGroup(r)
 			if g != nil {
@@ -753,18 +782,18 @@ func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]
 			if g == nil || slices.Contains(g, r) {
 				// r is done, or another submission has it and none
 				// is queued.
-				return <-r.done
+				return r.finish(<-r.done)
 			}
 		case <-c.closing:
 			if c.withdraw(r) {
 				return gpusort.ErrClosed
 			}
-			return <-r.done
+			return r.finish(<-r.done)
 		case <-ctx.Done():
 			if c.withdraw(r) {
 				return ctx.Err()
 			}
-			return <-r.done
+			return r.finish(<-r.done)
 		}
 	}
 }
@@ -865,15 +894,13 @@ func (c *Sorter) runGroup(s *slot, g []*request) error {
 	k := g[0].kind
 	v := keyView{key64: k.key64}
 	var specs []summary.WindowSpec
-	var outs []*summary.Digest
+	var ranks [][]int64
 	for _, r := range g {
 		v.lens = append(v.lens, r.v.lens...)
 		v.data = append(v.data, r.v.data...)
 		if k.digest {
 			specs = append(specs, r.specs[:]...)
-			for i := range r.out {
-				outs = append(outs, &r.out[i])
-			}
+			ranks = append(ranks, r.ranks[:]...)
 		}
 	}
 	c.mu.Lock()
@@ -890,7 +917,7 @@ func (c *Sorter) runGroup(s *slot, g []*request) error {
 	}
 	j.src = make([]uploadSource, len(v.lens))
 	if k.digest {
-		j.plan = newDigestPlan(&v, j.n, specs)
+		j.plan = newDigestPlan(&v, j.n, specs, ranks)
 	}
 
 	if err := c.stage(s, j); err != nil {
@@ -904,8 +931,13 @@ func (c *Sorter) runGroup(s *slot, g []*request) error {
 	}
 	start := time.Now()
 	if j.plan != nil {
-		if err := c.collectDigests(s, j, outs); err != nil {
+		if err := c.readDigests(s, j); err != nil {
 			return err
+		}
+		seg := 0
+		for _, r := range g {
+			r.plan, r.seg = j.plan, seg
+			seg += len(r.v.lens)
 		}
 	} else if c.persistent {
 		var jobs []copyJob
@@ -1051,10 +1083,9 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	return nil
 }
 
-// collectDigests reads a digest submission's results, from mapped memory
-// or, for runs that did not fit there, in a GL job, and assembles out (one
-// digest per segment).
-func (c *Sorter) collectDigests(s *slot, j *batchJob, out []*summary.Digest) error {
+// readDigests reads a digest submission's results into its plan, from
+// mapped memory or, for runs that did not fit there, in a GL job.
+func (c *Sorter) readDigests(s *slot, j *batchJob) error {
 	read := func() error { return s.digest.read(j.plan, true) }
 	var err error
 	switch {
@@ -1065,11 +1096,7 @@ func (c *Sorter) collectDigests(s *slot, j *batchJob, out []*summary.Digest) err
 	default:
 		err = c.t.Do(read)
 	}
-	if err != nil {
-		return err
-	}
-	j.plan.assemble(j.v.key64, out)
-	return nil
+	return err
 }
 
 var (

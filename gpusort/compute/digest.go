@@ -40,6 +40,7 @@ type digestPlan struct {
 	qOff, qCnt            []uint32
 	total                 uint32 // run slots of all segments
 	ranks                 [][]int64
+	gatherAt              []int    // where each window's sample starts in index
 	index                 []uint32 // positions of the sample's keys
 	queries               []uint32 // key words: one per 32-bit key, two per 64-bit key
 	nq                    int      // Known-value queries
@@ -51,14 +52,19 @@ type digestPlan struct {
 }
 
 // newDigestPlan plans the digests of v's windows under specs (one per
-// window), with the segments n keys apart.
-func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec) *digestPlan {
+// window), with the segments n keys apart. ranks, if not nil, holds each
+// window's sample ranks (gksketch.SampleRanks) made ahead.
+func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec, ranks [][]int64) *digestPlan {
 	segs := len(v.lens)
 	p := &digestPlan{ks: v.keySize()}
 	for _, x := range []*[]uint32{&p.lens, &p.thr, &p.runOff, &p.runCap, &p.qOff, &p.qCnt, &p.totals} {
 		*x = make([]uint32, segs)
 	}
-	p.ranks = make([][]int64, segs)
+	p.ranks = ranks
+	if p.ranks == nil {
+		p.ranks = make([][]int64, segs)
+	}
+	p.gatherAt = make([]int, segs)
 	p.runAt = make([]int, segs)
 	words := 2 * p.ks / 4 // key words per query (lo, hi)
 	for i := range segs {
@@ -73,7 +79,10 @@ func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec) *digestPlan {
 		p.runOff[i] = p.total
 		p.runCap[i] = uint32(l / (t + 1))
 		p.total += p.runCap[i]
-		p.ranks[i] = slices.AppendSeq(p.ranks[i][:0], gksketch.SampleRanks(l, specs[i].Spacing))
+		if ranks == nil {
+			p.ranks[i] = sampleRanks(l, specs[i].Spacing)
+		}
+		p.gatherAt[i] = len(p.index)
 		for _, r := range p.ranks[i] {
 			p.index = append(p.index, uint32(i*n)+uint32(r-1))
 		}
@@ -93,6 +102,12 @@ func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec) *digestPlan {
 	}
 	p.nq = len(p.queries) / words
 	return p
+}
+
+// sampleRanks returns the ranks of the quantile sample of a window of l
+// keys with sample spacing h.
+func sampleRanks(l int64, h float64) []int64 {
+	return slices.Collect(gksketch.SampleRanks(l, h))
 }
 
 // table returns the segment table of the plan's windows: their lengths
@@ -251,22 +266,23 @@ func grow(x []uint32, n int) []uint32 {
 	return x[:n]
 }
 
-// assemble fills out[i] from plan's results for each window i that is not
-// empty: its sample, then its long runs (in order of start) merged with its
-// Known values' runs (in order of value, so of start), duplicates dropped.
-func (plan *digestPlan) assemble(key64 bool, out []*summary.Digest) {
+// assemble fills out[i] from plan's results for each window first+i that
+// is not empty: its sample, then its long runs (in order of start) merged
+// with its Known values' runs (in order of value, so of start), duplicates
+// dropped. The callers of one plan may assemble different windows at once.
+func (plan *digestPlan) assemble(key64 bool, first int, out []*summary.Digest) {
 	value := func(lo, hi uint32) float64 {
 		if key64 {
 			return gpusort.Float64(uint64(hi)<<32 | uint64(lo))
 		}
 		return float64(gpusort.Float32(lo))
 	}
-	g := 0
-	for i := range plan.lens {
+	for i := first; i < first+len(out); i++ {
 		if plan.lens[i] == 0 {
 			continue
 		}
-		d := out[i]
+		d := out[i-first]
+		g := plan.gatherAt[i]
 		d.N = int64(plan.lens[i])
 		d.Sample = d.Sample[:0]
 		for _, r := range plan.ranks[i] {
