@@ -115,6 +115,9 @@ func BenchmarkManyStreams(b *testing.B) {
 		round()
 	}
 	b.StopTimer()
+	if e := p.Counters().SortErrors; e > 0 {
+		b.Fatalf("the sorter failed on %d batches (digested on the CPU instead)", e)
+	}
 	b.ReportMetric(float64(streams)*float64(w)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mvalues/s")
 	if subs, wins, _ := submissions(sorter); counted && subs > subs0 {
 		b.ReportMetric(float64(wins-wins0)/float64(subs-subs0), "windows/submission")
