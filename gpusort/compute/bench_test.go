@@ -60,22 +60,24 @@ func BenchmarkComputeRadixKernels(b *testing.B) {
 func (c *Sorter) timeRadixKernels(n, reps int) (ns [3]uint64, err error) {
 	err = c.t.Do(func() error {
 		p := c.progs[0]
-		lens := [gpusort.Channels]uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
-		var src, keys glBuffer
+		lens := []uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
+		var src, keys, segs glBuffer
 		var rb radixBuffers
 		times := newRadixTimes()
 		defer func() {
 			src.free()
 			keys.free()
+			segs.free()
 			rb.free()
 			times.free()
 		}()
 		src.ensure(gpusort.Channels * n * 4)
 		keys.ensure(gpusort.Channels * n * 4)
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, src.id)
-		p.setCommon(p.fill, n, lens)
+		bindSegments(&segs, segmentTable(lens))
+		p.setCommon(p.fill, n)
 		gl.Uniform1ui(p.uniform(p.fill, "seed"), uint32(n))
-		dispatch((n + gatherSize - 1) / gatherSize)
+		dispatch((n+gatherSize-1)/gatherSize, len(lens))
 		for rep := -1; rep < reps; rep++ {
 			gl.BindBuffer(gl.COPY_READ_BUFFER, src.id)
 			gl.BindBuffer(gl.COPY_WRITE_BUFFER, keys.id)

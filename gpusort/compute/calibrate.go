@@ -69,7 +69,7 @@ func (c *Sorter) Calibrate(ctx context.Context, n int, key64 bool) error {
 	if n <= 0 {
 		return nil
 	}
-	v := keyView{key64: key64}
+	v := keyView{key64: key64, lens: make([]int, gpusort.Channels)}
 	v.lens[0] = n
 	if !c.fits(v) {
 		return nil
@@ -153,20 +153,22 @@ func (c *Sorter) timeSorts(class sizeClass, reps int) (rates [2]float64, agree b
 	p := c.progs[b2u(class.key64)]
 	n := class.n
 	ks := 4 + 4*int(b2u(class.key64))
-	lens := [gpusort.Channels]uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
-	var src, keys glBuffer
+	lens := []uint32{uint32(n), uint32(n), uint32(n), uint32(n)}
+	var src, keys, segs glBuffer
 	var rb radixBuffers
 	defer func() {
 		src.free()
 		keys.free()
+		segs.free()
 		rb.free()
 	}()
 	src.ensure(gpusort.Channels * n * ks)
 	keys.ensure(gpusort.Channels * n * ks)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, src.id)
-	p.setCommon(p.fill, n, lens)
+	bindSegments(&segs, segmentTable(lens))
+	p.setCommon(p.fill, n)
 	gl.Uniform1ui(p.uniform(p.fill, "seed"), uint32(n))
-	dispatch((n + gatherSize - 1) / gatherSize)
+	dispatch((n+gatherSize-1)/gatherSize, len(lens))
 
 	check := min(n, 1<<20)
 	var sorted [2][]uint32
@@ -182,7 +184,7 @@ func (c *Sorter) timeSorts(class sizeClass, reps int) (rates [2]float64, agree b
 			if alg == Radix {
 				sortRadix(p, &keys, nil, &rb, n, lens, class.key64, false, nil)
 			} else {
-				sortBitonic(p, n, lens, false)
+				sortBitonic(p, n, len(lens), false)
 			}
 			gl.Finish()
 			if d := time.Since(start); best == 0 || d < best {

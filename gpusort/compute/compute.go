@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -34,7 +35,8 @@ import (
 // that class; Choices reports what it measured. Bitonic
 // ("compute-bitonic") and Radix ("compute-radix") force one. The
 // key transform and its inverse run on the GPU. The four windows of a
-// batch are sorted by the same dispatches.
+// batch are sorted by the same dispatches, and so are those of the other
+// batches waiting at the time (see Coalescing).
 //
 // Sorter orders −0 before +0, like the CPU back-end: the two keys differ.
 // Its Digest computes the quantile sample and the lossy-counting runs on
@@ -44,15 +46,28 @@ import (
 //
 // A Sorter has computeSlots (4) batch slots, each with its own GPU
 // buffers and mapped memory. The GL context belongs to one locked OS
-// thread, which only issues commands and polls fences; the rest of a batch
-// happens on the goroutine that called Sort or Digest: copying windows
+// thread, which only issues commands and polls fences; the rest of a
+// submission happens on the goroutine that got its slot: copying windows
 // into mapped staging memory (on all cores), and, once its fence has
 // signalled, reading the digests or the sorted windows from mapped memory.
 // So goroutines calling Digest at once keep the GPU busy: while the GPU
-// sorts one batch, the others' windows are copied in, and their commands
-// queue behind. A caller beyond the slots waits for a free one. (On an
-// H100 with 16 cores, four slots took the daemon from 739 to 909 M values/s
-// over two.)
+// sorts one submission, the others' windows are copied in, and their
+// commands queue behind. A caller beyond the slots queues its batch for
+// the next submission (see Coalescing). (On an H100 with 16 cores, four
+// slots took the daemon from 739 to 909 M values/s over two.)
+//
+// # Coalescing
+//
+// Batches that wait for a slot are queued, and the goroutine that gets one
+// submits every queued batch of its kind (key width, sort, Digest or Sort,
+// and for the bitonic sort the size class), up to 32 MiB of keys and 1024
+// windows: their windows are the segments of one buffer, and one set of
+// dispatches sorts and digests them all, with one fence. The GL thread's
+// cost per submission (commands, uploads, a fence, a wake-up) is then
+// paid once for many windows, which is what keeps the GPU busy with small
+// windows: many goroutines calling Digest at once (pipeline workers) fill
+// the queue while the slots are busy. A lone caller is submitted at once,
+// alone. Stats counts the submissions and the windows they carried.
 //
 // # Staging
 //
@@ -74,10 +89,13 @@ type Sorter struct {
 	calMu sync.Mutex // one calibration at a time
 
 	pairsMin int // the fewest pairs SortPairs sorts on the GPU
+	runsMax  int // the most run slots of a submission in mapped memory
 
 	mu      sync.Mutex
 	closed  bool
 	closing chan struct{} // closed by Close
+	pending []*request    // batches waiting for a submission, oldest first
+	stats   Stats
 	choices map[sizeClass]Choice
 	profile bool
 	last    gpusort.Phases
@@ -140,6 +158,9 @@ type Config struct {
 	// pairsMin, when positive, replaces pairsMinGPU: tests sort windows
 	// of every size on the GPU.
 	pairsMin int
+	// runsMax, when positive, replaces runsMappedMax: tests read runs
+	// from GPU memory with smaller windows.
+	runsMax int
 }
 
 // computeSlots is the number of batches a Sorter has in flight at most.
@@ -171,12 +192,38 @@ func (p *computeProgs) uniform(prog uint32, name string) int32 {
 	return l
 }
 
-// setCommon makes prog current and sets the uniforms that every compute
-// shader has: the channel stride n and the windows' lengths.
-func (p *computeProgs) setCommon(prog uint32, n int, lens [gpusort.Channels]uint32) {
+// setCommon makes prog current and sets the uniform that every compute
+// shader has: the segment stride n. The segments' lengths are in the
+// segment table (bindSegments).
+func (p *computeProgs) setCommon(prog uint32, n int) {
 	gl.UseProgram(prog)
 	gl.Uniform1ui(p.uniform(prog, "N"), uint32(n))
-	gl.Uniform4ui(p.uniform(prog, "lens"), lens[0], lens[1], lens[2], lens[3])
+}
+
+// segWords is the number of words per segment of the segment table, and
+// segBinding its shader storage binding (SEGW and Segs in glslPrelude).
+const (
+	segWords   = 8
+	segBinding = 8
+)
+
+// segmentTable returns a segment table for windows lens long, with no
+// digest parameters.
+func segmentTable(lens []uint32) []uint32 {
+	t := make([]uint32, len(lens)*segWords)
+	for i, l := range lens {
+		t[i*segWords] = l
+	}
+	return t
+}
+
+// bindSegments uploads the segment table t into buf and binds it where
+// the shaders read it.
+func bindSegments(buf *glBuffer, t []uint32) {
+	buf.ensure(len(t) * 4)
+	gl.BindBuffer(gl.COPY_WRITE_BUFFER, buf.id)
+	gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(t)*4, gl.Ptr(t))
+	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, segBinding, buf.id)
 }
 
 func (p *computeProgs) delete() {
@@ -219,7 +266,8 @@ func (b *glBuffer) free() {
 // acquired it until it is released; its GL objects are touched only on
 // the GL thread, in jobs that goroutine sends.
 type slot struct {
-	keys   glBuffer     // the four windows' keys, n apart
+	keys   glBuffer     // the windows' keys, n apart
+	segs   glBuffer     // the segment table
 	vals   glBuffer     // the values of a window of pairs (SortPairs)
 	radix  radixBuffers // the radix sort's scratch
 	digest digestBuffers
@@ -230,6 +278,7 @@ type slot struct {
 
 func (s *slot) free() {
 	s.keys.free()
+	s.segs.free()
 	s.vals.free()
 	s.radix.free()
 	s.digest.free()
@@ -264,6 +313,10 @@ func NewWithConfig(cfg Config) (*Sorter, error) {
 	if cfg.pairsMin > 0 {
 		c.pairsMin = cfg.pairsMin
 	}
+	c.runsMax = runsMappedMax
+	if cfg.runsMax > 0 {
+		c.runsMax = cfg.runsMax
+	}
 	for range computeSlots {
 		c.slots <- &slot{done: make(chan error, 1)}
 	}
@@ -271,6 +324,10 @@ func NewWithConfig(cfg Config) (*Sorter, error) {
 		var n int32
 		gl.GetIntegerv(gl.MAX_SHADER_STORAGE_BLOCK_SIZE, &n)
 		c.maxStorage = int(uint32(n))
+		gl.GetIntegerv(gl.MAX_SHADER_STORAGE_BUFFER_BINDINGS, &n)
+		if n <= segBinding {
+			return fmt.Errorf("compute sorter: %d shader storage bindings, need %d: %w", n, segBinding+1, gpusort.ErrNoGPU)
+		}
 		var major, minor int32
 		gl.GetIntegerv(gl.MAJOR_VERSION, &major)
 		gl.GetIntegerv(gl.MINOR_VERSION, &minor)
@@ -502,15 +559,16 @@ func (c *Sorter) Digest(ctx context.Context, b *gpusort.Quad, specs *[gpusort.Ch
 	return nil
 }
 
-// keyView is the windows of one key width of a batch, as raw bytes.
+// keyView is windows of one key width, as raw bytes: the four of a batch,
+// or the segments of a submission.
 type keyView struct {
 	key64 bool
-	lens  [gpusort.Channels]int
-	data  [gpusort.Channels]unsafe.Pointer
+	lens  []int
+	data  []unsafe.Pointer
 }
 
 func view(b *gpusort.Quad, key64 bool) keyView {
-	v := keyView{key64: key64}
+	v := keyView{key64: key64, lens: make([]int, gpusort.Channels), data: make([]unsafe.Pointer, gpusort.Channels)}
 	for i := range gpusort.Channels {
 		if key64 {
 			if w := b.F64[i]; len(w) > 0 {
@@ -525,7 +583,7 @@ func view(b *gpusort.Quad, key64 bool) keyView {
 
 func (v *keyView) empty() bool { return v.maxLen() == 0 }
 
-func (v *keyView) maxLen() int { return max(v.lens[0], v.lens[1], v.lens[2], v.lens[3]) }
+func (v *keyView) maxLen() int { return slices.Max(v.lens) }
 
 func (v *keyView) keySize() int {
 	if v.key64 {
@@ -539,7 +597,7 @@ func (v *keyView) bytes(i int) []byte {
 	return unsafe.Slice((*byte)(v.data[i]), v.lens[i]*v.keySize())
 }
 
-// padded returns the keys per channel of the bitonic sort: a power of two
+// padded returns the keys per segment of the bitonic sort: a power of two
 // ≥ localKeys.
 func (v *keyView) padded() int {
 	n := v.maxLen()
@@ -549,7 +607,7 @@ func (v *keyView) padded() int {
 	return 1 << bits.Len(uint(n-1))
 }
 
-// stride returns the keys per channel for algorithm alg: the bitonic
+// stride returns the keys per segment for algorithm alg: the bitonic
 // network's power of two, or for the radix sort the longest window rounded
 // up to a multiple of localKeys (the digest shaders' block).
 func (v *keyView) stride(alg Algorithm) int {
@@ -562,19 +620,20 @@ func (v *keyView) stride(alg Algorithm) int {
 // fits reports whether v's windows fit one shader storage block.
 func (c *Sorter) fits(v keyView) bool {
 	n := v.padded()
-	return n <= 1<<31 && gpusort.Channels*n*v.keySize() <= c.maxStorage
+	return n <= 1<<31 && len(v.lens)*n*v.keySize() <= c.maxStorage
 }
 
-// dispatch runs groups work groups per channel, folding them into a 2-D
-// grid when there are more than 32768 (llvmpipe allows 65535 in x). The
-// shaders recover the index with groupIndex and skip the grid's excess.
-func dispatch(groups int) {
+// dispatch runs groups work groups per segment for segs segments, folding
+// them into a 2-D grid when there are more than 32768 (llvmpipe allows
+// 65535 in x). The shaders recover the index with groupIndex and skip the
+// grid's excess.
+func dispatch(groups, segs int) {
 	if groups <= 0 {
 		return
 	}
 	gx := min(groups, 32768)
 	gy := (groups + gx - 1) / gx
-	gl.DispatchCompute(uint32(gx), uint32(gy), gpusort.Channels)
+	gl.DispatchCompute(uint32(gx), uint32(gy), uint32(segs))
 	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 }
 
@@ -603,17 +662,199 @@ func (c *Sorter) acquire(ctx context.Context) (*slot, error) {
 	}
 }
 
-// batchJob is one key width of a batch on its way through a slot.
+// Submissions are coalesced: a Sort or Digest call queues its batch as a
+// request and waits for a slot; whoever gets one takes every queued
+// request of the same kind (its own first, if no one took it yet) up to
+// maxGroupBytes and maxGroupSegments, lays their windows out as the
+// segments of one buffer, and sorts and digests them all with one set of
+// dispatches and one fence. So while the slots are busy, batches pile up
+// and the next submission carries them all: the GL thread's cost per
+// submission (commands, uploads, a fence) is paid once for many windows.
+
+// maxGroupBytes bounds the keys of one coalesced submission, padding
+// included; a single batch larger than that is submitted alone.
+const maxGroupBytes = 32 << 20
+
+// maxGroupSegments bounds the windows of one coalesced submission.
+const maxGroupSegments = 1024
+
+// groupKind is what the requests of one submission share: the key width,
+// the sort, whether it digests, and for the bitonic sort the size class
+// (the longest window rounded up to a power of two), since the network
+// sorts every segment's padding too. The radix sort and the digest shaders
+// skip past a window's end, so windows of any lengths go together there.
+type groupKind struct {
+	key64  bool
+	alg    Algorithm
+	digest bool
+	n      int // 0 for the radix sort
+}
+
+// request is one Sort or Digest call's windows of one key width, waiting
+// to be submitted, alone or with others of its kind.
+type request struct {
+	v     keyView
+	kind  groupKind
+	specs *[gpusort.Channels]summary.WindowSpec // nil for Sort
+	out   *[gpusort.Channels]summary.Digest
+	ranks [gpusort.Channels][]int64 // the windows' sample ranks (Digest)
+	taken bool                      // a submission has it (under Sorter.mu)
+	done  chan error                // the submission's result
+
+	// Set by a submission of digests that succeeded, before done: the
+	// plan that holds the results and the request's first window in it.
+	plan *digestPlan
+	seg  int
+}
+
+// finish returns the error that came on r.done; for digests without one,
+// it first assembles r's digests from the submission's plan. The owners of
+// a submission's requests assemble theirs at once, each on its own
+// goroutine.
+func (r *request) finish(err error) error {
+	if err != nil || r.plan == nil {
+		return err
+	}
+	var outs [gpusort.Channels]*summary.Digest
+	for i := range outs {
+		outs[i] = &r.out[i]
+	}
+	r.plan.assemble(r.v.key64, r.seg, outs[:len(r.v.lens)])
+	return nil
+}
+
+// Stats counts what a Sorter has submitted to the GPU.
+type Stats struct {
+	// Submissions is the number of GL submissions of batches: each one
+	// set of sort and digest dispatches, and one fence.
+	Submissions int64
+	// Batches and Windows are the batches (Sort or Digest calls, per key
+	// width) and the windows that are not empty that those submissions
+	// sorted.
+	Batches, Windows int64
+}
+
+// Stats reports what c has submitted so far.
+func (c *Sorter) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// batch sorts one key width of a batch on the GPU, in a submission of its
+// own or coalesced with other batches queued meanwhile. With specs nil it
+// sorts the windows in place; otherwise it fills out's digests. It returns
+// only once no submission reads v's windows any more.
+func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
+	alg, err := c.algorithm(ctx, v)
+	if err != nil {
+		return err
+	}
+	kind := groupKind{key64: v.key64, alg: alg, digest: specs != nil}
+	if alg == Bitonic {
+		kind.n = v.padded()
+	}
+	r := &request{v: v, kind: kind, specs: specs, out: out, done: make(chan error, 1)}
+	if specs != nil {
+		for i, l := range v.lens {
+			if l > 0 {
+				r.ranks[i] = sampleRanks(int64(l), specs[i].Spacing)
+			}
+		}
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return gpusort.ErrClosed
+	}
+	c.pending = append(c.pending, r)
+	c.mu.Unlock()
+	for {
+		select {
+		case err := <-r.done:
+			return r.finish(err)
+		case s := <-c.slots:
+			g := c.takeGroup(r)
+			if g != nil {
+				c.submitGroup(s, g)
+			}
+			c.slots <- s
+			if g == nil || slices.Contains(g, r) {
+				// r is done, or another submission has it and none
+				// is queued.
+				return r.finish(<-r.done)
+			}
+		case <-c.closing:
+			if c.withdraw(r) {
+				return gpusort.ErrClosed
+			}
+			return r.finish(<-r.done)
+		case <-ctx.Done():
+			if c.withdraw(r) {
+				return ctx.Err()
+			}
+			return r.finish(<-r.done)
+		}
+	}
+}
+
+// withdraw takes r out of the queue, unless a submission has it already.
+func (c *Sorter) withdraw(r *request) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.taken {
+		return false
+	}
+	c.pending = slices.DeleteFunc(c.pending, func(q *request) bool { return q == r })
+	return true
+}
+
+// takeGroup takes the requests of one submission out of the queue: r and
+// those of its kind, or if a submission has r already, the oldest queued
+// request and those of its kind; nil if none is queued.
+func (c *Sorter) takeGroup(r *request) []*request {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return nil
+	}
+	first := r
+	if r.taken {
+		first = c.pending[0]
+	}
+	k := first.kind
+	first.taken = true
+	g := []*request{first}
+	segs, n := len(first.v.lens), first.v.padded()
+	c.pending = slices.DeleteFunc(c.pending, func(q *request) bool {
+		if q == first {
+			return true
+		}
+		more, qn := segs+len(q.v.lens), max(n, q.v.padded())
+		if q.kind != k || more > maxGroupSegments || more*qn*q.v.keySize() > min(maxGroupBytes, c.maxStorage) {
+			return false
+		}
+		q.taken = true
+		segs, n = more, qn
+		g = append(g, q)
+		return true
+	})
+	return g
+}
+
+// batchJob is one submission on its way through a slot: the windows of
+// one or more batches of one key width, as segments.
 type batchJob struct {
+	reqs    []*request
 	v       keyView
 	alg     Algorithm
-	n       int                            // keys per channel
-	lens    [gpusort.Channels]uint32       // the windows' lengths
-	src     [gpusort.Channels]uploadSource // where each window is uploaded from
-	plan    *digestPlan                    // nil for Sort
-	profile bool                           // wait for the GPU after each phase
-	phases  gpusort.Phases                 // filled when profiling
-	start   time.Time                      // of the current phase
+	n       int            // keys per segment
+	lens    []uint32       // the windows' lengths
+	src     []uploadSource // where each window is uploaded from
+	plan    *digestPlan    // nil for Sort
+	profile bool           // wait for the GPU after each phase
+	phases  gpusort.Phases // filled when profiling
+	start   time.Time      // of the current phase
 }
 
 // uploadSource is where a window's bytes are copied to the GPU from: a
@@ -635,30 +876,49 @@ func (j *batchJob) mark(d *time.Duration) {
 	}
 }
 
-// batch runs one key width of a batch through a slot: on this goroutine
-// the host copy, on the GL thread the upload, the sort and the digests (or
-// the sorted windows) into mapped memory and a fence, then here again the
-// results out of mapped memory once the fence has signalled. With specs nil
-// it sorts the windows in place; otherwise it fills out's digests.
-func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]summary.WindowSpec, out *[gpusort.Channels]summary.Digest) error {
-	alg, err := c.algorithm(ctx, v)
-	if err != nil {
-		return err
+// submitGroup runs the requests g through slot s as one submission and
+// sends each request its result.
+func (c *Sorter) submitGroup(s *slot, g []*request) {
+	err := c.runGroup(s, g)
+	for _, r := range g {
+		r.done <- err
+	}
+}
+
+// runGroup runs the requests g through slot s as one submission: on this
+// goroutine the host copy, on the GL thread the upload, the sort and the
+// digests (or the sorted windows) into mapped memory and a fence, then
+// here again the results out of mapped memory once the fence has
+// signalled.
+func (c *Sorter) runGroup(s *slot, g []*request) error {
+	k := g[0].kind
+	v := keyView{key64: k.key64}
+	var specs []summary.WindowSpec
+	var ranks [][]int64
+	for _, r := range g {
+		v.lens = append(v.lens, r.v.lens...)
+		v.data = append(v.data, r.v.data...)
+		if k.digest {
+			specs = append(specs, r.specs[:]...)
+			ranks = append(ranks, r.ranks[:]...)
+		}
 	}
 	c.mu.Lock()
-	j := &batchJob{v: v, alg: alg, n: v.stride(alg), profile: c.profile, start: time.Now()}
+	j := &batchJob{reqs: g, v: v, alg: k.alg, n: v.stride(k.alg), profile: c.profile, start: time.Now()}
+	c.stats.Submissions++
+	c.stats.Batches += int64(len(g))
+	for _, l := range v.lens {
+		c.stats.Windows += int64(b2u(l > 0))
+	}
 	c.mu.Unlock()
-	for i := range gpusort.Channels {
-		j.lens[i] = uint32(v.lens[i])
+	j.lens = make([]uint32, len(v.lens))
+	for i, l := range v.lens {
+		j.lens[i] = uint32(l)
 	}
-	if specs != nil {
-		j.plan = newDigestPlan(&v, j.n, specs)
+	j.src = make([]uploadSource, len(v.lens))
+	if k.digest {
+		j.plan = newDigestPlan(&v, j.n, specs, ranks)
 	}
-	s, err := c.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { c.slots <- s }()
 
 	if err := c.stage(s, j); err != nil {
 		return err
@@ -671,13 +931,18 @@ func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]
 	}
 	start := time.Now()
 	if j.plan != nil {
-		if err := c.collectDigests(s, j, out); err != nil {
+		if err := c.readDigests(s, j); err != nil {
 			return err
+		}
+		seg := 0
+		for _, r := range g {
+			r.plan, r.seg = j.plan, seg
+			seg += len(r.v.lens)
 		}
 	} else if c.persistent {
 		var jobs []copyJob
 		ks := v.keySize()
-		for i := range gpusort.Channels {
+		for i := range v.lens {
 			if v.lens[i] > 0 {
 				jobs = append(jobs, copyJob{v.bytes(i), s.down.bytes[i*j.n*ks:]})
 			}
@@ -702,7 +967,7 @@ func (c *Sorter) stage(s *slot, j *batchJob) error {
 	start := time.Now()
 	ks := j.v.keySize()
 	var jobs []copyJob
-	for i := range gpusort.Channels {
+	for i := range j.lens {
 		if j.lens[i] == 0 {
 			continue
 		}
@@ -711,7 +976,7 @@ func (c *Sorter) stage(s *slot, j *batchJob) error {
 			j.src[i] = uploadSource{buf, off}
 			continue
 		}
-		if need := gpusort.Channels * j.n * ks; len(s.up.bytes) < need {
+		if need := len(j.lens) * j.n * ks; len(s.up.bytes) < need {
 			if err := c.t.Do(func() error { s.up.ensure(need, false); return glctx.CheckError("map upload buffer") }); err != nil {
 				return err
 			}
@@ -724,27 +989,48 @@ func (c *Sorter) stage(s *slot, j *batchJob) error {
 	return nil
 }
 
-// submit issues a batch's commands on the GL thread: the upload, the sort,
-// then the digests or the sorted windows into mapped memory, and a fence
-// that reports on s.done. Without persistent mapping it also reads the
-// results back, synchronously.
+// submit issues a submission's commands on the GL thread: the segment
+// table, the upload, the sort, then the digests or the sorted windows into
+// mapped memory, and a fence that reports on s.done. Without persistent
+// mapping it also reads the results back, synchronously.
 func (c *Sorter) submit(s *slot, j *batchJob) error {
 	p := c.progs[b2u(j.v.key64)]
 	ks := j.v.keySize()
+	segs := len(j.lens)
 	j.start = time.Now()
-	s.keys.ensure(gpusort.Channels * j.n * ks)
+	if j.plan != nil {
+		bindSegments(&s.segs, j.plan.table())
+	} else {
+		bindSegments(&s.segs, segmentTable(j.lens))
+	}
+	s.keys.ensure(segs * j.n * ks)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.keys.id)
-	for i := range gpusort.Channels {
+	for i := 0; i < segs; {
 		if j.lens[i] == 0 {
+			i++
 			continue
 		}
 		src := j.src[i]
 		if src.buf == 0 {
 			gl.BufferSubData(gl.COPY_WRITE_BUFFER, i*j.n*ks, int(j.lens[i])*ks, j.v.data[i])
+			i++
 			continue
 		}
+		// One copy for the windows that follow in the same buffer as far
+		// apart as in keys (the slot's up buffer): the padding between
+		// them is never read.
+		at, end := i*j.n*ks, i*j.n*ks+int(j.lens[i])*ks
+		for i++; i < segs; i++ {
+			if j.lens[i] == 0 {
+				continue
+			}
+			if next := j.src[i]; next.buf != src.buf || next.off-src.off != i*j.n*ks-at {
+				break
+			}
+			end = i*j.n*ks + int(j.lens[i])*ks
+		}
 		gl.BindBuffer(gl.COPY_READ_BUFFER, src.buf)
-		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, src.off, i*j.n*ks, int(j.lens[i])*ks)
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, src.off, at, end-at)
 	}
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 0, s.keys.id)
 	j.mark(&j.phases.Upload)
@@ -753,7 +1039,7 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	if j.alg == Radix {
 		sortRadix(p, &s.keys, nil, &s.radix, j.n, j.lens, j.v.key64, finish, nil)
 	} else {
-		sortBitonic(p, j.n, j.lens, finish)
+		sortBitonic(p, j.n, segs, finish)
 	}
 	if err := glctx.CheckError("sort"); err != nil {
 		return err
@@ -761,7 +1047,7 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	j.mark(&j.phases.Sort)
 
 	if j.plan != nil {
-		dispatchDigest(p, &s.digest, j.n, j.lens, j.plan, c.persistent)
+		dispatchDigest(p, &s.digest, j.n, j.plan, c.persistent, c.runsMax)
 		if err := glctx.CheckError("digest"); err != nil {
 			return err
 		}
@@ -775,7 +1061,7 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	} else {
 		gl.BindBuffer(gl.COPY_READ_BUFFER, s.keys.id)
 		if !c.persistent {
-			for i := range gpusort.Channels {
+			for i := range segs {
 				if j.lens[i] > 0 {
 					gl.GetBufferSubData(gl.COPY_READ_BUFFER, i*j.n*ks, int(j.lens[i])*ks, j.v.data[i])
 				}
@@ -784,13 +1070,9 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 			s.done <- glctx.CheckError("read back")
 			return nil
 		}
-		s.down.ensure(gpusort.Channels*j.n*ks, true)
+		s.down.ensure(segs*j.n*ks, true)
 		gl.BindBuffer(gl.COPY_WRITE_BUFFER, s.down.id)
-		for i := range gpusort.Channels {
-			if j.lens[i] > 0 {
-				gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, i*j.n*ks, i*j.n*ks, int(j.lens[i])*ks)
-			}
-		}
+		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, 0, 0, radixExtent(j.n, j.lens)*ks)
 		j.mark(&j.phases.Readback)
 	}
 	gl.MemoryBarrier(gl.CLIENT_MAPPED_BUFFER_BARRIER_BIT)
@@ -801,9 +1083,9 @@ func (c *Sorter) submit(s *slot, j *batchJob) error {
 	return nil
 }
 
-// collectDigests reads a digest batch's results, from mapped memory or,
-// for runs that did not fit there, in a GL job, and assembles out.
-func (c *Sorter) collectDigests(s *slot, j *batchJob, out *[gpusort.Channels]summary.Digest) error {
+// readDigests reads a digest submission's results into its plan, from
+// mapped memory or, for runs that did not fit there, in a GL job.
+func (c *Sorter) readDigests(s *slot, j *batchJob) error {
 	read := func() error { return s.digest.read(j.plan, true) }
 	var err error
 	switch {
@@ -814,11 +1096,7 @@ func (c *Sorter) collectDigests(s *slot, j *batchJob, out *[gpusort.Channels]sum
 	default:
 		err = c.t.Do(read)
 	}
-	if err != nil {
-		return err
-	}
-	j.plan.assemble(j.v.key64, out)
-	return nil
+	return err
 }
 
 var (

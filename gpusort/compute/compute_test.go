@@ -336,13 +336,14 @@ func TestComputeUnmapped(t *testing.T) {
 // memory (threshold 0: a run slot per key), which are read back from GPU
 // memory instead.
 func TestComputeManyRuns(t *testing.T) {
-	c, err := NewWithConfig(Config{Algorithm: Radix})
+	const runsMax = 1 << 16
+	c, err := NewWithConfig(Config{Algorithm: Radix, runsMax: runsMax})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	r := rand.New(rand.NewPCG(14, 15))
-	n := runsMappedMax/2 + 1
+	n := runsMax/2 + 1
 	dc := newDigestCase(r, [gpusort.Channels]int{n, n, 5, n}, false, 0, nil, nil)
 	dc.check(t, c, "threshold 0")
 	dc = newDigestCase(r, [gpusort.Channels]int{n, n, 5, n}, true, -1, nil, nil)

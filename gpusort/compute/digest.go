@@ -24,36 +24,50 @@ import (
 // memory, and the host assembles the digests once the batch's fence has
 // signalled.
 
-// runsMappedMax is the most run slots (16 bytes each) a batch may have for
-// its runs to be written straight into mapped memory. A batch with more
-// (a small lossy-counting threshold: up to one slot per key) writes them
-// to GPU memory and reads back only the runs found.
-const runsMappedMax = 1 << 16
+// runsMappedMax is the most run slots (16 bytes each) a submission may
+// have for its runs to be written straight into mapped memory: 16 MiB, the
+// runs of about a thousand windows of 4096 keys at ε = 0.001. A submission
+// with more (a small lossy-counting threshold: up to one slot per key)
+// writes them to GPU memory and reads back only the runs found, window by
+// window, on the GL thread.
+const runsMappedMax = 1 << 20
 
-// digestPlan is what the digest shaders of one batch compute, and then
-// their results.
+// digestPlan is what the digest shaders of one submission compute, and
+// then their results: one entry per segment (window) of each slice.
 type digestPlan struct {
-	lens                  [gpusort.Channels]uint32
-	thr, runOff, runCap   [gpusort.Channels]uint32
-	qOff, qCnt            [gpusort.Channels]uint32
-	total                 uint32 // run slots of all channels
-	ranks                 [gpusort.Channels][]int64
-	index                 []uint32                 // positions of the sample's keys
-	queries               []uint32                 // key words: one per 32-bit key, two per 64-bit key
-	nq                    int                      // Known-value queries
-	ks                    int                      // key size in bytes
-	runsMapped            bool                     // runs go straight to mapped memory
-	totals                [gpusort.Channels]uint32 // runs found per window
-	runAt                 [gpusort.Channels]int    // where each window's runs start in runs
+	lens                  []uint32
+	thr, runOff, runCap   []uint32
+	qOff, qCnt            []uint32
+	total                 uint32 // run slots of all segments
+	ranks                 [][]int64
+	gatherAt              []int    // where each window's sample starts in index
+	index                 []uint32 // positions of the sample's keys
+	queries               []uint32 // key words: one per 32-bit key, two per 64-bit key
+	nq                    int      // Known-value queries
+	ks                    int      // key size in bytes
+	runsMapped            bool     // runs go straight to mapped memory
+	totals                []uint32 // runs found per window
+	runAt                 []int    // where each window's runs start in runs
 	runs, found, gathered []uint32
 }
 
-// newDigestPlan plans the digests of v's windows under specs, with the
-// channels n keys apart.
-func newDigestPlan(v *keyView, n int, specs *[gpusort.Channels]summary.WindowSpec) *digestPlan {
+// newDigestPlan plans the digests of v's windows under specs (one per
+// window), with the segments n keys apart. ranks, if not nil, holds each
+// window's sample ranks (gksketch.SampleRanks) made ahead.
+func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec, ranks [][]int64) *digestPlan {
+	segs := len(v.lens)
 	p := &digestPlan{ks: v.keySize()}
+	for _, x := range []*[]uint32{&p.lens, &p.thr, &p.runOff, &p.runCap, &p.qOff, &p.qCnt, &p.totals} {
+		*x = make([]uint32, segs)
+	}
+	p.ranks = ranks
+	if p.ranks == nil {
+		p.ranks = make([][]int64, segs)
+	}
+	p.gatherAt = make([]int, segs)
+	p.runAt = make([]int, segs)
 	words := 2 * p.ks / 4 // key words per query (lo, hi)
-	for i := range gpusort.Channels {
+	for i := range segs {
 		l := int64(v.lens[i])
 		p.lens[i] = uint32(l)
 		if l == 0 {
@@ -65,7 +79,10 @@ func newDigestPlan(v *keyView, n int, specs *[gpusort.Channels]summary.WindowSpe
 		p.runOff[i] = p.total
 		p.runCap[i] = uint32(l / (t + 1))
 		p.total += p.runCap[i]
-		p.ranks[i] = slices.AppendSeq(p.ranks[i][:0], gksketch.SampleRanks(l, specs[i].Spacing))
+		if ranks == nil {
+			p.ranks[i] = sampleRanks(l, specs[i].Spacing)
+		}
+		p.gatherAt[i] = len(p.index)
 		for _, r := range p.ranks[i] {
 			p.index = append(p.index, uint32(i*n)+uint32(r-1))
 		}
@@ -85,6 +102,23 @@ func newDigestPlan(v *keyView, n int, specs *[gpusort.Channels]summary.WindowSpe
 	}
 	p.nq = len(p.queries) / words
 	return p
+}
+
+// sampleRanks returns the ranks of the quantile sample of a window of l
+// keys with sample spacing h.
+func sampleRanks(l int64, h float64) []int64 {
+	return slices.Collect(gksketch.SampleRanks(l, h))
+}
+
+// table returns the segment table of the plan's windows: their lengths
+// and digest parameters (the layout of Segs in glslPrelude).
+func (plan *digestPlan) table() []uint32 {
+	t := segmentTable(plan.lens)
+	for i := range plan.lens {
+		w := t[i*segWords:]
+		w[1], w[2], w[3], w[4] = plan.thr[i], plan.runOff[i], plan.qOff[i], plan.qCnt[i]
+	}
+	return t
 }
 
 // resultBuffer is where one digest output goes: mapped memory that the
@@ -141,29 +175,30 @@ func (d *digestBuffers) free() {
 }
 
 // dispatchDigest issues the digest shaders of plan over the sorted keys
-// bound at binding 0 (n apart), their results into mapped memory when
-// mapped is set (persistent mapping), else into GPU buffers.
-func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [gpusort.Channels]uint32, plan *digestPlan, mapped bool) {
-	plan.runsMapped = mapped && plan.total <= runsMappedMax
+// bound at binding 0 (n apart; the plan's segment table bound at binding
+// 8), their results into mapped memory when mapped is set (persistent
+// mapping), else into GPU buffers; the runs into mapped memory only if
+// there are at most runsMax run slots.
+func dispatchDigest(p *computeProgs, d *digestBuffers, n int, plan *digestPlan, mapped bool, runsMax int) {
+	segs := len(plan.lens)
+	plan.runsMapped = mapped && int(plan.total) <= runsMax
 	nb := n / localSize
-	d.blocks.ensure(gpusort.Channels * nb * 4)
+	d.blocks.ensure(segs * nb * 4)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 1, d.blocks.id)
 	d.runs.bind(2, int(plan.total)*16, plan.runsMapped)
-	d.totals.bind(3, gpusort.Channels*4, mapped)
+	d.totals.bind(3, segs*4, mapped)
 
-	p.setCommon(p.runs, n, lens)
-	gl.Uniform4ui(p.uniform(p.runs, "thr"), plan.thr[0], plan.thr[1], plan.thr[2], plan.thr[3])
-	gl.Uniform4ui(p.uniform(p.runs, "runOff"), plan.runOff[0], plan.runOff[1], plan.runOff[2], plan.runOff[3])
+	p.setCommon(p.runs, n)
 	gl.Uniform1ui(p.uniform(p.runs, "NB"), uint32(nb))
 	gl.Uniform1ui(p.uniform(p.runs, "pass"), 0)
-	dispatch(nb)
-	p.setCommon(p.scan, n, lens)
+	dispatch(nb, segs)
+	p.setCommon(p.scan, n)
 	gl.Uniform1ui(p.uniform(p.scan, "NB"), uint32(nb))
-	gl.DispatchCompute(1, 1, gpusort.Channels)
+	gl.DispatchCompute(1, 1, uint32(segs))
 	gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 	gl.UseProgram(p.runs)
 	gl.Uniform1ui(p.uniform(p.runs, "pass"), 1)
-	dispatch(nb)
+	dispatch(nb, segs)
 
 	if plan.nq > 0 {
 		d.queries.ensure(len(plan.queries) * 4)
@@ -171,10 +206,8 @@ func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [gpusort.Chan
 		gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(plan.queries)*4, gl.Ptr(plan.queries))
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 4, d.queries.id)
 		d.found.bind(5, plan.nq*16, mapped)
-		p.setCommon(p.search, n, lens)
-		gl.Uniform4ui(p.uniform(p.search, "qOff"), plan.qOff[0], plan.qOff[1], plan.qOff[2], plan.qOff[3])
-		gl.Uniform4ui(p.uniform(p.search, "qCnt"), plan.qCnt[0], plan.qCnt[1], plan.qCnt[2], plan.qCnt[3])
-		dispatch((int(max(plan.qCnt[0], plan.qCnt[1], plan.qCnt[2], plan.qCnt[3])) + searchSize - 1) / searchSize)
+		p.setCommon(p.search, n)
+		dispatch((int(slices.Max(plan.qCnt))+searchSize-1)/searchSize, segs)
 	}
 	if len(plan.index) > 0 {
 		d.index.ensure(len(plan.index) * 4)
@@ -182,7 +215,7 @@ func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [gpusort.Chan
 		gl.BufferSubData(gl.COPY_WRITE_BUFFER, 0, len(plan.index)*4, gl.Ptr(plan.index))
 		gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 6, d.index.id)
 		d.gathered.bind(7, len(plan.index)*plan.ks, mapped)
-		p.setCommon(p.gather, n, lens)
+		p.setCommon(p.gather, n)
 		gl.Uniform1ui(p.uniform(p.gather, "count"), uint32(len(plan.index)))
 		groups := (len(plan.index) + gatherSize - 1) / gatherSize
 		gx := min(groups, 32768)
@@ -195,11 +228,10 @@ func dispatchDigest(p *computeProgs, d *digestBuffers, n int, lens [gpusort.Chan
 // (persistent mapping) says they are, and the runs from mapped memory if
 // plan.runsMapped. Anything read from a GPU buffer needs the GL thread.
 func (d *digestBuffers) read(plan *digestPlan, mapped bool) error {
-	var totals [gpusort.Channels]uint32 // not &plan.totals: cgo refuses pointers into plan
-	d.totals.read(unsafe.Pointer(&totals[0]), 0, gpusort.Channels*4, mapped)
-	plan.totals = totals
+	segs := len(plan.lens)
+	d.totals.read(unsafe.Pointer(&plan.totals[0]), 0, segs*4, mapped)
 	found := 0
-	for i := range gpusort.Channels {
+	for i := range segs {
 		if plan.totals[i] > plan.runCap[i] {
 			return fmt.Errorf("read back digest: window %d: %d runs in room for %d", i, plan.totals[i], plan.runCap[i])
 		}
@@ -207,7 +239,7 @@ func (d *digestBuffers) read(plan *digestPlan, mapped bool) error {
 		found += int(plan.totals[i])
 	}
 	plan.runs = grow(plan.runs, 4*found)
-	for i := range gpusort.Channels {
+	for i := range segs {
 		if c := int(plan.totals[i]); c > 0 {
 			d.runs.read(unsafe.Pointer(&plan.runs[4*plan.runAt[i]]), int(plan.runOff[i])*16, c*16, plan.runsMapped)
 		}
@@ -234,22 +266,23 @@ func grow(x []uint32, n int) []uint32 {
 	return x[:n]
 }
 
-// assemble fills out from plan's results: each window's sample, then its
-// long runs (in order of start) merged with its Known values' runs (in
-// order of value, so of start), duplicates dropped.
-func (plan *digestPlan) assemble(key64 bool, out *[gpusort.Channels]summary.Digest) {
+// assemble fills out[i] from plan's results for each window first+i that
+// is not empty: its sample, then its long runs (in order of start) merged
+// with its Known values' runs (in order of value, so of start), duplicates
+// dropped. The callers of one plan may assemble different windows at once.
+func (plan *digestPlan) assemble(key64 bool, first int, out []*summary.Digest) {
 	value := func(lo, hi uint32) float64 {
 		if key64 {
 			return gpusort.Float64(uint64(hi)<<32 | uint64(lo))
 		}
 		return float64(gpusort.Float32(lo))
 	}
-	g := 0
-	for i := range gpusort.Channels {
+	for i := first; i < first+len(out); i++ {
 		if plan.lens[i] == 0 {
 			continue
 		}
-		d := &out[i]
+		d := out[i-first]
+		g := plan.gatherAt[i]
 		d.N = int64(plan.lens[i])
 		d.Sample = d.Sample[:0]
 		for _, r := range plan.ranks[i] {

@@ -10,9 +10,13 @@ import (
 // Compute shaders of the compute back-end. Keys are the order-preserving
 // unsigned keys of gpusort.Key32 and gpusort.Key64: one uint per float32,
 // a uvec2 (low word, high word) per float64, so a float64 key spans two 32-bit
-// channels. The four windows of a batch lie one after the other in one
-// shader storage buffer, each padded to N keys; the padding is never
-// uploaded: the first pass reads it as the largest key.
+// channels. The windows of a submission (the four of a batch, or those of
+// many batches at once) are its segments: they lie one after the other in
+// one shader storage buffer, each padded to N keys, and gl_WorkGroupID.z
+// is the segment (ch: a colour channel of the paper's texture when there
+// are four). The padding is never uploaded: the first pass reads it as the
+// largest key. Each segment's length and digest parameters are in the
+// segment table (binding 8).
 
 // Work-group sizes. localSize threads sort 2·localSize keys in shared
 // memory: 2048 keys are 8 KiB of 32-bit or 16 KiB of 64-bit keys, under
@@ -48,8 +52,14 @@ uvec2 wordsK(KEY k) { return uvec2(k, 0u); }
 bool eqK(KEY a, KEY b) { return a == b || (isZeroK(a) && isZeroK(b)); }
 
 layout(std430, binding = 0) buffer Keys { KEY k[]; };
-uniform uint N;     // keys per channel, a power of two
-uniform uvec4 lens; // the windows' lengths
+uniform uint N; // keys per segment
+// The segment table: SEGW words per segment (window): its length, then
+// for the digest shaders its run threshold min(max(T, 0), length), its
+// first run slot, its first Known-value query and its number of queries.
+layout(std430, binding = 8) readonly buffer Segs { uint segs[]; };
+#define SEGW 8u
+uint segWord(uint ch, uint w) { return segs[ch * SEGW + w]; }
+uint segLen(uint ch) { return segs[ch * SEGW]; }
 
 // groupIndex flattens a 2-D grid of work groups (x·y); z is the channel.
 uint groupIndex() { return gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; }
@@ -77,7 +87,7 @@ void main() {
 	uint blk = groupIndex();
 	uint t = gl_LocalInvocationID.x;
 	uint base = ch * N + blk * (2u * LOCAL);
-	uint len = lens[ch];
+	uint len = segLen(ch);
 	for (uint r = 0u; r < 2u; r++) {
 		uint i = t + r * LOCAL;
 		if (stage == 0u) {
@@ -185,16 +195,14 @@ const srcRunFlags = `
 layout(local_size_x = LOCAL) in;
 layout(std430, binding = 1) buffer Blocks { uint blockSum[]; };
 layout(std430, binding = 2) buffer Runs { uvec4 runs[]; };
-uniform uvec4 thr;    // min(max(T, 0), len)
-uniform uvec4 runOff; // first slot of each channel's runs
 uniform uint NB;      // blocks per channel
 uniform uint pass;
 shared uint sh[LOCAL];
 shared uint cnt;
 
 bool flagAt(uint ch, uint i) {
-	uint len = lens[ch];
-	uint T = thr[ch];
+	uint len = segLen(ch);
+	uint T = segWord(ch, 1u);
 	if (i >= len || i + T >= len) return false;
 	uint base = ch * N;
 	KEY v = k[base + i];
@@ -226,10 +234,10 @@ void main() {
 		barrier();
 	}
 	if (f) {
-		uint pos = runOff[ch] + blockSum[ch * NB + blk] + sh[t] - 1u;
+		uint pos = segWord(ch, 2u) + blockSum[ch * NB + blk] + sh[t] - 1u;
 		uint base = ch * N;
 		KEY v = k[base + i];
-		uint lo = i + thr[ch] + 1u, hi = lens[ch];
+		uint lo = i + segWord(ch, 1u) + 1u, hi = segLen(ch);
 		while (lo < hi) {
 			uint mid = (lo + hi) >> 1;
 			if (eqK(k[base + mid], v)) lo = mid + 1u; else hi = mid;
@@ -281,28 +289,26 @@ const srcSearch = `
 layout(local_size_x = SEARCH) in;
 layout(std430, binding = 4) buffer Queries { KEY q[]; };
 layout(std430, binding = 5) buffer Found { uvec4 found[]; };
-uniform uvec4 qOff;
-uniform uvec4 qCnt;
 
 void main() {
 	uint ch = gl_WorkGroupID.z;
 	uint i = groupIndex() * SEARCH + gl_LocalInvocationID.x;
-	if (i >= qCnt[ch]) return;
-	uint qi = qOff[ch] + i;
+	if (i >= segWord(ch, 4u)) return;
+	uint qi = segWord(ch, 3u) + i;
 	KEY qlo = q[2u * qi], qhi = q[2u * qi + 1u];
 	uint base = ch * N;
-	uint lo = 0u, hi = lens[ch];
+	uint lo = 0u, hi = segLen(ch);
 	while (lo < hi) {
 		uint mid = (lo + hi) >> 1;
 		if (lessK(k[base + mid], qlo)) lo = mid + 1u; else hi = mid;
 	}
 	uint first = lo;
-	hi = lens[ch];
+	hi = segLen(ch);
 	while (lo < hi) {
 		uint mid = (lo + hi) >> 1;
 		if (lessK(qhi, k[base + mid])) hi = mid; else lo = mid + 1u;
 	}
-	uvec2 w = first < lens[ch] ? wordsK(k[base + first]) : uvec2(0u);
+	uvec2 w = first < segLen(ch) ? wordsK(k[base + first]) : uvec2(0u);
 	found[qi] = uvec4(first, lo - first, w.x, w.y);
 }
 `
@@ -338,7 +344,7 @@ uint hash(uint x) {
 void main() {
 	uint ch = gl_WorkGroupID.z;
 	uint i = groupIndex() * GATHER + gl_LocalInvocationID.x;
-	if (i >= lens[ch]) return;
+	if (i >= segLen(ch)) return;
 	uint h = hash(i ^ (ch << 28) ^ seed);
 #if KEY64
 	k[ch * N + i] = uvec2(hash(h), h);

@@ -114,7 +114,8 @@ func (c *Sorter) submitPairs(s *slot, win [2][]byte, src [2]uploadSource) error 
 		gl.BindBuffer(gl.COPY_READ_BUFFER, src[i].buf)
 		gl.CopyBufferSubData(gl.COPY_READ_BUFFER, gl.COPY_WRITE_BUFFER, src[i].off, 0, size)
 	}
-	lens := [gpusort.Channels]uint32{uint32(n)}
+	lens := []uint32{uint32(n)}
+	bindSegments(&s.segs, segmentTable(lens))
 	sortRadix(c.progs[1], &s.keys, &s.vals, &s.radix, n, lens, true, true, nil)
 	if err := glctx.CheckError("sort pairs"); err != nil {
 		return err

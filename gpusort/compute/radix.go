@@ -3,11 +3,10 @@
 package compute
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
-
-	"streamd/gpusort"
 )
 
 // The LSD radix sort of the compute back-end: 8-bit digits, four passes for
@@ -97,11 +96,11 @@ func (b *radixBuffers) free() {
 	b.valAlt.free()
 }
 
-// radixExtent returns the keys from the start of the first channel to the
-// end of the last window that is not empty, channels n keys apart: what a
+// radixExtent returns the keys from the start of the first segment to the
+// end of the last window that is not empty, segments n keys apart: what a
 // buffer of the sort must hold.
-func radixExtent(n int, lens [gpusort.Channels]uint32) int {
-	for i := gpusort.Channels - 1; i >= 0; i-- {
+func radixExtent(n int, lens []uint32) int {
+	for i := len(lens) - 1; i >= 0; i-- {
 		if lens[i] > 0 {
 			return i*n + int(lens[i])
 		}
@@ -125,26 +124,28 @@ func newRadixTimes() *radixTimes {
 
 func (t *radixTimes) free() { gl.DeleteQueries(3, &t.queries[0]) }
 
-// sortRadix sorts the channels of keys (n keys apart, lens long) with the
-// radix programs of p, using rb as scratch. The keys start as float bits;
+// sortRadix sorts the segments of keys (n keys apart, lens long, as the
+// segment table bound at binding 8 says too) with the radix programs of p,
+// using rb as scratch. The keys start as float bits;
 // with finish they end as floats again, else as keys. With vals not nil
 // (64-bit keys only) each pass moves the 64-bit value at the same place
 // of vals with each key. The result is back in keys (and vals), since the
 // number of passes is even. With times not nil it times each kernel.
-func sortRadix(p *computeProgs, keys, vals *glBuffer, rb *radixBuffers, n int, lens [gpusort.Channels]uint32, key64, finish bool, times *radixTimes) {
+func sortRadix(p *computeProgs, keys, vals *glBuffer, rb *radixBuffers, n int, lens []uint32, key64, finish bool, times *radixTimes) {
 	ks := 4
 	if key64 {
 		ks = 8
 	}
 	passes := radixPasses(key64)
 	tile := radixTile(key64)
-	maxLen := int(max(lens[0], lens[1], lens[2], lens[3]))
+	segs := len(lens)
+	maxLen := int(slices.Max(lens))
 	nt := max(1, (maxLen+tile-1)/tile)
 	rb.alt.ensure(radixExtent(n, lens) * ks)
-	rb.counts.ensure(gpusort.Channels * 256 * nt * 4)
-	rb.hist.ensure(gpusort.Channels * passes * 256 * 4)
+	rb.counts.ensure(segs * 256 * nt * 4)
+	rb.hist.ensure(segs * passes * 256 * 4)
 	gl.BindBuffer(gl.COPY_WRITE_BUFFER, rb.hist.id)
-	gl.ClearBufferSubData(gl.COPY_WRITE_BUFFER, gl.R32UI, 0, gpusort.Channels*passes*256*4, gl.RED_INTEGER, gl.UNSIGNED_INT, nil)
+	gl.ClearBufferSubData(gl.COPY_WRITE_BUFFER, gl.R32UI, 0, segs*passes*256*4, gl.RED_INTEGER, gl.UNSIGNED_INT, nil)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 2, rb.counts.id)
 	gl.BindBufferBase(gl.SHADER_STORAGE_BUFFER, 3, rb.hist.id)
 
@@ -167,7 +168,7 @@ func sortRadix(p *computeProgs, keys, vals *glBuffer, rb *radixBuffers, n int, l
 			if times != nil {
 				gl.BeginQuery(gl.TIME_ELAPSED, times.queries[kernel])
 			}
-			p.setCommon(prog, n, lens)
+			p.setCommon(prog, n)
 			gl.Uniform1ui(p.uniform(prog, "NT"), uint32(nt))
 			gl.Uniform1ui(p.uniform(prog, "pass"), uint32(pass))
 			gl.Uniform1ui(p.uniform(prog, "shift"), uint32(pass%4*8))
@@ -175,21 +176,21 @@ func sortRadix(p *computeProgs, keys, vals *glBuffer, rb *radixBuffers, n int, l
 			gl.Uniform1ui(p.uniform(prog, "raw"), b2u(pass == 0))
 			switch prog {
 			case p.radixScan:
-				// Few tiles: one work group per channel walks every
-				// digit's row; many: one per digit and channel.
+				// Few tiles: one work group per segment walks every
+				// digit's row; many: one per digit and segment.
 				rows := nt <= radixRowsMax
 				gl.Uniform1ui(p.uniform(prog, "rows"), b2u(rows))
 				if rows {
-					gl.DispatchCompute(1, 1, gpusort.Channels)
+					gl.DispatchCompute(1, 1, uint32(segs))
 				} else {
-					gl.DispatchCompute(256, 1, gpusort.Channels)
+					gl.DispatchCompute(256, 1, uint32(segs))
 				}
 				gl.MemoryBarrier(gl.SHADER_STORAGE_BARRIER_BIT)
 			case scatter:
 				gl.Uniform1ui(p.uniform(prog, "finish"), b2u(finish && pass == passes-1))
-				dispatch(nt)
+				dispatch(nt, segs)
 			default:
-				dispatch(nt)
+				dispatch(nt, segs)
 			}
 			if times != nil {
 				gl.EndQuery(gl.TIME_ELAPSED)

@@ -100,7 +100,7 @@ void main() {
 	uint t = gl_LocalInvocationID.x;
 	h[t] = 0u;
 	barrier();
-	uint len = lens[ch];
+	uint len = segLen(ch);
 	uint last = 0u, run = 0u;
 	for (uint j = 0u; j < RK; j++) {
 		uint i = tile * TILE + j * RT + t;
@@ -256,7 +256,7 @@ shared uint sc[2][RT];
 void main() {
 	uint ch = gl_WorkGroupID.z;
 	uint tile = groupIndex();
-	uint len = lens[ch];
+	uint len = segLen(ch);
 	if (tile >= NT || tile * TILE >= len) return;
 	uint t = gl_LocalInvocationID.x;
 	uint valid = min(len - tile * TILE, TILE);
@@ -404,7 +404,7 @@ shared uint wsum[WARPS];
 void main() {
 	uint ch = gl_WorkGroupID.z;
 	uint tile = groupIndex();
-	uint len = lens[ch];
+	uint len = segLen(ch);
 	if (tile >= NT || tile * TILE >= len) return;
 	uint t = gl_LocalInvocationID.x;
 	uint w = gl_SubgroupID, l = gl_SubgroupInvocationID;
