@@ -10,7 +10,9 @@ import (
 )
 
 // Scheduler decides when a daemon checkpoints, and keeps the outcome: it
-// checkpoints every Interval from Open to Close, and when asked
+// checkpoints every Interval from Open to Close (and, after a checkpoint
+// that took longer than a third of Interval, waits three times as long as
+// it took: see Pace), and when asked
 // (Checkpoint: a durable Push, the final checkpoint); the outcome of a
 // checkpoint written elsewhere (before the Kafka consumer gives partitions
 // up) is recorded with Record. A failed checkpoint degrades the daemon
@@ -72,16 +74,34 @@ func (s *Scheduler) Close() {
 	s.wg.Wait()
 }
 
-// loop checkpoints every Interval until ctx ends.
+// Pace is how many times as long as the last periodic checkpoint took
+// the scheduler waits at least before the next one: periodic checkpoints
+// take at most a quarter of the daemon's time. A daemon with a million
+// streams, all changed, takes seconds to write one; checkpointing it
+// back to back would take a core from ingest for good.
+const Pace = 3
+
+// loop checkpoints every Interval, or Pace times as long as the last one
+// took if that is longer, from the start of one to the start of the next
+// less its duration, until ctx ends.
 func (s *Scheduler) loop(ctx context.Context) {
-	t := time.NewTicker(s.Interval)
+	t := time.NewTimer(s.Interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			if err := s.Write(ctx); ctx.Err() == nil {
-				_ = s.Record(err) // logs a failure
+			start := time.Now()
+			err := s.Write(ctx)
+			if ctx.Err() != nil {
+				return
 			}
+			_ = s.Record(err) // logs a failure
+			took := time.Since(start)
+			wait := max(s.Interval-took, Pace*took)
+			if wait > s.Interval {
+				s.logger().Debug("checkpoint was slow: the next waits longer", "took", took, "wait", wait)
+			}
+			t.Reset(wait)
 		case <-ctx.Done():
 			return
 		}

@@ -122,3 +122,51 @@ func TestSchedulerNoInterval(t *testing.T) {
 		t.Errorf("%d checkpoints, want 1", calls)
 	}
 }
+
+// TestSchedulerPaces: after a checkpoint that took longer than the
+// interval, the next periodic one waits Pace times as long as it took, so
+// slow checkpoints cannot take the daemon's time back to back.
+func TestSchedulerPaces(t *testing.T) {
+	const slow = 60 * time.Millisecond
+	var mu sync.Mutex
+	var starts, ends []time.Time
+	s := &Scheduler{
+		Interval: 5 * time.Millisecond,
+		Write: func(ctx context.Context) error {
+			mu.Lock()
+			first := len(starts) == 0
+			starts = append(starts, time.Now())
+			mu.Unlock()
+			if first {
+				time.Sleep(slow)
+			}
+			mu.Lock()
+			ends = append(ends, time.Now())
+			mu.Unlock()
+			return nil
+		},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if err := s.Open(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		mu.Lock()
+		n := len(starts)
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	took := ends[0].Sub(starts[0])
+	if gap := starts[1].Sub(ends[0]); gap < Pace*took {
+		t.Errorf("the checkpoint after one of %v started %v after it, want at least %v", took, gap, Pace*took)
+	}
+	if gap := starts[2].Sub(starts[1]); gap > 50*slow {
+		t.Errorf("after a quick checkpoint the next came %v later, want about the interval", gap)
+	}
+}

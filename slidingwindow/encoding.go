@@ -10,13 +10,16 @@ import (
 )
 
 // Encoding (see streamd/internal/codec for the envelope: magic, version,
-// payload, CRC-32C), magic "SWIN", version 2:
+// payload, CRC-32C), magic "SWIN", version 3:
 //
 //	epsilon  float64 LE
 //	capacity uvarint
 //	pos      uvarint   values ever added
 //	firstT   uvarint, lastT uvarint (zig-zag)
-//	ring     uvarint count, then that many float64 LE, oldest first
+//	width    byte: 4 for a window of float32 values (NewFloat32), else 8
+//	         (version 3; before, 8)
+//	ring     uvarint count, then that many values, oldest first, float32
+//	         LE if width is 4, else float64 LE
 //	blocks   uvarint count, then per block, oldest first:
 //	         level uvarint, start uvarint, size uvarint, first and last
 //	         time (zig-zag uvarint), GK summary and lossy summary each as a
@@ -29,7 +32,7 @@ import (
 // The mode, s0 and the ring's capacity follow from epsilon and capacity.
 const (
 	magic         = "SWIN"
-	formatVersion = 2
+	formatVersion = 3
 	maxCount      = math.MaxInt64 / 4
 )
 
@@ -42,11 +45,7 @@ func (w *Window) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(w.pos))
 	dst = binary.AppendVarint(dst, w.firstT)
 	dst = binary.AppendVarint(dst, w.lastT)
-	ring := w.last(nil, w.ring.len())
-	dst = binary.AppendUvarint(dst, uint64(len(ring)))
-	for _, v := range ring {
-		dst = codec.AppendFloat64(dst, v)
-	}
+	dst = w.ring.appendEncoded(dst, w.pos)
 	dst = binary.AppendUvarint(dst, uint64(len(w.blocks)))
 	var err error
 	for i := range w.blocks {
@@ -105,30 +104,26 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	d.pos = r.Int("position", maxCount)
 	d.firstT = readVarint(r)
 	d.lastT = readVarint(r)
-	nr := r.Int("ring length", min(d.ring.capacity, int64(r.Remaining()/8)))
+	width := int64(8)
+	if version >= 3 {
+		width = int64(r.Byte())
+		if r.Err() == nil && width != 4 && width != 8 {
+			return fmt.Errorf("decode sliding window: %w: values of %d bytes", codec.ErrCorrupt, width)
+		}
+	}
+	nr := r.Int("ring length", min(d.ring.capacity, int64(r.Remaining())/width))
 	if r.Err() == nil && nr != min(d.pos, d.ring.capacity) {
 		return fmt.Errorf("decode sliding window: %w: ring holds %d of %d values", codec.ErrCorrupt, nr, d.pos)
 	}
-	var vals []float64
-	if r.Err() == nil {
-		vals = make([]float64, 0, nr)
+	if width == 4 {
+		d.ring.float32 = true
+		d.ring.f32, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float32)
+	} else {
+		d.ring.f64, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float64)
 	}
-	for range nr {
-		v := r.Float64()
-		if math.IsNaN(v) {
-			return fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
-		}
-		vals = append(vals, v)
+	if err != nil {
+		return err
 	}
-	// Lay the ring out so that the newest value sits at (pos-1) % cap.
-	if int64(len(vals)) == d.ring.capacity && d.ring.capacity > 0 {
-		k := int(d.pos % d.ring.capacity)
-		rotated := make([]float64, len(vals))
-		copy(rotated[k:], vals[:len(vals)-k])
-		copy(rotated[:k], vals[len(vals)-k:])
-		vals = rotated
-	}
-	d.ring.f64 = vals
 	nb := r.Int("blocks", int64(r.Remaining()/8))
 	var prevEnd int64 = -1
 	for range nb {
@@ -170,6 +165,31 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	}
 	*w = *d
 	return nil
+}
+
+// readRing reads the n values, oldest first, of a ring of capacity values
+// that holds the last of pos values, with read, and lays them out so that
+// the newest sits at (pos−1) mod capacity.
+func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read func() E) ([]E, error) {
+	if r.Err() != nil {
+		return nil, nil
+	}
+	vals := make([]E, 0, n)
+	for range n {
+		v := read()
+		if v != v {
+			return nil, fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
+		}
+		vals = append(vals, v)
+	}
+	if int64(len(vals)) == capacity && capacity > 0 {
+		k := int(pos % capacity)
+		rotated := make([]E, len(vals))
+		copy(rotated[k:], vals[:len(vals)-k])
+		copy(rotated[:k], vals[len(vals)-k:])
+		vals = rotated
+	}
+	return vals, nil
 }
 
 func readVarint(r *codec.Reader) int64 {

@@ -1,5 +1,10 @@
 package slidingwindow
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // ring holds a window's newest values raw: the last len() of them, the
 // newest at index (pos−1) mod capacity once it is full. A window of
 // float32 values keeps them as float32, in half the memory.
@@ -119,6 +124,40 @@ func appendWide[E float32 | float64](dst []float64, src []E) []float64 {
 	dst = append(dst, make([]float64, len(src))...)
 	convert(dst[n:], src)
 	return dst
+}
+
+// appendEncoded appends the width of the ring's values (4 or 8 bytes), its
+// length as a uvarint and its values, oldest first, little-endian at their
+// precision, for a window at position pos (the encoding's width and ring).
+func (r *ring) appendEncoded(dst []byte, pos int64) []byte {
+	if r.float32 {
+		dst = append(dst, 4)
+		dst = binary.AppendUvarint(dst, uint64(len(r.f32)))
+		for _, run := range oldestFirst(r.f32, r.capacity, pos) {
+			for _, v := range run {
+				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+			}
+		}
+		return dst
+	}
+	dst = append(dst, 8)
+	dst = binary.AppendUvarint(dst, uint64(len(r.f64)))
+	for _, run := range oldestFirst(r.f64, r.capacity, pos) {
+		for _, v := range run {
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+		}
+	}
+	return dst
+}
+
+// oldestFirst returns the values of buf, a ring of capacity values at
+// position pos, as two runs, oldest first.
+func oldestFirst[E float32 | float64](buf []E, capacity, pos int64) [2][]E {
+	if int64(len(buf)) < capacity || capacity == 0 {
+		return [2][]E{buf, nil}
+	}
+	start := pos % capacity
+	return [2][]E{buf[start:], buf[:start]}
 }
 
 // keepFloat32 turns a ring of float64 values that are all float32 values

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -321,8 +322,10 @@ func TestFloat32Ring(t *testing.T) {
 		}
 		e64, _ := w64.AppendBinary(nil)
 		e32, _ := w32.AppendBinary(nil)
-		if !bytes.Equal(e64, e32) {
-			t.Fatalf("%s: the encodings differ", name)
+		// The float32 ring is encoded at 4 bytes a value: one byte of
+		// width and the values differ, the rest is the same.
+		if len(e32) != len(e64)-4*int(w32.ring.len()) {
+			t.Fatalf("%s: encoded in %d bytes with float32 values kept, %d with float64, want 4 bytes less a value (%d values)", name, len(e32), len(e64), w32.ring.len())
 		}
 		if w32.Mode() == Exact && 2*w32.ring.bytes() != w64.ring.bytes() {
 			t.Errorf("%s: the float32 ring takes %d bytes, the float64 one %d", name, w32.ring.bytes(), w64.ring.bytes())
@@ -330,6 +333,9 @@ func TestFloat32Ring(t *testing.T) {
 		var d Window
 		if err := d.UnmarshalBinary(e32); err != nil {
 			t.Fatal(err)
+		}
+		if !d.ring.float32 {
+			t.Errorf("%s: decoded a float32 ring as float64", name)
 		}
 		d.KeepFloat32()
 		if !d.ring.float32 || d.ring.len() != w32.ring.len() || d.last(nil, d.ring.len())[0] != w32.last(nil, w32.ring.len())[0] {
@@ -370,5 +376,34 @@ func TestRingGrows(t *testing.T) {
 		if !slices.Equal(caps, want) {
 			t.Errorf("float32=%v: ring sizes %v, want %v", f32, caps, want)
 		}
+	}
+}
+
+// TestDecodeVersion2: a window encoded before its ring kept its width
+// (version 2: float64 values, testdata/window-v2.bin, written by the
+// previous version from a NewFloat32(0.01, 500) window of 1,300 values)
+// decodes to the window it was, and encodes again at 4 bytes a value once
+// KeepFloat32 is called, as the pipeline does for a float32 stream.
+func TestDecodeVersion2(t *testing.T) {
+	old, err := os.ReadFile("testdata/window-v2.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewFloat32(0.01, 500)
+	for i := range 1300 {
+		want.AddFloat32(int64(i/10), []float32{float32(i%97) / 4})
+	}
+	var d Window
+	if err := d.UnmarshalBinary(old); err != nil {
+		t.Fatal(err)
+	}
+	d.KeepFloat32()
+	got, _ := d.AppendBinary(nil)
+	enc, _ := want.AppendBinary(nil)
+	if !bytes.Equal(got, enc) {
+		t.Errorf("version 2 decoded and encoded again: %d bytes, want the %d of the window it was", len(got), len(enc))
+	}
+	if len(enc) >= len(old) {
+		t.Errorf("encoded in %d bytes, %d before", len(enc), len(old))
 	}
 }

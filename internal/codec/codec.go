@@ -134,6 +134,20 @@ func (r *Reader) Float64() float64 {
 	return math.Float64frombits(r.fixed64("float64"))
 }
 
+// Float32 reads a little-endian float32.
+func (r *Reader) Float32() float32 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 4 {
+		r.fail("float32")
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return math.Float32frombits(v)
+}
+
 // Uint64 reads a little-endian uint64.
 func (r *Reader) Uint64() uint64 { return r.fixed64("uint64") }
 
