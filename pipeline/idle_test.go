@@ -57,6 +57,30 @@ func acceptChunks(t *testing.T, p *Pipeline, name string, x []float64) {
 	}
 }
 
+// waitIdle waits, for at most 20 seconds, until no stream of p has
+// windows in flight or queued.
+func waitIdle(t *testing.T, p *Pipeline) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, s := range p.all() {
+		for {
+			s.mu.Lock()
+			k := len(s.pendingQ)
+			for _, pt := range s.partsLocked() {
+				k += len(pt.inflight)
+			}
+			s.mu.Unlock()
+			if k == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d windows still in flight", s.Name(), k)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // partialBytes returns the bytes of the local part's partial window.
 func partialBytes(s *Stream) (n, bytes int) {
 	s.mu.Lock()
@@ -283,7 +307,7 @@ func TestIdleFlushConcurrentAccept(t *testing.T) {
 	if flushed.Digested == 0 || flushed.Shrunk == 0 {
 		t.Fatalf("sweeps flushed %+v: want some of both", flushed)
 	}
-	quiesce(t, p)
+	waitIdle(t, p)
 	for name, x := range sent {
 		s := mustStream(t, p, name)
 		if st := s.Stats(); st.Count != int64(len(x)) || st.Summarised+st.Pending != st.Count {
@@ -307,7 +331,7 @@ func TestIdleFlushSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	acceptChunks(t, p, "shrunk", shrunk)
-	quiesce(t, p)
+	waitIdle(t, p)
 	if st := sweepQuiet(p, clock, time.Minute); st.Digested != 1 || st.Shrunk != 1 {
 		t.Fatalf("sweep: %+v", st)
 	}
@@ -343,4 +367,91 @@ func TestIdleFlushSnapshot(t *testing.T) {
 	}
 	checkStream(t, s, digested, 0.02)
 	checkStream(t, mustStream(t, q, "shrunk"), shrunk, 0)
+}
+
+// TestIdleFlushRaces: sweeps that flush a stream's parts while its
+// partition is handed over (ReplacePartition), while another stream is
+// deleted, and while the pipeline closes, count every value once: the
+// part handed over holds just the values of its state, the local part
+// every value sent to it.
+func TestIdleFlushRaces(t *testing.T) {
+	const eps = 0.01
+	cfg := summary.Config{Epsilon: eps, WindowSize: 1 << 15, SlidingWindow: 1 << 12}
+	tp := feed.Source{Topic: "t", Partition: 5}
+	ctx := context.Background()
+	from := open(t, Config{Defaults: cfg})
+	handed := idleValues("random", 9000, 20)
+	if err := acceptValues(ctx, from, tp, "h", handed, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	states, err := from.PartitionState(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	clock := &fakeClock{now: idleStart}
+	p := open(t, Config{Now: clock.Now, IdleFlush: time.Second, Defaults: cfg})
+	var local []float64
+	for round := range 12 {
+		// Partials of 9,000 values are digested by the sweeper, of 20,000
+		// through the sorter; those of 1,000 are shrunk.
+		n := []int{9000, 20000, 1000}[round%3]
+		if err := acceptValues(ctx, p, tp, "h", idleValues("sorted", n, uint64(round)), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		x := idleValues("random", n, uint64(100+round))
+		if err := acceptValues(ctx, p, feed.Local, "h", x, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		local = append(local, x...)
+		if err := acceptValues(ctx, p, feed.Local, "tmp", idleValues("dups", n, 0), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		p.sweepIdle(ctx)
+		clock.Advance(time.Second)
+		var wg sync.WaitGroup
+		wg.Go(func() { p.sweepIdle(ctx) })
+		wg.Go(func() {
+			if err := p.ReplacePartition(ctx, tp, states); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			if err := p.Delete("tmp"); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		waitIdle(t, p)
+		s := mustStream(t, p, "h")
+		parts := s.Parts(false, nil)
+		if len(parts) != 2 || parts[1].Source != tp {
+			t.Fatalf("round %d: %d parts", round, len(parts))
+		}
+		if c := parts[0].View.Count(); c != int64(len(local)) || parts[0].Stats.Count != c {
+			t.Fatalf("round %d: local part counts %d (stats %d), want %d", round, c, parts[0].Stats.Count, len(local))
+		}
+		if c := parts[1].View.Count(); c != int64(len(handed)) || parts[1].Stats.Count != c {
+			t.Fatalf("round %d: partition's part counts %d (stats %d), want %d", round, c, parts[1].Stats.Count, len(handed))
+		}
+	}
+	// Close while a sweep flushes: what it took is counted still.
+	x := idleValues("random", 20000, 30)
+	if err := acceptValues(ctx, p, feed.Local, "h", x, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	local = append(local, x...)
+	p.sweepIdle(ctx)
+	clock.Advance(time.Second)
+	var wg sync.WaitGroup
+	wg.Go(func() { p.sweepIdle(ctx) })
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	s := mustStream(t, p, "h")
+	if c := s.Parts(false, nil)[0].View.Count(); c != int64(len(local)) {
+		t.Fatalf("after Close: local part counts %d, want %d", c, len(local))
+	}
+	checkStream(t, s, append(local, handed...), eps)
 }
