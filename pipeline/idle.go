@@ -213,7 +213,7 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 	if s.pairs != nil {
 		return
 	}
-	freed, digested := 0, false
+	freed, digested, queued := 0, false, false
 	flush := func(pt *part) {
 		n := pt.filler.Len()
 		if !pt.quietLocked(sw.now, sw.after) || n == 0 {
@@ -233,10 +233,8 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 		w := pt.filler.Take()
 		if n >= sorterMin {
 			pt.addInflight(w)
-			if len(s.pendingQ) == 0 {
-				sw.send = append(sw.send, s)
-			}
 			s.pendingQ = append(s.pendingQ, fullWindow{Buffer: w, Owner: pt})
+			queued = true
 			return
 		}
 		// Not charged as a window in flight (membudget's Window is for a
@@ -247,6 +245,9 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 	flush(s.local)
 	for _, pt := range s.kafka {
 		flush(pt)
+	}
+	if queued {
+		sw.send = append(sw.send, s)
 	}
 	if freed > 0 || digested {
 		st.Freed += int64(freed)

@@ -455,3 +455,45 @@ func TestIdleFlushRaces(t *testing.T) {
 	}
 	checkStream(t, s, append(local, handed...), eps)
 }
+
+// TestIdleFlushSendsQueued: a quiet stream whose full windows an Accept
+// left unsent (its context ended while the sorter's queue was full) has
+// them sent along with its flushed window, not left for its next Accept.
+func TestIdleFlushSendsQueued(t *testing.T) {
+	bs := &blockingSorter{CPU: gpusort.NewCPU(1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(bs.release) }) }
+	clock := &fakeClock{now: idleStart}
+	const w = 1 << 15
+	p := open(t, Config{Now: clock.Now, IdleFlush: time.Minute, Queue: 1, Workers: 1, Sorter: bs,
+		Defaults: summary.Config{Epsilon: 0.01, WindowSize: w, SlidingWindow: 1 << 12}})
+	t.Cleanup(release) // runs before the pipeline's Close
+	x := idleValues("random", 30*w+20000, 9)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- acceptValues(ctx, p, feed.Local, "q", x, time.Time{}) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(p.full) < cap(p.full) { // the sorter holds a batch and the queue is full
+		if time.Now().After(deadline) {
+			t.Fatal("the sorter's queue never filled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s := mustStream(t, p, "q")
+	s.mu.Lock()
+	queued := len(s.pendingQ)
+	s.mu.Unlock()
+	if queued == 0 {
+		t.Fatal("no window left unsent")
+	}
+	release()
+	if st := sweepQuiet(p, clock, time.Minute); st.Digested != 1 {
+		t.Fatalf("sweep: %+v, want one window digested", st)
+	}
+	waitStreamSummarised(t, s, int64(len(x)))
+	checkStream(t, s, x, 0.01)
+}
