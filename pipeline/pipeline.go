@@ -32,7 +32,11 @@
 // to another daemon whole (PartitionState, ReplacePartition) and a cluster
 // answer can count each partition once. Memory is accounted per stream
 // against a budget (Config.MaxMemory, StreamFootprint), every part's
-// windows and summaries included.
+// windows and summaries included. A part that gets no value for
+// Config.IdleFlush has its partial window flushed: digested into its
+// summaries as a short window, or kept raw in a buffer of just its values,
+// whichever takes less memory (see idle.go), so that streams that go quiet
+// cost only their summaries.
 package pipeline
 
 import (
