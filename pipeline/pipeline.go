@@ -32,7 +32,11 @@
 // to another daemon whole (PartitionState, ReplacePartition) and a cluster
 // answer can count each partition once. Memory is accounted per stream
 // against a budget (Config.MaxMemory, StreamFootprint), every part's
-// windows and summaries included.
+// windows and summaries included. A part that gets no value for
+// Config.IdleFlush has its partial window flushed: digested into its
+// summaries as a short window, or kept raw in a buffer of just its values,
+// whichever takes less memory (see idle.go), so that streams that go quiet
+// cost only their summaries.
 package pipeline
 
 import (
@@ -116,6 +120,14 @@ type Config struct {
 	// growth it cannot hold when nothing in flight would make room (see
 	// StreamFootprint and streamd/internal/membudget).
 	MaxMemory int64
+	// IdleFlush is how long a part of a stream (its local values, or a
+	// Kafka partition's) must go without a value before its partial
+	// window is flushed, so that streams that go quiet cost only their
+	// summaries: digested into them when its raw values take more memory
+	// than their digest would, else kept raw, and exact, in a buffer of
+	// just their size (see idle.go). Default DefaultIdleFlush; negative:
+	// never.
+	IdleFlush time.Duration
 }
 
 // Pipeline is the set of streams and the goroutines that sort and
@@ -148,6 +160,9 @@ type Pipeline struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
+	stopSweep context.CancelFunc // stops the idle sweeper (idle.go); nil when none runs
+	swept     sync.WaitGroup     // the idle sweeper
+
 	itemKey  items.Key
 	itemHash items.Hash // SipHash under itemKey
 	itemBufs sync.Pool  // of *itemBuf
@@ -159,6 +174,9 @@ type Pipeline struct {
 	valuesSorted  atomic.Int64
 	sortNanos     atomic.Int64
 	sortErrors    atomic.Int64
+	idleDigested  atomic.Int64
+	idleShrunk    atomic.Int64
+	idleFreed     atomic.Int64
 }
 
 // New returns a pipeline with cfg, not yet running.
@@ -187,6 +205,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IdleFlush == 0 {
+		cfg.IdleFlush = DefaultIdleFlush
 	}
 	if cfg.ItemKey == (items.Key{}) {
 		k, err := items.NewKey()
@@ -225,7 +246,8 @@ func (p *Pipeline) Now() time.Time { return p.cfg.Now() }
 // when the daemon has only a core or two.
 const minWorkers = 4
 
-// Open starts the packer and the sorting goroutines.
+// Open starts the packer, the sorting goroutines and the sweeper of idle
+// streams (Config.IdleFlush).
 func (p *Pipeline) Open(ctx context.Context) error {
 	if c, ok := p.cfg.Sorter.(gpusort.Calibrator); ok {
 		// Measure for the default window size now, not on the first batch.
@@ -248,6 +270,7 @@ func (p *Pipeline) Open(ctx context.Context) error {
 		p.wg.Go(func() { p.sortLoop(ctx) })
 	}
 	p.sendRestored(ctx)
+	p.startSweeper(ctx)
 	return nil
 }
 
@@ -266,6 +289,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 	p.closed.Store(true)
 	p.mu.Unlock()
+	p.stopSweeper()
 	p.mem.Close()
 	// Accepts hold sendMu's read lock from their check of closed until
 	// they have sent (lockOpen), so once Close holds it none is adding

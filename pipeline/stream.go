@@ -79,6 +79,10 @@ type part struct {
 	// says whether it was made with counts.
 	view       *summary.View
 	viewCounts bool
+
+	// seenCount is the part's count when a sweep of idle streams first saw
+	// it, at seenAt (Unix nanoseconds; 0: not yet): see quietLocked.
+	seenCount, seenAt int64
 }
 
 // A fullWindow is a full window of a part on its way to the sorter, which

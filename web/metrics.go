@@ -96,6 +96,10 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	single("streamd_sort_seconds_total", "counter", "Time spent sorting batches.", formatFloat(c.SortSeconds))
 	single("streamd_sort_errors_total", "counter", "Batches the configured sorter failed on (sorted on the CPU instead).", c.SortErrors)
 	single("streamd_windows_queued", "gauge", "Full windows waiting for the sorter.", c.Queued)
+	idle := s.Pipeline.IdleStats()
+	family("streamd_idle_flushes_total", "counter", "Partial windows of quiet streams flushed (--idle-flush): digested into the summaries, or shrunk to their values.")
+	fmt.Fprintf(b, "streamd_idle_flushes_total{how=\"digested\"} %d\nstreamd_idle_flushes_total{how=\"shrunk\"} %d\n", idle.Digested, idle.Shrunk)
+	single("streamd_idle_freed_bytes_total", "counter", "Buffer bytes freed by shrinking the partial windows of quiet streams.", idle.Freed)
 
 	m := s.Pipeline.Memory()
 	single("streamd_memory_limit_bytes", "gauge", "The streams' memory budget (--max-memory); 0 for none.", m.Limit)

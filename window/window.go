@@ -202,6 +202,43 @@ func (f *Filler) Release(pool *Pool) {
 	f.f32, f.f64, f.staged = nil, nil, false
 }
 
+// Take returns the partial window, shorter than W, and empties the
+// partial window; nil when it holds no values. The caller owns the window
+// (to sort it and recycle it as a full one) and the Filler starts a new
+// buffer for the next values.
+func (f *Filler) Take() *Buffer {
+	if f.Len() == 0 {
+		return nil
+	}
+	w := f.window()
+	f.f32, f.f64, f.staged = nil, nil, false
+	return w
+}
+
+// Shrink moves the partial window's values into a heap buffer of exactly
+// their number, giving the larger buffer back to the pool (a whole window's
+// or one lent by the Stager), so that a partial window that will not grow
+// for a while holds no room to spare. The next values grow the buffer again
+// as they need. It reports how many bytes it freed.
+func (f *Filler) Shrink() int {
+	before := f.Bytes()
+	if f.Len() == cap(f.f32)+cap(f.f64) {
+		return 0
+	}
+	old := f.window()
+	switch {
+	case f.Len() == 0:
+		f.f32, f.f64 = nil, nil
+	case f.float64:
+		f.f64 = append(make([]float64, 0, len(f.f64)), f.f64...)
+	default:
+		f.f32 = append(make([]float32, 0, len(f.f32)), f.f32...)
+	}
+	f.staged = false
+	f.pool.Recycle(old)
+	return before - f.Bytes()
+}
+
 // AppendPartial appends the partial window's values to dst.
 func (f *Filler) AppendPartial(dst []float64) []float64 {
 	partial := Buffer{F32: f.f32, F64: f.f64}

@@ -265,3 +265,52 @@ func TestFillerGrows(t *testing.T) {
 		}
 	}
 }
+
+// TestFillerShrinkTake: Shrink keeps the partial window's values in a
+// buffer of exactly their number, hands a staged buffer back to the
+// Stager, and lets the window grow again; Take hands the partial window
+// over, short, and leaves the Filler empty.
+func TestFillerShrinkTake(t *testing.T) {
+	for _, f64 := range []bool{false, true} {
+		v := 4
+		if f64 {
+			v = 8
+		}
+		st := &fakeStager{limit: 4, lentPtr32: map[*float32]bool{}, lentPtr64: map[*float64]bool{}}
+		pool := &Pool{Stager: st}
+		f := NewFiller(100, f64, pool)
+		var full []*Buffer
+		keep := func(w *Buffer) { full = append(full, w) }
+		vals := make([]float64, 130)
+		for i := range vals {
+			vals[i] = float64(i)
+		}
+		f.Append(vals, keep) // one window; the partial one is staged
+		if freed := f.Shrink(); freed != (100-30)*v || f.Bytes() != 30*v {
+			t.Fatalf("float64=%v: Shrink freed %d bytes, holds %d; want %d, %d", f64, freed, f.Bytes(), 70*v, 30*v)
+		}
+		if back := st.back32 + st.back64; back != 1 {
+			t.Fatalf("float64=%v: %d buffers handed back, want 1", f64, back)
+		}
+		if freed := f.Shrink(); freed != 0 {
+			t.Fatalf("float64=%v: a second Shrink freed %d bytes", f64, freed)
+		}
+		f.Append(vals[:75], keep) // 105 values: one more window
+		if len(full) != 2 || f.Len() != 5 {
+			t.Fatalf("float64=%v: %d windows and %d values after growing again", f64, len(full), f.Len())
+		}
+		got := full[0].AppendValues(nil)
+		got = full[1].AppendValues(got)
+		got = f.AppendPartial(got)
+		if want := append(slices.Clone(vals), vals[:75]...); !slices.Equal(got, want) {
+			t.Fatalf("float64=%v: values %v, want %v", f64, got, want)
+		}
+		w := f.Take()
+		if w == nil || w.Len() != 5 || f.Len() != 0 || f.Bytes() != 0 || f.Take() != nil {
+			t.Fatalf("float64=%v: Take gave %v and left %d values in %d bytes", f64, w, f.Len(), f.Bytes())
+		}
+		if got := w.AppendValues(nil); !slices.Equal(got, vals[70:75]) {
+			t.Fatalf("float64=%v: taken window %v, want %v", f64, got, vals[70:75])
+		}
+	}
+}

@@ -66,6 +66,12 @@ type Config struct {
 
 	CheckpointInterval time.Duration // how often state is written to DataDir; 0 disables
 
+	// IdleFlush is how long a stream (or one of its Kafka partitions) must
+	// go without values before its partial window is flushed: digested
+	// into its summaries, or kept raw in a buffer of its size when that
+	// takes less (pipeline.Config.IdleFlush); 0 for never.
+	IdleFlush time.Duration
+
 	KafkaBrokers         []string
 	KafkaTopics          []string
 	KafkaGroup           string
@@ -97,6 +103,15 @@ type Config struct {
 	LogJSON         bool
 }
 
+// pipelineIdleFlush returns the pipeline's IdleFlush for c's: negative,
+// never, for 0.
+func (c Config) pipelineIdleFlush() time.Duration {
+	if c.IdleFlush == 0 {
+		return -1
+	}
+	return c.IdleFlush
+}
+
 // DefaultConfig returns the defaults: local ports 7070 (gRPC), 7071 (TCP
 // ingest), 7072 (metrics), data in ./streamd-data, the auto sorter.
 func DefaultConfig() Config {
@@ -114,6 +129,7 @@ func DefaultConfig() Config {
 		ClusterTopic:       cluster.DefaultTopic,
 		ClusterTimeout:     cluster.DefaultTimeout,
 		CheckpointInterval: 10 * time.Second,
+		IdleFlush:          pipeline.DefaultIdleFlush,
 		Stream:             summary.Config{}.WithDefaults(),
 		MaxMemory:          DefaultMaxMemory,
 		MaxConnections:     ingest.DefaultMaxConnections,
@@ -179,6 +195,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxStreams < 1 {
 		return &ConfigError{"max-streams", c.MaxStreams, errors.New("must be positive")}
+	}
+	if c.IdleFlush < 0 {
+		return &ConfigError{"idle-flush", c.IdleFlush, errors.New("must not be negative")}
 	}
 	if c.AdvertiseAddr != "" {
 		if _, _, err := net.SplitHostPort(c.AdvertiseAddr); err != nil {
@@ -342,6 +361,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
 	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
 	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, at least 4; GOMAXPROCS is two per core with a GPU sorter unless set in the environment)")
+	fs.DurationVar(&c.IdleFlush, "idle-flush", c.IdleFlush, "flush the partial window of a stream without values for this long: digest it into the summaries when they keep it in less memory, else free its buffer's spare room (0: never)")
 	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "how often state is checkpointed to the data dir (0: only at shutdown)")
 	fs.Func("kafka-brokers", "comma-separated Kafka brokers to consume from", func(v string) error {
 		c.KafkaBrokers = splitList(v)

@@ -151,7 +151,7 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	d.pipe, err = pipeline.New(pipeline.Config{
 		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue, Workers: cfg.Workers,
-		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget,
+		Sorter: d.sorter, Logger: d.Logger, MaxMemory: budget, IdleFlush: cfg.pipelineIdleFlush(),
 	})
 	if err != nil {
 		return err

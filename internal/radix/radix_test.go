@@ -107,10 +107,10 @@ func cmp64(a, b float64) int {
 
 // TestSort compares every sorter with slices.SortFunc on the keys, bit
 // for bit (so −0 must come before +0), across sizes that take every path
-// (insertion, LSD, skipped passes) and inputs with negative values, −0,
+// (insertion, pdqsort, LSD, skipped passes) and inputs with negative values, −0,
 // infinities and many duplicates.
 func TestSort(t *testing.T) {
-	sizes := []int{0, 1, 2, 3, 47, 48, 49, 255, 256, 257, 1000, 2047, 2048, 2049, 1 << 12, 1<<12 + 1, 1 << 14, 1 << 17, 1<<17 + 1, 1 << 20}
+	sizes := []int{0, 1, 2, 3, 47, 48, 49, 255, 256, 257, pdqMax32, pdqMax32 + 1, pdqMax64, pdqMax64 + 1, 1000, 2047, 2048, 2049, 1 << 12, 1<<12 + 1, 1 << 14, 1 << 17, 1<<17 + 1, 1 << 20}
 	if testing.Short() {
 		sizes = sizes[:len(sizes)-3]
 	}
@@ -156,13 +156,13 @@ func TestScratch(t *testing.T) {
 	for _, w := range []Width{Width8, Width11} {
 		s := NewSorterWidth(w)
 		x := []float32{3, 1, 2}
-		x = slices.Repeat(x, 100)
+		x = slices.Repeat(x, 1000) // past pdqMax32: an LSD sort
 		sc := s.Float32s(x, make([]uint32, 10))
 		if len(sc) < len(x) || !slices.IsSorted(x) {
 			t.Fatalf("width %d: scratch %d for %d keys, sorted %v", w, len(sc), len(x), slices.IsSorted(x))
 		}
-		big := make([]uint64, 1000)
-		y := slices.Repeat([]float64{3, -1, 2}, 100)
+		big := make([]uint64, 3000)
+		y := slices.Repeat([]float64{3, -1, 2}, 1000)
 		if sc := s.Float64s(y, big); &sc[0] != &big[0] || !slices.IsSorted(y) {
 			t.Fatalf("width %d: scratch not reused or not sorted", w)
 		}

@@ -119,7 +119,7 @@ func checkSorted64(t *testing.T, name string, sort func(dst, src []float64, scra
 // one, for every kind of destination, and checks that the source is left
 // unchanged.
 func TestSorted(t *testing.T) {
-	sizes := []int{0, 1, 2, 3, 47, 48, 49, 255, 256, 257, 2049, 1<<12 + 1, 1 << 16}
+	sizes := []int{0, 1, 2, 3, 47, 48, 49, 255, 256, 257, pdqMax32 + 1, pdqMax64 + 1, 2049, 1<<12 + 1, 1 << 16}
 	if testing.Short() {
 		sizes = sizes[:len(sizes)-1]
 	}
@@ -156,7 +156,7 @@ func TestSorted(t *testing.T) {
 // digits, so the floats include NaNs, infinities and both zeros.
 func TestSortedPasses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
-	sizes := []int{insertionMax + 1, 300}
+	sizes := []int{pdqMax64 + 1, 1000}
 	for _, w := range []Width{Width8, Width11} {
 		s := NewSorterWidth(w)
 		digits32, digits64 := (32+int(w)-1)/int(w), (64+int(w)-1)/int(w)

@@ -72,7 +72,7 @@ func (s *Sorter) Float64s(x []float64, scratch []uint64) []uint64 {
 // SortedFloat32s does, with the width that s chose for len(src) keys, and
 // returns dst and the scratch buffer for reuse.
 func (s *Sorter) SortedFloat32s(dst, src []float32, scratch []uint32) ([]float32, []uint32) {
-	if len(src) <= insertionMax {
+	if len(src) <= pdqMax32 {
 		return sorted32(dst, src, scratch, Width11)
 	}
 	return sorted32(dst, src, scratch, s.Width32(len(src)))
@@ -80,7 +80,7 @@ func (s *Sorter) SortedFloat32s(dst, src []float32, scratch []uint32) ([]float32
 
 // SortedFloat64s is SortedFloat32s for float64 values.
 func (s *Sorter) SortedFloat64s(dst, src []float64, scratch []uint64) ([]float64, []uint64) {
-	if len(src) <= insertionMax {
+	if len(src) <= pdqMax64 {
 		return sorted64(dst, src, scratch, Width11)
 	}
 	return sorted64(dst, src, scratch, s.Width64(len(src)))

@@ -1,0 +1,336 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"streamd/internal/radix"
+	"streamd/summary"
+	"streamd/window"
+)
+
+// Idle streams.
+//
+// A stream's values wait in its partial window until W of them fill it:
+// up to W raw values (256 KiB of float32 at the default W = 2^16) and the
+// room its buffer doubled into. A stream that goes quiet would keep them
+// for ever, though its summaries take far less. So a sweeper, started by
+// Open, walks the streams every IdleFlush/4 (sweepEvery) and flushes the
+// partial window of every part that has had no value for IdleFlush:
+//
+//   - when its raw values take more memory than their digest would add to
+//     the summaries (digestPays), it is digested into them as a short
+//     window: on the CPU by the sweeper itself, with a sort fast at small
+//     sizes (radix's pdqsort below a few hundred keys), when it holds
+//     fewer than sorterMin values; through the sorter's queue, as a full
+//     window is, when it holds more;
+//   - else it stays raw, and exact, in a buffer of exactly its values
+//     (window.Filler.Shrink): the room to spare goes.
+//
+// Either way the stream's memory is measured again, which lowers its
+// charge against the budget.
+//
+// # Why a short window keeps every bound
+//
+// Nothing in the summaries needs a window to hold W values:
+//
+//   - the ε/2 sample (summary.DigestSorted, spacing max(1, εn/2) for n
+//     values) is within εn/2 of the window's own n values, whatever n is;
+//   - the exponential histogram of GK summaries (gksketch.Sketch) holds
+//     each bucket to an error relative to its own count and combines two
+//     buckets of one id whatever their sizes, so its error stays within ε
+//     of the count; only its space grows, with the log of the number of
+//     windows, which a flush adds one to;
+//   - lossy counting takes windows of any size (lossy.Summary.AddWindow):
+//     a window of n values moves its bound from ⌊εN⌋ to ⌊ε(N+n)⌋, and
+//     Spec's threshold ⌊εn⌋ is never above that step;
+//   - the count, sum, min and max were taken at Accept (AddMoments), and
+//     the sketch counts the digest's N values once, as the partial window
+//     stops counting them in the same critical section;
+//   - the sliding window (last-n and time-window answers) keeps its own
+//     copy of the values, in arrival order, and is left alone.
+//
+// # Races
+//
+// The partial window leaves the filler and joins the part's windows in
+// flight under the stream's lock, so a query, a snapshot or a hand-off
+// counts its values exactly once: raw until its digest is added, then in
+// the summaries. Values that arrive meanwhile start a new partial window.
+// A part dropped meanwhile (ReplacePartition, restore) is detached, and
+// its digest is dropped, as a sorted window's is; a deleted stream's
+// digest goes into summaries no one reads. The sweeper stops before Close
+// stops the sorter: windows it queued and could not send stay queued, and
+// snapshots keep them as pending values.
+//
+// Item streams (and hierarchy levels) keep their windows' strings in
+// chunks of W items, which a short window would break: their partial
+// windows are only shrunk. Pair streams are left alone.
+
+// DefaultIdleFlush is the default Config.IdleFlush.
+const DefaultIdleFlush = time.Minute
+
+// sorterMin is the fewest values of a flushed window sent to the sorter;
+// smaller ones are digested by the sweeper, which saves them a round trip
+// through the sorter's queue and batches.
+const sorterMin = 1 << 14
+
+// sweepPage is the number of streams a sweep takes from the pipeline's
+// index at a time, holding its lock only that long.
+const sweepPage = 256
+
+// sweepEvery returns the time between two sweeps for IdleFlush d: a part
+// is flushed between d and 1.5d after its last value.
+func sweepEvery(d time.Duration) time.Duration {
+	return max(d/4, 10*time.Millisecond)
+}
+
+// startSweeper starts the sweeper of idle streams, unless IdleFlush is
+// negative.
+func (p *Pipeline) startSweeper(ctx context.Context) {
+	if p.cfg.IdleFlush < 0 {
+		return
+	}
+	ctx, p.stopSweep = context.WithCancel(ctx)
+	p.swept.Go(func() {
+		t := time.NewTicker(sweepEvery(p.cfg.IdleFlush))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.sweepIdle(ctx)
+			}
+		}
+	})
+}
+
+// stopSweeper stops the sweeper and waits for it.
+func (p *Pipeline) stopSweeper() {
+	if p.stopSweep != nil {
+		p.stopSweep()
+		p.swept.Wait()
+	}
+}
+
+// A flushed window is a partial window that the sweeper digests itself,
+// with the spec it was taken with.
+type flushed struct {
+	pt   *part
+	w    *window.Buffer
+	spec summary.WindowSpec
+}
+
+// sweeper is the state of one sweep: the windows to digest and the
+// streams with windows to send, and the buffers the CPU digests reuse.
+type sweeper struct {
+	now   int64 // the pipeline's clock at the sweep, Unix nanoseconds
+	after time.Duration
+
+	small []flushed
+	send  []*Stream
+
+	names    []string
+	page     []*Stream
+	sorted32 []float32
+	sorted64 []float64
+	keys32   []uint32
+	keys64   []uint64
+	digest   summary.Digest
+}
+
+// IdleStats count what the sweeps of idle streams flushed.
+type IdleStats struct {
+	Digested int64 // partial windows digested into their summaries
+	Shrunk   int64 // partial windows kept raw in smaller buffers
+	Freed    int64 // bytes of buffer freed by Shrunk
+}
+
+// sweepIdle flushes the partial window of every part of every stream that
+// has had no value since a sweep IdleFlush or more ago (see quietLocked),
+// and returns what it did. It walks the streams a page at a time, without
+// holding the pipeline's lock between pages.
+func (p *Pipeline) sweepIdle(ctx context.Context) IdleStats {
+	var st IdleStats
+	if p.cfg.IdleFlush < 0 {
+		return st
+	}
+	sw := &sweeper{now: p.cfg.Now().UnixNano(), after: p.cfg.IdleFlush}
+	after := ""
+	for ctx.Err() == nil && !p.closed.Load() {
+		var more bool
+		after, more = p.streamPage(sw, after)
+		for _, s := range sw.page {
+			s.flushIdle(sw, &st)
+			for _, lvl := range s.levelStreams() {
+				lvl.flushIdle(sw, &st)
+			}
+		}
+		p.digestFlushed(sw)
+		for _, s := range sw.send {
+			if err := p.sendPending(ctx, s); err != nil {
+				break // closed: the windows stay queued, and counted
+			}
+		}
+		sw.send = sw.send[:0]
+		if !more {
+			break
+		}
+	}
+	p.idleDigested.Add(st.Digested)
+	p.idleShrunk.Add(st.Shrunk)
+	p.idleFreed.Add(st.Freed)
+	return st
+}
+
+// streamPage sets sw.page to the streams of the next page of names after
+// after, and returns the last name and whether more may follow.
+func (p *Pipeline) streamPage(sw *sweeper, after string) (string, bool) {
+	p.rlockIndexed()
+	defer p.mu.RUnlock()
+	sw.names = p.names.appendPage(sw.names[:0], after, "", sweepPage)
+	clear(sw.page)
+	sw.page = sw.page[:0]
+	for _, name := range sw.names {
+		if s := p.streams[name]; s != nil {
+			sw.page = append(sw.page, s)
+		}
+	}
+	if len(sw.names) == 0 {
+		return after, false
+	}
+	return sw.names[len(sw.names)-1], len(sw.names) == sweepPage
+}
+
+// flushIdle flushes the partial windows of s's quiet parts: it takes those
+// to digest into sw.small or onto s's queue for the sorter (and s into
+// sw.send), and shrinks the others' buffers.
+func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pairs != nil {
+		return
+	}
+	freed, digested, queued := 0, false, false
+	flush := func(pt *part) {
+		n := pt.filler.Len()
+		if !pt.quietLocked(sw.now, sw.after) || n == 0 {
+			return
+		}
+		if s.items != nil || !digestPays(s.cfg, n) {
+			if b := pt.filler.Shrink(); b > 0 {
+				freed += b
+				st.Shrunk++
+			}
+			return
+		}
+		// The values move from the partial window to the windows in
+		// flight in this critical section: counted once, as before.
+		st.Digested++
+		digested = true
+		w := pt.filler.Take()
+		if n >= sorterMin {
+			pt.addInflight(w)
+			s.pendingQ = append(s.pendingQ, fullWindow{Buffer: w, Owner: pt})
+			queued = true
+			return
+		}
+		// Not charged as a window in flight (membudget's Window is for a
+		// whole window through the sorter): the sweeper digests it at once.
+		pt.inflight = append(pt.inflight, w)
+		sw.small = append(sw.small, flushed{pt: pt, w: w, spec: pt.sum.Spec(n, nil)})
+	}
+	flush(s.local)
+	for _, pt := range s.kafka {
+		flush(pt)
+	}
+	if queued {
+		sw.send = append(sw.send, s)
+	}
+	if freed > 0 || digested {
+		st.Freed += int64(freed)
+		s.mem.Summaries(s.summaryBytes())
+	}
+}
+
+// quietLocked reports whether pt has had no value since a sweep at least
+// d before now: its count is the one a sweep first saw then. A part's
+// last value thus arrived more than d ago, by the pipeline's clock
+// (Config.Now), whatever arrival times its batches carried. The caller
+// holds the stream's lock.
+func (pt *part) quietLocked(now int64, d time.Duration) bool {
+	if c := pt.sum.Count(); c != pt.seenCount || pt.seenAt == 0 {
+		pt.seenCount, pt.seenAt = c, now
+		return false
+	}
+	return now-pt.seenAt >= int64(d)
+}
+
+// digestPays reports whether a partial window of n values of a stream of
+// cfg takes more memory raw than its digest would add to the summaries:
+// its ε/2 sample, one GK tuple (24 bytes) per ⌈εn/2⌉ ranks and the last,
+// and the lossy entries (24 bytes) of its values counted more than ⌊εn⌋
+// times, at most n/(⌊εn⌋+1) of them. At ε = 0.001 that is above about
+// 18,000 float32 or 9,000 float64 values.
+func digestPays(cfg summary.Config, n int) bool {
+	v := 4
+	if cfg.Float64 {
+		v = 8
+	}
+	h := summary.SampleSpacing(cfg.Epsilon, n)
+	samples := min(n, int(math.Ceil(float64(n)/h))+1)
+	runs := n / (int(math.Floor(cfg.Epsilon*float64(n))) + 1)
+	return v*n > 24*(samples+runs)
+}
+
+// digestFlushed sorts and digests the windows in sw.small on the CPU,
+// adds each digest to its part and recycles the window.
+func (p *Pipeline) digestFlushed(sw *sweeper) {
+	for i, f := range sw.small {
+		// The window is sorted into a copy: queries read it until its
+		// digest is added.
+		if f.w.F64 != nil {
+			sw.sorted64, sw.keys64 = radix.SortedFloat64s(sw.sorted64, f.w.F64, sw.keys64)
+			summary.DigestSorted(sw.sorted64, f.spec, &sw.digest)
+		} else {
+			sw.sorted32, sw.keys32 = radix.SortedFloat32s(sw.sorted32, f.w.F32, sw.keys32)
+			summary.DigestSorted(sw.sorted32, f.spec, &sw.digest)
+		}
+		n := f.w.Len()
+		f.pt.addFlushed(f.w, &sw.digest, f.spec)
+		p.buffers.Recycle(f.w)
+		p.windowsSorted.Add(1)
+		p.valuesSorted.Add(int64(n))
+		sw.small[i] = flushed{}
+	}
+	sw.small = sw.small[:0]
+}
+
+// addFlushed is addDigest for a window the sweeper digested, which was not
+// charged as a window in flight.
+func (pt *part) addFlushed(w *window.Buffer, d *summary.Digest, spec summary.WindowSpec) {
+	s := pt.stream
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pt.detached {
+		return
+	}
+	if err := pt.sum.AddDigest(d, spec); err != nil {
+		panic(fmt.Sprintf("pipeline: add flushed digest to %q: %v", s.name, err))
+	}
+	pt.changedLocked()
+	for i, x := range pt.inflight {
+		if x == w {
+			pt.inflight = append(pt.inflight[:i], pt.inflight[i+1:]...)
+			break
+		}
+	}
+	s.mem.Summaries(s.summaryBytes())
+}
+
+// IdleStats returns what the sweeps of idle streams flushed so far.
+func (p *Pipeline) IdleStats() IdleStats {
+	return IdleStats{Digested: p.idleDigested.Load(), Shrunk: p.idleShrunk.Load(), Freed: p.idleFreed.Load()}
+}

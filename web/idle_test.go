@@ -1,0 +1,69 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"streamd/feed"
+	"streamd/gpusort"
+	"streamd/pipeline"
+	"streamd/summary"
+)
+
+// TestMetricsIdleFlush: /metrics counts the partial windows of quiet
+// streams that the pipeline flushed, by how, and the bytes it freed.
+func TestMetricsIdleFlush(t *testing.T) {
+	p, err := pipeline.New(pipeline.Config{
+		Defaults:  summary.Config{Epsilon: 0.05, WindowSize: 4096, SlidingWindow: 1000},
+		Sorter:    gpusort.NewCPU(0),
+		Logger:    slog.New(slog.DiscardHandler),
+		IdleFlush: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(ctx) })
+	s := New("127.0.0.1:0", p)
+	s.History = 0
+	s.Logger = slog.New(slog.DiscardHandler)
+	if err := s.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(ctx) })
+	digested := make([]float64, 2000) // more raw than digested at ε = 0.05
+	for i := range digested {
+		digested[i] = float64(i)
+	}
+	for name, x := range map[string][]float64{"digested": digested, "shrunk": {1, 2, 3}} {
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Values: x}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
+		e := parseExposition(t, text)
+		if e.types["streamd_idle_flushes_total"] != "counter" || e.types["streamd_idle_freed_bytes_total"] != "counter" {
+			t.Fatalf("idle flush families missing or mistyped:\n%s", text)
+		}
+		d, sh := e.value(t, `streamd_idle_flushes_total{how="digested"}`), e.value(t, `streamd_idle_flushes_total{how="shrunk"}`)
+		if d == 1 && sh == 1 {
+			// 3 values in a buffer of 64 shrink to 3.
+			if freed := e.value(t, "streamd_idle_freed_bytes_total"); freed != 4*(64-3) {
+				t.Fatalf("freed %v bytes, want %d", freed, 4*(64-3))
+			}
+			return
+		}
+		if d > 1 || sh > 1 || time.Now().After(deadline) {
+			t.Fatalf("flushes: %v digested, %v shrunk; want 1 and 1", d, sh)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
