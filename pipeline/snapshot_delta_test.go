@@ -22,6 +22,7 @@ import (
 // flight, so that its state stays as it is until it is fed again.
 func quiesce(t *testing.T, p *Pipeline) {
 	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
 	for _, s := range p.all() {
 		for _, x := range s.withLevels() {
 			for {
@@ -33,6 +34,9 @@ func quiesce(t *testing.T, p *Pipeline) {
 				x.mu.Unlock()
 				if k == 0 {
 					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %d windows still in flight", x.Name(), k)
 				}
 				runtime.Gosched()
 			}
