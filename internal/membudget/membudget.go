@@ -67,10 +67,10 @@ type Footprint struct {
 // take no lock of the budget: each Account keeps its own figures under a
 // lock of its own, which only its stream's producers and sorts take, and
 // adds what changes to the sums. The budget's lock is taken only on the
-// slow path: by a producer whose charge does not fit, which re-checks
-// under it and waits or is refused, and to wake such producers when the
-// charges fall, only while there are some (see waitUntil for why no
-// wakeup is lost).
+// slow path: by a producer whose charge does not fit, to take the channel
+// it waits on before it checks again and waits or is refused, and to wake
+// such producers when the charges fall, only while there are some (see
+// waitUntil for why no wakeup is lost).
 type Budget struct {
 	limit int64
 
@@ -319,8 +319,8 @@ func (a *Account) Summaries(n int64) {
 		a.mu.Unlock()
 		return
 	}
-	fell := a.prepaid > 0
-	if fell {
+	freed := a.prepaid > 0
+	if freed {
 		a.b.add(0, -int64(a.prepaid)*a.fp.Window, -int64(a.prepaid), 0)
 		a.prepaid = 0
 	}
@@ -330,7 +330,7 @@ func (a *Account) Summaries(n int64) {
 	a.growth = g
 	a.b.add(0, 0, 0, d)
 	a.mu.Unlock()
-	if fell || d < 0 {
+	if freed || d < 0 {
 		a.b.wake()
 	}
 }
@@ -439,12 +439,12 @@ func (a *Account) Close() {
 		return
 	}
 	a.closed = true
-	fell := a.inflight == 0
-	if fell {
+	freed := a.inflight == 0
+	if freed {
 		a.release()
 	}
 	a.mu.Unlock()
-	if fell {
+	if freed {
 		a.b.wake()
 	}
 }
