@@ -115,14 +115,14 @@ func (b *Budget) Limit() int64 { return b.limit }
 // so that it is not more than the sum of the parts (but for a charge that
 // take is making): a producer that reads the parts and then the total
 // (Grow) sees at most the room that windows in flight would make, and
-// waits rather than being refused.
+// waits rather than being refused. Adding nothing reads nothing of b.
 func (b *Budget) add(reserved, windows, inflight, growth int64) {
 	d := reserved + windows + growth
-	if b.limit > 0 && d < 0 {
+	if d < 0 && b.limit > 0 {
 		b.used.Add(d)
 	}
 	b.addSums(reserved, windows, inflight, growth)
-	if b.limit > 0 && d > 0 {
+	if d > 0 && b.limit > 0 {
 		b.used.Add(d)
 	}
 }
