@@ -134,7 +134,9 @@ func TestConcurrentChargesBalance(t *testing.T) {
 }
 
 // TestNoLostWakeup races a producer that starts to wait against the window
-// done that makes room for it, many times: the producer always wakes.
+// done that makes room for it, many times: the producer always wakes,
+// whether the window is done before it waits, while it starts to, or once
+// it waits.
 func TestNoLostWakeup(t *testing.T) {
 	ctx := context.Background()
 	wait := func(t *testing.T, what string, done <-chan error) {
@@ -167,6 +169,13 @@ func TestNoLostWakeup(t *testing.T) {
 		} else {
 			what = "Charge"
 			go func() { done <- a.Charge(ctx, 300) }()
+		}
+		if i%8 >= 4 {
+			// Half the rounds release once the producer waits; the
+			// others race it.
+			for b.Stats().Waits == 0 {
+				runtime.Gosched()
+			}
 		}
 		if i%4 < 2 {
 			o.WindowDone() // another stream's window: 500
