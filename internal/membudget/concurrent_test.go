@@ -251,3 +251,62 @@ func TestRefusedWhenNothingInFlight(t *testing.T) {
 		t.Fatalf("used %d, want 10000", got)
 	}
 }
+
+// TestWakeupPingPong runs a producer whose every window waits for the one
+// before it, and a sorter that finishes each as it comes: the window done
+// races the producer's way into its wait at every step, and a lost wakeup
+// would stop both, the sorter waiting for the next window.
+func TestWakeupPingPong(t *testing.T) {
+	steps := 20000
+	if testing.Short() {
+		steps = 2000
+	}
+	for _, grow := range []bool{false, true} {
+		b := New(700)
+		a, _ := b.Open(Footprint{Reserve: 100, Window: 300})
+		work := make(chan struct{}, 2)
+		var sorter sync.WaitGroup
+		sorter.Go(func() {
+			for range work {
+				a.WindowDone()
+			}
+		})
+		done := make(chan error, 1)
+		go func() {
+			ctx := context.Background()
+			for range steps {
+				if grow {
+					// 400 + 300 in flight: the window charged ahead
+					// waits for the one before it.
+					if err := a.Grow(ctx, 0, 1); err != nil {
+						done <- err
+						return
+					}
+					a.WindowFull()
+				} else {
+					// Two windows in flight fill the budget: the next
+					// waits for one.
+					a.WindowFull()
+				}
+				work <- struct{}{}
+				if !grow {
+					a.Wait(ctx)
+				}
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("grow %v: a producer waits although its window is done", grow)
+		}
+		close(work)
+		sorter.Wait()
+		if st := b.Stats(); st.Used != 100 {
+			t.Errorf("grow %v: %+v after every window is done, want 100 used", grow, st)
+		}
+	}
+}
