@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,20 +62,32 @@ type Footprint struct {
 
 // Budget accounts streams' memory against a limit. It is safe for
 // concurrent use.
+//
+// The charges are atomic sums, so that the charges of a batch or a window
+// take no lock of the budget: each Account keeps its own figures under a
+// lock of its own, which only its stream's producers and sorts take, and
+// adds what changes to the sums. The budget's lock is taken only on the
+// slow path: by a producer whose charge does not fit, to take the channel
+// it waits on before it checks again and waits or is refused, and to wake
+// such producers when the charges fall, only while there are some (see
+// waitUntil for why no wakeup is lost).
 type Budget struct {
 	limit int64
 
-	mu       sync.Mutex
-	reserved int64         // Reserve of every live account
-	windows  int64         // Window charges of windows in flight
-	inflight int           // windows in flight of the accounts not released
-	growth   int64         // summary growth past the accounts' shares
-	changed  chan struct{} // closed, and replaced, when the charges fall
-	closed   bool
+	used     atomic.Int64 // reserved + windows + growth, kept only with a limit
+	reserved atomic.Int64 // Reserve of every live account
+	windows  atomic.Int64 // Window charges of windows in flight
+	inflight atomic.Int64 // windows in flight of the accounts not released
+	growth   atomic.Int64 // summary growth past the accounts' shares
+	waiters  atomic.Int64 // producers on the slow path of waitUntil
+	closed   atomic.Bool  // set, under mu, by Close
 
-	refused   uint64
-	waits     uint64
-	waitNanos int64
+	refused   atomic.Uint64
+	waits     atomic.Uint64
+	waitNanos atomic.Int64
+
+	mu      sync.Mutex
+	changed chan struct{} // closed, and replaced, when the charges fall
 }
 
 // Stats are a Budget's figures.
@@ -97,10 +110,70 @@ func New(limit int64) *Budget {
 // Limit returns the limit in bytes, 0 for none.
 func (b *Budget) Limit() int64 { return b.limit }
 
-// used returns the charges; b.mu must be held.
-func (b *Budget) used() int64 { return b.reserved + b.windows + b.growth }
+// add adds to the budget's sums, and to their total when there is a limit.
+// The total changes first when the charges fall and last when they rise,
+// so that it is not more than the sum of the parts (but for a charge that
+// take is making): a producer that reads the parts and then the total
+// (Grow) sees at most the room that windows in flight would make, and
+// waits rather than being refused. Adding nothing reads nothing of b.
+func (b *Budget) add(reserved, windows, inflight, growth int64) {
+	d := reserved + windows + growth
+	if d < 0 && b.limit > 0 {
+		b.used.Add(d)
+	}
+	b.addSums(reserved, windows, inflight, growth)
+	if d > 0 && b.limit > 0 {
+		b.used.Add(d)
+	}
+}
 
-// fell wakes the waiters after the charges fell; b.mu must be held.
+// addSums adds to the sums that Stats reports, not to their total.
+func (b *Budget) addSums(reserved, windows, inflight, growth int64) {
+	if reserved != 0 {
+		b.reserved.Add(reserved)
+	}
+	if windows != 0 {
+		b.windows.Add(windows)
+	}
+	if inflight != 0 {
+		b.inflight.Add(inflight)
+	}
+	if growth != 0 {
+		b.growth.Add(growth)
+	}
+}
+
+// take adds n to the charges' total if it stays within the limit (or
+// there is none), and reports whether it did; the caller then adds the
+// parts of n to the sums with addSums.
+func (b *Budget) take(n int64) bool {
+	if b.limit == 0 {
+		return true
+	}
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// wake wakes the producers waiting for memory after the charges fell; the
+// caller has subtracted them from the sums. It takes the budget's lock
+// only when there are waiters.
+func (b *Budget) wake() {
+	if b.limit == 0 || b.waiters.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.fell()
+	b.mu.Unlock()
+}
+
+// fell wakes the waiters; b.mu must be held.
 func (b *Budget) fell() {
 	close(b.changed)
 	b.changed = make(chan struct{})
@@ -110,17 +183,16 @@ func (b *Budget) fell() {
 // error wrapping ErrExhausted if the charges would pass the limit or the
 // stream's worst case (fp.Worst) is more than the whole limit.
 func (b *Budget) Open(fp Footprint) (*Account, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	worst := max(fp.Worst, fp.Reserve)
-	if b.limit > 0 && (b.used()+fp.Reserve > b.limit || worst > b.limit) {
-		b.refused++
-		if worst > b.limit {
-			return nil, fmt.Errorf("%w: the stream needs up to %s, more than the whole budget of %s", ErrExhausted, Size(worst), Size(b.limit))
-		}
-		return nil, fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used(), 0)), Size(b.limit))
+	if b.limit > 0 && worst > b.limit {
+		b.refused.Add(1)
+		return nil, fmt.Errorf("%w: the stream needs up to %s, more than the whole budget of %s", ErrExhausted, Size(worst), Size(b.limit))
 	}
-	b.reserved += fp.Reserve
+	if !b.take(fp.Reserve) {
+		b.refused.Add(1)
+		return nil, fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used.Load(), 0)), Size(b.limit))
+	}
+	b.addSums(fp.Reserve, 0, 0, 0)
 	return &Account{b: b, fp: fp}, nil
 }
 
@@ -128,9 +200,7 @@ func (b *Budget) Open(fp Footprint) (*Account, error) {
 // restored from a checkpoint, even past the limit: its values were
 // accepted and are never dropped.
 func (b *Budget) Restore(fp Footprint) *Account {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.reserved += fp.Reserve
+	b.add(fp.Reserve, 0, 0, 0)
 	return &Account{b: b, fp: fp}
 }
 
@@ -139,27 +209,31 @@ func (b *Budget) Restore(fp Footprint) *Account {
 func (b *Budget) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.closed {
-		b.closed = true
+	if !b.closed.Load() {
+		b.closed.Store(true)
 		b.fell()
 	}
 }
 
-// Stats returns the budget's figures.
+// Stats returns the budget's figures. It takes no lock: while charges
+// change, the figures may be of slightly different moments, and Used is
+// always the sum of the others.
 func (b *Budget) Stats() Stats {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return Stats{
-		Limit: b.limit, Reserved: b.reserved, Windows: b.windows, Growth: b.growth, Used: b.used(),
-		Refused: b.refused, Waits: b.waits, WaitSeconds: float64(b.waitNanos) / 1e9,
+	st := Stats{
+		Limit: b.limit, Reserved: b.reserved.Load(), Windows: b.windows.Load(), Growth: b.growth.Load(),
+		Refused: b.refused.Load(), Waits: b.waits.Load(), WaitSeconds: float64(b.waitNanos.Load()) / 1e9,
 	}
+	st.Used = st.Reserved + st.Windows + st.Growth
+	return st
 }
 
 // Account is one stream's share of a Budget. Its methods are safe for
 // concurrent use, and do nothing on a nil Account.
 type Account struct {
-	b        *Budget
-	fp       Footprint
+	b  *Budget
+	fp Footprint
+
+	mu       sync.Mutex
 	inflight int   // windows in flight
 	prepaid  int   // windows charged by Grow, not yet full
 	growth   int64 // summary growth charged
@@ -182,8 +256,8 @@ func (a *Account) Charged() int64 {
 	if a == nil {
 		return 0
 	}
-	a.b.mu.Lock()
-	defer a.b.mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.released {
 		return 0
 	}
@@ -197,16 +271,15 @@ func (a *Account) WindowFull() {
 	if a == nil {
 		return
 	}
-	a.b.mu.Lock()
-	defer a.b.mu.Unlock()
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	a.inflight++
 	if a.prepaid > 0 {
 		a.prepaid--
 		return
 	}
 	if !a.released {
-		a.b.windows += a.fp.Window
-		a.b.inflight++
+		a.b.add(0, a.fp.Window, 1, 0)
 	}
 }
 
@@ -216,48 +289,49 @@ func (a *Account) WindowDone() {
 	if a == nil {
 		return
 	}
-	a.b.mu.Lock()
-	defer a.b.mu.Unlock()
+	a.mu.Lock()
 	if a.inflight == 0 {
+		a.mu.Unlock()
 		return
 	}
 	if !a.released {
-		a.b.windows -= a.fp.Window
-		a.b.inflight--
+		a.b.add(0, -a.fp.Window, -1, 0)
 	}
 	a.inflight--
 	if a.closed && a.inflight == 0 {
 		a.release()
 	}
-	a.b.fell()
+	a.mu.Unlock()
+	a.b.wake()
 }
 
 // Summaries records that the stream's summaries and buffers hold n bytes:
 // what passes their share of the reservation is charged. The windows that
 // Grow charged and that are not full yet are no longer charged: the stream
-// measures what it holds after the values Grow charged for are kept.
+// measures what it holds after the values Grow charged for are kept. When
+// nothing changed it only takes the account's lock.
 func (a *Account) Summaries(n int64) {
 	if a == nil {
 		return
 	}
-	a.b.mu.Lock()
-	defer a.b.mu.Unlock()
+	a.mu.Lock()
 	if a.released {
+		a.mu.Unlock()
 		return
 	}
-	if a.prepaid > 0 {
-		a.b.windows -= int64(a.prepaid) * a.fp.Window
-		a.b.inflight -= a.prepaid
+	freed := a.prepaid > 0
+	if freed {
+		a.b.add(0, -int64(a.prepaid)*a.fp.Window, -int64(a.prepaid), 0)
 		a.prepaid = 0
-		a.b.fell()
 	}
 	a.measured = n
 	g := max(n-a.fp.Summaries, 0)
 	d := g - a.growth
 	a.growth = g
-	a.b.growth += d
-	if d < 0 {
-		a.b.fell()
+	a.b.add(0, 0, 0, d)
+	a.mu.Unlock()
+	if freed || d < 0 {
+		a.b.wake()
 	}
 }
 
@@ -279,7 +353,8 @@ func (a *Account) Charge(ctx context.Context, n int64) error { return a.Grow(ctx
 // the charge of those that are not full by then. held are accounts of the
 // same budget whose windows charged by Grow the caller fills only after
 // this Grow returns, such as the other levels of one batch: Grow never
-// waits for those, which would be waiting for itself.
+// waits for those, which would be waiting for itself. When the charge
+// fits, Grow takes only the account's lock.
 func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Account) error {
 	if a == nil || (n <= 0 && windows <= 0) {
 		return nil
@@ -287,35 +362,62 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 	n, windows = max(n, 0), max(windows, 0)
 	b := a.b
 	var err error
-	_, werr := b.waitUntil(ctx, func() bool {
+	_, werr := b.waitUntil(ctx, func(slow bool) bool {
+		// The windows that the held accounts charged ahead would make no
+		// room: the caller fills them only after this Grow returns. Read
+		// them before a.mu is locked, which is never held with another
+		// account's lock.
+		var heldInflight, heldRoom int64
+		if slow {
+			for _, h := range held {
+				if h == nil || h == a {
+					continue
+				}
+				h.mu.Lock()
+				if !h.released {
+					heldInflight += int64(h.prepaid)
+					heldRoom += int64(h.prepaid) * h.fp.Window
+				}
+				h.mu.Unlock()
+			}
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		g := max(a.measured+n-a.fp.Summaries, 0)
 		d := g - a.growth
 		w := int64(windows) * a.fp.Window
-		// The windows in flight that would make room: not those that
-		// the caller is yet to fill.
-		inflight, room := b.inflight, b.windows
-		for _, h := range held {
-			if h != nil && h != a && !h.released {
-				inflight -= h.prepaid
-				room -= int64(h.prepaid) * h.fp.Window
-			}
-		}
-		fits := b.limit == 0 || b.closed || a.released || b.used()+d+w <= b.limit
 		switch {
-		case fits:
+		case a.released:
 			a.measured += n
-			if !a.released {
-				a.growth = g
-				b.growth += d
-				a.prepaid += windows
-				b.windows += w
-				b.inflight += windows
-			}
-		case a.inflight > 0 || (inflight > 0 && b.used()-room+d+w <= b.limit):
-			return false // wait for a window in flight
+			return true
+		case b.take(d + w):
+		case !slow:
+			return false
+		case b.closed.Load():
+			b.used.Add(d + w) // past the limit: nothing would make room
 		default:
-			err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n+w), Size(max(b.limit-b.used(), 0)), Size(b.limit))
+			// Wait for the windows in flight that would make room, of
+			// this stream or of others; refuse when there are none. The
+			// sums are read one by one, the total last (see add), and
+			// the charge is tried again after the windows are read: a
+			// window done meanwhile makes it fit. A window that another
+			// producer charges ahead meanwhile can be missed, and the
+			// charge refused as it would have been a moment before.
+			inflight := b.inflight.Load() - heldInflight
+			room := b.windows.Load() - heldRoom
+			if !b.take(d + w) {
+				used := b.used.Load()
+				if a.inflight > 0 || (inflight > 0 && used-room+d+w <= b.limit) {
+					return false
+				}
+				err = fmt.Errorf("%w: %s more for the stream; %s of %s free", ErrExhausted, Size(n+w), Size(max(b.limit-used, 0)), Size(b.limit))
+				return true
+			}
 		}
+		a.measured += n
+		a.growth = g
+		a.prepaid += windows
+		b.addSums(0, w, int64(windows), d)
 		return true
 	})
 	if werr != nil {
@@ -331,28 +433,30 @@ func (a *Account) Close() {
 	if a == nil {
 		return
 	}
-	a.b.mu.Lock()
-	defer a.b.mu.Unlock()
+	a.mu.Lock()
 	if a.closed {
+		a.mu.Unlock()
 		return
 	}
 	a.closed = true
-	if a.inflight == 0 {
+	freed := a.inflight == 0
+	if freed {
 		a.release()
-		a.b.fell()
+	}
+	a.mu.Unlock()
+	if freed {
+		a.b.wake()
 	}
 }
 
-// release returns every charge of a; b.mu must be held.
+// release returns every charge of a; a.mu must be held.
 func (a *Account) release() {
 	if a.released {
 		return
 	}
 	a.released = true
-	a.b.reserved -= a.fp.Reserve
-	a.b.windows -= int64(a.inflight+a.prepaid) * a.fp.Window
-	a.b.inflight -= a.inflight + a.prepaid
-	a.b.growth -= a.growth
+	n := int64(a.inflight + a.prepaid)
+	a.b.add(-a.fp.Reserve, -n*a.fp.Window, -n, -a.growth)
 }
 
 // Wait blocks while the stream has windows in flight and one more window
@@ -370,39 +474,62 @@ func (a *Account) Wait(ctx context.Context) bool {
 	if b.limit == 0 {
 		return false
 	}
-	waited, _ := b.waitUntil(ctx, func() bool {
-		return b.closed || a.inflight == 0 || b.used()+a.fp.Window <= b.limit
+	waited, _ := b.waitUntil(ctx, func(bool) bool {
+		a.mu.Lock()
+		inflight := a.inflight
+		a.mu.Unlock()
+		return inflight == 0 || b.closed.Load() || b.used.Load()+a.fp.Window <= b.limit
 	})
 	return waited
 }
 
-// waitUntil calls done, with b.mu held, until it returns true, waiting for
-// the budget to change between calls; it counts the waits and the time
-// spent waiting. It returns whether it waited, and ctx's error if ctx
-// ended first.
-func (b *Budget) waitUntil(ctx context.Context, done func() bool) (waited bool, err error) {
+// waitUntil calls done until it returns true, waiting for the budget to
+// change between calls; it counts the waits and the time spent waiting.
+// It returns whether it waited, and ctx's error if ctx ended first. The
+// first call, with slow false, is the fast path: it takes no lock of the
+// budget, and when it returns false waitUntil takes the slow path, where
+// done is called with slow true.
+//
+// No wakeup is lost. On the slow path the waiter counts itself in
+// b.waiters, then takes b.changed under b.mu, then calls done, which reads
+// the sums (and its account's figures under the account's lock). Whoever
+// makes the charges fall first subtracts them from the sums (with the
+// account's lock held, for an account's figures), then calls wake, which
+// loads b.waiters and, when it is not 0, closes b.changed under b.mu.
+// Atomics are sequentially consistent; so if done missed the fall, its
+// read came before the subtraction, and the waiter's count, before it,
+// came before wake's load: wake sees the waiter. And wake's b.mu section
+// comes after the waiter's, in which it took b.changed: were it before,
+// the subtraction would happen before done's read (through b.mu), which
+// would not have missed it. So wake closes the channel the waiter took,
+// or one after it, which means the waiter's was closed already. Close
+// sets b.closed and closes b.changed under b.mu, and is seen the same way.
+func (b *Budget) waitUntil(ctx context.Context, done func(slow bool) bool) (waited bool, err error) {
+	if done(false) {
+		return false, nil
+	}
+	b.waiters.Add(1)
+	defer b.waiters.Add(-1)
 	var start time.Time
+	defer func() {
+		if !start.IsZero() {
+			b.waitNanos.Add(int64(time.Since(start)))
+		}
+	}()
 	for {
 		b.mu.Lock()
-		if done() {
-			if !start.IsZero() {
-				b.waitNanos += int64(time.Since(start))
-			}
-			b.mu.Unlock()
+		changed := b.changed
+		b.mu.Unlock()
+		if done(true) {
 			return !start.IsZero(), nil
 		}
 		if start.IsZero() {
 			start = time.Now()
-			b.waits++
+			b.waits.Add(1)
 		}
-		changed := b.changed
-		b.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			b.mu.Lock()
-			b.waitNanos += int64(time.Since(start))
-			b.mu.Unlock()
 			return true, ctx.Err()
 		}
 	}
