@@ -159,7 +159,7 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 	n := len(x)
 	sortPairs := func(x, y []float64) bool { return p.sortPairs(ctx, x, y) }
 	if dropped := s.pairs.add(x, y, s.cfg.WindowSize, sortPairs); dropped > 0 {
-		s.partLocked(b.Source).rejected[feed.ReasonInf] += uint64(dropped)
+		s.partLocked(b.Source).addRejects(feed.ReasonInf, dropped)
 		n -= min(dropped, n)
 	}
 	s.version++

@@ -63,9 +63,9 @@ type part struct {
 	src      feed.Source
 	sum      *summary.History // history only
 	filler   *window.Filler
-	inflight []*window.Buffer // full windows not yet summarised, oldest first
-	rejected map[feed.Reason]uint64
-	items    *itemPart // nil for a value stream
+	inflight []*window.Buffer       // full windows not yet summarised, oldest first
+	rejected map[feed.Reason]uint64 // nil until the first reject
+	items    *itemPart              // nil for a value stream
 
 	// released marks the part of a partition that the daemon no longer
 	// consumes: another member of its group does. Its values are kept (they
@@ -132,11 +132,10 @@ func (s *Stream) newPart(src feed.Source, cfg summary.Config) (*part, error) {
 func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
 	cfg := sum.Config()
 	return &part{
-		stream:   s,
-		src:      src,
-		sum:      sum,
-		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool),
-		rejected: make(map[feed.Reason]uint64),
+		stream: s,
+		src:    src,
+		sum:    sum,
+		filler: window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool),
 	}
 }
 
@@ -240,8 +239,17 @@ func (s *Stream) countRejects(src feed.Source, inf int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.partLocked(src).rejected[feed.ReasonInf] += uint64(inf)
+	s.partLocked(src).addRejects(feed.ReasonInf, inf)
 	s.version++
+}
+
+// addRejects counts n rejects of pt for reason. The caller holds the
+// stream's lock.
+func (pt *part) addRejects(reason feed.Reason, n int) {
+	if pt.rejected == nil {
+		pt.rejected = make(map[feed.Reason]uint64, 1)
+	}
+	pt.rejected[reason] += uint64(n)
 }
 
 // addInflight records a full window, a window of the stream in flight for
@@ -338,10 +346,13 @@ func (pt *part) changedLocked() {
 	pt.stream.version++
 }
 
-// reject counts n rejected values from src.
+// reject counts n rejected values from src; none if n is 0.
 func (s *Stream) reject(src feed.Source, reason feed.Reason, n int) {
+	if n <= 0 {
+		return
+	}
 	s.mu.Lock()
-	s.partLocked(src).rejected[reason] += uint64(n)
+	s.partLocked(src).addRejects(reason, n)
 	s.version++
 	s.mu.Unlock()
 }
