@@ -209,10 +209,10 @@ func (w *Window) Bytes() int {
 }
 
 // Growth returns how many bytes more Bytes counts once n more values are
-// added, for what grows in steps: the ring of raw values, which doubles
-// (from 64 values up to R) when they do not fit. What grows beside it, its
-// time marks and, in Blocks mode, its block summaries, is small against it
-// and left to Bytes to measure.
+// added, for what grows in steps: the ring of raw values, which starts at
+// the first values' count and doubles (up to R) when they do not fit. What
+// grows beside it, its time marks and, in Blocks mode, its block
+// summaries, is small against it and left to Bytes to measure.
 func (w *Window) Growth(n int64) int64 { return w.ring.growth(n) }
 
 // blockOverhead is what Bytes counts for a block besides its entries: the

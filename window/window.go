@@ -185,14 +185,14 @@ func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	}
 }
 
-// initialCap sizes a new window's buffer: small for a stream's first few
-// values, so that many small streams stay small; whole once the stream has
-// filled a window.
+// initialCap sizes a new window's buffer: the size of the first values
+// (at most W) until the stream has filled a window, so that many small
+// streams hold only their values; whole once it has.
 func (f *Filler) initialCap(first int) int {
 	if f.filled {
 		return f.size
 	}
-	return min(f.size, max(first, 64))
+	return min(f.size, first)
 }
 
 // Release recycles the partial window's buffer into pool and empties the
