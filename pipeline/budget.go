@@ -136,7 +136,8 @@ func (pt *part) summaryBytes() int {
 	// A part's summary keeps no sliding window: its bytes are the quantile
 	// sketch's, twice, and the lossy summary's, read without the walk
 	// over the sketch's entries that Stats makes.
-	b := 2*pt.sum.Sketch().Bytes() + pt.sum.Counts().Bytes()
+	sketch, counts := pt.sum.Bytes()
+	b := 2*sketch + counts
 	if pt.items != nil {
 		b += pt.items.names.Bytes()
 	}

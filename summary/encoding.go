@@ -52,7 +52,7 @@ func (s *History) AppendBinary(dst []byte) ([]byte, error) {
 	dst = codec.AppendFloat64(dst, s.sum)
 	dst = codec.AppendFloat64(dst, s.min)
 	dst = codec.AppendFloat64(dst, s.max)
-	for _, enc := range []func([]byte) ([]byte, error){s.history.AppendBinary, s.counts.AppendBinary} {
+	for _, enc := range []func([]byte) ([]byte, error){s.Sketch().AppendBinary, s.Counts().AppendBinary} {
 		b, err := enc(nil)
 		if err != nil {
 			return nil, fmt.Errorf("encode stream: %w", err)
