@@ -391,7 +391,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	mem, err := p.mem.Open(StreamFootprint(s.cfg))
+	mem, err := p.mem.Open(StreamFootprint(*s.cfg))
 	if err != nil {
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}

@@ -323,7 +323,7 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
 	sv.streams = append(sv.streams, s)
 	sv.versions = append(sv.versions, s.version)
 	dst := codec.AppendBytes(buf.b, []byte(s.name))
-	dst = appendConfig(dst, s.cfg)
+	dst = appendConfig(dst, *s.cfg)
 	dst, err := appendPrefixed(dst, s.recent.AppendBinary)
 	if err != nil {
 		return err
@@ -688,7 +688,7 @@ func (p *Pipeline) Restore(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
-			x.mem = p.mem.Restore(StreamFootprint(x.cfg))
+			x.mem = p.mem.Restore(StreamFootprint(*x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -771,7 +771,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range s.withLevels() {
-			x.mem = p.mem.Restore(StreamFootprint(x.cfg))
+			x.mem = p.mem.Restore(StreamFootprint(*x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -827,7 +827,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: new(slidingwindow.Window)}
+	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}

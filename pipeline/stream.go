@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -34,8 +35,10 @@ import (
 // empty.
 type Stream struct {
 	name string
-	pool *window.Pool   // its windows' buffers
-	cfg  summary.Config // set when the stream is made, never changed
+	pool *window.Pool // its windows' buffers
+	// cfg is set when the stream is made and never changed: the
+	// pipeline's defaults, shared, for a stream of them (sharedConfig).
+	cfg *summary.Config
 
 	mu       sync.Mutex
 	recent   *slidingwindow.Window
@@ -96,7 +99,7 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
+	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
 	}
@@ -114,6 +117,17 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 		}
 	}
 	return s, nil
+}
+
+// sharedConfig returns cfg to keep in a stream: the pipeline's defaults,
+// which every stream of them shares, when cfg is them, else a copy.
+func (p *Pipeline) sharedConfig(cfg summary.Config) *summary.Config {
+	// DeepEqual compares every field, and a func only if both are nil: a
+	// stream with an ItemHash of its own keeps its own copy.
+	if reflect.DeepEqual(cfg, p.cfg.Defaults) {
+		return &p.cfg.Defaults
+	}
+	return &cfg
 }
 
 // newPart returns an empty part of s for src with cfg.
@@ -144,7 +158,7 @@ func (s *Stream) Name() string { return s.name }
 
 // Config returns the stream's configuration. It never changes: it needs
 // no lock.
-func (s *Stream) Config() summary.Config { return s.cfg }
+func (s *Stream) Config() summary.Config { return *s.cfg }
 
 // partLocked returns the part of src, creating it if needed. The caller
 // holds s.mu.
@@ -159,7 +173,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 		s.kafka = make(map[feed.Source]*part)
 	}
 	// s.cfg was validated when s was made, so newPart cannot fail.
-	pt, err := s.newPart(src, s.cfg)
+	pt, err := s.newPart(src, *s.cfg)
 	if err != nil {
 		panic(fmt.Sprintf("pipeline: new part of %q: %v", s.name, err))
 	}
@@ -455,7 +469,7 @@ type Stats struct {
 func (s *Stream) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Config: s.cfg, Rejected: make(map[feed.Reason]uint64)}
+	st := Stats{Config: *s.cfg, Rejected: make(map[feed.Reason]uint64)}
 	st.Entries, st.Bytes = s.recent.Entries(), s.recent.Bytes()
 	if s.items != nil {
 		st.Bytes += s.items.recent.Bytes()
