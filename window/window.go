@@ -39,14 +39,16 @@ func (w *Buffer) AppendValues(dst []float64) []float64 {
 // Filler fills one stream's windows. Values are rounded to float32 unless
 // the stream keeps float64. The zero Filler is not usable; use NewFiller.
 type Filler struct {
-	size    int
+	size  int
+	pool  *Pool
+	whole *sync.Pool // pool's whole windows of f's size and precision; nil without pool
+	f32   []float32
+	f64   []float64
+	// The flags come last, together, to keep a Filler small: a daemon
+	// holds one for each part of each stream.
 	float64 bool
-	pool    *Pool
-	whole   *sync.Pool // pool's whole windows of f's size and precision; nil without pool
-	filled  bool       // a window was full once: take whole buffers from now on
-	staged  bool       // the partial window's buffer was lent by the pool's Stager
-	f32     []float32
-	f64     []float64
+	filled  bool // a window was full once: take whole buffers from now on
+	staged  bool // the partial window's buffer was lent by the pool's Stager
 }
 
 // NewFiller returns a Filler of windows of size values, float64 or not,
