@@ -13,9 +13,23 @@ import (
 	"streamd/summary"
 )
 
-// streamOverhead is what a stream holds besides its windows and summaries:
-// its structures, name and reject counts.
-const streamOverhead = 4 << 10
+// streamOverhead is what a value stream holds besides its buffers,
+// windows and summaries: its structures, its configuration (shared with
+// the pipeline's defaults), its name and its entries in the pipeline's map
+// and index. TestStreamBytes measures it, with a stream's first value,
+// below this: about 870 bytes at the defaults.
+const streamOverhead = 1 << 10
+
+// itemStreamOverhead is streamOverhead for an item stream, which holds the
+// structures of its item halves too: TestStreamBytes measures about 1.4
+// KiB.
+const itemStreamOverhead = 2 << 10
+
+// firstValues is how many values a stream's reservation holds besides its
+// fixed part, in its first buffers (those of its partial window and of its
+// sliding window's ring, 2·64·v bytes): a stream of up to 64 values, as
+// most are, is charged its reservation alone.
+const firstValues = 64
 
 // maxRecentNames is the most bytes an item stream keeps of the strings of
 // its newest items, for its last-n and time-window answers.
@@ -30,12 +44,6 @@ const maxRecentNames = 16 << 20
 func recentNamesLimit(window int, retain int64) int64 {
 	return min((retain+int64(window))*(items.MaxLen+16), maxRecentNames)
 }
-
-// firstBuffers is the share of a stream's reservation for what it holds
-// besides its fixed part once it has its first values: the first buffers
-// of its partial window and of its sliding window's ring (64 values each),
-// and its empty summaries.
-const firstBuffers = 4 << 10
 
 // StreamFootprint returns what a stream of cfg is charged against the
 // pipeline's memory budget (see streamd/internal/membudget): a stream
@@ -54,18 +62,21 @@ const firstBuffers = 4 << 10
 //	             entries; R = slidingwindow.Footprint(ε, N), vN bytes when
 //	             the sliding window keeps its last N values raw)
 //
-// Reserve is 8 KiB: the stream's fixed part (4 KiB) and the share of its
-// first buffers and empty summaries (Summaries, 4 KiB). Window is f,
-// charged for each window in flight. Everything else is charged as it
-// grows: before a batch of values is kept, the growth it needs (the next,
-// doubled buffer of the partial window, up to w, and of the sliding
-// window's ring, up to R, and f for each window the batch fills) is
-// charged (see chargeValues), and may be refused, the batch whole, when
-// the budget cannot hold it and the stream has no window in flight; then
-// what the stream holds (Stream.summaryBytes) is measured after each batch
-// and window. Worst is 2w + f + s + 4 KiB, what the stream holds at its
-// bounds with one window in flight: a stream whose Worst is more than the
-// whole budget is refused, since it could never fill its windows. Past N
+// Reserve is the stream's fixed part, measured: 1 KiB (streamOverhead; 2
+// KiB for an item stream, itemStreamOverhead), and Summaries, the buffers
+// of its first 64 values, 2·64·v bytes (firstValues). Window is f, charged
+// for each window in flight. Everything else is charged as it grows:
+// before a batch of values is kept, the growth it needs (the first buffers
+// of the partial window and of the sliding window's ring, as large as the
+// batch, then the next, doubled ones, up to w and R, and f for each window
+// the batch fills) is charged (see chargeValues), and may be refused, the
+// batch whole, when the budget cannot hold it and the stream has no window
+// in flight; then what the stream holds (Stream.summaryBytes; its
+// summaries are made with its first window) is measured after each batch
+// and window. Worst is 2w + f + s + the fixed part, what the stream holds
+// at its bounds with one window in flight: a stream whose Worst is more
+// than the whole budget is refused, since it could never fill its
+// windows. Past N
 // values the summaries grow with log(N) and the growth is charged as
 // measured, never refused. The strings of an item stream (up to
 // items.MaxLen bytes for each of its newest items, up to recentNamesLimit
@@ -102,11 +113,16 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	if recent, err := summary.NewSlidingWindow(cfg); err == nil {
 		sums += recent.Footprint()
 	}
+	fixed := int64(streamOverhead)
+	if cfg.Items {
+		fixed = itemStreamOverhead
+	}
+	first := 2 * firstValues * v
 	return membudget.Footprint{
-		Reserve:   streamOverhead + firstBuffers,
+		Reserve:   fixed + first,
 		Window:    inflight,
-		Summaries: firstBuffers,
-		Worst:     2*w + inflight + sums + streamOverhead,
+		Summaries: first,
+		Worst:     2*w + inflight + sums + fixed,
 	}
 }
 

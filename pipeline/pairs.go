@@ -278,7 +278,7 @@ func (s *Stream) pairStatsLocked(st *Stats) {
 //	summaries       s = 4·64·T (the summary and its view, each with the
 //	                cached merge of its buckets)
 //
-// Reserve is all of it and 4 KiB; Window is 0, since no pair window goes
+// Reserve is all of it and 1 KiB (streamOverhead); Window is 0, since no pair window goes
 // to the sorter; Summaries is s. As for a value stream, the summaries are
 // reserved at their size after N pairs, and their growth past it is
 // charged as measured.
