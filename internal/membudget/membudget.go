@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -160,12 +161,18 @@ func (b *Budget) Stats() Stats {
 type Account struct {
 	b        *Budget
 	fp       Footprint
-	inflight int   // windows in flight
-	prepaid  int   // windows charged by Grow, not yet full
+	inflight int32 // windows in flight
+	prepaid  int32 // windows charged by Grow, not yet full
 	growth   int64 // summary growth charged
 	measured int64 // the summaries' bytes: the last Summaries, and Charge since
-	closed   bool  // the stream is gone
-	released bool  // its charges are returned
+	// settled is the n of the last Summaries while nothing was charged
+	// since (-1 otherwise), and busy whether inflight > 0: written under
+	// b.mu, read without it, so that a producer's Summaries and Wait on a
+	// stream whose figures did not change skip the budget's lock.
+	settled  atomic.Int64
+	busy     atomic.Bool
+	closed   bool // the stream is gone
+	released bool // its charges are returned
 }
 
 // Footprint returns what the account's stream is charged.
@@ -200,6 +207,7 @@ func (a *Account) WindowFull() {
 	a.b.mu.Lock()
 	defer a.b.mu.Unlock()
 	a.inflight++
+	a.busy.Store(true)
 	if a.prepaid > 0 {
 		a.prepaid--
 		return
@@ -226,6 +234,7 @@ func (a *Account) WindowDone() {
 		a.b.inflight--
 	}
 	a.inflight--
+	a.busy.Store(a.inflight > 0)
 	if a.closed && a.inflight == 0 {
 		a.release()
 	}
@@ -235,9 +244,11 @@ func (a *Account) WindowDone() {
 // Summaries records that the stream's summaries and buffers hold n bytes:
 // what passes their share of the reservation is charged. The windows that
 // Grow charged and that are not full yet are no longer charged: the stream
-// measures what it holds after the values Grow charged for are kept.
+// measures what it holds after the values Grow charged for are kept. When
+// n is what the last Summaries recorded and nothing was charged since, it
+// returns at once, without the budget's lock.
 func (a *Account) Summaries(n int64) {
-	if a == nil {
+	if a == nil || a.settled.Load() == n {
 		return
 	}
 	a.b.mu.Lock()
@@ -247,11 +258,12 @@ func (a *Account) Summaries(n int64) {
 	}
 	if a.prepaid > 0 {
 		a.b.windows -= int64(a.prepaid) * a.fp.Window
-		a.b.inflight -= a.prepaid
+		a.b.inflight -= int(a.prepaid)
 		a.prepaid = 0
 		a.b.fell()
 	}
 	a.measured = n
+	a.settled.Store(n)
 	g := max(n-a.fp.Summaries, 0)
 	d := g - a.growth
 	a.growth = g
@@ -296,7 +308,7 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 		inflight, room := b.inflight, b.windows
 		for _, h := range held {
 			if h != nil && h != a && !h.released {
-				inflight -= h.prepaid
+				inflight -= int(h.prepaid)
 				room -= int64(h.prepaid) * h.fp.Window
 			}
 		}
@@ -304,10 +316,11 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 		switch {
 		case fits:
 			a.measured += n
+			a.settled.Store(-1)
 			if !a.released {
 				a.growth = g
 				b.growth += d
-				a.prepaid += windows
+				a.prepaid += int32(windows)
 				b.windows += w
 				b.inflight += windows
 			}
@@ -351,7 +364,7 @@ func (a *Account) release() {
 	a.released = true
 	a.b.reserved -= a.fp.Reserve
 	a.b.windows -= int64(a.inflight+a.prepaid) * a.fp.Window
-	a.b.inflight -= a.inflight + a.prepaid
+	a.b.inflight -= int(a.inflight + a.prepaid)
 	a.b.growth -= a.growth
 }
 
@@ -367,7 +380,7 @@ func (a *Account) Wait(ctx context.Context) bool {
 		return false
 	}
 	b := a.b
-	if b.limit == 0 {
+	if b.limit == 0 || !a.busy.Load() {
 		return false
 	}
 	waited, _ := b.waitUntil(ctx, func() bool {
