@@ -127,7 +127,8 @@ func (p *Pipeline) sharedConfig(cfg summary.Config) *summary.Config {
 	if reflect.DeepEqual(cfg, p.cfg.Defaults) {
 		return &p.cfg.Defaults
 	}
-	return &cfg
+	own := cfg // only this copy goes to the heap
+	return &own
 }
 
 // newPart returns an empty part of s for src with cfg.
