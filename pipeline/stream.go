@@ -207,9 +207,53 @@ func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed
 	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
 }
 
+// appendIfRoom is countRejects and append in one section under the
+// stream's lock, when the values need no growth charged (chargeValues):
+// they fit the buffers the stream holds and fill no window. It reports
+// whether it kept them; if not, it changed nothing.
+func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pt := s.partLocked(src)
+	if s.mem != nil {
+		if grow, windows := s.growthLocked(pt, len(values)+len(f32)); grow > 0 || windows > 0 {
+			return nil, false
+		}
+	}
+	if inf > 0 {
+		pt.addRejects(feed.ReasonInf, inf)
+		s.version++
+	}
+	full := s.pendingQ
+	s.pendingQ = nil
+	if len(values)+len(f32) == 0 {
+		return full, true
+	}
+	// The values grow no buffer and fill no window (or there is no
+	// budget): what the stream holds changes only if the sliding window's
+	// time marks or blocks grow, and the budget measures it again only
+	// then.
+	before := s.recent.Bytes()
+	full = s.addLocked(pt, values, f32, m, now, full)
+	if s.recent.Bytes() != before {
+		s.mem.Summaries(s.summaryBytes())
+	}
+	return full, true
+}
+
 // appendLocked adds values or f32 of moments m to pt and appends the
 // windows they filled to full. The caller holds s.mu.
 func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
+	full = s.addLocked(pt, values, f32, m, now, full)
+	// Measure what the stream holds, which replaces what chargeValues
+	// charged.
+	s.mem.Summaries(s.summaryBytes())
+	return full
+}
+
+// addLocked is appendLocked but for the budget's measure. The caller holds
+// s.mu.
+func (s *Stream) addLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
 	start := pt.sum.Count() - int64(pt.filler.Len())
 	filled := func(w *window.Buffer) {
@@ -228,9 +272,6 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 		s.recent.Add(now, values...)
 	}
 	pt.sum.AddMoments(m)
-	// Measure what the stream holds, which replaces what chargeValues
-	// charged.
-	s.mem.Summaries(s.summaryBytes())
 	return full
 }
 
