@@ -99,7 +99,17 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
+	// A batch reads the stream, its local part and the part's filler one
+	// after the other: allocated together, they share a page and
+	// neighbouring cache lines, where each would cost a miss of its own
+	// among many streams.
+	blk := new(struct {
+		stream Stream
+		local  part
+		filler window.Filler
+	})
+	s := &blk.stream
+	*s = Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
 	}
@@ -108,9 +118,10 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 			return nil, err
 		}
 	}
-	if s.local, err = s.newPart(feed.Local, cfg); err != nil {
+	if err := s.initPart(&blk.local, &blk.filler, feed.Local, cfg); err != nil {
 		return nil, err
 	}
+	s.local = &blk.local
 	if cfg.Hierarchy != "" {
 		if s.hier, err = p.newHierarchy(name, cfg); err != nil {
 			return nil, err
@@ -131,27 +142,49 @@ func (p *Pipeline) sharedConfig(cfg summary.Config) *summary.Config {
 	return &own
 }
 
+// partBlock is a part and its filler, allocated together (see
+// newStream).
+type partBlock struct {
+	part   part
+	filler window.Filler
+}
+
 // newPart returns an empty part of s for src with cfg.
 func (s *Stream) newPart(src feed.Source, cfg summary.Config) (*part, error) {
-	sum, err := summary.NewHistory(cfg)
-	if err != nil {
+	blk := new(partBlock)
+	if err := s.initPart(&blk.part, &blk.filler, src, cfg); err != nil {
 		return nil, err
 	}
-	pt := partOf(s, src, sum)
+	return &blk.part, nil
+}
+
+// initPart makes pt an empty part of s for src with cfg, filled by f.
+func (s *Stream) initPart(pt *part, f *window.Filler, src feed.Source, cfg summary.Config) error {
+	sum, err := summary.NewHistory(cfg)
+	if err != nil {
+		return err
+	}
+	pt.init(s, src, sum, f)
 	if cfg.Items {
 		pt.items = newItemPart(cfg, nil)
 	}
-	return pt, nil
+	return nil
 }
 
+// partOf returns a part of s for src with the summaries sum and an empty
+// partial window.
 func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
+	blk := new(partBlock)
+	blk.part.init(s, src, sum, &blk.filler)
+	return &blk.part
+}
+
+// init makes pt a part of s for src with the summaries sum and an empty
+// partial window, filled by f.
+func (pt *part) init(s *Stream, src feed.Source, sum *summary.History, f *window.Filler) {
 	cfg := sum.Config()
-	return &part{
-		stream: s,
-		src:    src,
-		sum:    sum,
-		filler: window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool),
-	}
+	*f = *window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool)
+	*pt = part{stream: s, src: src, sum: sum, filler: f}
 }
 
 // Name returns the stream's name.
