@@ -130,8 +130,7 @@ func splitLevelName(state string) (name string, level int, err error) {
 func (s *Stream) dropLevelParts(tp feed.Source) {
 	for _, lvl := range s.levelStreams() {
 		lvl.mu.Lock()
-		if pt := lvl.kafka[tp]; pt != nil {
-			delete(lvl.kafka, tp)
+		if pt := lvl.removeKafkaPart(tp); pt != nil {
 			lvl.dropLocked(pt)
 		}
 		lvl.mu.Unlock()

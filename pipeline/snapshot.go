@@ -627,12 +627,7 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 		s.local = pt
 		return pt
 	}
-	if s.kafka == nil {
-		s.kafka = make(map[feed.Source]*part)
-	}
-	old := s.kafka[d.src]
-	s.kafka[d.src] = pt
-	if old != nil {
+	if old := s.putKafkaPart(pt); old != nil {
 		s.dropLocked(old)
 	}
 	s.mem.Summaries(s.summaryBytes())
@@ -866,7 +861,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if err != nil {
 			return nil, err
 		}
-		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafka[d.src] != nil) {
+		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafkaPart(d.src) != nil) {
 			return nil, fmt.Errorf("%w: parts out of order", codec.ErrCorrupt)
 		}
 		if c := d.sum.Config(); c.Items != cfg.Items || c.Pairs != cfg.Pairs {
@@ -898,7 +893,7 @@ func sameCounts(s, lvl *Stream) error {
 	count := func(x *Stream, src feed.Source) int64 {
 		pt := x.local
 		if src != feed.Local {
-			pt = x.kafka[src]
+			pt = x.kafkaPart(src)
 		}
 		if pt == nil {
 			return 0

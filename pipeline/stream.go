@@ -43,12 +43,12 @@ type Stream struct {
 	mu       sync.Mutex
 	recent   *slidingwindow.Window
 	local    *part
-	kafka    map[feed.Source]*part // nil until the first Kafka value
-	pendingQ []fullWindow          // full windows not yet sent to the sorter
-	items    *itemStream           // nil for a value stream
-	hier     *hierarchy            // nil unless a hierarchy stream
-	pairs    *pairStream           // nil but for a pair stream
-	mem      *membudget.Account    // its share of the memory budget
+	kafka    []*part            // the Kafka partitions' parts, in order of source (a slice: most streams have one)
+	pendingQ []fullWindow       // full windows not yet sent to the sorter
+	items    *itemStream        // nil for a value stream
+	hier     *hierarchy         // nil unless a hierarchy stream
+	pairs    *pairStream        // nil but for a pair stream
+	mem      *membudget.Account // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
 	// of the parts at viewVersion, made with counts if viewCounts.
@@ -70,6 +70,11 @@ type part struct {
 	rejected map[feed.Reason]uint64 // nil until the first reject
 	items    *itemPart              // nil for a value stream
 
+	// view caches the part's last view until the part changes; viewCounts
+	// says whether it was made with counts.
+	view       *summary.View
+	viewCounts bool
+
 	// released marks the part of a partition that the daemon no longer
 	// consumes: another member of its group does. Its values are kept (they
 	// may be handed over) but left out of the stream's answers.
@@ -77,11 +82,6 @@ type part struct {
 	// detached marks a part replaced or dropped by ReplacePartition:
 	// windows of it that come back from the sorter are dropped.
 	detached bool
-
-	// view caches the part's last view until the part changes; viewCounts
-	// says whether it was made with counts.
-	view       *summary.View
-	viewCounts bool
 }
 
 // A fullWindow is a full window of a part on its way to the sorter, which
@@ -200,18 +200,54 @@ func (s *Stream) partLocked(src feed.Source) *part {
 	if src == feed.Local {
 		return s.local
 	}
-	if pt := s.kafka[src]; pt != nil {
+	if pt := s.kafkaPart(src); pt != nil {
 		return pt
-	}
-	if s.kafka == nil {
-		s.kafka = make(map[feed.Source]*part)
 	}
 	// s.cfg was validated when s was made, so newPart cannot fail.
 	pt, err := s.newPart(src, *s.cfg)
 	if err != nil {
 		panic(fmt.Sprintf("pipeline: new part of %q: %v", s.name, err))
 	}
-	s.kafka[src] = pt
+	s.putKafkaPart(pt)
+	return pt
+}
+
+// kafkaPart returns the part of the Kafka partition src, or nil. The
+// caller holds s.mu.
+func (s *Stream) kafkaPart(src feed.Source) *part {
+	if i, ok := s.kafkaIndex(src); ok {
+		return s.kafka[i]
+	}
+	return nil
+}
+
+// kafkaIndex returns where the part of src is in s.kafka, or would be,
+// and whether it is there. The caller holds s.mu.
+func (s *Stream) kafkaIndex(src feed.Source) (int, bool) {
+	return slices.BinarySearchFunc(s.kafka, src, func(pt *part, src feed.Source) int { return pt.src.Compare(src) })
+}
+
+// putKafkaPart makes pt the part of its partition, and returns the part
+// it replaces, or nil. The caller holds s.mu.
+func (s *Stream) putKafkaPart(pt *part) (old *part) {
+	i, ok := s.kafkaIndex(pt.src)
+	if ok {
+		old, s.kafka[i] = s.kafka[i], pt
+		return old
+	}
+	s.kafka = slices.Insert(s.kafka, i, pt)
+	return nil
+}
+
+// removeKafkaPart removes the part of the Kafka partition src, and
+// returns it, or nil if there is none. The caller holds s.mu.
+func (s *Stream) removeKafkaPart(src feed.Source) *part {
+	i, ok := s.kafkaIndex(src)
+	if !ok {
+		return nil
+	}
+	pt := s.kafka[i]
+	s.kafka = slices.Delete(s.kafka, i, i+1)
 	return pt
 }
 
@@ -220,10 +256,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 func (s *Stream) partsLocked() []*part {
 	parts := make([]*part, 0, 1+len(s.kafka))
 	parts = append(parts, s.local)
-	for _, src := range sortedSources(s.kafka) {
-		parts = append(parts, s.kafka[src])
-	}
-	return parts
+	return append(parts, s.kafka...)
 }
 
 // append adds clean values from src, values or f32 (float32 values), of
@@ -597,7 +630,7 @@ func addStats(st *Stats, x summary.Stats, rejected map[feed.Reason]uint64) {
 func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.kafka == nil {
+	if len(s.kafka) == 0 {
 		ins := []viewInput{s.local.viewInputLocked(counts)}
 		s.buildViewsLocked(ins, counts)
 		return ins[0].view
@@ -674,11 +707,6 @@ func (s *Stream) Parts(counts bool, keep func(feed.Source) bool) []PartView {
 		out[i].View = in.view
 	}
 	return out
-}
-
-// sortedSources returns the keys of m in order.
-func sortedSources(m map[feed.Source]*part) []feed.Source {
-	return slices.SortedFunc(maps.Keys(m), feed.Source.Compare)
 }
 
 // itemPartsLocked returns the item halves of s's parts, local first; nil
