@@ -25,6 +25,12 @@ const streamOverhead = 1 << 10
 // KiB.
 const itemStreamOverhead = 2 << 10
 
+// partOverhead is what the part of a Kafka partition holds besides its
+// buffers and summaries: its structures, its partial window's and its
+// history's. TestStreamBytes measures it, below this: about 300 bytes. A
+// stream's local part is in its fixed part.
+const partOverhead = 320
+
 // firstValues is how many values a stream's reservation holds besides its
 // fixed part, in its first buffers (those of its partial window and of its
 // sliding window's ring, 2·64·v bytes): a stream of up to 64 values, as
@@ -86,7 +92,8 @@ func recentNamesLimit(window int, retain int64) int64 {
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
 // part's summaries and partial window are measured as the local part's
-// are, and each of its windows in flight is a window of the stream.
+// are, with its structures (partOverhead, about 300 bytes), and each of
+// its windows in flight is a window of the stream.
 //
 // A hierarchy stream (summary.Config.Hierarchy) of L levels is charged
 // this for itself, which counts its items, and again for each of its L−2
@@ -128,8 +135,9 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 
 // summaryBytes returns what s's buffers and summaries hold: each part's
 // summaries, with the merged copy of its quantile sketch that queries
-// share, and its partial window; the sliding window; for an item stream
-// the strings it keeps; for a pair stream its pairs. s.mu must be held.
+// share, and its partial window, and for a Kafka partition's part its
+// structures (partOverhead); the sliding window; for an item stream the
+// strings it keeps; for a pair stream its pairs. s.mu must be held.
 func (s *Stream) summaryBytes() int64 {
 	b := s.recent.Bytes()
 	if s.items != nil {
@@ -140,7 +148,7 @@ func (s *Stream) summaryBytes() int64 {
 	}
 	b += s.local.summaryBytes() + s.local.filler.Bytes()
 	for _, pt := range s.kafka {
-		b += pt.summaryBytes() + pt.filler.Bytes()
+		b += partOverhead + pt.summaryBytes() + pt.filler.Bytes()
 	}
 	return int64(b)
 }

@@ -73,8 +73,10 @@ func addValues(x []float64, batch int) func(context.Context, *Pipeline, string) 
 // its structures, name, map and index entries — takes at most 1 KiB, and
 // at most the reservation the budget charges it, and its values at most
 // 12 bytes each on top (each is held twice, in the partial window and in
-// the sliding window's ring, 4 bytes each, in buffers that double); an
-// item stream's fixed part takes at most its reservation.
+// the sliding window's ring, 4 bytes each, in buffers that double); the
+// part of a Kafka partition takes at most what it is charged
+// (partOverhead); an item stream's fixed part takes at most its
+// reservation.
 func TestStreamBytes(t *testing.T) {
 	const streams, fixed = 20000, 1 << 10
 	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, 200)
@@ -89,6 +91,20 @@ func TestStreamBytes(t *testing.T) {
 		if most := float64(fixed + 12*n); b > most {
 			t.Errorf("a stream of %d values holds %.0f bytes, more than %.0f", n, b, most)
 		}
+	}
+	// A stream fed by one Kafka partition holds the part of the partition
+	// beside its local part: that part's structures are charged as it
+	// holds them.
+	src := feed.Source{Topic: "metrics", Partition: 3}
+	vals, m, _ := feed.AppendFloat32(nil, x[:20])
+	kafka := heapPerStream(t, summary.Config{}, streams, func(ctx context.Context, p *Pipeline, name string) error {
+		_, err := p.Accept(ctx, &feed.Batch{Stream: name, Source: src, Float32: vals, Moments: m})
+		return err
+	})
+	local := heapPerStream(t, summary.Config{}, streams, addValues(x[:20], 50))
+	t.Logf("20 values from Kafka: %.0f B/stream, %.0f more than from the local inputs", kafka, kafka-local)
+	if kafka-local > partOverhead {
+		t.Errorf("a stream of 20 values from Kafka holds %.0f bytes, %.0f more than one of 20 local values; a part is charged %d", kafka, kafka-local, partOverhead)
 	}
 	var batch items.Batch
 	batch.AppendString("GET /index.html")
