@@ -124,7 +124,7 @@ func TestStreamBytes(t *testing.T) {
 // streams), its windows summarised.
 func BenchmarkStreamBytes(b *testing.B) {
 	for _, c := range []struct{ values, streams, batch int }{
-		{1, 20000, 50}, {100, 20000, 50}, {10000, 200, 1000}, {1000000, 2, 1000},
+		{1, 20000, 50}, {100, 20000, 50}, {10000, 500, 1000}, {1000000, 8, 1000},
 	} {
 		b.Run(fmt.Sprintf("values=%d", c.values), func(b *testing.B) {
 			x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, c.values)
