@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"streamd/feed"
 	"streamd/gksketch"
 	"streamd/internal/membudget"
 	"streamd/items"
@@ -171,31 +170,30 @@ func (pt *part) summaryBytes() int {
 // Memory returns the pipeline's memory budget figures.
 func (p *Pipeline) Memory() membudget.Stats { return p.mem.Stats() }
 
-// chargeValues charges the memory budget for the growth that n values
-// from src need before s keeps them (Stream.growthLocked): the next
-// buffers of its partial window and sliding window, and the windows they
-// fill. While the budget cannot hold it and the stream has windows in
-// flight it waits, as Accept does; when nothing in flight would free
-// memory it fails with an error wrapping ErrMemoryBudget, and the values
-// are refused, all of them. Windows left unsent by a cancelled Accept are
-// sent first, since the wait may need them summarised.
-func (p *Pipeline) chargeValues(ctx context.Context, s *Stream, src feed.Source, n int) error {
-	if n == 0 || s.mem == nil {
+// growth is what a batch of values needs charged before its stream keeps
+// it (Stream.growthLocked), taken under the stream's lock.
+type growth struct {
+	bytes   int64 // the next buffers of its partial window and sliding window
+	windows int   // the windows it fills
+	pending bool  // the stream has windows left unsent by a cancelled Accept
+}
+
+// chargeValues charges the memory budget for the growth g that values
+// need before s keeps them. While the budget cannot hold it and the stream
+// has windows in flight it waits, as Accept does; when nothing in flight
+// would free memory it fails with an error wrapping ErrMemoryBudget, and
+// the values are refused, all of them. Windows left unsent by a cancelled
+// Accept are sent first, since the wait may need them summarised.
+func (p *Pipeline) chargeValues(ctx context.Context, s *Stream, g growth) error {
+	if g.bytes <= 0 && g.windows == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	grow, windows := s.growthLocked(s.partLocked(src), n)
-	pending := len(s.pendingQ) > 0
-	s.mu.Unlock()
-	if grow <= 0 && windows == 0 {
-		return nil
-	}
-	if pending {
+	if g.pending {
 		if err := p.sendPending(ctx, s); err != nil {
 			return err
 		}
 	}
-	if err := s.mem.Grow(ctx, grow, windows); err != nil {
+	if err := s.mem.Grow(ctx, g.bytes, g.windows); err != nil {
 		return fmt.Errorf("values for stream %q: %w", s.name, err)
 	}
 	return nil

@@ -565,18 +565,19 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 // at now, in s, with inf values rejected as beyond float32's range, and
 // sends the windows they fill. When they fit the buffers s holds and fill
 // no window, as a small batch mostly does, that takes one section under
-// the stream's lock; otherwise the growth they need is charged first
-// (chargeValues), which may wait or refuse them.
+// the stream's lock; otherwise the growth they need, found in that
+// section, is charged first (chargeValues), which may wait or refuse them,
+// and they are kept in a second.
 func (p *Pipeline) keep(ctx context.Context, s *Stream, src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) error {
 	if err := p.lockOpen(); err != nil {
 		return err
 	}
-	full, ok := s.appendIfRoom(src, values, f32, m, inf, now)
+	full, need, ok := s.appendIfRoom(src, values, f32, m, inf, now)
 	if !ok {
 		// chargeValues may send the stream's pending windows, under
 		// sendMu of its own.
 		p.sendMu.RUnlock()
-		if err := p.chargeValues(ctx, s, src, len(values)+len(f32)); err != nil {
+		if err := p.chargeValues(ctx, s, need); err != nil {
 			return err
 		}
 		if err := p.lockOpen(); err != nil {

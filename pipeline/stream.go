@@ -276,14 +276,15 @@ func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed
 // appendIfRoom is countRejects and append in one section under the
 // stream's lock, when the values need no growth charged (chargeValues):
 // they fit the buffers the stream holds and fill no window. It reports
-// whether it kept them; if not, it changed nothing.
-func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, bool) {
+// whether it kept them; if not, it changed nothing, and returns the growth
+// they need.
+func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, growth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pt := s.partLocked(src)
 	if s.mem != nil {
 		if grow, windows := s.growthLocked(pt, len(values)+len(f32)); grow > 0 || windows > 0 {
-			return nil, false
+			return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
 		}
 	}
 	if inf > 0 {
@@ -293,7 +294,7 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 	full := s.pendingQ
 	s.pendingQ = nil
 	if len(values)+len(f32) == 0 {
-		return full, true
+		return full, growth{}, true
 	}
 	// The values grow no buffer and fill no window (or there is no
 	// budget): what the stream holds changes only if the sliding window's
@@ -304,7 +305,7 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 	if s.recent.Bytes() != before {
 		s.mem.Summaries(s.summaryBytes())
 	}
-	return full, true
+	return full, growth{}, true
 }
 
 // appendLocked adds values or f32 of moments m to pt and appends the
