@@ -40,10 +40,12 @@ type Stream struct {
 	// pipeline's defaults, shared, for a stream of them (sharedConfig).
 	cfg *summary.Config
 
-	mu       sync.Mutex
-	recent   *slidingwindow.Window
-	local    *part
-	kafka    []*part            // the Kafka partitions' parts, in order of source (a slice: most streams have one)
+	mu     sync.Mutex
+	recent *slidingwindow.Window
+	local  *part
+	// kafka holds the parts of the Kafka partitions, in order of source:
+	// a slice, since a stream has few, mostly one.
+	kafka    []*part
 	pendingQ []fullWindow       // full windows not yet sent to the sorter
 	items    *itemStream        // nil for a value stream
 	hier     *hierarchy         // nil unless a hierarchy stream
