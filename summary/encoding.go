@@ -113,7 +113,9 @@ func decodeHistory(p []byte, version byte) (*History, []byte, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", codec.ErrCorrupt, err)
 	}
-	d := &History{cfg: cfg, history: new(gksketch.Sketch), counts: new(lossy.Summary)}
+	h := &historyOf{cfg: cfg}
+	d := &h.History
+	d.cfg, d.history, d.counts = &h.cfg, new(gksketch.Sketch), new(lossy.Summary)
 	d.count = r.Int("count", math.MaxInt64/4)
 	d.sum, d.min, d.max = r.Float64(), r.Float64(), r.Float64()
 	for _, dec := range []func([]byte) error{d.history.UnmarshalBinary, d.counts.UnmarshalBinary} {

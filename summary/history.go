@@ -156,7 +156,7 @@ func (c Config) Validate() error {
 // History holds the all-history summaries of a stream's values, or of one
 // source's share of them, and their count, sum, min and max.
 type History struct {
-	cfg Config
+	cfg *Config // never changed; shared by the histories of NewHistoryOf
 	// The all-history summaries: both nil until the first window, so that
 	// a stream of a few values, all still pending, holds none.
 	history *gksketch.Sketch
@@ -175,6 +175,26 @@ type History struct {
 // window.
 func NewHistory(cfg Config) (*History, error) {
 	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := new(historyOf)
+	h.cfg = cfg
+	h.History.cfg = &h.cfg
+	return &h.History, nil
+}
+
+// historyOf is a History with its own configuration, allocated together.
+type historyOf struct {
+	History
+	cfg Config
+}
+
+// NewHistoryOf is NewHistory for a configuration that several histories
+// share, such as the parts of the streams of one configuration: it keeps
+// cfg, which must have its defaults set (WithDefaults) and must not
+// change, instead of a copy of its own, 64 bytes.
+func NewHistoryOf(cfg *Config) (*History, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -201,7 +221,7 @@ func NewSlidingWindow(cfg Config) (*slidingwindow.Window, error) {
 }
 
 // Config returns the stream's configuration.
-func (s *History) Config() Config { return s.cfg }
+func (s *History) Config() Config { return *s.cfg }
 
 // RemapCounts replaces every value the frequency summary counts by f(value)
 // (lossy.Summary.Remap): for an item stream whose fingerprints move to

@@ -363,6 +363,43 @@ func TestHistoryBeforeWindow(t *testing.T) {
 	}
 }
 
+// TestHistoryOf: histories of one shared configuration keep it, not a
+// copy each, and answer as a history of their own configuration does.
+func TestHistoryOf(t *testing.T) {
+	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}.WithDefaults()
+	a, err := NewHistoryOf(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewHistoryOf(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.cfg != &cfg || b.cfg != &cfg || a.Config().Epsilon != cfg.Epsilon {
+		t.Errorf("histories keep %p and %p, not the shared %p", a.cfg, b.cfg, &cfg)
+	}
+	own, err := NewHistory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 4}, 3456)
+	pa, rounded := feedHistory(t, a, x)
+	po, _ := feedHistory(t, own, x)
+	checkView(t, exact.New(rounded), a.View(pa, true), cfg.Epsilon)
+	da, _ := a.MarshalBinary()
+	do, _ := own.MarshalBinary()
+	if !slices.Equal(da, do) {
+		t.Error("a history of a shared config encodes otherwise than one of its own")
+	}
+	if len(pa) != len(po) {
+		t.Errorf("pending %d and %d values", len(pa), len(po))
+	}
+	bad := Config{Epsilon: 2}
+	if _, err := NewHistoryOf(&bad); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("epsilon 2: %v, want ErrOutOfRange", err)
+	}
+}
+
 // appendWithWindow appends s's version 2 encoding with recent's encoding
 // in place of the empty sliding window.
 func appendWithWindow(dst []byte, s *History, recent *slidingwindow.Window) ([]byte, error) {
