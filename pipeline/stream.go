@@ -120,7 +120,7 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 			return nil, err
 		}
 	}
-	if err := s.initPart(&blk.local, &blk.filler, feed.Local, cfg); err != nil {
+	if err := s.initPart(&blk.local, &blk.filler, feed.Local); err != nil {
 		return nil, err
 	}
 	s.local = &blk.local
@@ -151,24 +151,25 @@ type partBlock struct {
 	filler window.Filler
 }
 
-// newPart returns an empty part of s for src with cfg.
-func (s *Stream) newPart(src feed.Source, cfg summary.Config) (*part, error) {
+// newPart returns an empty part of s for src.
+func (s *Stream) newPart(src feed.Source) (*part, error) {
 	blk := new(partBlock)
-	if err := s.initPart(&blk.part, &blk.filler, src, cfg); err != nil {
+	if err := s.initPart(&blk.part, &blk.filler, src); err != nil {
 		return nil, err
 	}
 	return &blk.part, nil
 }
 
-// initPart makes pt an empty part of s for src with cfg, filled by f.
-func (s *Stream) initPart(pt *part, f *window.Filler, src feed.Source, cfg summary.Config) error {
-	sum, err := summary.NewHistory(cfg)
+// initPart makes pt an empty part of s for src, filled by f. Its history
+// shares s's configuration.
+func (s *Stream) initPart(pt *part, f *window.Filler, src feed.Source) error {
+	sum, err := summary.NewHistoryOf(s.cfg)
 	if err != nil {
 		return err
 	}
 	pt.init(s, src, sum, f)
-	if cfg.Items {
-		pt.items = newItemPart(cfg, nil)
+	if s.cfg.Items {
+		pt.items = newItemPart(*s.cfg, nil)
 	}
 	return nil
 }
@@ -206,7 +207,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 		return pt
 	}
 	// s.cfg was validated when s was made, so newPart cannot fail.
-	pt, err := s.newPart(src, *s.cfg)
+	pt, err := s.newPart(src)
 	if err != nil {
 		panic(fmt.Sprintf("pipeline: new part of %q: %v", s.name, err))
 	}
