@@ -16,17 +16,17 @@ import (
 // windows and summaries: its structures, its configuration (shared with
 // the pipeline's defaults), its name and its entries in the pipeline's map
 // and index. TestStreamBytes measures it, with a stream's first value,
-// below this: about 870 bytes at the defaults.
+// below this: about 820 bytes at the defaults.
 const streamOverhead = 1 << 10
 
 // itemStreamOverhead is streamOverhead for an item stream, which holds the
-// structures of its item halves too: TestStreamBytes measures about 1.4
+// structures of its item halves too: TestStreamBytes measures about 1.5
 // KiB.
 const itemStreamOverhead = 2 << 10
 
 // partOverhead is what the part of a Kafka partition holds besides its
 // buffers and summaries: its structures, its partial window's and its
-// history's. TestStreamBytes measures it, below this: about 300 bytes. A
+// history's. TestStreamBytes measures it, below this: about 250 bytes. A
 // stream's local part is in its fixed part.
 const partOverhead = 320
 
@@ -91,7 +91,7 @@ func recentNamesLimit(window int, retain int64) int64 {
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
 // part's summaries and partial window are measured as the local part's
-// are, with its structures (partOverhead, about 300 bytes), and each of
+// are, with its structures (partOverhead, about 250 bytes), and each of
 // its windows in flight is a window of the stream.
 //
 // A hierarchy stream (summary.Config.Hierarchy) of L levels is charged
