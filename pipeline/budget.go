@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"streamd/feed"
 	"streamd/gksketch"
 	"streamd/internal/membudget"
 	"streamd/items"
@@ -13,9 +12,33 @@ import (
 	"streamd/summary"
 )
 
-// streamOverhead is what a stream holds besides its windows and summaries:
-// its structures, name and reject counts.
-const streamOverhead = 4 << 10
+// streamOverhead is what a value stream holds besides its buffers,
+// windows and summaries: its structures, its configuration (shared with
+// the pipeline's defaults), its name and its entries in the pipeline's map
+// and index. TestStreamBytes measures it, with a stream's first value,
+// below this: about 820 bytes at the defaults.
+const streamOverhead = 1 << 10
+
+// itemStreamOverhead is streamOverhead for an item stream, which holds the
+// structures of its item halves too: TestStreamBytes measures about 1.5
+// KiB.
+const itemStreamOverhead = 2 << 10
+
+// pairStreamOverhead is streamOverhead for a pair stream, which holds the
+// structures of its pair half and its empty summary too.
+const pairStreamOverhead = 2 << 10
+
+// partOverhead is what the part of a Kafka partition holds besides its
+// buffers and summaries: its structures, its partial window's and its
+// history's. TestStreamBytes measures it, below this: about 250 bytes. A
+// stream's local part is in its fixed part.
+const partOverhead = 320
+
+// firstValues is how many values a stream's reservation holds besides its
+// fixed part, in its first buffers (those of its partial window and of its
+// sliding window's ring, 2·64·v bytes): a stream of up to 64 values, as
+// most are, is charged its reservation alone.
+const firstValues = 64
 
 // maxRecentNames is the most bytes an item stream keeps of the strings of
 // its newest items, for its last-n and time-window answers.
@@ -30,12 +53,6 @@ const maxRecentNames = 16 << 20
 func recentNamesLimit(window int, retain int64) int64 {
 	return min((retain+int64(window))*(items.MaxLen+16), maxRecentNames)
 }
-
-// firstBuffers is the share of a stream's reservation for what it holds
-// besides its fixed part once it has its first values: the first buffers
-// of its partial window and of its sliding window's ring (64 values each),
-// and its empty summaries.
-const firstBuffers = 4 << 10
 
 // StreamFootprint returns what a stream of cfg is charged against the
 // pipeline's memory budget (see streamd/internal/membudget): a stream
@@ -54,18 +71,21 @@ const firstBuffers = 4 << 10
 //	             entries; R = slidingwindow.Footprint(ε, N), vN bytes when
 //	             the sliding window keeps its last N values raw)
 //
-// Reserve is 8 KiB: the stream's fixed part (4 KiB) and the share of its
-// first buffers and empty summaries (Summaries, 4 KiB). Window is f,
-// charged for each window in flight. Everything else is charged as it
-// grows: before a batch of values is kept, the growth it needs (the next,
-// doubled buffer of the partial window, up to w, and of the sliding
-// window's ring, up to R, and f for each window the batch fills) is
-// charged (see chargeValues), and may be refused, the batch whole, when
-// the budget cannot hold it and the stream has no window in flight; then
-// what the stream holds (Stream.summaryBytes) is measured after each batch
-// and window. Worst is 2w + f + s + 4 KiB, what the stream holds at its
-// bounds with one window in flight: a stream whose Worst is more than the
-// whole budget is refused, since it could never fill its windows. Past N
+// Reserve is the stream's fixed part, measured: 1 KiB (streamOverhead; 2
+// KiB for an item stream, itemStreamOverhead), and Summaries, the buffers
+// of its first 64 values, 2·64·v bytes (firstValues). Window is f, charged
+// for each window in flight. Everything else is charged as it grows:
+// before a batch of values is kept, the growth it needs (the first buffers
+// of the partial window and of the sliding window's ring, as large as the
+// batch, then the next, doubled ones, up to w and R, and f for each window
+// the batch fills) is charged (see chargeValues), and may be refused, the
+// batch whole, when the budget cannot hold it and the stream has no window
+// in flight; then what the stream holds (Stream.summaryBytes; its
+// summaries are made with its first window) is measured after each batch
+// and window. Worst is 2w + f + s + the fixed part, what the stream holds
+// at its bounds with one window in flight: a stream whose Worst is more
+// than the whole budget is refused, since it could never fill its
+// windows. Past N
 // values the summaries grow with log(N) and the growth is charged as
 // measured, never refused. The strings of an item stream (up to
 // items.MaxLen bytes for each of its newest items, up to recentNamesLimit
@@ -75,7 +95,8 @@ const firstBuffers = 4 << 10
 //
 // A stream fed by Kafka keeps one part per partition (see Stream): each
 // part's summaries and partial window are measured as the local part's
-// are, and each of its windows in flight is a window of the stream.
+// are, with its structures (partOverhead, about 250 bytes), and each of
+// its windows in flight is a window of the stream.
 //
 // A hierarchy stream (summary.Config.Hierarchy) of L levels is charged
 // this for itself, which counts its items, and again for each of its L−2
@@ -101,18 +122,24 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	if recent, err := summary.NewSlidingWindow(cfg); err == nil {
 		sums += recent.Footprint()
 	}
+	fixed := int64(streamOverhead)
+	if cfg.Items {
+		fixed = itemStreamOverhead
+	}
+	first := 2 * firstValues * v
 	return membudget.Footprint{
-		Reserve:   streamOverhead + firstBuffers,
+		Reserve:   fixed + first,
 		Window:    inflight,
-		Summaries: firstBuffers,
-		Worst:     2*w + inflight + sums + streamOverhead,
+		Summaries: first,
+		Worst:     2*w + inflight + sums + fixed,
 	}
 }
 
 // summaryBytes returns what s's buffers and summaries hold: each part's
 // summaries, with the merged copy of its quantile sketch that queries
-// share, and its partial window; the sliding window; for an item stream
-// the strings it keeps; for a pair stream its pairs. s.mu must be held.
+// share, and its partial window, and for a Kafka partition's part its
+// structures (partOverhead); the sliding window; for an item stream the
+// strings it keeps; for a pair stream its pairs. s.mu must be held.
 func (s *Stream) summaryBytes() int64 {
 	b := s.recent.Bytes()
 	if s.items != nil {
@@ -123,7 +150,7 @@ func (s *Stream) summaryBytes() int64 {
 	}
 	b += s.local.summaryBytes() + s.local.filler.Bytes()
 	for _, pt := range s.kafka {
-		b += pt.summaryBytes() + pt.filler.Bytes()
+		b += partOverhead + pt.summaryBytes() + pt.filler.Bytes()
 	}
 	return int64(b)
 }
@@ -135,7 +162,8 @@ func (pt *part) summaryBytes() int {
 	// A part's summary keeps no sliding window: its bytes are the quantile
 	// sketch's, twice, and the lossy summary's, read without the walk
 	// over the sketch's entries that Stats makes.
-	b := 2*pt.sum.Sketch().Bytes() + pt.sum.Counts().Bytes()
+	sketch, counts := pt.sum.Bytes()
+	b := 2*sketch + counts
 	if pt.items != nil {
 		b += pt.items.names.Bytes()
 	}
@@ -145,31 +173,30 @@ func (pt *part) summaryBytes() int {
 // Memory returns the pipeline's memory budget figures.
 func (p *Pipeline) Memory() membudget.Stats { return p.mem.Stats() }
 
-// chargeValues charges the memory budget for the growth that n values
-// from src need before s keeps them (Stream.growthLocked): the next
-// buffers of its partial window and sliding window, and the windows they
-// fill. While the budget cannot hold it and the stream has windows in
-// flight it waits, as Accept does; when nothing in flight would free
-// memory it fails with an error wrapping ErrMemoryBudget, and the values
-// are refused, all of them. Windows left unsent by a cancelled Accept are
-// sent first, since the wait may need them summarised.
-func (p *Pipeline) chargeValues(ctx context.Context, s *Stream, src feed.Source, n int) error {
-	if n == 0 || s.mem == nil {
+// growth is what a batch of values needs charged before its stream keeps
+// it (Stream.growthLocked), taken under the stream's lock.
+type growth struct {
+	bytes   int64 // the next buffers of its partial window and sliding window
+	windows int   // the windows it fills
+	pending bool  // the stream has windows left unsent by a cancelled Accept
+}
+
+// chargeValues charges the memory budget for the growth g that values
+// need before s keeps them. While the budget cannot hold it and the stream
+// has windows in flight it waits, as Accept does; when nothing in flight
+// would free memory it fails with an error wrapping ErrMemoryBudget, and
+// the values are refused, all of them. Windows left unsent by a cancelled
+// Accept are sent first, since the wait may need them summarised.
+func (p *Pipeline) chargeValues(ctx context.Context, s *Stream, g growth) error {
+	if g.bytes <= 0 && g.windows == 0 {
 		return nil
 	}
-	s.mu.Lock()
-	grow, windows := s.growthLocked(s.partLocked(src), n)
-	pending := len(s.pendingQ) > 0
-	s.mu.Unlock()
-	if grow <= 0 && windows == 0 {
-		return nil
-	}
-	if pending {
+	if g.pending {
 		if err := p.sendPending(ctx, s); err != nil {
 			return err
 		}
 	}
-	if err := s.mem.Grow(ctx, grow, windows); err != nil {
+	if err := s.mem.Grow(ctx, g.bytes, g.windows); err != nil {
 		return fmt.Errorf("values for stream %q: %w", s.name, err)
 	}
 	return nil

@@ -296,7 +296,7 @@ func TestPartSummaryBytes(t *testing.T) {
 	waitStreamSummarised(t, s, int64(len(x)))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pt := s.kafka[tp]
+	pt := s.kafkaPart(tp)
 	want := pt.sum.Stats().Bytes + pt.sum.Sketch().Bytes()
 	if got := pt.summaryBytes(); got != want || got == 0 {
 		t.Errorf("part summary bytes %d, want %d", got, want)

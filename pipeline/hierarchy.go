@@ -130,8 +130,7 @@ func splitLevelName(state string) (name string, level int, err error) {
 func (s *Stream) dropLevelParts(tp feed.Source) {
 	for _, lvl := range s.levelStreams() {
 		lvl.mu.Lock()
-		if pt := lvl.kafka[tp]; pt != nil {
-			delete(lvl.kafka, tp)
+		if pt := lvl.removeKafkaPart(tp); pt != nil {
 			lvl.dropLocked(pt)
 		}
 		lvl.mu.Unlock()
@@ -175,7 +174,7 @@ func (s *Stream) levelStreams() []*Stream {
 func (p *Pipeline) openLevels(s *Stream) error {
 	levels := s.levelStreams()
 	for i, lvl := range levels {
-		mem, err := p.mem.Open(StreamFootprint(lvl.cfg))
+		mem, err := p.mem.Open(StreamFootprint(*lvl.cfg))
 		if err != nil {
 			for _, l := range levels[:i] {
 				l.mem.Close()

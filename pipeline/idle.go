@@ -219,7 +219,7 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 		if !pt.quietLocked(sw.now, sw.after) || n == 0 {
 			return
 		}
-		if s.items != nil || !digestPays(s.cfg, n) {
+		if s.items != nil || !digestPays(*s.cfg, n) {
 			if b := pt.filler.Shrink(); b > 0 {
 				freed += b
 				st.Shrunk++

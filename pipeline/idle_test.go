@@ -153,9 +153,13 @@ func TestIdleFlushShrinks(t *testing.T) {
 	ctx := context.Background()
 	x := idleValues("random", 3000, 3)
 	acceptChunks(t, p, "small", x)
+	// Two batches, so that the tiny stream's buffer, sized to its first,
+	// doubles and has room to spare.
 	tiny := idleValues("random", 20, 4)
-	if err := acceptValues(ctx, p, feed.Local, "tiny", tiny, time.Time{}); err != nil {
-		t.Fatal(err)
+	for _, part := range [][]float64{tiny[:12], tiny[12:]} {
+		if err := acceptValues(ctx, p, feed.Local, "tiny", part, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	list := make([]string, 3000)
 	for i := range list {

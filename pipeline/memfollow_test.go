@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"streamd/feed"
+	"streamd/slidingwindow"
 	"streamd/summary"
 	"streamd/synth"
 )
@@ -52,15 +53,15 @@ func TestManySmallStreamsFit(t *testing.T) {
 }
 
 // TestChargeFollowsValues: a stream's charge is its small reservation
-// while its first buffers hold its values, then grows with them; it is
-// always exactly its reservation, what its buffers and summaries hold past
-// their share of it, and its windows in flight.
+// and what its first buffers hold past its share, then grows with its
+// values; it is always exactly its reservation, what its buffers and
+// summaries hold past their share of it, and its windows in flight.
 func TestChargeFollowsValues(t *testing.T) {
 	cfg := summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 20000}
 	p := open(t, Config{Defaults: cfg, MaxMemory: 1 << 30})
 	ctx := context.Background()
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 7}, 30000)
-	var first, last int64
+	var first, firstHeld, last int64
 	for i := 0; i < len(x); i += 100 {
 		if err := acceptValues(ctx, p, feed.Local, "g", x[i:i+100], time.Time{}); err != nil {
 			t.Fatal(err)
@@ -75,13 +76,13 @@ func TestChargeFollowsValues(t *testing.T) {
 			t.Fatalf("after %d values: charged %d, want %d (reserve %d, holding %d, %d windows in flight)", i+100, charged, want, fp.Reserve, held, inflight)
 		}
 		if i == 0 {
-			first = charged
+			first, firstHeld = charged, held
 		}
 		last = charged - int64(inflight)*fp.Window
 	}
 	s := mustStream(t, p, "g")
-	if fp := s.mem.Footprint(); first != fp.Reserve || first > 16<<10 {
-		t.Errorf("after 100 values: charged %d, want the reservation %d, a few KiB", first, fp.Reserve)
+	if fp := s.mem.Footprint(); first != fp.Reserve+max(firstHeld-fp.Summaries, 0) || firstHeld > 1024 || first > 4<<10 {
+		t.Errorf("after 100 values: charged %d, want the reservation %d and the %d bytes of the first buffers past its share, a few KiB", first, fp.Reserve, firstHeld)
 	}
 	// The sliding window alone keeps its last 20,000 values raw.
 	if last < 4*cfg.SlidingWindow {
@@ -131,6 +132,38 @@ func TestRefusedGrowthRefusesTheBatch(t *testing.T) {
 	}
 	if _, err := p.Accept(ctx, &feed.Batch{Stream: "s", Values: x}); err != nil {
 		t.Fatalf("with memory freed: %v", err)
+	}
+	checkStream(t, s, x, cfg.Epsilon)
+}
+
+// TestSmallBatchesCharged: batches of a few values, most of which fit the
+// buffers a stream holds and take the short way in, with a sliding window
+// of blocks that the batches seal, leave the stream charged exactly its
+// reservation and what it holds past its share, after every batch.
+func TestSmallBatchesCharged(t *testing.T) {
+	cfg := summary.Config{Epsilon: 0.05, WindowSize: 500, SlidingWindow: 1 << 20}
+	p := open(t, Config{Defaults: cfg, MaxMemory: 1 << 30})
+	ctx := context.Background()
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Uniform, Seed: 8}, 20000)
+	vals, _, _ := feed.AppendFloat32(nil, x)
+	for i, n := 0, 1; i < len(vals); i, n = i+n, n%7+1 {
+		part := vals[i:min(i+n, len(vals))]
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: "g", Float32: part, Moments: feed.Measure(part), At: time.Unix(0, int64(i))}); err != nil {
+			t.Fatal(err)
+		}
+		s := mustStream(t, p, "g")
+		s.mu.Lock()
+		held, inflight := s.summaryBytes(), len(s.local.inflight)
+		fp := s.mem.Footprint()
+		charged := s.mem.Charged()
+		s.mu.Unlock()
+		if want := fp.Reserve + max(held-fp.Summaries, 0) + int64(inflight)*fp.Window; charged != want {
+			t.Fatalf("after %d values: charged %d, want %d (reserve %d, holding %d, %d windows in flight)", i+len(part), charged, want, fp.Reserve, held, inflight)
+		}
+	}
+	s := mustStream(t, p, "g")
+	if s.recent.Mode() != slidingwindow.Blocks || s.recent.Blocks() == 0 {
+		t.Fatalf("sliding window in mode %v with %d blocks, want blocks", s.recent.Mode(), s.recent.Blocks())
 	}
 	checkStream(t, s, x, cfg.Epsilon)
 }

@@ -168,7 +168,7 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 	n := len(x)
 	sortPairs := func(x, y []float64) bool { return p.sortPairs(ctx, x, y) }
 	if dropped := s.pairs.add(x, y, s.cfg.WindowSize, sortPairs); dropped > 0 {
-		s.partLocked(b.Source).rejected[feed.ReasonInf] += uint64(dropped)
+		s.partLocked(b.Source).addRejects(feed.ReasonInf, dropped)
 		n -= min(dropped, n)
 	}
 	s.version++
@@ -325,7 +325,8 @@ func (s *Stream) pairStatsLocked(st *Stats) {
 //	summaries       s = 4·64·T at the stream's bounds (the summary and
 //	                its view, each with the cached merge of its buckets)
 //
-// Reserve is what a value stream reserves; the growth of the partial
+// Reserve is the fixed part (pairStreamOverhead) and the buffers of the
+// first 64 pairs; the growth of the partial
 // window and the windows a batch fills are charged before the batch is
 // kept (chargePairs), and refused, the batch whole, when the budget cannot
 // hold them; what the stream holds is measured after each batch and
@@ -335,11 +336,12 @@ func (s *Stream) pairStatsLocked(st *Stats) {
 func pairFootprint(cfg summary.Config) membudget.Footprint {
 	w := int64(cfg.WindowSize)
 	sums := 4 * 64 * corrsum.SpaceBound(cfg.Epsilon, w, cfg.SlidingWindow)
+	first := int64(16 * firstValues)
 	return membudget.Footprint{
-		Reserve:   streamOverhead + firstBuffers,
+		Reserve:   pairStreamOverhead + first,
 		Window:    48 * w,
-		Summaries: firstBuffers,
-		Worst:     32*w + 64*w + 16*w + sums + streamOverhead,
+		Summaries: first,
+		Worst:     32*w + 64*w + 16*w + sums + pairStreamOverhead,
 	}
 }
 

@@ -26,8 +26,8 @@ func (p *Pipeline) OwnPartitions(owned []feed.Source) {
 		}
 		for _, x := range s.withLevels() {
 			x.mu.Lock()
-			for src, pt := range x.kafka {
-				pt.released = !set[src]
+			for _, pt := range x.kafka {
+				pt.released = !set[pt.src]
 			}
 			x.version++
 			x.mu.Unlock()
@@ -76,7 +76,7 @@ func (s *Stream) partitionState(tp feed.Source, key items.Key) ([]PartState, err
 	var out []PartState
 	for _, x := range s.withLevels() {
 		x.mu.Lock()
-		pt := x.kafka[tp]
+		pt := x.kafkaPart(tp)
 		var data []byte
 		var err error
 		if pt != nil {
@@ -147,8 +147,7 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			continue // installed below, in place of its part of tp
 		}
 		s.mu.Lock()
-		if pt := s.kafka[tp]; pt != nil {
-			delete(s.kafka, tp)
+		if pt := s.removeKafkaPart(tp); pt != nil {
 			s.dropLocked(pt)
 		}
 		s.mu.Unlock()

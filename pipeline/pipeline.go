@@ -415,7 +415,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	mem, err := p.mem.Open(StreamFootprint(s.cfg))
+	mem, err := p.mem.Open(StreamFootprint(*s.cfg))
 	if err != nil {
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
@@ -565,13 +565,10 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 		if len(b.Float32) == 0 {
 			m = feed.Measure(b.Values)
 		}
-		if err := p.chargeValues(ctx, s, b.Source, b.Len()); err != nil {
+		if err := p.keep(ctx, s, b.Source, b.Values, b.Float32, m, 0, now); err != nil {
 			return 0, err
 		}
-		if err := p.lockOpen(); err != nil {
-			return 0, err
-		}
-		return b.Len(), p.send(ctx, s, s.append(b.Source, b.Values, b.Float32, m, now))
+		return b.Len(), nil
 	}
 	// Round and measure before taking the stream's lock, so that
 	// connections feeding one stream share only the copies.
@@ -582,14 +579,38 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 	defer p.rounded.Put(buf)
 	vals, m, inf := feed.AppendFloat32((*buf)[:0], b.Values)
 	*buf = vals
-	if err := p.chargeValues(ctx, s, b.Source, len(vals)); err != nil {
+	if err := p.keep(ctx, s, b.Source, nil, vals, m, inf, now); err != nil {
 		return 0, err
 	}
+	return len(vals), nil
+}
+
+// keep keeps clean values from src, values or f32, of moments m, arrived
+// at now, in s, with inf values rejected as beyond float32's range, and
+// sends the windows they fill. When they fit the buffers s holds and fill
+// no window, as a small batch mostly does, that takes one section under
+// the stream's lock; otherwise the growth they need, found in that
+// section, is charged first (chargeValues), which may wait or refuse them,
+// and they are kept in a second.
+func (p *Pipeline) keep(ctx context.Context, s *Stream, src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) error {
 	if err := p.lockOpen(); err != nil {
-		return 0, err
+		return err
 	}
-	s.countRejects(b.Source, inf)
-	return len(vals), p.send(ctx, s, s.append(b.Source, nil, vals, m, now))
+	full, need, ok := s.appendIfRoom(src, values, f32, m, inf, now)
+	if !ok {
+		// chargeValues may send the stream's pending windows, under
+		// sendMu of its own.
+		p.sendMu.RUnlock()
+		if err := p.chargeValues(ctx, s, need); err != nil {
+			return err
+		}
+		if err := p.lockOpen(); err != nil {
+			return err
+		}
+		s.countRejects(src, inf)
+		full = s.append(src, values, f32, m, now)
+	}
+	return p.send(ctx, s, full)
 }
 
 // arrival returns the arrival time at in Unix nanoseconds, the pipeline's

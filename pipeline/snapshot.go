@@ -323,7 +323,7 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
 	sv.streams = append(sv.streams, s)
 	sv.versions = append(sv.versions, s.version)
 	dst := codec.AppendBytes(buf.b, []byte(s.name))
-	dst = appendConfig(dst, s.cfg)
+	dst = appendConfig(dst, *s.cfg)
 	dst, err := appendPrefixed(dst, s.recent.AppendBinary)
 	if err != nil {
 		return err
@@ -627,12 +627,7 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 		s.local = pt
 		return pt
 	}
-	if s.kafka == nil {
-		s.kafka = make(map[feed.Source]*part)
-	}
-	old := s.kafka[d.src]
-	s.kafka[d.src] = pt
-	if old != nil {
+	if old := s.putKafkaPart(pt); old != nil {
 		s.dropLocked(old)
 	}
 	s.mem.Summaries(s.summaryBytes())
@@ -688,7 +683,7 @@ func (p *Pipeline) Restore(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
-			x.mem = p.mem.Restore(StreamFootprint(x.cfg))
+			x.mem = p.mem.Restore(StreamFootprint(*x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -771,7 +766,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range s.withLevels() {
-			x.mem = p.mem.Restore(StreamFootprint(x.cfg))
+			x.mem = p.mem.Restore(StreamFootprint(*x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -827,7 +822,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: new(slidingwindow.Window)}
+	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}
@@ -866,7 +861,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if err != nil {
 			return nil, err
 		}
-		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafka[d.src] != nil) {
+		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafkaPart(d.src) != nil) {
 			return nil, fmt.Errorf("%w: parts out of order", codec.ErrCorrupt)
 		}
 		if c := d.sum.Config(); c.Items != cfg.Items || c.Pairs != cfg.Pairs {
@@ -898,7 +893,7 @@ func sameCounts(s, lvl *Stream) error {
 	count := func(x *Stream, src feed.Source) int64 {
 		pt := x.local
 		if src != feed.Local {
-			pt = x.kafka[src]
+			pt = x.kafkaPart(src)
 		}
 		if pt == nil {
 			return 0

@@ -44,7 +44,7 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
 	}
 	cfg := sum.Config()
-	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
+	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
 	s.install(d, p.itemKey)
 	return s, nil
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -34,18 +35,22 @@ import (
 // empty.
 type Stream struct {
 	name string
-	pool *window.Pool   // its windows' buffers
-	cfg  summary.Config // set when the stream is made, never changed
+	pool *window.Pool // its windows' buffers
+	// cfg is set when the stream is made and never changed: the
+	// pipeline's defaults, shared, for a stream of them (sharedConfig).
+	cfg *summary.Config
 
-	mu       sync.Mutex
-	recent   *slidingwindow.Window
-	local    *part
-	kafka    map[feed.Source]*part // nil until the first Kafka value
-	pendingQ []fullWindow          // full windows not yet sent to the sorter
-	items    *itemStream           // nil for a value stream
-	hier     *hierarchy            // nil unless a hierarchy stream
-	pairs    *pairStream           // nil but for a pair stream
-	mem      *membudget.Account    // its share of the memory budget
+	mu     sync.Mutex
+	recent *slidingwindow.Window
+	local  *part
+	// kafka holds the parts of the Kafka partitions, in order of source:
+	// a slice, since a stream has few, mostly one.
+	kafka    []*part
+	pendingQ []fullWindow       // full windows not yet sent to the sorter
+	items    *itemStream        // nil for a value stream
+	hier     *hierarchy         // nil unless a hierarchy stream
+	pairs    *pairStream        // nil but for a pair stream
+	mem      *membudget.Account // its share of the memory budget
 
 	// version counts the changes to the parts; view caches the merged view
 	// of the parts at viewVersion, made with counts if viewCounts.
@@ -63,9 +68,14 @@ type part struct {
 	src      feed.Source
 	sum      *summary.History // history only
 	filler   *window.Filler
-	inflight []*window.Buffer // full windows not yet summarised, oldest first
-	rejected map[feed.Reason]uint64
-	items    *itemPart // nil for a value stream
+	inflight []*window.Buffer       // full windows not yet summarised, oldest first
+	rejected map[feed.Reason]uint64 // nil until the first reject
+	items    *itemPart              // nil for a value stream
+
+	// view caches the part's last view until the part changes; viewCounts
+	// says whether it was made with counts.
+	view       *summary.View
+	viewCounts bool
 
 	// released marks the part of a partition that the daemon no longer
 	// consumes: another member of its group does. Its values are kept (they
@@ -74,11 +84,6 @@ type part struct {
 	// detached marks a part replaced or dropped by ReplacePartition:
 	// windows of it that come back from the sorter are dropped.
 	detached bool
-
-	// view caches the part's last view until the part changes; viewCounts
-	// says whether it was made with counts.
-	view       *summary.View
-	viewCounts bool
 
 	// seenCount is the part's count when a sweep of idle streams first saw
 	// it, at seenAt (Unix nanoseconds; 0: not yet): see quietLocked.
@@ -100,7 +105,17 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, pool: &p.buffers, cfg: cfg, recent: recent}
+	// A batch reads the stream, its local part and the part's filler one
+	// after the other: allocated together, they share a page and
+	// neighbouring cache lines, where each would cost a miss of its own
+	// among many streams.
+	blk := new(struct {
+		stream Stream
+		local  part
+		filler window.Filler
+	})
+	s := &blk.stream
+	*s = Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
 	if cfg.Items {
 		s.items = p.newItems(cfg, recent, nil)
 	}
@@ -109,9 +124,10 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 			return nil, err
 		}
 	}
-	if s.local, err = s.newPart(feed.Local, cfg); err != nil {
+	if err := s.initPart(&blk.local, &blk.filler, feed.Local); err != nil {
 		return nil, err
 	}
+	s.local = &blk.local
 	if cfg.Hierarchy != "" {
 		if s.hier, err = p.newHierarchy(name, cfg); err != nil {
 			return nil, err
@@ -120,28 +136,62 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	return s, nil
 }
 
-// newPart returns an empty part of s for src with cfg.
-func (s *Stream) newPart(src feed.Source, cfg summary.Config) (*part, error) {
-	sum, err := summary.NewHistory(cfg)
-	if err != nil {
-		return nil, err
+// sharedConfig returns cfg to keep in a stream: the pipeline's defaults,
+// which every stream of them shares, when cfg is them, else a copy.
+func (p *Pipeline) sharedConfig(cfg summary.Config) *summary.Config {
+	// DeepEqual compares every field, and a func only if both are nil: a
+	// stream with an ItemHash of its own keeps its own copy.
+	if reflect.DeepEqual(cfg, p.cfg.Defaults) {
+		return &p.cfg.Defaults
 	}
-	pt := partOf(s, src, sum)
-	if cfg.Items {
-		pt.items = newItemPart(cfg, nil)
-	}
-	return pt, nil
+	own := cfg // only this copy goes to the heap
+	return &own
 }
 
-func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
-	cfg := sum.Config()
-	return &part{
-		stream:   s,
-		src:      src,
-		sum:      sum,
-		filler:   window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool),
-		rejected: make(map[feed.Reason]uint64),
+// partBlock is a part and its filler, allocated together (see
+// newStream).
+type partBlock struct {
+	part   part
+	filler window.Filler
+}
+
+// newPart returns an empty part of s for src.
+func (s *Stream) newPart(src feed.Source) (*part, error) {
+	blk := new(partBlock)
+	if err := s.initPart(&blk.part, &blk.filler, src); err != nil {
+		return nil, err
 	}
+	return &blk.part, nil
+}
+
+// initPart makes pt an empty part of s for src, filled by f. Its history
+// shares s's configuration.
+func (s *Stream) initPart(pt *part, f *window.Filler, src feed.Source) error {
+	sum, err := summary.NewHistoryOf(s.cfg)
+	if err != nil {
+		return err
+	}
+	pt.init(s, src, sum, f)
+	if s.cfg.Items {
+		pt.items = newItemPart(*s.cfg, nil)
+	}
+	return nil
+}
+
+// partOf returns a part of s for src with the summaries sum and an empty
+// partial window.
+func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
+	blk := new(partBlock)
+	blk.part.init(s, src, sum, &blk.filler)
+	return &blk.part
+}
+
+// init makes pt a part of s for src with the summaries sum and an empty
+// partial window, filled by f.
+func (pt *part) init(s *Stream, src feed.Source, sum *summary.History, f *window.Filler) {
+	cfg := sum.Config()
+	*f = *window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool)
+	*pt = part{stream: s, src: src, sum: sum, filler: f}
 }
 
 // Name returns the stream's name.
@@ -149,7 +199,7 @@ func (s *Stream) Name() string { return s.name }
 
 // Config returns the stream's configuration. It never changes: it needs
 // no lock.
-func (s *Stream) Config() summary.Config { return s.cfg }
+func (s *Stream) Config() summary.Config { return *s.cfg }
 
 // partLocked returns the part of src, creating it if needed. The caller
 // holds s.mu.
@@ -157,18 +207,54 @@ func (s *Stream) partLocked(src feed.Source) *part {
 	if src == feed.Local {
 		return s.local
 	}
-	if pt := s.kafka[src]; pt != nil {
+	if pt := s.kafkaPart(src); pt != nil {
 		return pt
 	}
-	if s.kafka == nil {
-		s.kafka = make(map[feed.Source]*part)
-	}
 	// s.cfg was validated when s was made, so newPart cannot fail.
-	pt, err := s.newPart(src, s.cfg)
+	pt, err := s.newPart(src)
 	if err != nil {
 		panic(fmt.Sprintf("pipeline: new part of %q: %v", s.name, err))
 	}
-	s.kafka[src] = pt
+	s.putKafkaPart(pt)
+	return pt
+}
+
+// kafkaPart returns the part of the Kafka partition src, or nil. The
+// caller holds s.mu.
+func (s *Stream) kafkaPart(src feed.Source) *part {
+	if i, ok := s.kafkaIndex(src); ok {
+		return s.kafka[i]
+	}
+	return nil
+}
+
+// kafkaIndex returns where the part of src is in s.kafka, or would be,
+// and whether it is there. The caller holds s.mu.
+func (s *Stream) kafkaIndex(src feed.Source) (int, bool) {
+	return slices.BinarySearchFunc(s.kafka, src, func(pt *part, src feed.Source) int { return pt.src.Compare(src) })
+}
+
+// putKafkaPart makes pt the part of its partition, and returns the part
+// it replaces, or nil. The caller holds s.mu.
+func (s *Stream) putKafkaPart(pt *part) (old *part) {
+	i, ok := s.kafkaIndex(pt.src)
+	if ok {
+		old, s.kafka[i] = s.kafka[i], pt
+		return old
+	}
+	s.kafka = slices.Insert(s.kafka, i, pt)
+	return nil
+}
+
+// removeKafkaPart removes the part of the Kafka partition src, and
+// returns it, or nil if there is none. The caller holds s.mu.
+func (s *Stream) removeKafkaPart(src feed.Source) *part {
+	i, ok := s.kafkaIndex(src)
+	if !ok {
+		return nil
+	}
+	pt := s.kafka[i]
+	s.kafka = slices.Delete(s.kafka, i, i+1)
 	return pt
 }
 
@@ -177,10 +263,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 func (s *Stream) partsLocked() []*part {
 	parts := make([]*part, 0, 1+len(s.kafka))
 	parts = append(parts, s.local)
-	for _, src := range sortedSources(s.kafka) {
-		parts = append(parts, s.kafka[src])
-	}
-	return parts
+	return append(parts, s.kafka...)
 }
 
 // append adds clean values from src, values or f32 (float32 values), of
@@ -197,9 +280,54 @@ func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed
 	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
 }
 
+// appendIfRoom is countRejects and append in one section under the
+// stream's lock, when the values need no growth charged (chargeValues):
+// they fit the buffers the stream holds and fill no window. It reports
+// whether it kept them; if not, it changed nothing, and returns the growth
+// they need.
+func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, growth, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pt := s.partLocked(src)
+	if s.mem != nil {
+		if grow, windows := s.growthLocked(pt, len(values)+len(f32)); grow > 0 || windows > 0 {
+			return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
+		}
+	}
+	if inf > 0 {
+		pt.addRejects(feed.ReasonInf, inf)
+		s.version++
+	}
+	full := s.pendingQ
+	s.pendingQ = nil
+	if len(values)+len(f32) == 0 {
+		return full, growth{}, true
+	}
+	// The values grow no buffer and fill no window (or there is no
+	// budget): what the stream holds changes only if the sliding window's
+	// time marks or blocks grow, and the budget measures it again only
+	// then.
+	before := s.recent.Bytes()
+	full = s.addLocked(pt, values, f32, m, now, full)
+	if s.recent.Bytes() != before {
+		s.mem.Summaries(s.summaryBytes())
+	}
+	return full, growth{}, true
+}
+
 // appendLocked adds values or f32 of moments m to pt and appends the
 // windows they filled to full. The caller holds s.mu.
 func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
+	full = s.addLocked(pt, values, f32, m, now, full)
+	// Measure what the stream holds, which replaces what chargeValues
+	// charged.
+	s.mem.Summaries(s.summaryBytes())
+	return full
+}
+
+// addLocked is appendLocked but for the budget's measure. The caller holds
+// s.mu.
+func (s *Stream) addLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
 	start := pt.sum.Count() - int64(pt.filler.Len())
 	filled := func(w *window.Buffer) {
@@ -218,9 +346,6 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 		s.recent.Add(now, values...)
 	}
 	pt.sum.AddMoments(m)
-	// Measure what the stream holds, which replaces what chargeValues
-	// charged.
-	s.mem.Summaries(s.summaryBytes())
 	return full
 }
 
@@ -244,8 +369,17 @@ func (s *Stream) countRejects(src feed.Source, inf int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.partLocked(src).rejected[feed.ReasonInf] += uint64(inf)
+	s.partLocked(src).addRejects(feed.ReasonInf, inf)
 	s.version++
+}
+
+// addRejects counts n rejects of pt for reason. The caller holds the
+// stream's lock.
+func (pt *part) addRejects(reason feed.Reason, n int) {
+	if pt.rejected == nil {
+		pt.rejected = make(map[feed.Reason]uint64, 1)
+	}
+	pt.rejected[reason] += uint64(n)
 }
 
 // addInflight records a full window, a window of the stream in flight for
@@ -342,10 +476,13 @@ func (pt *part) changedLocked() {
 	pt.stream.version++
 }
 
-// reject counts n rejected values from src.
+// reject counts n rejected values from src; none if n is 0.
 func (s *Stream) reject(src feed.Source, reason feed.Reason, n int) {
+	if n <= 0 {
+		return
+	}
 	s.mu.Lock()
-	s.partLocked(src).rejected[reason] += uint64(n)
+	s.partLocked(src).addRejects(reason, n)
 	s.version++
 	s.mu.Unlock()
 }
@@ -448,7 +585,7 @@ type Stats struct {
 func (s *Stream) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Config: s.cfg, Rejected: make(map[feed.Reason]uint64)}
+	st := Stats{Config: *s.cfg, Rejected: make(map[feed.Reason]uint64)}
 	st.Entries, st.Bytes = s.recent.Entries(), s.recent.Bytes()
 	if s.items != nil {
 		st.Bytes += s.items.recent.Bytes()
@@ -501,7 +638,7 @@ func addStats(st *Stats, x summary.Stats, rejected map[feed.Reason]uint64) {
 func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.kafka == nil {
+	if len(s.kafka) == 0 {
 		ins := []viewInput{s.local.viewInputLocked(counts)}
 		s.buildViewsLocked(ins, counts)
 		return ins[0].view
@@ -578,11 +715,6 @@ func (s *Stream) Parts(counts bool, keep func(feed.Source) bool) []PartView {
 		out[i].View = in.view
 	}
 	return out
-}
-
-// sortedSources returns the keys of m in order.
-func sortedSources(m map[feed.Source]*part) []feed.Source {
-	return slices.SortedFunc(maps.Keys(m), feed.Source.Compare)
 }
 
 // itemPartsLocked returns the item halves of s's parts, local first; nil

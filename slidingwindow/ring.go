@@ -22,8 +22,9 @@ func (r *ring) len() int64 { return int64(len(r.f64) + len(r.f32)) }
 func (r *ring) bytes() int { return 8*cap(r.f64) + 4*cap(r.f32) }
 
 // growth returns how many bytes more the ring holds once it keeps n more
-// values, pushed at once: it doubles (at least to 64 values, at most to
-// its capacity) when they do not fit.
+// values, pushed at once: it doubles (at least to what they need, at most
+// to its capacity) when they do not fit, and starts at the size of the
+// first values, so that a stream of a few values holds only those.
 func (r *ring) growth(n int64) int64 {
 	l, c := r.len(), int64(cap(r.f64)+cap(r.f32))
 	need := min(l+n, r.capacity)
@@ -34,7 +35,7 @@ func (r *ring) growth(n int64) int64 {
 	if r.float32 {
 		v = 4
 	}
-	return (min(r.capacity, max(need, 2*c, 64)) - c) * v
+	return (min(r.capacity, max(need, 2*c)) - c) * v
 }
 
 // push appends vals, the values at positions pos, pos+1, … of the window,
@@ -55,7 +56,7 @@ func pushTo[E, T float32 | float64](buf []E, capacity, pos int64, vals []T) ([]E
 			if need := int64(len(buf)) + k; need > int64(cap(buf)) {
 				// Double (append grows large slices by only 1.25×, copying
 				// the ring many more times on its way to the capacity).
-				grown := make([]E, len(buf), min(capacity, max(need, 2*int64(cap(buf)), 64)))
+				grown := make([]E, len(buf), min(capacity, max(need, 2*int64(cap(buf)))))
 				copy(grown, buf)
 				buf = grown
 			}

@@ -92,9 +92,16 @@ type Window struct {
 	marks   []mark // arrival times of the values in the ring, oldest first
 	markGap int64  // a new mark starts once the newest holds this many values
 
-	sortBuf []float64
-	keyBuf  []uint64
-	runBuf  []lossy.Run
+	bufs *sealBuffers // nil until the first block is sealed
+}
+
+// sealBuffers are the buffers that seal sorts and digests a block in,
+// kept from one block to the next: a window in Exact mode never needs
+// them.
+type sealBuffers struct {
+	sort []float64
+	keys []uint64
+	runs []lossy.Run
 }
 
 type block struct {
@@ -201,7 +208,10 @@ func (w *Window) Entries() int {
 // Bytes reports the memory held by values, entries and the buffers used to
 // seal blocks.
 func (w *Window) Bytes() int {
-	b := w.ring.bytes() + 24*cap(w.marks) + 8*cap(w.sortBuf) + 8*cap(w.keyBuf) + 16*cap(w.runBuf)
+	b := w.ring.bytes() + 24*cap(w.marks)
+	if bb := w.bufs; bb != nil {
+		b += 8*cap(bb.sort) + 8*cap(bb.keys) + 16*cap(bb.runs)
+	}
 	for i := range w.blocks {
 		b += w.blocks[i].q.Bytes() + w.blocks[i].f.Bytes() + blockOverhead
 	}
@@ -209,10 +219,10 @@ func (w *Window) Bytes() int {
 }
 
 // Growth returns how many bytes more Bytes counts once n more values are
-// added, for what grows in steps: the ring of raw values, which doubles
-// (from 64 values up to R) when they do not fit. What grows beside it, its
-// time marks and, in Blocks mode, its block summaries, is small against it
-// and left to Bytes to measure.
+// added, for what grows in steps: the ring of raw values, which starts at
+// the first values' count and doubles (up to R) when they do not fit. What
+// grows beside it, its time marks and, in Blocks mode, its block
+// summaries, is small against it and left to Bytes to measure.
 func (w *Window) Growth(n int64) int64 { return w.ring.growth(n) }
 
 // blockOverhead is what Bytes counts for a block besides its entries: the
@@ -316,15 +326,19 @@ func (w *Window) last(dst []float64, n int64) []float64 {
 // seal turns the newest s0 values into a level-0 block, joins blocks that
 // have aged enough, and expires blocks older than the capacity.
 func (w *Window) seal() {
-	w.sortBuf = w.last(w.sortBuf, w.s0)
-	w.keyBuf = radix.Float64s(w.sortBuf, w.keyBuf)
+	if w.bufs == nil {
+		w.bufs = new(sealBuffers)
+	}
+	bb := w.bufs
+	bb.sort = w.last(bb.sort, w.s0)
+	bb.keys = radix.Float64s(bb.sort, bb.keys)
 	e := int64(w.levelError(0) * float64(w.s0))
 	b := block{
 		level: 0, start: w.pos - w.s0, size: w.s0, first: w.firstT, last: w.lastT,
-		q: gksketch.FromSorted(w.sortBuf, float64(2*e+1)),
+		q: gksketch.FromSorted(bb.sort, float64(2*e+1)),
 	}
-	w.runBuf = lossy.AppendRuns(w.runBuf[:0], w.sortBuf)
-	b.f = lossy.FromRuns(w.eps, w.s0, w.runBuf, e)
+	bb.runs = lossy.AppendRuns(bb.runs[:0], bb.sort)
+	b.f = lossy.FromRuns(w.eps, w.s0, bb.runs, e)
 	w.blocks = append(w.blocks, b)
 	w.join()
 	w.expire()

@@ -52,7 +52,7 @@ func (s *History) AppendBinary(dst []byte) ([]byte, error) {
 	dst = codec.AppendFloat64(dst, s.sum)
 	dst = codec.AppendFloat64(dst, s.min)
 	dst = codec.AppendFloat64(dst, s.max)
-	for _, enc := range []func([]byte) ([]byte, error){s.history.AppendBinary, s.counts.AppendBinary} {
+	for _, enc := range []func([]byte) ([]byte, error){s.Sketch().AppendBinary, s.Counts().AppendBinary} {
 		b, err := enc(nil)
 		if err != nil {
 			return nil, fmt.Errorf("encode stream: %w", err)
@@ -113,7 +113,9 @@ func decodeHistory(p []byte, version byte) (*History, []byte, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", codec.ErrCorrupt, err)
 	}
-	d := &History{cfg: cfg, history: new(gksketch.Sketch), counts: new(lossy.Summary)}
+	h := &historyOf{cfg: cfg}
+	d := &h.History
+	d.cfg, d.history, d.counts = &h.cfg, new(gksketch.Sketch), new(lossy.Summary)
 	d.count = r.Int("count", math.MaxInt64/4)
 	d.sum, d.min, d.max = r.Float64(), r.Float64(), r.Float64()
 	for _, dec := range []func([]byte) error{d.history.UnmarshalBinary, d.counts.UnmarshalBinary} {

@@ -156,7 +156,9 @@ func (c Config) Validate() error {
 // History holds the all-history summaries of a stream's values, or of one
 // source's share of them, and their count, sum, min and max.
 type History struct {
-	cfg     Config
+	cfg *Config // never changed; shared by the histories of NewHistoryOf
+	// The all-history summaries: both nil until the first window, so that
+	// a stream of a few values, all still pending, holds none.
 	history *gksketch.Sketch
 	counts  *lossy.Summary
 
@@ -169,21 +171,42 @@ type History struct {
 // defaults): it counts the values it observes and summarises all of their
 // history. The pipeline keeps one for each source of a stream's values
 // (each Kafka partition, and the local inputs), and one sliding window
-// (NewSlidingWindow) for the stream.
+// (NewSlidingWindow) for the stream. Its summaries are made with its first
+// window.
 func NewHistory(cfg Config) (*History, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h, err := gksketch.NewSketch(cfg.Epsilon)
-	if err != nil {
+	h := new(historyOf)
+	h.cfg = cfg
+	h.History.cfg = &h.cfg
+	return &h.History, nil
+}
+
+// historyOf is a History with its own configuration, allocated together.
+type historyOf struct {
+	History
+	cfg Config
+}
+
+// NewHistoryOf is NewHistory for a configuration that several histories
+// share, such as the parts of the streams of one configuration: it keeps
+// cfg, which must have its defaults set (WithDefaults) and must not
+// change, instead of a copy of its own, 64 bytes.
+func NewHistoryOf(cfg *Config) (*History, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := lossy.New(cfg.Epsilon)
-	if err != nil {
-		return nil, err
+	return &History{cfg: cfg}, nil
+}
+
+// summaries makes s's summaries if it has none yet.
+func (s *History) summaries() {
+	if s.history == nil {
+		s.history = s.Sketch()
+		s.counts = s.Counts()
 	}
-	return &History{cfg: cfg, history: h, counts: c}, nil
 }
 
 // NewSlidingWindow returns the empty sliding window of a stream of cfg:
@@ -198,14 +221,16 @@ func NewSlidingWindow(cfg Config) (*slidingwindow.Window, error) {
 }
 
 // Config returns the stream's configuration.
-func (s *History) Config() Config { return s.cfg }
+func (s *History) Config() Config { return *s.cfg }
 
 // RemapCounts replaces every value the frequency summary counts by f(value)
 // (lossy.Summary.Remap): for an item stream whose fingerprints move to
 // another key. The quantile summary keeps its values: an item stream is
 // not ranked.
 func (s *History) RemapCounts(f func(float64) float64) {
-	s.counts.Remap(f)
+	if s.counts != nil {
+		s.counts.Remap(f)
+	}
 }
 
 // Count reports the number of values observed.
@@ -249,8 +274,16 @@ func (s *History) Spec(w int, known []float64) WindowSpec {
 	return WindowSpec{
 		Spacing:   SampleSpacing(s.cfg.Epsilon, w),
 		Threshold: int64(math.Floor(s.cfg.Epsilon * float64(w))),
-		Known:     s.counts.AppendValues(known[:0]),
+		Known:     s.appendKnown(known[:0]),
 	}
+}
+
+// appendKnown appends the values of the lossy table to dst.
+func (s *History) appendKnown(dst []float64) []float64 {
+	if s.counts == nil {
+		return dst
+	}
+	return s.counts.AppendValues(dst)
 }
 
 // AddWindow adds a sorted window's digest made with a spec taken from Spec
@@ -271,6 +304,7 @@ func (s *History) addDigest(d *Digest, known []float64, allKnown bool) error {
 	if d.N == 0 {
 		return nil
 	}
+	s.summaries()
 	if err := s.history.AddSample(d.N, d.Sample); err != nil {
 		return fmt.Errorf("add window: %w", err)
 	}
@@ -320,21 +354,44 @@ func (st *Stats) Add(x Stats) {
 
 // Stats returns the history's statistics.
 func (s *History) Stats() Stats {
-	return Stats{
-		Count: s.count, Summarised: s.history.Count(),
-		Sum: s.sum, Min: s.min, Max: s.max,
-		Entries: s.history.Entries() + s.counts.Len(),
-		Bytes:   s.history.Bytes() + s.counts.Bytes(),
+	st := Stats{Count: s.count, Sum: s.sum, Min: s.min, Max: s.max}
+	if s.history != nil {
+		st.Summarised = s.history.Count()
+		st.Entries = s.history.Entries() + s.counts.Len()
+		st.Bytes = s.history.Bytes() + s.counts.Bytes()
 	}
+	return st
 }
 
-// Sketch returns the all-history quantile sketch. The caller must not
-// modify it.
-func (s *History) Sketch() *gksketch.Sketch { return s.history }
+// Bytes reports the memory held by the quantile sketch and by the lossy
+// counting summary, as Stats counts them, without walking the sketch's
+// entries: both 0 before the first window.
+func (s *History) Bytes() (sketch, counts int) {
+	if s.history == nil {
+		return 0, 0
+	}
+	return s.history.Bytes(), s.counts.Bytes()
+}
 
-// Counts returns the all-history lossy counting summary. The caller must
-// not modify it.
-func (s *History) Counts() *lossy.Summary { return s.counts }
+// Sketch returns the all-history quantile sketch, a new empty one before
+// the first window. The caller must not modify it.
+func (s *History) Sketch() *gksketch.Sketch {
+	if s.history == nil {
+		h, _ := gksketch.NewSketch(s.cfg.Epsilon) // the config was validated
+		return h
+	}
+	return s.history
+}
+
+// Counts returns the all-history lossy counting summary, a new empty one
+// before the first window. The caller must not modify it.
+func (s *History) Counts() *lossy.Summary {
+	if s.counts == nil {
+		c, _ := lossy.New(s.cfg.Epsilon) // the config was validated
+		return c
+	}
+	return s.counts
+}
 
 // View is the all-history summary of a stream at one moment, including the
 // values not yet in a summarised window: its Answers. Build it with
@@ -375,9 +432,9 @@ type Base struct {
 // view: the GK sketch's merged summary, which never changes, and, with
 // counts, a copy of the frequency summary.
 func (s *History) Base(counts bool) Base {
-	b := Base{eps: s.cfg.Epsilon, q: s.history.Summary()}
+	b := Base{eps: s.cfg.Epsilon, q: s.Sketch().Summary()}
 	if counts {
-		b.counts = s.counts.Copy()
+		b.counts = s.Counts().Copy()
 	}
 	return b
 }

@@ -317,6 +317,89 @@ func TestHistoryEncoding(t *testing.T) {
 	}
 }
 
+// TestHistoryBeforeWindow: a history whose values are all pending holds
+// no summaries, answers over its pending values alone, encodes as an empty
+// history that decodes to one, and makes its summaries with its first
+// window.
+func TestHistoryBeforeWindow(t *testing.T) {
+	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}
+	s, err := NewHistory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := []float64{1, 2, 2, 3}
+	s.AddMoments(feed.Measure(pending))
+	if sk, c := s.Bytes(); sk != 0 || c != 0 || s.history != nil || s.counts != nil {
+		t.Fatalf("before a window: summaries of %d and %d bytes (%p, %p), want none", sk, c, s.history, s.counts)
+	}
+	checkView(t, exact.New(pending), s.View(pending, true), cfg.Epsilon)
+	if st := s.Stats(); st.Count != 4 || st.Summarised != 0 || st.Entries != 0 || st.Bytes != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if spec := s.Spec(100, nil); len(spec.Known) != 0 {
+		t.Errorf("spec knows %v", spec.Known)
+	}
+	s.RemapCounts(func(v float64) float64 { return v + 1 })
+	if s.Sketch().Count() != 0 || s.Counts().Count() != 0 || s.history != nil {
+		t.Errorf("empty sketch and counts count %d and %d", s.Sketch().Count(), s.Counts().Count())
+	}
+	data, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d History
+	if err := d.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if st := d.Stats(); st.Count != 4 || st.Summarised != 0 {
+		t.Errorf("decoded stats %+v", st)
+	}
+	if err := s.AddSorted(pending); err != nil {
+		t.Fatal(err)
+	}
+	checkView(t, exact.New(pending), s.View(nil, true), cfg.Epsilon)
+	if sk, c := s.Bytes(); sk == 0 || c == 0 || s.Stats().Summarised != 4 {
+		t.Errorf("after a window: summaries of %d and %d bytes, stats %+v", sk, c, s.Stats())
+	}
+}
+
+// TestHistoryOf: histories of one shared configuration keep it, not a
+// copy each, and answer as a history of their own configuration does.
+func TestHistoryOf(t *testing.T) {
+	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}.WithDefaults()
+	a, err := NewHistoryOf(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewHistoryOf(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.cfg != &cfg || b.cfg != &cfg || a.Config().Epsilon != cfg.Epsilon {
+		t.Errorf("histories keep %p and %p, not the shared %p", a.cfg, b.cfg, &cfg)
+	}
+	own, err := NewHistory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 4}, 3456)
+	pa, rounded := feedHistory(t, a, x)
+	po, _ := feedHistory(t, own, x)
+	checkView(t, exact.New(rounded), a.View(pa, true), cfg.Epsilon)
+	da, _ := a.MarshalBinary()
+	do, _ := own.MarshalBinary()
+	if !slices.Equal(da, do) {
+		t.Error("a history of a shared config encodes otherwise than one of its own")
+	}
+	if len(pa) != len(po) {
+		t.Errorf("pending %d and %d values", len(pa), len(po))
+	}
+	bad := Config{Epsilon: 2}
+	if _, err := NewHistoryOf(&bad); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("epsilon 2: %v, want ErrOutOfRange", err)
+	}
+}
+
 // appendWithWindow appends s's version 2 encoding with recent's encoding
 // in place of the empty sliding window.
 func appendWithWindow(dst []byte, s *History, recent *slidingwindow.Window) ([]byte, error) {

@@ -39,20 +39,23 @@ func (w *Buffer) AppendValues(dst []float64) []float64 {
 // Filler fills one stream's windows. Values are rounded to float32 unless
 // the stream keeps float64. The zero Filler is not usable; use NewFiller.
 type Filler struct {
-	size    int
+	pool  *Pool
+	whole *sync.Pool // pool's whole windows of f's size and precision; nil without pool
+	f32   []float32
+	f64   []float64
+	// W and the flags come last, together, to keep a Filler small: a
+	// daemon holds one for each part of each stream.
+	size    int32 // W
 	float64 bool
-	pool    *Pool
-	whole   *sync.Pool // pool's whole windows of f's size and precision; nil without pool
-	filled  bool       // a window was full once: take whole buffers from now on
-	staged  bool       // the partial window's buffer was lent by the pool's Stager
-	f32     []float32
-	f64     []float64
+	filled  bool // a window was full once: take whole buffers from now on
+	staged  bool // the partial window's buffer was lent by the pool's Stager
 }
 
-// NewFiller returns a Filler of windows of size values, float64 or not,
-// taking window buffers from pool (nil: from the heap).
+// NewFiller returns a Filler of windows of size values (at most 2^31−1; a
+// stream's are at most 2^24), float64 or not, taking window buffers from
+// pool (nil: from the heap).
 func NewFiller(size int, float64 bool, pool *Pool) *Filler {
-	f := &Filler{size: size, float64: float64, pool: pool}
+	f := &Filler{size: int32(size), float64: float64, pool: pool}
 	if pool != nil {
 		f.whole = pool.of(size, float64)
 	}
@@ -60,7 +63,7 @@ func NewFiller(size int, float64 bool, pool *Pool) *Filler {
 }
 
 // Size reports W.
-func (f *Filler) Size() int { return f.size }
+func (f *Filler) Size() int { return int(f.size) }
 
 // Len reports how many values the partial window holds.
 func (f *Filler) Len() int { return len(f.f32) + len(f.f64) }
@@ -76,7 +79,7 @@ func (f *Filler) Bytes() int { return 4*cap(f.f32) + 8*cap(f.f64) }
 // and records exactly what the summaries will see.
 func (f *Filler) Append(values []float64, full func(*Buffer)) {
 	for len(values) > 0 {
-		k := min(f.size-f.Len(), len(values))
+		k := min(f.Size()-f.Len(), len(values))
 		f.start(k)
 		f.grow(k)
 		if f.float64 {
@@ -107,9 +110,9 @@ func (f *Filler) start(k int) {
 // buffers grow geometrically, never past one window.
 func (f *Filler) grow(k int) {
 	if f.float64 {
-		f.f64 = growTo(f.f64, len(f.f64)+k, f.size)
+		f.f64 = growTo(f.f64, len(f.f64)+k, f.Size())
 	} else {
-		f.f32 = growTo(f.f32, len(f.f32)+k, f.size)
+		f.f32 = growTo(f.f32, len(f.f32)+k, f.Size())
 	}
 }
 
@@ -132,24 +135,24 @@ func (f *Filler) BytesAfter(n int) int {
 	if f.float64 {
 		v = 8
 	}
-	total, c := f.Len()+n, cap(f.f32)+cap(f.f64)
+	size, total, c := f.Size(), f.Len()+n, cap(f.f32)+cap(f.f64)
 	switch {
-	case total >= f.size && total%f.size == 0:
+	case total >= size && total%size == 0:
 		return 0
-	case total >= f.size:
-		return f.size * v
+	case total >= size:
+		return size * v
 	case total <= c:
 		return c * v
 	case c == 0:
 		return f.initialCap(n) * v
 	}
-	return min(f.size, max(total, 2*c)) * v
+	return min(size, max(total, 2*c)) * v
 }
 
 // window returns the partial window, to pass on or to recycle.
 func (f *Filler) window() *Buffer {
 	w := &Buffer{F32: f.f32, F64: f.f64, Staged: f.staged}
-	if !f.staged && cap(f.f32)+cap(f.f64) == f.size {
+	if !f.staged && cap(f.f32)+cap(f.f64) == f.Size() {
 		w.home = f.whole
 	}
 	return w
@@ -157,7 +160,7 @@ func (f *Filler) window() *Buffer {
 
 // pass passes the partial window to full when it is full.
 func (f *Filler) pass(full func(*Buffer)) {
-	if f.Len() < f.size {
+	if f.Len() < f.Size() {
 		return
 	}
 	full(f.window())
@@ -170,7 +173,7 @@ func (f *Filler) pass(full func(*Buffer)) {
 // into the windows.
 func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	for len(values) > 0 {
-		k := min(f.size-f.Len(), len(values))
+		k := min(f.Size()-f.Len(), len(values))
 		f.start(k)
 		f.grow(k)
 		if f.float64 {
@@ -185,14 +188,14 @@ func (f *Filler) AppendFloat32(values []float32, full func(*Buffer)) {
 	}
 }
 
-// initialCap sizes a new window's buffer: small for a stream's first few
-// values, so that many small streams stay small; whole once the stream has
-// filled a window.
+// initialCap sizes a new window's buffer: the size of the first values
+// (at most W) until the stream has filled a window, so that many small
+// streams hold only their values; whole once it has.
 func (f *Filler) initialCap(first int) int {
 	if f.filled {
-		return f.size
+		return f.Size()
 	}
-	return min(f.size, max(first, 64))
+	return min(f.Size(), first)
 }
 
 // Release recycles the partial window's buffer into pool and empties the

@@ -65,9 +65,10 @@ func TestPacker(t *testing.T) {
 	}
 }
 
-// TestPool: a stream's first window starts small, the later ones come
-// whole from the pool (sync.Pool may drop a recycled buffer at any time, so
-// reuse itself is not checked), and a nil pool allocates.
+// TestPool: a stream's first window starts at the size of its first
+// values and doubles, the later ones come whole from the pool (sync.Pool
+// may drop a recycled buffer at any time, so reuse itself is not checked),
+// and a nil pool allocates.
 func TestPool(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
 		var pool Pool
@@ -75,10 +76,14 @@ func TestPool(t *testing.T) {
 		var full []*Buffer
 		collect := func(w *Buffer) { full = append(full, w) }
 		f.Append(make([]float64, 10), collect)
-		if c := cap(f.f32) + cap(f.f64); c != 64 {
-			t.Errorf("float64=%v: first buffer of a stream holds %d values, want 64", f64, c)
+		if c := cap(f.f32) + cap(f.f64); c != 10 {
+			t.Errorf("float64=%v: first buffer of a stream holds %d values, want 10", f64, c)
 		}
-		f.Append(make([]float64, 1990), collect)
+		f.Append(make([]float64, 3), collect)
+		if c := cap(f.f32) + cap(f.f64); c != 20 {
+			t.Errorf("float64=%v: second buffer of a stream holds %d values, want 20", f64, c)
+		}
+		f.Append(make([]float64, 1987), collect)
 		if len(full) != 2 {
 			t.Fatalf("float64=%v: %d windows", f64, len(full))
 		}
@@ -235,8 +240,8 @@ func TestPoolStager(t *testing.T) {
 	}
 }
 
-// TestFillerGrows: a partial window's buffer starts small and doubles up
-// to W, and BytesAfter says what Bytes will be after any append.
+// TestFillerGrows: a partial window's buffer starts at the size of the
+// first values and doubles up to W, and BytesAfter says what Bytes will be after any append.
 func TestFillerGrows(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
 		v := 4
@@ -256,7 +261,7 @@ func TestFillerGrows(t *testing.T) {
 			}
 			caps = append(caps, f.Bytes()/v)
 		}
-		want := []int{64, 64, 128, 256, 512, 0, 1000, 0, 0, 1000, 0, 1000, 1000, 1000}
+		want := []int{1, 64, 128, 256, 512, 0, 1000, 0, 0, 1000, 0, 1000, 1000, 1000}
 		if !slices.Equal(caps, want) {
 			t.Errorf("float64=%v: buffer sizes %v, want %v", f64, caps, want)
 		}

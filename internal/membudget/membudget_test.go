@@ -336,3 +336,51 @@ func TestChargeWaitsForOtherStreams(t *testing.T) {
 		t.Fatalf("after a measure: %+v, want 500 used and no windows", got)
 	}
 }
+
+// TestUnchangedSkipsTheLock: a producer's Summaries of what its stream
+// last measured, with nothing charged since, and its Wait on a stream with
+// no window in flight return without the budget's lock, which every
+// producer shares; a Summaries after a Grow measures again even when it
+// reports the same bytes as before.
+func TestUnchangedSkipsTheLock(t *testing.T) {
+	b := New(1000)
+	a, err := b.Open(Footprint{Reserve: 100, Window: 100, Summaries: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Summaries(80)
+	if got := a.Charged(); got != 130 {
+		t.Fatalf("charged %d, want 130", got)
+	}
+	b.mu.Lock()
+	done := make(chan bool)
+	go func() {
+		a.Summaries(80)
+		done <- a.Wait(context.Background())
+	}()
+	select {
+	case waited := <-done:
+		if waited {
+			t.Error("waited with nothing in flight")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an unchanged Summaries or an idle Wait waits for the budget's lock")
+	}
+	b.mu.Unlock()
+
+	if err := a.Grow(context.Background(), 200, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Charged(); got != 330 {
+		t.Fatalf("after a Grow of 200: charged %d, want 330", got)
+	}
+	a.Summaries(80) // the values grown for were not kept after all
+	if got := a.Charged(); got != 130 {
+		t.Errorf("after Summaries: charged %d, want 130", got)
+	}
+	a.WindowFull()
+	a.Summaries(80)
+	if got := a.Charged(); got != 230 {
+		t.Errorf("with a window in flight: charged %d, want 230", got)
+	}
+}

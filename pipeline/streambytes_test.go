@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"streamd/feed"
+	"streamd/gpusort"
+	"streamd/items"
+	"streamd/summary"
+	"streamd/synth"
+)
+
+// heapPerStream returns the heap bytes that each of count streams holds in
+// a pipeline of defaults (the CPU sorter, no memory budget) once add has
+// fed it and its windows are summarised: the growth of the live heap,
+// after a collection, over the streams. add feeds the stream name.
+func heapPerStream(tb testing.TB, defaults summary.Config, count int, add func(ctx context.Context, p *Pipeline, name string) error) float64 {
+	tb.Helper()
+	p, err := New(Config{Sorter: gpusort.NewCPU(0), Defaults: defaults})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	defer p.Close(ctx)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range count {
+		if err := add(ctx, p, fmt.Sprintf("host%07d.cpu", i)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// The windows in flight hold their copies until they are summarised.
+	for p.Memory().Windows != 0 {
+		runtime.Gosched()
+	}
+	// Twice: the first collection moves the pools' buffers to their
+	// victim caches, the second frees them.
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(p)
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(count)
+}
+
+// addValues returns an add for heapPerStream that feeds each stream the
+// float32 values of x in batches of batch values, as ingest hands over a
+// binary frame's.
+func addValues(x []float64, batch int) func(context.Context, *Pipeline, string) error {
+	vals, _, _ := feed.AppendFloat32(nil, x)
+	moments := make([]feed.Moments, 0, len(vals)/batch+1)
+	for i := 0; i < len(vals); i += batch {
+		moments = append(moments, feed.Measure(vals[i:min(i+batch, len(vals))]))
+	}
+	return func(ctx context.Context, p *Pipeline, name string) error {
+		for i := 0; i < len(vals); i += batch {
+			b := &feed.Batch{Stream: name, Float32: vals[i:min(i+batch, len(vals)):min(i+batch, len(vals))], Moments: moments[i/batch]}
+			if _, err := p.Accept(ctx, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// TestStreamBytes: at the default configuration a stream's fixed part —
+// its structures, name, map and index entries — takes at most 1 KiB, and
+// at most the reservation the budget charges it, and its values at most
+// 12 bytes each on top (each is held twice, in the partial window and in
+// the sliding window's ring, 4 bytes each, in buffers that double); the
+// part of a Kafka partition takes at most what it is charged
+// (partOverhead); an item stream's fixed part takes at most its
+// reservation.
+func TestStreamBytes(t *testing.T) {
+	const streams, fixed = 20000, 1 << 10
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, 200)
+	one := heapPerStream(t, summary.Config{}, streams, addValues(x[:1], 50))
+	t.Logf("1 value: %.0f B/stream", one)
+	if reserve := StreamFootprint(summary.Config{}).Reserve; one > fixed || one > float64(reserve) {
+		t.Errorf("a stream of 1 value holds %.0f bytes, more than %d, or than the %d of its reservation", one, fixed, reserve)
+	}
+	for _, n := range []int{20, 200} {
+		b := heapPerStream(t, summary.Config{}, streams, addValues(x[:n], 50))
+		t.Logf("%d values: %.0f B/stream, %.1f B/value past the first", n, b, (b-one)/float64(n-1))
+		if most := float64(fixed + 12*n); b > most {
+			t.Errorf("a stream of %d values holds %.0f bytes, more than %.0f", n, b, most)
+		}
+	}
+	// A stream fed by one Kafka partition holds the part of the partition
+	// beside its local part: that part's structures are charged as it
+	// holds them.
+	src := feed.Source{Topic: "metrics", Partition: 3}
+	vals, m, _ := feed.AppendFloat32(nil, x[:20])
+	kafka := heapPerStream(t, summary.Config{}, streams, func(ctx context.Context, p *Pipeline, name string) error {
+		_, err := p.Accept(ctx, &feed.Batch{Stream: name, Source: src, Float32: vals, Moments: m})
+		return err
+	})
+	local := heapPerStream(t, summary.Config{}, streams, addValues(x[:20], 50))
+	t.Logf("20 values from Kafka: %.0f B/stream, %.0f more than from the local inputs", kafka, kafka-local)
+	if kafka-local > partOverhead {
+		t.Errorf("a stream of 20 values from Kafka holds %.0f bytes, %.0f more than one of 20 local values; a part is charged %d", kafka, kafka-local, partOverhead)
+	}
+	var batch items.Batch
+	batch.AppendString("GET /index.html")
+	item := heapPerStream(t, summary.Config{Items: true}, streams, func(ctx context.Context, p *Pipeline, name string) error {
+		_, err := p.Accept(ctx, &feed.Batch{Stream: name, Items: &batch})
+		return err
+	})
+	t.Logf("1 item: %.0f B/stream", item)
+	if reserve := StreamFootprint(summary.Config{Items: true}).Reserve; item > float64(reserve) {
+		t.Errorf("an item stream of 1 item holds %.0f bytes, more than the %d of its reservation", item, reserve)
+	}
+}
+
+// BenchmarkStreamBytes reports the heap bytes a stream of the default
+// configuration holds (B/stream) once its values are in, by the stream's
+// length: fed by batches of 50 float32 values (1,000 for the longer
+// streams), its windows summarised.
+func BenchmarkStreamBytes(b *testing.B) {
+	for _, c := range []struct{ values, streams, batch int }{
+		{1, 20000, 50}, {100, 20000, 50}, {10000, 500, 1000}, {1000000, 8, 1000},
+	} {
+		b.Run(fmt.Sprintf("values=%d", c.values), func(b *testing.B) {
+			x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, c.values)
+			add := addValues(x, c.batch)
+			var per float64
+			for b.Loop() {
+				per = heapPerStream(b, summary.Config{}, c.streams, add)
+			}
+			b.ReportMetric(per, "B/stream")
+		})
+	}
+}
