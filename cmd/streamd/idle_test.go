@@ -33,9 +33,12 @@ func TestIdleFlushFlag(t *testing.T) {
 	}
 
 	d, _ := startDaemon(t, func(c *Config) { c.IdleFlush = 20 * time.Millisecond })
-	b := &feed.Batch{Stream: "quiet", Values: []float64{1, 2, 3}}
-	if _, err := d.pipe.Accept(context.Background(), b); err != nil {
-		t.Fatal(err)
+	// Two batches: the buffer, sized to the first, doubles for the second
+	// and has room to spare.
+	for _, x := range [][]float64{{1, 2}, {3}} {
+		if _, err := d.pipe.Accept(context.Background(), &feed.Batch{Stream: "quiet", Values: x}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for d.pipe.IdleStats().Shrunk == 0 {
