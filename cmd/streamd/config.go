@@ -360,7 +360,7 @@ func (c *Config) flags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Stream.SlidingWindow, "sliding-window", c.Stream.SlidingWindow, "default sliding window N of new streams")
 	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "most streams the daemon keeps")
 	fs.IntVar(&c.Queue, "queue", c.Queue, "full windows that may wait for the sorter before ingest slows down")
-	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, at least 4; GOMAXPROCS is two per core with a GPU sorter unless set in the environment)")
+	fs.IntVar(&c.Workers, "sort-workers", c.Workers, "batches of windows sorted and summarised at once (0: GOMAXPROCS, at least 4, or 256 with a GPU sorter, which sends the batches waiting for it together)")
 	fs.DurationVar(&c.IdleFlush, "idle-flush", c.IdleFlush, "flush the partial window of a stream without values for this long: digest it into the summaries when they keep it in less memory, else free its buffer's spare room (0: never)")
 	fs.DurationVar(&c.CheckpointInterval, "checkpoint-interval", c.CheckpointInterval, "how often state is checkpointed to the data dir (0: only at shutdown)")
 	fs.Func("kafka-brokers", "comma-separated Kafka brokers to consume from", func(v string) error {

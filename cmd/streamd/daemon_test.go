@@ -536,3 +536,18 @@ func TestSecondSignalAborts(t *testing.T) {
 		t.Fatal("the second signal did not abort the shutdown")
 	}
 }
+
+// TestSortWorkers: --sort-workers 0 gives a GPU sorter many workers, so
+// that the batches waiting for it go in one submission, and leaves the
+// CPU sorter the pipeline's default; a number given is kept.
+func TestSortWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		gpu  bool
+		want int
+	}{{0, true, gpuSortWorkers}, {0, false, 0}, {8, true, 8}, {8, false, 8}} {
+		if got := sortWorkers(tc.n, tc.gpu); got != tc.want {
+			t.Errorf("sortWorkers(%d, gpu %v) = %d, want %d", tc.n, tc.gpu, got, tc.want)
+		}
+	}
+}
