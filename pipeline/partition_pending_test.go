@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"streamd/feed"
+	"streamd/gpusort"
 	"streamd/internal/codec"
 	"streamd/summary"
 )
@@ -64,4 +65,46 @@ func TestReplacePartitionRefusesBadPending(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzReplacePartitionPayload fuzzes a part's state behind its checksum,
+// as a peer could send it: each input is the payload of a part's
+// encoding, sealed in a valid envelope, so that the fuzzer reaches its
+// fields (the nested summaries keep checksums of their own). A state that
+// ReplacePartition takes is answered for, and its pending window, once
+// filled, is sorted and summarised without a panic.
+func FuzzReplacePartitionPayload(f *testing.F) {
+	ctx := context.Background()
+	tp := feed.Source{Topic: "t", Partition: 2}
+	for _, cfg := range []summary.Config{
+		{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20},
+		{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20, Float64: true},
+	} {
+		p, _ := New(Config{Defaults: cfg, Sorter: gpusort.NewCPU(1)})
+		_ = acceptValues(ctx, p, tp, "a", []float64{2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4, 5}, time.Time{})
+		p.Reject("a", tp, feed.ReasonNaN, 1)
+		states, _ := p.PartitionState(tp)
+		f.Add(states[0].Data[len(partMagic)+1 : len(states[0].Data)-4])
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		data := codec.End(append(codec.Begin(nil, partMagic, partVersion), payload...), 0)
+		p, err := New(Config{Sorter: gpusort.NewCPU(1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Open(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(ctx)
+		if p.ReplacePartition(ctx, tp, []PartState{{Stream: "a", Data: data}}) != nil {
+			return
+		}
+		if s, err := p.Stream("a"); err == nil {
+			s.View(true).Quantile(0.5)
+			s.View(true).HeavyHitters(0.5)
+			// Fill the pending window: the sorter summarises it.
+			_ = acceptValues(ctx, p, tp, "a", make([]float64, s.Config().WindowSize), time.Time{})
+		}
+		waitIdle(t, p)
+	})
 }
