@@ -49,7 +49,7 @@ func TestReplacePartitionRefusesBadPending(t *testing.T) {
 			body := data[:len(data)-4]
 			old := binary.LittleEndian.AppendUint64(nil, math.Float64bits(5.25))
 			i := bytes.Index(body, old)
-			if i < 0 || bytes.Index(body[i+1:], old) >= 0 {
+			if i < 0 || bytes.Contains(body[i+1:], old) {
 				t.Fatal("the pending value is not found once in the part's encoding")
 			}
 			binary.LittleEndian.PutUint64(body[i:], math.Float64bits(tc.bad))
