@@ -799,8 +799,11 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	// restores in time that follows their changes, not the stream count.
 	drop := func(name string) {
 		if s := p.streams[name]; s != nil {
+			// Its full windows were never sent (the pipeline is not open):
+			// done with them, as Delete is, its charges come back.
 			for _, x := range s.withLevels() {
 				x.mem.Close()
+				x.release(&p.buffers)
 			}
 			delete(p.streams, name)
 			p.names.remove(name)
