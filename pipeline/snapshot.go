@@ -494,6 +494,23 @@ func readPending(r *codec.Reader) []float64 {
 	return pending
 }
 
+// checkPending checks a part's pending values against its summary: as
+// many as it has not summarised, and each of them finite, as ingest lets
+// only finite values in. A NaN would fail the sort's summary of its window
+// later, in the sorter's loop, which panics on a digest the summaries
+// refuse.
+func checkPending(sum *summary.History, pending []float64) error {
+	if st := sum.Stats(); int64(len(pending)) != st.Count-st.Summarised {
+		return fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(pending), st.Count-st.Summarised)
+	}
+	for _, v := range pending {
+		if v-v != 0 { // NaN or ±Inf
+			return fmt.Errorf("%w: pending value %v", codec.ErrCorrupt, v)
+		}
+	}
+	return nil
+}
+
 // A decodedPart is a part's state read from its encoding, not yet part of
 // a stream.
 type decodedPart struct {
@@ -554,8 +571,8 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 	if err := r.Done(); err != nil {
 		return nil, err
 	}
-	if st := d.sum.Stats(); int64(len(d.pending)) != st.Count-st.Summarised {
-		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
+	if err := checkPending(d.sum, d.pending); err != nil {
+		return nil, err
 	}
 	if d.names != nil {
 		// The strings follow the part item for item: its pending items are
@@ -782,8 +799,11 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	// restores in time that follows their changes, not the stream count.
 	drop := func(name string) {
 		if s := p.streams[name]; s != nil {
+			// Its full windows were never sent (the pipeline is not open):
+			// done with them, as Delete is, its charges come back.
 			for _, x := range s.withLevels() {
 				x.mem.Close()
+				x.release(&p.buffers)
 			}
 			delete(p.streams, name)
 			p.names.remove(name)

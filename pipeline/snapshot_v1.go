@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
-
 	"streamd/feed"
 	"streamd/internal/codec"
 	"streamd/summary"
@@ -40,8 +38,8 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	if st := sum.Stats(); int64(len(d.pending)) != st.Count-st.Summarised {
-		return nil, fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(d.pending), st.Count-st.Summarised)
+	if err := checkPending(sum, d.pending); err != nil {
+		return nil, err
 	}
 	cfg := sum.Config()
 	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}

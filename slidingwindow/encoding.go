@@ -107,7 +107,10 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	width := int64(8)
 	if version >= 3 {
 		width = int64(r.Byte())
-		if r.Err() == nil && width != 4 && width != 8 {
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("decode sliding window: %w", err)
+		}
+		if width != 4 && width != 8 {
 			return fmt.Errorf("decode sliding window: %w: values of %d bytes", codec.ErrCorrupt, width)
 		}
 	}
