@@ -11,7 +11,7 @@ import (
 
 // Scheduler decides when a daemon checkpoints, and keeps the outcome: it
 // checkpoints every Interval from Open to Close (and, after a checkpoint
-// that took longer than a third of Interval, waits three times as long as
+// that took longer than a quarter of Interval, waits three times as long as
 // it took: see Pace), and when asked
 // (Checkpoint: a durable Push, the final checkpoint); the outcome of a
 // checkpoint written elsewhere (before the Kafka consumer gives partitions
