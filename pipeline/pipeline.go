@@ -607,8 +607,7 @@ func (p *Pipeline) keep(ctx context.Context, s *Stream, src feed.Source, values 
 		if err := p.lockOpen(); err != nil {
 			return err
 		}
-		s.countRejects(src, inf)
-		full = s.append(src, values, f32, m, now)
+		full = s.append(src, values, f32, m, inf, now)
 	}
 	return p.send(ctx, s, full)
 }
@@ -660,7 +659,7 @@ func (p *Pipeline) sendPending(ctx context.Context, s *Stream) error {
 	if err := p.lockOpen(); err != nil {
 		return err
 	}
-	return p.send(ctx, s, s.append(feed.Local, nil, nil, feed.Moments{}, 0))
+	return p.send(ctx, s, s.append(feed.Local, nil, nil, feed.Moments{}, 0, 0))
 }
 
 // lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and

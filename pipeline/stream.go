@@ -266,12 +266,15 @@ func (s *Stream) partsLocked() []*part {
 	return append(parts, s.kafka...)
 }
 
-// append adds clean values from src, values or f32 (float32 values), of
-// moments m, arrived at now, and returns the windows they filled,
-// including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, now int64) []fullWindow {
+// append counts inf values from src rejected as beyond float32's range
+// (feed.Float32) and adds clean values from src, values or f32 (float32
+// values), of moments m, arrived at now, in one section under the
+// stream's lock, and returns the windows they filled, including any left
+// unsent by an earlier, cancelled Accept.
+func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) []fullWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.rejectLocked(src, feed.ReasonInf, inf)
 	full := s.pendingQ
 	s.pendingQ = nil
 	if len(values)+len(f32) == 0 {
@@ -280,8 +283,7 @@ func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed
 	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
 }
 
-// appendIfRoom is countRejects and append in one section under the
-// stream's lock, when the values need no growth charged (chargeValues):
+// appendIfRoom is append, when the values need no growth charged (chargeValues):
 // they fit the buffers the stream holds and fill no window. It reports
 // whether it kept them; if not, it changed nothing, and returns the growth
 // they need.
@@ -294,10 +296,7 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 			return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
 		}
 	}
-	if inf > 0 {
-		pt.addRejects(feed.ReasonInf, inf)
-		s.version++
-	}
+	s.rejectLocked(src, feed.ReasonInf, inf)
 	full := s.pendingQ
 	s.pendingQ = nil
 	if len(values)+len(f32) == 0 {
@@ -359,18 +358,6 @@ func (s *Stream) growthLocked(pt *part, n int) (bytes int64, windows int) {
 	}
 	windows = (pt.filler.Len() + n) / pt.filler.Size()
 	return int64(pt.filler.BytesAfter(n)-pt.filler.Bytes()) + s.recent.Growth(int64(n)), windows
-}
-
-// countRejects counts inf values from src that the stream rejected as
-// beyond float32's range (feed.Float32).
-func (s *Stream) countRejects(src feed.Source, inf int) {
-	if inf == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.partLocked(src).addRejects(feed.ReasonInf, inf)
-	s.version++
 }
 
 // addRejects counts n rejects of pt for reason. The caller holds the
@@ -482,9 +469,17 @@ func (s *Stream) reject(src feed.Source, reason feed.Reason, n int) {
 		return
 	}
 	s.mu.Lock()
+	s.rejectLocked(src, reason, n)
+	s.mu.Unlock()
+}
+
+// rejectLocked is reject with s.mu held.
+func (s *Stream) rejectLocked(src feed.Source, reason feed.Reason, n int) {
+	if n <= 0 {
+		return
+	}
 	s.partLocked(src).addRejects(reason, n)
 	s.version++
-	s.mu.Unlock()
 }
 
 // pendingLocked returns the values accepted but not yet summarised: the
