@@ -52,13 +52,20 @@ type Stream struct {
 	pairs    *pairStream        // nil but for a pair stream
 	mem      *membudget.Account // its share of the memory budget
 
-	// version counts the changes to the parts; view caches the merged view
-	// of the parts at viewVersion, made with counts if viewCounts.
-	version     uint64
-	saved       uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
-	view        *summary.View
-	viewVersion uint64
-	viewCounts  bool
+	// version counts the changes to the parts; merged caches the merged
+	// view of the parts, nil until View makes one.
+	version uint64
+	saved   uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
+	merged  *mergedView
+}
+
+// mergedView is the merged view of a stream's parts at version, made with
+// counts if counts. Only a stream with Kafka parts makes one: apart from
+// the Stream, it costs the many streams of the local inputs nothing.
+type mergedView struct {
+	view    *summary.View
+	version uint64
+	counts  bool
 }
 
 // part is the values of a stream from one source: its summaries, its
@@ -638,8 +645,8 @@ func (s *Stream) View(counts bool) *summary.View {
 		s.buildViewsLocked(ins, counts)
 		return ins[0].view
 	}
-	if s.view != nil && s.viewVersion == s.version && (s.viewCounts || !counts) {
-		return s.view
+	if m := s.merged; m != nil && m.version == s.version && (m.counts || !counts) {
+		return m.view
 	}
 	version := s.version
 	var ins []viewInput
@@ -655,7 +662,7 @@ func (s *Stream) View(counts bool) *summary.View {
 	v := summary.MergeViews(views)
 	s.mu.Lock()
 	if s.version == version {
-		s.view, s.viewVersion, s.viewCounts = v, version, counts
+		s.merged = &mergedView{view: v, version: version, counts: counts}
 	}
 	return v
 }
