@@ -197,7 +197,7 @@ func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
 // partial window, filled by f.
 func (pt *part) init(s *Stream, src feed.Source, sum *summary.History, f *window.Filler) {
 	cfg := sum.Config()
-	*f = *window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool)
+	f.Init(cfg.WindowSize, cfg.Float64, s.pool)
 	*pt = part{stream: s, src: src, sum: sum, filler: f}
 }
 

@@ -153,3 +153,21 @@ func TestStreamBlockSize(t *testing.T) {
 		t.Errorf("a stream with its local part and filler takes %d bytes, want at most 352", n)
 	}
 }
+
+// TestNewStreamAllocs: making a stream of the default configuration takes
+// 5 allocations, one of them the stream with its local part and filler;
+// the filler, made in place, takes none of its own.
+func TestNewStreamAllocs(t *testing.T) {
+	p, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := p.newStream("s", summary.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 5 {
+		t.Errorf("making a stream takes %.0f allocations, want at most 5", n)
+	}
+}
