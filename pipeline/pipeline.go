@@ -659,7 +659,7 @@ func (p *Pipeline) sendPending(ctx context.Context, s *Stream) error {
 	if err := p.lockOpen(); err != nil {
 		return err
 	}
-	return p.send(ctx, s, s.append(feed.Local, nil, nil, feed.Moments{}, 0, 0))
+	return p.send(ctx, s, s.takePending())
 }
 
 // lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and

@@ -275,25 +275,32 @@ func (s *Stream) partsLocked() []*part {
 
 // append counts inf values from src rejected as beyond float32's range
 // (feed.Float32) and adds clean values from src, values or f32 (float32
-// values), of moments m, arrived at now, in one section under the
-// stream's lock, and returns the windows they filled, including any left
-// unsent by an earlier, cancelled Accept.
+// values, at least one of them), of moments m, arrived at now, in one
+// section under the stream's lock, and returns the windows they filled,
+// after any left unsent by an earlier, cancelled Accept.
 func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) []fullWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rejectLocked(src, feed.ReasonInf, inf)
 	full := s.pendingQ
 	s.pendingQ = nil
-	if len(values)+len(f32) == 0 {
-		return full
-	}
 	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
 }
 
-// appendIfRoom is append, when the values need no growth charged (chargeValues):
-// they fit the buffers the stream holds and fill no window. It reports
-// whether it kept them; if not, it changed nothing, and returns the growth
-// they need.
+// takePending returns the full windows of s not yet sent to the sorter,
+// which it no longer keeps.
+func (s *Stream) takePending() []fullWindow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	full := s.pendingQ
+	s.pendingQ = nil
+	return full
+}
+
+// appendIfRoom is append, for any number of values, when they need no
+// growth charged (chargeValues): they fit the buffers the stream holds
+// and fill no window. It reports whether it kept them; if not, it changed
+// nothing, and returns the growth they need.
 func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, growth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
