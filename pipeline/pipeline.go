@@ -404,6 +404,9 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	// What the stream is charged is worked out (a sliding window made to
+	// measure it) before the pipeline's lock, which every Accept shares.
+	fp := StreamFootprint(*s.cfg)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if old := p.streams[name]; old != nil {
@@ -415,7 +418,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	mem, err := p.mem.Open(StreamFootprint(*s.cfg))
+	mem, err := p.mem.Open(fp)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
