@@ -328,8 +328,9 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 	return full, growth{}, true
 }
 
-// appendLocked adds values or f32 of moments m to pt and appends the
-// windows they filled to full. The caller holds s.mu.
+// appendLocked adds values or f32 of moments m to pt, appends the windows
+// they filled to full, and measures what s holds for the budget
+// (membudget.Account.Summaries). The caller holds s.mu.
 func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	full = s.addLocked(pt, values, f32, m, now, full)
 	// Measure what the stream holds, which replaces what chargeValues
