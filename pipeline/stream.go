@@ -457,6 +457,14 @@ func (pt *part) addDigest(w *window.Buffer, d *summary.Digest, spec summary.Wind
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mem.WindowDone()
+	pt.addDigestLocked(w, d, spec)
+}
+
+// addDigestLocked is addDigest for a window not charged as a window in
+// flight, or whose charge the caller returned. The caller holds the
+// stream's lock.
+func (pt *part) addDigestLocked(w *window.Buffer, d *summary.Digest, spec summary.WindowSpec) {
+	s := pt.stream
 	if pt.detached {
 		return
 	}
