@@ -284,7 +284,6 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 		st.items.recent.Append(f.fps, &buf.batches[l])
 		pt.items.names.Append(f.fps, &buf.batches[l])
 		full[l] = st.appendLocked(pt, f.values, nil, feed.Moments{Count: int64(len(f.values))}, at.UnixNano(), full[l])
-		st.mem.Summaries(st.summaryBytes())
 		st.mu.Unlock()
 	}
 	hr.mu.Unlock()

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -311,23 +310,9 @@ func (p *Pipeline) digestFlushed(sw *sweeper) {
 // addFlushed is addDigest for a window the sweeper digested, which was not
 // charged as a window in flight.
 func (pt *part) addFlushed(w *window.Buffer, d *summary.Digest, spec summary.WindowSpec) {
-	s := pt.stream
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pt.detached {
-		return
-	}
-	if err := pt.sum.AddDigest(d, spec); err != nil {
-		panic(fmt.Sprintf("pipeline: add flushed digest to %q: %v", s.name, err))
-	}
-	pt.changedLocked()
-	for i, x := range pt.inflight {
-		if x == w {
-			pt.inflight = append(pt.inflight[:i], pt.inflight[i+1:]...)
-			break
-		}
-	}
-	s.mem.Summaries(s.summaryBytes())
+	pt.stream.mu.Lock()
+	defer pt.stream.mu.Unlock()
+	pt.addDigestLocked(w, d, spec)
 }
 
 // IdleStats returns what the sweeps of idle streams flushed so far.

@@ -184,7 +184,6 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 		s.items.recent.Append(buf.fps, b)
 		pt.items.names.Append(buf.fps, b)
 		full = s.appendLocked(pt, buf.values, nil, feed.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
-		s.mem.Summaries(s.summaryBytes())
 	}
 	s.mu.Unlock()
 	return p.send(ctx, s, full)

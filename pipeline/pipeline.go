@@ -404,6 +404,9 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if err != nil {
 		return nil, false, err
 	}
+	// What the stream is charged is worked out (a sliding window made to
+	// measure it) before the pipeline's lock, which every Accept shares.
+	fp := StreamFootprint(*s.cfg)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if old := p.streams[name]; old != nil {
@@ -415,7 +418,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if len(p.streams) >= p.cfg.MaxStreams {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	mem, err := p.mem.Open(StreamFootprint(*s.cfg))
+	mem, err := p.mem.Open(fp)
 	if err != nil {
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
@@ -607,8 +610,7 @@ func (p *Pipeline) keep(ctx context.Context, s *Stream, src feed.Source, values 
 		if err := p.lockOpen(); err != nil {
 			return err
 		}
-		s.countRejects(src, inf)
-		full = s.append(src, values, f32, m, now)
+		full = s.append(src, values, f32, m, inf, now)
 	}
 	return p.send(ctx, s, full)
 }
@@ -660,7 +662,7 @@ func (p *Pipeline) sendPending(ctx context.Context, s *Stream) error {
 	if err := p.lockOpen(); err != nil {
 		return err
 	}
-	return p.send(ctx, s, s.append(feed.Local, nil, nil, feed.Moments{}, 0))
+	return p.send(ctx, s, s.takePending())
 }
 
 // lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and

@@ -52,13 +52,20 @@ type Stream struct {
 	pairs    *pairStream        // nil but for a pair stream
 	mem      *membudget.Account // its share of the memory budget
 
-	// version counts the changes to the parts; view caches the merged view
-	// of the parts at viewVersion, made with counts if viewCounts.
-	version     uint64
-	saved       uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
-	view        *summary.View
-	viewVersion uint64
-	viewCounts  bool
+	// version counts the changes to the parts; merged caches the merged
+	// view of the parts, nil until View makes one.
+	version uint64
+	saved   uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
+	merged  *mergedView
+}
+
+// mergedView is the merged view of a stream's parts at version, made with
+// counts if counts. Only a stream with Kafka parts makes one: apart from
+// the Stream, it costs the many streams of the local inputs nothing.
+type mergedView struct {
+	view    *summary.View
+	version uint64
+	counts  bool
 }
 
 // part is the values of a stream from one source: its summaries, its
@@ -190,7 +197,7 @@ func partOf(s *Stream, src feed.Source, sum *summary.History) *part {
 // partial window, filled by f.
 func (pt *part) init(s *Stream, src feed.Source, sum *summary.History, f *window.Filler) {
 	cfg := sum.Config()
-	*f = *window.NewFiller(cfg.WindowSize, cfg.Float64, s.pool)
+	f.Init(cfg.WindowSize, cfg.Float64, s.pool)
 	*pt = part{stream: s, src: src, sum: sum, filler: f}
 }
 
@@ -266,25 +273,34 @@ func (s *Stream) partsLocked() []*part {
 	return append(parts, s.kafka...)
 }
 
-// append adds clean values from src, values or f32 (float32 values), of
-// moments m, arrived at now, and returns the windows they filled,
-// including any left unsent by an earlier, cancelled Accept.
-func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, now int64) []fullWindow {
+// append counts inf values from src rejected as beyond float32's range
+// (feed.Float32) and adds clean values from src, values or f32 (float32
+// values, at least one of them), of moments m, arrived at now, in one
+// section under the stream's lock, and returns the windows they filled,
+// after any left unsent by an earlier, cancelled Accept.
+func (s *Stream) append(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) []fullWindow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejectLocked(src, feed.ReasonInf, inf)
+	full := s.pendingQ
+	s.pendingQ = nil
+	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
+}
+
+// takePending returns the full windows of s not yet sent to the sorter,
+// which it no longer keeps.
+func (s *Stream) takePending() []fullWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	full := s.pendingQ
 	s.pendingQ = nil
-	if len(values)+len(f32) == 0 {
-		return full
-	}
-	return s.appendLocked(s.partLocked(src), values, f32, m, now, full)
+	return full
 }
 
-// appendIfRoom is countRejects and append in one section under the
-// stream's lock, when the values need no growth charged (chargeValues):
-// they fit the buffers the stream holds and fill no window. It reports
-// whether it kept them; if not, it changed nothing, and returns the growth
-// they need.
+// appendIfRoom is append, for any number of values, when they need no
+// growth charged (chargeValues): they fit the buffers the stream holds
+// and fill no window. It reports whether it kept them; if not, it changed
+// nothing, and returns the growth they need.
 func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, growth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -294,10 +310,7 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 			return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
 		}
 	}
-	if inf > 0 {
-		pt.addRejects(feed.ReasonInf, inf)
-		s.version++
-	}
+	s.rejectLocked(src, feed.ReasonInf, inf)
 	full := s.pendingQ
 	s.pendingQ = nil
 	if len(values)+len(f32) == 0 {
@@ -315,8 +328,9 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 	return full, growth{}, true
 }
 
-// appendLocked adds values or f32 of moments m to pt and appends the
-// windows they filled to full. The caller holds s.mu.
+// appendLocked adds values or f32 of moments m to pt, appends the windows
+// they filled to full, and measures what s holds for the budget
+// (membudget.Account.Summaries). The caller holds s.mu.
 func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	full = s.addLocked(pt, values, f32, m, now, full)
 	// Measure what the stream holds, which replaces what chargeValues
@@ -359,18 +373,6 @@ func (s *Stream) growthLocked(pt *part, n int) (bytes int64, windows int) {
 	}
 	windows = (pt.filler.Len() + n) / pt.filler.Size()
 	return int64(pt.filler.BytesAfter(n)-pt.filler.Bytes()) + s.recent.Growth(int64(n)), windows
-}
-
-// countRejects counts inf values from src that the stream rejected as
-// beyond float32's range (feed.Float32).
-func (s *Stream) countRejects(src feed.Source, inf int) {
-	if inf == 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.partLocked(src).addRejects(feed.ReasonInf, inf)
-	s.version++
 }
 
 // addRejects counts n rejects of pt for reason. The caller holds the
@@ -455,6 +457,14 @@ func (pt *part) addDigest(w *window.Buffer, d *summary.Digest, spec summary.Wind
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mem.WindowDone()
+	pt.addDigestLocked(w, d, spec)
+}
+
+// addDigestLocked is addDigest for a window not charged as a window in
+// flight, or whose charge the caller returned. The caller holds the
+// stream's lock.
+func (pt *part) addDigestLocked(w *window.Buffer, d *summary.Digest, spec summary.WindowSpec) {
+	s := pt.stream
 	if pt.detached {
 		return
 	}
@@ -482,9 +492,17 @@ func (s *Stream) reject(src feed.Source, reason feed.Reason, n int) {
 		return
 	}
 	s.mu.Lock()
+	s.rejectLocked(src, reason, n)
+	s.mu.Unlock()
+}
+
+// rejectLocked is reject with s.mu held.
+func (s *Stream) rejectLocked(src feed.Source, reason feed.Reason, n int) {
+	if n <= 0 {
+		return
+	}
 	s.partLocked(src).addRejects(reason, n)
 	s.version++
-	s.mu.Unlock()
 }
 
 // pendingLocked returns the values accepted but not yet summarised: the
@@ -643,8 +661,8 @@ func (s *Stream) View(counts bool) *summary.View {
 		s.buildViewsLocked(ins, counts)
 		return ins[0].view
 	}
-	if s.view != nil && s.viewVersion == s.version && (s.viewCounts || !counts) {
-		return s.view
+	if m := s.merged; m != nil && m.version == s.version && (m.counts || !counts) {
+		return m.view
 	}
 	version := s.version
 	var ins []viewInput
@@ -660,7 +678,7 @@ func (s *Stream) View(counts bool) *summary.View {
 	v := summary.MergeViews(views)
 	s.mu.Lock()
 	if s.version == version {
-		s.view, s.viewVersion, s.viewCounts = v, version, counts
+		s.merged = &mergedView{view: v, version: version, counts: counts}
 	}
 	return v
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/items"
 	"streamd/summary"
 	"streamd/synth"
+	"streamd/window"
 )
 
 // heapPerStream returns the heap bytes that each of count streams holds in
@@ -135,5 +137,37 @@ func BenchmarkStreamBytes(b *testing.B) {
 			}
 			b.ReportMetric(per, "B/stream")
 		})
+	}
+}
+
+// TestStreamBlockSize: a stream, its local part and the part's filler,
+// which newStream allocates together, fit the 352-byte allocation size
+// class; a daemon of a million streams holds a million of them.
+func TestStreamBlockSize(t *testing.T) {
+	var blk struct {
+		stream Stream
+		local  part
+		filler window.Filler
+	}
+	if n := unsafe.Sizeof(blk.stream) + unsafe.Sizeof(blk.local) + unsafe.Sizeof(blk.filler); n > 352 {
+		t.Errorf("a stream with its local part and filler takes %d bytes, want at most 352", n)
+	}
+}
+
+// TestNewStreamAllocs: making a stream of the default configuration takes
+// 5 allocations, one of them the stream with its local part and filler;
+// the filler, made in place, takes none of its own.
+func TestNewStreamAllocs(t *testing.T) {
+	p, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := p.newStream("s", summary.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 5 {
+		t.Errorf("making a stream takes %.0f allocations, want at most 5", n)
 	}
 }

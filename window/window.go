@@ -37,7 +37,7 @@ func (w *Buffer) AppendValues(dst []float64) []float64 {
 }
 
 // Filler fills one stream's windows. Values are rounded to float32 unless
-// the stream keeps float64. The zero Filler is not usable; use NewFiller.
+// the stream keeps float64. The zero Filler is not usable; use NewFiller or Init.
 type Filler struct {
 	pool  *Pool
 	whole *sync.Pool // pool's whole windows of f's size and precision; nil without pool
@@ -55,11 +55,19 @@ type Filler struct {
 // stream's are at most 2^24), float64 or not, taking window buffers from
 // pool (nil: from the heap).
 func NewFiller(size int, float64 bool, pool *Pool) *Filler {
-	f := &Filler{size: int32(size), float64: float64, pool: pool}
+	f := new(Filler)
+	f.Init(size, float64, pool)
+	return f
+}
+
+// Init makes f the empty Filler that NewFiller returns, in place: a Filler
+// kept inside a larger allocation, as the pipeline keeps one beside each
+// part of a stream, costs no allocation of its own.
+func (f *Filler) Init(size int, float64 bool, pool *Pool) {
+	*f = Filler{size: int32(size), float64: float64, pool: pool}
 	if pool != nil {
 		f.whole = pool.of(size, float64)
 	}
-	return f
 }
 
 // Size reports W.

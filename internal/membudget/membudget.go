@@ -236,11 +236,14 @@ type Account struct {
 	mu       sync.Mutex
 	inflight int   // windows in flight
 	prepaid  int   // windows charged by Grow, not yet full
-	growth   int64 // summary growth charged
 	measured int64 // the summaries' bytes: the last Summaries, and Charge since
 	closed   bool  // the stream is gone
 	released bool  // its charges are returned
 }
+
+// growthLocked returns the summary growth charged: what the summaries
+// measure past their share of the reservation. a.mu must be held.
+func (a *Account) growthLocked() int64 { return max(a.measured-a.fp.Summaries, 0) }
 
 // Footprint returns what the account's stream is charged.
 func (a *Account) Footprint() Footprint {
@@ -261,7 +264,7 @@ func (a *Account) Charged() int64 {
 	if a.released {
 		return 0
 	}
-	return a.fp.Reserve + int64(a.inflight+a.prepaid)*a.fp.Window + a.growth
+	return a.fp.Reserve + int64(a.inflight+a.prepaid)*a.fp.Window + a.growthLocked()
 }
 
 // WindowFull records that a window of the stream has filled and is on its
@@ -324,10 +327,9 @@ func (a *Account) Summaries(n int64) {
 		a.b.add(0, -int64(a.prepaid)*a.fp.Window, -int64(a.prepaid), 0)
 		a.prepaid = 0
 	}
+	before := a.growthLocked()
 	a.measured = n
-	g := max(n-a.fp.Summaries, 0)
-	d := g - a.growth
-	a.growth = g
+	d := a.growthLocked() - before
 	a.b.add(0, 0, 0, d)
 	a.mu.Unlock()
 	if freed || d < 0 {
@@ -383,12 +385,10 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		g := max(a.measured+n-a.fp.Summaries, 0)
-		d := g - a.growth
+		d := max(a.measured+n-a.fp.Summaries, 0) - a.growthLocked()
 		w := int64(windows) * a.fp.Window
 		switch {
 		case a.released:
-			a.measured += n
 			return true
 		case b.take(d + w):
 		case !slow:
@@ -415,7 +415,6 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 			}
 		}
 		a.measured += n
-		a.growth = g
 		a.prepaid += windows
 		b.addSums(0, w, int64(windows), d)
 		return true
@@ -456,7 +455,7 @@ func (a *Account) release() {
 	}
 	a.released = true
 	n := int64(a.inflight + a.prepaid)
-	a.b.add(-a.fp.Reserve, -n*a.fp.Window, -n, -a.growth)
+	a.b.add(-a.fp.Reserve, -n*a.fp.Window, -n, -a.growthLocked())
 }
 
 // Wait blocks while the stream has windows in flight and one more window

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestOpenRefusesPastTheLimit(t *testing.T) {
@@ -382,5 +383,14 @@ func TestUnchangedSkipsTheLock(t *testing.T) {
 	a.Summaries(80)
 	if got := a.Charged(); got != 230 {
 		t.Errorf("with a window in flight: charged %d, want 230", got)
+	}
+}
+
+// TestAccountSize checks that an Account, of which a daemon holds one for
+// each stream, fits the 80-byte allocation size class: its summary growth
+// is derived from what it measured, not kept beside it.
+func TestAccountSize(t *testing.T) {
+	if n := unsafe.Sizeof(Account{}); n > 80 {
+		t.Errorf("an Account takes %d bytes, want at most 80", n)
 	}
 }
