@@ -183,12 +183,7 @@ func (d *frameDecoder) frame(n int) error {
 		var nan, inf int
 		b.f32, m, nan, inf = DecodeFloat32(b.f32, buf)
 		b.moments = b.moments.Add(m)
-		if nan > 0 {
-			b.reject(feed.ReasonNaN, nan)
-		}
-		if inf > 0 {
-			b.reject(feed.ReasonInf, inf)
-		}
+		b.rejectNonFinite(nan, inf)
 	})
 }
 

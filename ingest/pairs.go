@@ -184,14 +184,6 @@ func (p *partitionConsumer) pairs(name string, m *kafka.Message, format Format) 
 	}
 	x, _, nan, inf := feed.CleanPairs(p.px[n:], p.py[n:])
 	p.px, p.py = p.px[:n+len(x)], p.py[:n+len(x)]
-	if nan > 0 {
-		p.reject(name, feed.ReasonNaN, nan)
-	}
-	if inf > 0 {
-		p.reject(name, feed.ReasonInf, inf)
-	}
-	if bad > 0 {
-		p.reject(name, feed.ReasonMalformed, bad)
-	}
+	p.rejectMessage(name, nan, inf, bad)
 	return len(p.px) > n
 }
