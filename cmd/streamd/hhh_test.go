@@ -16,11 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -273,48 +269,6 @@ func TestHHHPathsIPv6(t *testing.T) {
 		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 6000, 0, precision, minSupport)
 		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 0, time.Hour, precision, minSupport)
 	}
-}
-
-// TestReflectionListsHHH: gRPC reflection describes the
-// HierarchicalHeavyHitters method, so that grpcurl can call it.
-func TestReflectionListsHHH(t *testing.T) {
-	d, _ := startDaemon(t, nil)
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: "streamd.v1.Streamd"}}
-	if err := stream.Send(req); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var methods []string
-	for _, b := range resp.GetFileDescriptorResponse().GetFileDescriptorProto() {
-		var fd descriptorpb.FileDescriptorProto
-		if err := proto.Unmarshal(b, &fd); err != nil {
-			t.Fatal(err)
-		}
-		for _, sv := range fd.GetService() {
-			if sv.GetName() != "Streamd" {
-				continue
-			}
-			for _, m := range sv.GetMethod() {
-				methods = append(methods, m.GetName())
-				if m.GetName() == "HierarchicalHeavyHitters" && m.GetInputType() == ".streamd.v1.HierarchicalHeavyHittersRequest" {
-					return
-				}
-			}
-		}
-	}
-	t.Errorf("reflection lists the methods %v, without HierarchicalHeavyHitters", methods)
 }
 
 // TestWebPageHHH opens the web page of a hierarchy stream in headless
