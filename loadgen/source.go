@@ -495,13 +495,7 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	for i := range next {
 		spec := s.Spec
 		spec.Seed += uint64(i)
-		n := int64(-1) // endless
-		if s.Count > 0 {
-			n = s.Count / k
-			if int64(i) < s.Count%k {
-				n++
-			}
-		}
+		n := s.share(i)
 		if random {
 			src, err := synth.NewSource(spec)
 			if err != nil {
@@ -554,6 +548,21 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	return nil
 }
 
+// share returns stream i's share of s.Count, the first s.Count%k of the
+// k streams taking one more than the others, or -1 without a Count: the
+// stream is endless.
+func (s *Synth) share(i int) int64 {
+	if s.Count <= 0 {
+		return -1
+	}
+	k := int64(len(s.Streams))
+	n := s.Count / k
+	if int64(i) < s.Count%k {
+		n++
+	}
+	return n
+}
+
 // runAddresses is Run for s.Addresses: each stream's share of s.Count
 // addresses (endless without a Count), batch by batch.
 func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
@@ -568,13 +577,7 @@ func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
 			return err
 		}
 		srcs[i] = src
-		left[i] = -1 // endless
-		if s.Count > 0 {
-			left[i] = s.Count / k
-			if int64(i) < s.Count%k {
-				left[i]++
-			}
-		}
+		left[i] = s.share(i)
 	}
 	var b items.Batch
 	for live := true; live; {
@@ -650,13 +653,7 @@ func (s *Synth) runPairs(ctx context.Context, sink ingest.Sink) error {
 	for i := range streams {
 		seed := s.Spec.Seed + uint64(i)
 		ps := &streams[i]
-		ps.remain = -1
-		if s.Count > 0 {
-			ps.remain = s.Count / k
-			if int64(i) < s.Count%k {
-				ps.remain++
-			}
-		}
+		ps.remain = s.share(i)
 		if random {
 			ps.src = synth.NewPairSource(seed)
 			continue
