@@ -525,12 +525,7 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 			return dst[:m]
 		}
 	}
-	accept := func(ctx context.Context, stream string, values []float64) error {
-		return acceptValues(ctx, sink, stream, values)
-	}
-	if s.Items {
-		accept = itemNamer(sink, s.Spec)
-	}
+	accept := s.acceptor(sink)
 	buf := make([]float64, sourceBatch)
 	for live := k; live > 0; {
 		live = 0
@@ -602,6 +597,17 @@ func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
 		}
 	}
 	return nil
+}
+
+// acceptor returns the Accept that hands drawn values to sink: as they
+// are, or for s.Items as the items they name (itemNamer).
+func (s *Synth) acceptor(sink ingest.Sink) func(ctx context.Context, stream string, values []float64) error {
+	if s.Items {
+		return itemNamer(sink, s.Spec)
+	}
+	return func(ctx context.Context, stream string, values []float64) error {
+		return acceptValues(ctx, sink, stream, values)
+	}
 }
 
 // itemNamer returns an Accept that hands the items named by values of
