@@ -483,15 +483,7 @@ func checkHHH(ctx context.Context, client pb.StreamdClient, name string, tree *h
 		c.Err = fmt.Errorf("the answer counts %d items, %d were sent", resp.Count, tree.N())
 		return c
 	}
-	got := make([]hhh.Hitter, len(resp.Hitters))
-	for i, x := range resp.Hitters {
-		got[i] = hhh.Hitter{
-			Prefix: x.Prefix, Level: int(x.Level),
-			Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
-			Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
-			Discounts:  int(x.Discounts),
-		}
-	}
+	got := hhhexact.Hitters(resp)
 	if plain {
 		c.Err = tree.CheckHeavy(got, support, resp.Epsilon)
 	} else {

@@ -144,15 +144,7 @@ func checkHHHAnswers(t *testing.T, c pb.StreamdClient, stream, hierarchy string,
 					t.Fatal(err)
 				}
 			}
-			var got []hhh.Hitter
-			for _, x := range resp.Hitters {
-				got = append(got, hhh.Hitter{
-					Prefix: x.Prefix, Level: int(x.Level),
-					Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
-					Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
-					Discounts:  int(x.Discounts),
-				})
-			}
+			got := hhhexact.Hitters(resp)
 			if plain {
 				err = exact.CheckHeavy(got, support, resp.Epsilon)
 			} else {
