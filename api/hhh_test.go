@@ -18,20 +18,6 @@ import (
 	"streamd/synth"
 )
 
-// hittersOf turns a response's hitters back into hhh's.
-func hittersOf(resp *pb.HierarchicalHeavyHittersResponse) []hhh.Hitter {
-	var out []hhh.Hitter
-	for _, x := range resp.Hitters {
-		out = append(out, hhh.Hitter{
-			Prefix: x.Prefix, Level: int(x.Level),
-			Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
-			Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
-			Discounts:  int(x.Discounts),
-		})
-	}
-	return out
-}
-
 // acceptAll pushes list to the item stream name.
 func acceptAll(t *testing.T, s *Server, name string, list []string) {
 	t.Helper()
@@ -95,9 +81,9 @@ func TestHierarchicalHeavyHitters(t *testing.T) {
 						t.Fatalf("s=%v: count %d, window %v; want %d", support, resp.Count, resp.Window, exact.N())
 					}
 					if plain {
-						err = exact.CheckHeavy(hittersOf(resp), support, resp.Epsilon)
+						err = exact.CheckHeavy(hhhexact.Hitters(resp), support, resp.Epsilon)
 					} else {
-						err = exact.CheckDiscounted(hittersOf(resp), support, resp.Epsilon, resp.Precision)
+						err = exact.CheckDiscounted(hhhexact.Hitters(resp), support, resp.Epsilon, resp.Precision)
 						if resp.Precision > precision*(1+1e-12) {
 							t.Errorf("s=%v: precision %v, more than the %v asked for", support, resp.Precision, precision)
 						}

@@ -175,6 +175,17 @@ func (b *batch) reject(reason feed.Reason, n int) {
 	b.rejects = append(b.rejects, pendingReject{reason, n})
 }
 
+// rejectNonFinite counts nan inputs of b's stream rejected as NaN and inf
+// as ±Inf, as reject does.
+func (b *batch) rejectNonFinite(nan, inf int) {
+	if nan > 0 {
+		b.reject(feed.ReasonNaN, nan)
+	}
+	if inf > 0 {
+		b.reject(feed.ReasonInf, inf)
+	}
+}
+
 // rejectFor counts n inputs of stream rejected for reason: as b.reject
 // does for b's stream, at once for another stream.
 func (b *batch) rejectFor(stream string, reason feed.Reason, n int) {
@@ -247,21 +258,11 @@ func (b *batch) flushData() error {
 		b.fb.Float32, b.fb.Moments = b.f32, b.moments
 	case len(b.vals) > 0:
 		vals, nan, inf := feed.CleanValues(b.vals)
-		if nan > 0 {
-			b.reject(feed.ReasonNaN, nan)
-		}
-		if inf > 0 {
-			b.reject(feed.ReasonInf, inf)
-		}
+		b.rejectNonFinite(nan, inf)
 		b.fb.Values = vals
 	case len(b.px) > 0:
 		x, y, nan, inf := feed.CleanPairs(b.px, b.py)
-		if nan > 0 {
-			b.reject(feed.ReasonNaN, nan)
-		}
-		if inf > 0 {
-			b.reject(feed.ReasonInf, inf)
-		}
+		b.rejectNonFinite(nan, inf)
 		b.fb.Pairs = feed.Pairs{X: x, Y: y}
 	}
 	if n := b.fb.Len(); n > 0 {

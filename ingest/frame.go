@@ -171,9 +171,29 @@ func (d *frameDecoder) frame(n int) error {
 			return err
 		}
 	}
-	// Decode the values straight from the read buffer, as many at a time
-	// as it holds and the batch takes: float32 values cleaned and measured
-	// at once, float64 values as they are, for flush to clean.
+	// float32 values are cleaned and measured as they are decoded, float64
+	// values kept as they are, for flush to clean.
+	if size == 8 {
+		return d.chunks(left, size, func(buf []byte) {
+			b.vals = appendFloat64(b.vals, buf)
+		})
+	}
+	return d.chunks(left, size, func(buf []byte) {
+		var m feed.Moments
+		var nan, inf int
+		b.f32, m, nan, inf = DecodeFloat32(b.f32, buf)
+		b.moments = b.moments.Add(m)
+		b.rejectNonFinite(nan, inf)
+	})
+}
+
+// chunks hands decode the left bytes of a frame body of fixed-size
+// records, size bytes each, straight from the read buffer: each call gets
+// as many whole records as the buffer holds and the batch has room for,
+// the batch flushed first when it is full. It returns the error of Accept,
+// or the error that ended the input, the frame counted as cut.
+func (d *frameDecoder) chunks(left, size int, decode func(buf []byte)) error {
+	b := d.b
 	for left > 0 {
 		if b.room() == 0 {
 			if err := b.flush(); err != nil {
@@ -186,20 +206,7 @@ func (d *frameDecoder) frame(n int) error {
 		k := min(d.br.Buffered(), left, b.room()*size)
 		k -= k % size
 		buf, _ := d.br.Peek(k)
-		if size == 8 {
-			b.vals = appendFloat64(b.vals, buf)
-		} else {
-			var m feed.Moments
-			var nan, inf int
-			b.f32, m, nan, inf = DecodeFloat32(b.f32, buf)
-			b.moments = b.moments.Add(m)
-			if nan > 0 {
-				b.reject(feed.ReasonNaN, nan)
-			}
-			if inf > 0 {
-				b.reject(feed.ReasonInf, inf)
-			}
-		}
+		decode(buf)
 		d.br.Discard(k)
 		left -= k
 	}

@@ -742,6 +742,20 @@ func (p *partitionConsumer) reject(stream string, reason feed.Reason, n int) {
 	p.rejects = append(p.rejects, unitReject{stream, reason, n})
 }
 
+// rejectMessage counts the rejects of a message of stream, as reject does:
+// nan values that are NaN, inf that are ±Inf, and bad malformed parts.
+func (p *partitionConsumer) rejectMessage(stream string, nan, inf, bad int) {
+	if nan > 0 {
+		p.reject(stream, feed.ReasonNaN, nan)
+	}
+	if inf > 0 {
+		p.reject(stream, feed.ReasonInf, inf)
+	}
+	if bad > 0 {
+		p.reject(stream, feed.ReasonMalformed, bad)
+	}
+}
+
 // countRejects counts the rejects of the unit delivered.
 func (p *partitionConsumer) countRejects() {
 	for _, r := range p.rejects {

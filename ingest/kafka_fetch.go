@@ -345,15 +345,7 @@ func (p *partitionConsumer) unit(ctx context.Context, msgs []kafka.Message) (int
 			kept, nan, inf = feed.CleanValues(p.vals[n:])
 			p.vals = p.vals[:n+len(kept)]
 		}
-		if nan > 0 {
-			p.reject(name, feed.ReasonNaN, nan)
-		}
-		if inf > 0 {
-			p.reject(name, feed.ReasonInf, inf)
-		}
-		if bad > 0 {
-			p.reject(name, feed.ReasonMalformed, bad)
-		}
+		p.rejectMessage(name, nan, inf, bad)
 		if len(p.vals) > n {
 			stream, at = name, m.Time
 		}

@@ -155,23 +155,9 @@ func (d *frameDecoder) pairs(left int) error {
 			return err
 		}
 	}
-	for left > 0 {
-		if b.room() == 0 {
-			if err := b.flush(); err != nil {
-				return err
-			}
-		}
-		if _, err := d.peek(pairSize); err != nil {
-			return d.cut(b.stream, err)
-		}
-		k := min(d.br.Buffered(), left, b.room()*pairSize)
-		k -= k % pairSize
-		buf, _ := d.br.Peek(k)
+	return d.chunks(left, pairSize, func(buf []byte) {
 		b.px, b.py = appendPairs64(b.px, b.py, buf)
-		d.br.Discard(k)
-		left -= k
-	}
-	return nil
+	})
 }
 
 // pairs appends the pairs of m, a message of stream name in a pairs
@@ -198,14 +184,6 @@ func (p *partitionConsumer) pairs(name string, m *kafka.Message, format Format) 
 	}
 	x, _, nan, inf := feed.CleanPairs(p.px[n:], p.py[n:])
 	p.px, p.py = p.px[:n+len(x)], p.py[:n+len(x)]
-	if nan > 0 {
-		p.reject(name, feed.ReasonNaN, nan)
-	}
-	if inf > 0 {
-		p.reject(name, feed.ReasonInf, inf)
-	}
-	if bad > 0 {
-		p.reject(name, feed.ReasonMalformed, bad)
-	}
+	p.rejectMessage(name, nan, inf, bad)
 	return len(p.px) > n
 }

@@ -343,43 +343,20 @@ func TestVerifyBadItemAnswers(t *testing.T) {
 // behind ingest's TCP server, replays the recording, and checks that the
 // same values come out.
 func TestRecordRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "feed.sdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := loadgen.NewRecorder(f)
-	srv := ingest.NewTCPServer("127.0.0.1:0", rec)
-	srv.Logger = slog.New(slog.DiscardHandler)
-	if err := srv.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	sent := make(map[string][]float64)
-	for i, binary := range []bool{false, true} {
-		src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: uint64(i)}, Count: 20_000, Streams: []string{"a" + string(rune('0'+i)), "b" + string(rune('0'+i))}}
-		r := &loadgen.Runner{Source: src, Target: &loadgen.TCP{Addr: srv.ListenAddr().String(), Binary: binary}, Keep: true}
-		res, err := r.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
+	path := recordTCP(t, 40_000, func(addr string) {
+		for i, binary := range []bool{false, true} {
+			src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: uint64(i)}, Count: 20_000, Streams: []string{"a" + string(rune('0'+i)), "b" + string(rune('0'+i))}}
+			r := &loadgen.Runner{Source: src, Target: &loadgen.TCP{Addr: addr, Binary: binary}, Keep: true}
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, st := range res.Streams {
+				sent[name] = st.Values
+			}
 		}
-		for name, st := range res.Streams {
-			sent[name] = st.Values
-		}
-	}
-	// Wait until the server has decoded both connections.
-	for deadline := time.Now().Add(10 * time.Second); rec.Stats().Values < 40_000; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("recorded %d values of 40000", rec.Stats().Values)
-		}
-	}
-	if err := srv.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-
+	})
 	m := &memTarget{}
 	if _, err := (&loadgen.Runner{Source: &loadgen.Recording{Path: path}, Target: m}).Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -390,6 +367,39 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Logf("%s: sent %d, replayed %d, equal %v", name, len(sent[name]), len(m.values[name]), slices.Equal(sent[name], m.values[name]))
 		}
 	}
+}
+
+// recordTCP starts ingest's TCP server with a Recorder behind it, calls
+// send with the server's address, waits until the server has decoded the
+// n values (or pairs) sent, and returns the path of the recording, flushed
+// and closed.
+func recordTCP(t *testing.T, n int64, send func(addr string)) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "feed.sdb")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec := loadgen.NewRecorder(f)
+	srv := ingest.NewTCPServer("127.0.0.1:0", rec)
+	srv.Logger = slog.New(slog.DiscardHandler)
+	if err := srv.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	send(srv.ListenAddr().String())
+	for deadline := time.Now().Add(10 * time.Second); rec.Stats().Values < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded %d values of %d", rec.Stats().Values, n)
+		}
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // BenchmarkSend measures loadgen's send rate into a listener that

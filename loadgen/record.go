@@ -75,95 +75,97 @@ func (r *Recorder) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 		return r.writePairs(b.Stream, b.Pairs.X, b.Pairs.Y)
 	}
 	values := batchValues(b, &r.wide)
-	if r.Limit > 0 {
-		if r.values >= r.Limit {
-			return 0, ErrRecordFull
-		}
-		values = values[:min(int64(len(values)), r.Limit-r.values)]
+	n, err := r.room(len(values))
+	if err != nil {
+		return 0, err
 	}
+	values = values[:n]
 	// ingest's decoders hand over at most 65536 values at a time, well
 	// under the frame limit; cut longer slices anyway.
 	const most = 1 << 20
 	for rest := values; len(rest) > 0; {
 		n := min(len(rest), most)
-		r.buf, r.err = ingest.AppendFrame(r.buf[:0], b.Stream, rest[:n], false)
-		if r.err == nil {
-			_, r.err = r.w.Write(r.buf)
-		}
-		if r.err != nil {
-			r.err = fmt.Errorf("record: %w", r.err)
-			return 0, r.err
+		if err := r.write(ingest.AppendFrame(r.buf[:0], b.Stream, rest[:n], false)); err != nil {
+			return 0, err
 		}
 		rest = rest[n:]
 	}
-	r.values += int64(len(values))
-	r.streams[b.Stream] += int64(len(values))
-	if r.Limit > 0 && r.values == r.Limit {
-		close(r.full)
-	}
+	r.count(b.Stream, len(values))
 	return len(values), nil
 }
 
-// writeItems writes the items of b as item frames of stream. The caller
-// holds r.mu.
-func (r *Recorder) writeItems(stream string, b *items.Batch) (int, error) {
-	n := b.Len()
+// room returns how many of n values the recorder takes before its Limit,
+// and ErrRecordFull when it takes none. The caller holds r.mu.
+func (r *Recorder) room(n int) (int, error) {
 	if r.Limit > 0 {
 		if r.values >= r.Limit {
 			return 0, ErrRecordFull
 		}
 		n = int(min(int64(n), r.Limit-r.values))
 	}
-	// 1024 items of at most items.MaxLen bytes fit in a frame.
-	for i := 0; i < n; i += 1024 {
-		r.buf, r.err = ingest.AppendBatchFrame(r.buf[:0], stream, b, i, min(i+1024, n))
-		if r.err == nil {
-			_, r.err = r.w.Write(r.buf)
-		}
-		if r.err != nil {
-			r.err = fmt.Errorf("record: %w", r.err)
-			return 0, r.err
-		}
+	return n, nil
+}
+
+// write writes buf, a frame as an Append function returned it with err,
+// unless err is set, and keeps buf for the next frame. It returns the
+// first error, which sticks in r.err. The caller holds r.mu.
+func (r *Recorder) write(buf []byte, err error) error {
+	r.buf = buf
+	if err == nil {
+		_, err = r.w.Write(buf)
 	}
+	if err != nil {
+		r.err = fmt.Errorf("record: %w", err)
+	}
+	return r.err
+}
+
+// count counts n values written of stream, and closes r.full when they
+// reach the Limit. The caller holds r.mu.
+func (r *Recorder) count(stream string, n int) {
 	r.values += int64(n)
 	r.streams[stream] += int64(n)
+	if r.Limit > 0 && r.values == r.Limit {
+		close(r.full)
+	}
+}
+
+// writeItems writes the items of b as item frames of stream. The caller
+// holds r.mu.
+func (r *Recorder) writeItems(stream string, b *items.Batch) (int, error) {
+	n, err := r.room(b.Len())
+	if err != nil {
+		return 0, err
+	}
+	// 1024 items of at most items.MaxLen bytes fit in a frame.
+	for i := 0; i < n; i += 1024 {
+		if err := r.write(ingest.AppendBatchFrame(r.buf[:0], stream, b, i, min(i+1024, n))); err != nil {
+			return 0, err
+		}
+	}
 	if r.ItemStreams == nil {
 		r.ItemStreams = make(map[string]bool)
 	}
 	r.ItemStreams[stream] = true
-	if r.Limit > 0 && r.values == r.Limit {
-		close(r.full)
-	}
+	r.count(stream, n)
 	return n, nil
 }
 
 // writePairs writes the pairs (x[i], y[i]) as pair frames of stream,
 // each pair counting as a value. The caller holds r.mu.
 func (r *Recorder) writePairs(stream string, x, y []float64) (int, error) {
-	n := len(x)
-	if r.Limit > 0 {
-		if r.values >= r.Limit {
-			return 0, ErrRecordFull
-		}
-		n = int(min(int64(n), r.Limit-r.values))
+	n, err := r.room(len(x))
+	if err != nil {
+		return 0, err
 	}
 	const most = 1 << 19 // pairs of a frame, well under its limit
 	for i := 0; i < n; i += most {
 		j := min(i+most, n)
-		r.buf, r.err = ingest.AppendPairsFrame(r.buf[:0], stream, x[i:j], y[i:j])
-		if r.err == nil {
-			_, r.err = r.w.Write(r.buf)
-		}
-		if r.err != nil {
-			r.err = fmt.Errorf("record: %w", r.err)
-			return 0, r.err
+		if err := r.write(ingest.AppendPairsFrame(r.buf[:0], stream, x[i:j], y[i:j])); err != nil {
+			return 0, err
 		}
 	}
-	r.values += int64(n)
-	r.streams[stream] += int64(n)
-	if r.Limit > 0 && r.values == r.Limit {
-		close(r.full)
-	}
+	r.count(stream, n)
 	return n, nil
 }
 

@@ -32,12 +32,7 @@ func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
 	if batch <= 0 {
 		batch = sourceBatch
 	}
-	accept := func(ctx context.Context, stream string, values []float64) error {
-		return acceptValues(ctx, sink, stream, values)
-	}
-	if s.Items {
-		accept = itemNamer(sink, s.Spec)
-	}
+	accept := s.acceptor(sink)
 	sched := interleave(s.Sizes, batch, blockSeed(s.Spec.Seed, math.MaxUint64))
 	sent := make([]uint32, len(s.Streams)) // batches of each stream so far
 	buf := make([]float64, batch)

@@ -495,13 +495,7 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	for i := range next {
 		spec := s.Spec
 		spec.Seed += uint64(i)
-		n := int64(-1) // endless
-		if s.Count > 0 {
-			n = s.Count / k
-			if int64(i) < s.Count%k {
-				n++
-			}
-		}
+		n := s.share(i)
 		if random {
 			src, err := synth.NewSource(spec)
 			if err != nil {
@@ -531,12 +525,7 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 			return dst[:m]
 		}
 	}
-	accept := func(ctx context.Context, stream string, values []float64) error {
-		return acceptValues(ctx, sink, stream, values)
-	}
-	if s.Items {
-		accept = itemNamer(sink, s.Spec)
-	}
+	accept := s.acceptor(sink)
 	buf := make([]float64, sourceBatch)
 	for live := k; live > 0; {
 		live = 0
@@ -554,6 +543,21 @@ func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	return nil
 }
 
+// share returns stream i's share of s.Count, the first s.Count%k of the
+// k streams taking one more than the others, or -1 without a Count: the
+// stream is endless.
+func (s *Synth) share(i int) int64 {
+	if s.Count <= 0 {
+		return -1
+	}
+	k := int64(len(s.Streams))
+	n := s.Count / k
+	if int64(i) < s.Count%k {
+		n++
+	}
+	return n
+}
+
 // runAddresses is Run for s.Addresses: each stream's share of s.Count
 // addresses (endless without a Count), batch by batch.
 func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
@@ -568,13 +572,7 @@ func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
 			return err
 		}
 		srcs[i] = src
-		left[i] = -1 // endless
-		if s.Count > 0 {
-			left[i] = s.Count / k
-			if int64(i) < s.Count%k {
-				left[i]++
-			}
-		}
+		left[i] = s.share(i)
 	}
 	var b items.Batch
 	for live := true; live; {
@@ -599,6 +597,17 @@ func (s *Synth) runAddresses(ctx context.Context, sink ingest.Sink) error {
 		}
 	}
 	return nil
+}
+
+// acceptor returns the Accept that hands drawn values to sink: as they
+// are, or for s.Items as the items they name (itemNamer).
+func (s *Synth) acceptor(sink ingest.Sink) func(ctx context.Context, stream string, values []float64) error {
+	if s.Items {
+		return itemNamer(sink, s.Spec)
+	}
+	return func(ctx context.Context, stream string, values []float64) error {
+		return acceptValues(ctx, sink, stream, values)
+	}
 }
 
 // itemNamer returns an Accept that hands the items named by values of
@@ -650,13 +659,7 @@ func (s *Synth) runPairs(ctx context.Context, sink ingest.Sink) error {
 	for i := range streams {
 		seed := s.Spec.Seed + uint64(i)
 		ps := &streams[i]
-		ps.remain = -1
-		if s.Count > 0 {
-			ps.remain = s.Count / k
-			if int64(i) < s.Count%k {
-				ps.remain++
-			}
-		}
+		ps.remain = s.share(i)
 		if random {
 			ps.src = synth.NewPairSource(seed)
 			continue

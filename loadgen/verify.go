@@ -271,6 +271,16 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, want
 	}
 }
 
+// failed ends the check sc with err, the daemon's failure to count the
+// values sent, or, when ctx has ended, with no check and ctx's error.
+func failed(ctx context.Context, sc *StreamCheck, err error) (*StreamCheck, error) {
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("verify %s: %w", sc.Stream, ctx.Err())
+	}
+	sc.Err = err
+	return sc, nil
+}
+
 // kept reports whether st holds every value sent: as many values as sent,
 // or values with counts that add up to them.
 func (st *StreamResult) kept() bool {
@@ -314,11 +324,7 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 	}
 	stats, err := waitCount(ctx, client, name, accepted, cfg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
-		}
-		sc.Err = err
-		return sc, nil
+		return failed(ctx, sc, err)
 	}
 	sc.Epsilon, sc.Rejected, sc.Float32 = stats.Epsilon, stats.RejectedTotal, !stats.Float64
 	if sc.Float32 {
@@ -428,11 +434,7 @@ func verifyItems(ctx context.Context, client pb.StreamdClient, name string, sent
 	}
 	stats, err := waitCount(ctx, client, name, want, cfg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
-		}
-		sc.Err = err
-		return sc, nil
+		return failed(ctx, sc, err)
 	}
 	sc.Epsilon, sc.Rejected = stats.Epsilon, stats.RejectedTotal
 	key := exact.CountKeys(sent)
@@ -481,15 +483,7 @@ func checkHHH(ctx context.Context, client pb.StreamdClient, name string, tree *h
 		c.Err = fmt.Errorf("the answer counts %d items, %d were sent", resp.Count, tree.N())
 		return c
 	}
-	got := make([]hhh.Hitter, len(resp.Hitters))
-	for i, x := range resp.Hitters {
-		got[i] = hhh.Hitter{
-			Prefix: x.Prefix, Level: int(x.Level),
-			Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
-			Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
-			Discounts:  int(x.Discounts),
-		}
-	}
+	got := hhhexact.Hitters(resp)
 	if plain {
 		c.Err = tree.CheckHeavy(got, support, resp.Epsilon)
 	} else {

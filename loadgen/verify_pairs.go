@@ -88,11 +88,7 @@ func verifyPairs(ctx context.Context, client pb.StreamdClient, name string, x, y
 	sc := &StreamCheck{Stream: name, N: int64(len(x)), Pairs: true}
 	stats, err := waitCount(ctx, client, name, func(*pb.StatsResponse) int64 { return sc.N }, cfg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("verify %s: %w", name, ctx.Err())
-		}
-		sc.Err = err
-		return sc, nil
+		return failed(ctx, sc, err)
 	}
 	sc.Epsilon, sc.Rejected = stats.Epsilon, stats.RejectedTotal
 	if stats.Kind != pb.StreamKind_STREAM_KIND_PAIRS {

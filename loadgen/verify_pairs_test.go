@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +15,6 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
 	"streamd/gpusort"
-	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/pipeline"
 	"streamd/summary"
@@ -118,42 +114,21 @@ func TestVerifyPairs(t *testing.T) {
 // that the same pairs come out, and that verification of the replay
 // keeps them.
 func TestRecordPairs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "pairs.sdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := loadgen.NewRecorder(f)
-	srv := ingest.NewTCPServer("127.0.0.1:0", rec)
-	srv.Logger = slog.New(slog.DiscardHandler)
-	if err := srv.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	sent := make(map[string][]float64)
-	for i, binary := range []bool{false, true} {
-		stream := fmt.Sprintf("p%d", i)
-		src := &loadgen.Synth{Spec: synth.Spec{Seed: uint64(i)}, Count: 5000, Streams: []string{stream}, Pairs: true}
-		res, err := (&loadgen.Runner{Source: src, Target: &loadgen.TCP{Addr: srv.ListenAddr().String(), Binary: binary}, Keep: true}).Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
+	path := recordTCP(t, 10_000, func(addr string) {
+		for i, binary := range []bool{false, true} {
+			stream := fmt.Sprintf("p%d", i)
+			src := &loadgen.Synth{Spec: synth.Spec{Seed: uint64(i)}, Count: 5000, Streams: []string{stream}, Pairs: true}
+			res, err := (&loadgen.Runner{Source: src, Target: &loadgen.TCP{Addr: addr, Binary: binary}, Keep: true}).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := res.Streams[stream]
+			for j := range st.PairX {
+				sent[stream] = append(sent[stream], st.PairX[j], st.PairY[j])
+			}
 		}
-		st := res.Streams[stream]
-		for j := range st.PairX {
-			sent[stream] = append(sent[stream], st.PairX[j], st.PairY[j])
-		}
-	}
-	for deadline := time.Now().Add(10 * time.Second); rec.Stats().Values < 10_000; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("recorded %d pairs of 10000", rec.Stats().Values)
-		}
-	}
-	if err := srv.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	})
 	m := &memTarget{}
 	if _, err := (&loadgen.Runner{Source: &loadgen.Recording{Path: path}, Target: m}).Run(context.Background()); err != nil {
 		t.Fatal(err)

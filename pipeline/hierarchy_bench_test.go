@@ -1,11 +1,9 @@
 package pipeline
 
 import (
-	"context"
 	"net/netip"
 	"testing"
 
-	"streamd/feed"
 	"streamd/hhh"
 	"streamd/items"
 	"streamd/summary"
@@ -55,32 +53,7 @@ func BenchmarkAcceptHierarchy(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			batches := batchesOf(bc.list)
-			ctx := context.Background()
-			p, err := New(Config{Sorter: benchSorter(b)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := p.Open(ctx); err != nil {
-				b.Fatal(err)
-			}
-			s, err := p.Create("addrs", bc.cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			n := 0
-			for i := 0; b.Loop(); i++ {
-				bt := batches[i%len(batches)]
-				if _, err := p.Accept(ctx, &feed.Batch{Stream: s.Name(), Items: bt, At: p.Now()}); err != nil {
-					b.Fatal(err)
-				}
-				n += bt.Len()
-			}
-			if err := p.Close(ctx); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/item")
+			s := benchAcceptItems(b, "addrs", bc.cfg, batches)
 			st := s.Stats()
 			b.ReportMetric(float64(st.Bytes), "summary-bytes")
 			b.ReportMetric(float64(st.Reserved), "reserved-bytes")

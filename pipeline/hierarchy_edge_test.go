@@ -32,26 +32,7 @@ func TestHierarchyRefusedAtALevelChargesNone(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	// What the budget is charged for the batch at levels 0 and 1, measured
-	// on a pipeline without a limit.
-	probe := open(t, Config{ItemKey: key})
-	s, err := probe.Create("paths", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &levelBuf{batches: make([]items.Batch, 2), fps: make([]itemBuf, 2)}
-	if notIn := buf.split(s.hier.h, &b); notIn != 0 {
-		t.Fatalf("%d items not in the hierarchy", notIn)
-	}
-	used := probe.Memory().Used
-	if err := probe.chargeItems(ctx, s, feed.Local, &buf.batches[0]); err != nil {
-		t.Fatal(err)
-	}
-	level0 := probe.Memory().Used - used
-	if err := probe.chargeItems(ctx, s.hier.levels[0], feed.Local, &buf.batches[1]); err != nil {
-		t.Fatal(err)
-	}
-	level1 := probe.Memory().Used - used - level0
+	_, used, level0, level1 := levelCharges(t, key, cfg, &b)
 	if level0 <= 0 || level1 <= 0 {
 		t.Fatalf("the batch charges %d bytes at level 0 and %d at level 1", level0, level1)
 	}
@@ -162,26 +143,7 @@ func TestHierarchyWindowAtEveryLevelNeverWaitsOnItself(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	// What the budget is charged for the batch at levels 0 and 1, measured
-	// on a pipeline without a limit.
-	probe := open(t, Config{ItemKey: key})
-	s, err := probe.Create("paths", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &levelBuf{batches: make([]items.Batch, 2), fps: make([]itemBuf, 2)}
-	if notIn := buf.split(s.hier.h, &b); notIn != 0 {
-		t.Fatalf("%d items not in the hierarchy", notIn)
-	}
-	used := probe.Memory().Used
-	if err := probe.chargeItems(ctx, s, feed.Local, &buf.batches[0]); err != nil {
-		t.Fatal(err)
-	}
-	level0 := probe.Memory().Used - used
-	if err := probe.chargeItems(ctx, s.hier.levels[0], feed.Local, &buf.batches[1]); err != nil {
-		t.Fatal(err)
-	}
-	level1 := probe.Memory().Used - used - level0
+	s, used, level0, level1 := levelCharges(t, key, cfg, &b)
 	window := s.mem.Footprint().Window
 	if level0 < window || level1 < window {
 		t.Fatalf("the batch charges %d bytes at level 0 and %d at level 1, want a window (%d) at each", level0, level1, window)
@@ -201,4 +163,33 @@ func TestHierarchyWindowAtEveryLevelNeverWaitsOnItself(t *testing.T) {
 	if after := p.Memory(); after.Used != before.Used || after.Windows != before.Windows {
 		t.Fatalf("after a refused batch the budget charges %d bytes (windows %d), %d (windows %d) before", after.Used, after.Windows, before.Used, before.Windows)
 	}
+}
+
+// levelCharges measures, on a pipeline without a limit, what the budget
+// is charged for b at levels 0 and 1 of a new hierarchy stream "paths" of
+// cfg, items hashed with key: used, the bytes charged before b, and
+// level0 and level1, those charged for each level. It returns the stream
+// measured too.
+func levelCharges(t *testing.T, key items.Key, cfg summary.Config, b *items.Batch) (s *Stream, used, level0, level1 int64) {
+	t.Helper()
+	ctx := context.Background()
+	probe := open(t, Config{ItemKey: key})
+	s, err := probe.Create("paths", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := &levelBuf{batches: make([]items.Batch, 2), fps: make([]itemBuf, 2)}
+	if notIn := buf.split(s.hier.h, b); notIn != 0 {
+		t.Fatalf("%d items not in the hierarchy", notIn)
+	}
+	used = probe.Memory().Used
+	if err := probe.chargeItems(ctx, s, feed.Local, &buf.batches[0]); err != nil {
+		t.Fatal(err)
+	}
+	level0 = probe.Memory().Used - used
+	if err := probe.chargeItems(ctx, s.hier.levels[0], feed.Local, &buf.batches[1]); err != nil {
+		t.Fatal(err)
+	}
+	level1 = probe.Memory().Used - used - level0
+	return s, used, level0, level1
 }

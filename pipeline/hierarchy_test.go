@@ -78,9 +78,9 @@ func floodTrace(t *testing.T, n int, share float64, after int64) []string {
 	return list
 }
 
-// acceptItemsAt pushes list to the item stream name in batches of per,
-// arrived at at.
-func acceptItemsAt(t *testing.T, p *Pipeline, name string, list []string, per int, at time.Time) {
+// acceptItemsAt pushes list to the item stream name from src, in batches
+// of per, arrived at at.
+func acceptItemsAt(t *testing.T, p *Pipeline, src feed.Source, name string, list []string, per int, at time.Time) {
 	t.Helper()
 	var b items.Batch
 	for i := 0; i < len(list); i += per {
@@ -88,7 +88,7 @@ func acceptItemsAt(t *testing.T, p *Pipeline, name string, list []string, per in
 		for _, x := range list[i:min(i+per, len(list))] {
 			b.AppendString(x)
 		}
-		if err := acceptItemBatch(context.Background(), p, feed.Local, name, &b, at); err != nil {
+		if err := acceptItemBatch(context.Background(), p, src, name, &b, at); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,9 +113,9 @@ func TestHierarchyIPv4Flood(t *testing.T) {
 	}
 	const n, after = 60000, 40000
 	list := floodTrace(t, n, 0.3, after)
-	acceptItemsAt(t, p, "addrs", list[:after], 1000, t0)
+	acceptItemsAt(t, p, feed.Local, "addrs", list[:after], 1000, t0)
 	bad := []string{"10.0.0", "2001:db8::1", "300.1.2.3"}
-	acceptItemsAt(t, p, "addrs", append(bad, list[after:]...), 1000, t0.Add(time.Hour))
+	acceptItemsAt(t, p, feed.Local, "addrs", append(bad, list[after:]...), 1000, t0.Add(time.Hour))
 	if got := s.Stats().Rejected[feed.ReasonNotInHierarchy]; got != uint64(len(bad)) {
 		t.Fatalf("%d items rejected as not in the hierarchy, want %d", got, len(bad))
 	}
@@ -264,26 +264,10 @@ func TestHierarchyPathsIPv6(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			acceptItemsAt(t, p, "s", tc.list, 777, time.Time{})
+			acceptItemsAt(t, p, feed.Local, "s", tc.list, 777, time.Time{})
 			checkHHH(t, s, HHHQuery{}, tc.list, precision, minSupport)
 			checkHHH(t, s, HHHQuery{LastN: 10000}, tc.list[len(tc.list)-10000:], precision, minSupport)
 		})
-	}
-}
-
-// acceptFrom pushes list to the item stream name from the Kafka partition
-// tp, in batches of per.
-func acceptFrom(t *testing.T, p *Pipeline, tp feed.Source, name string, list []string, per int) {
-	t.Helper()
-	var b items.Batch
-	for i := 0; i < len(list); i += per {
-		b.Reset()
-		for _, x := range list[i:min(i+per, len(list))] {
-			b.AppendString(x)
-		}
-		if err := acceptItemBatch(context.Background(), p, tp, name, &b, time.Time{}); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -301,8 +285,8 @@ func TestHierarchyPartitions(t *testing.T) {
 	}
 	list := floodTrace(t, 20000, 0.5, 12000)
 	one, two := list[:12000], list[12000:] // the flood comes from partition 2
-	acceptFrom(t, p, tpOf(1), "addrs", one, 999)
-	acceptFrom(t, p, tpOf(2), "addrs", two, 999)
+	acceptItemsAt(t, p, tpOf(1), "addrs", one, 999, time.Time{})
+	acceptItemsAt(t, p, tpOf(2), "addrs", two, 999, time.Time{})
 	s, _ := p.Stream("addrs")
 	checkHHH(t, s, HHHQuery{}, list, precision, minSupport)
 
@@ -326,7 +310,7 @@ func TestHierarchyPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := list[:3000]
-	acceptItemsAt(t, q, "addrs", local, 500, time.Time{})
+	acceptItemsAt(t, q, feed.Local, "addrs", local, 500, time.Time{})
 	if err := q.ReplacePartition(context.Background(), tpOf(2), states); err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +381,7 @@ func TestHierarchyHostsUnderSupport(t *testing.T) {
 			list[i] = netip.AddrFrom4([4]byte{byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256))}).String()
 		}
 	}
-	acceptItemsAt(t, p, "addrs", list, 1000, time.Time{})
+	acceptItemsAt(t, p, feed.Local, "addrs", list, 1000, time.Time{})
 	for _, q := range []HHHQuery{{}, {LastN: 20000}, {Since: p.Now().Add(-time.Hour)}} {
 		covered := list
 		if q.LastN > 0 {

@@ -24,6 +24,13 @@ func BenchmarkAcceptItems(b *testing.B) {
 		}
 		batches = append(batches, &bt)
 	}
+	benchAcceptItems(b, "urls", summary.Config{Items: true}, batches)
+}
+
+// benchAcceptItems opens a pipeline with benchSorter, creates stream name
+// of cfg and times Accept of the batches, round and round, reporting
+// ns/item. It returns the stream, its pipeline closed.
+func benchAcceptItems(b *testing.B, name string, cfg summary.Config, batches []*items.Batch) *Stream {
 	ctx := context.Background()
 	p, err := New(Config{Sorter: benchSorter(b)})
 	if err != nil {
@@ -32,7 +39,7 @@ func BenchmarkAcceptItems(b *testing.B) {
 	if err := p.Open(ctx); err != nil {
 		b.Fatal(err)
 	}
-	s, err := p.Create("urls", summary.Config{Items: true})
+	s, err := p.Create(name, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,4 +57,5 @@ func BenchmarkAcceptItems(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/item")
+	return s
 }

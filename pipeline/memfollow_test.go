@@ -66,19 +66,11 @@ func TestChargeFollowsValues(t *testing.T) {
 		if err := acceptValues(ctx, p, feed.Local, "g", x[i:i+100], time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		s := mustStream(t, p, "g")
-		s.mu.Lock()
-		held, inflight := s.summaryBytes(), len(s.local.inflight)
-		fp := s.mem.Footprint()
-		charged := s.mem.Charged()
-		s.mu.Unlock()
-		if want := fp.Reserve + max(held-fp.Summaries, 0) + int64(inflight)*fp.Window; charged != want {
-			t.Fatalf("after %d values: charged %d, want %d (reserve %d, holding %d, %d windows in flight)", i+100, charged, want, fp.Reserve, held, inflight)
-		}
+		charged, held, inflight := checkCharge(t, p, "g", i+100)
 		if i == 0 {
 			first, firstHeld = charged, held
 		}
-		last = charged - int64(inflight)*fp.Window
+		last = charged - inflight
 	}
 	s := mustStream(t, p, "g")
 	if fp := s.mem.Footprint(); first != fp.Reserve+max(firstHeld-fp.Summaries, 0) || firstHeld > 1024 || first > 4<<10 {
@@ -89,6 +81,25 @@ func TestChargeFollowsValues(t *testing.T) {
 		t.Errorf("after %d values: charged %d without the windows in flight, less than the %d bytes of the raw sliding window", len(x), last, 4*cfg.SlidingWindow)
 	}
 	checkStream(t, s, x, cfg.Epsilon)
+}
+
+// checkCharge checks that stream name of p, after n values, is charged
+// exactly its reservation, what its buffers and summaries hold past their
+// share of it, and its windows in flight. It returns the charge, the bytes
+// the stream holds, and the bytes of its windows in flight.
+func checkCharge(t *testing.T, p *Pipeline, name string, n int) (charged, held, inflight int64) {
+	t.Helper()
+	s := mustStream(t, p, name)
+	s.mu.Lock()
+	held, windows := s.summaryBytes(), len(s.local.inflight)
+	fp := s.mem.Footprint()
+	charged = s.mem.Charged()
+	s.mu.Unlock()
+	inflight = int64(windows) * fp.Window
+	if want := fp.Reserve + max(held-fp.Summaries, 0) + inflight; charged != want {
+		t.Fatalf("after %d values: charged %d, want %d (reserve %d, holding %d, %d windows in flight)", n, charged, want, fp.Reserve, held, windows)
+	}
+	return charged, held, inflight
 }
 
 // TestRefusedGrowthRefusesTheBatch: when the budget cannot hold the growth
@@ -151,15 +162,7 @@ func TestSmallBatchesCharged(t *testing.T) {
 		if _, err := p.Accept(ctx, &feed.Batch{Stream: "g", Float32: part, Moments: feed.Measure(part), At: time.Unix(0, int64(i))}); err != nil {
 			t.Fatal(err)
 		}
-		s := mustStream(t, p, "g")
-		s.mu.Lock()
-		held, inflight := s.summaryBytes(), len(s.local.inflight)
-		fp := s.mem.Footprint()
-		charged := s.mem.Charged()
-		s.mu.Unlock()
-		if want := fp.Reserve + max(held-fp.Summaries, 0) + int64(inflight)*fp.Window; charged != want {
-			t.Fatalf("after %d values: charged %d, want %d (reserve %d, holding %d, %d windows in flight)", i+len(part), charged, want, fp.Reserve, held, inflight)
-		}
+		checkCharge(t, p, "g", i+len(part))
 	}
 	s := mustStream(t, p, "g")
 	if s.recent.Mode() != slidingwindow.Blocks || s.recent.Blocks() == 0 {

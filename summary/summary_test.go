@@ -123,14 +123,7 @@ func TestPipeline(t *testing.T) {
 					t.Fatalf("stats %+v", st)
 				}
 
-				data, err := s.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var d History
-				if err := d.UnmarshalBinary(data); err != nil {
-					t.Fatal(err)
-				}
+				d := reencode(t, s)
 				checkView(t, key, d.View(pending, true), cfg.Epsilon)
 				got, want := d.Stats(), s.Stats()
 				got.Bytes, want.Bytes = 0, 0 // capacities may differ
@@ -282,14 +275,7 @@ func TestHistoryEncoding(t *testing.T) {
 	x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Seed: 3}, 12345)
 	pending, rounded := feedHistory(t, s, x)
 	checkView(t, exact.New(rounded), s.View(pending, true), cfg.Epsilon)
-	data, err := s.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d History
-	if err := d.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
+	d := reencode(t, s)
 	checkView(t, exact.New(rounded), d.View(pending, true), cfg.Epsilon)
 	if got, want := d.Stats(), s.Stats(); got.Count != want.Count || got.Summarised != want.Summarised || got.Entries != want.Entries {
 		t.Errorf("stats after round trip %+v, want %+v", got, want)
@@ -343,14 +329,7 @@ func TestHistoryBeforeWindow(t *testing.T) {
 	if s.Sketch().Count() != 0 || s.Counts().Count() != 0 || s.history != nil {
 		t.Errorf("empty sketch and counts count %d and %d", s.Sketch().Count(), s.Counts().Count())
 	}
-	data, err := s.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d History
-	if err := d.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
+	d := reencode(t, s)
 	if st := d.Stats(); st.Count != 4 || st.Summarised != 0 {
 		t.Errorf("decoded stats %+v", st)
 	}
@@ -573,6 +552,16 @@ func TestPairsConfig(t *testing.T) {
 	if c := s.Config(); !c.Pairs || !c.Float64 || c.Items {
 		t.Fatalf("config %+v, want pairs with float64", c)
 	}
+	d := reencode(t, s)
+	if c := d.Config(); !c.Pairs || !c.Float64 || c.Items {
+		t.Fatalf("decoded config %+v, want pairs with float64", c)
+	}
+}
+
+// reencode returns s encoded with MarshalBinary and decoded with
+// UnmarshalBinary.
+func reencode(t *testing.T, s *History) *History {
+	t.Helper()
 	data, err := s.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -581,7 +570,5 @@ func TestPairsConfig(t *testing.T) {
 	if err := d.UnmarshalBinary(data); err != nil {
 		t.Fatal(err)
 	}
-	if c := d.Config(); !c.Pairs || !c.Float64 || c.Items {
-		t.Fatalf("decoded config %+v, want pairs with float64", c)
-	}
+	return &d
 }

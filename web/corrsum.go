@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -26,26 +27,18 @@ func (s *Server) apiCorrelatedSum(w http.ResponseWriter, r *http.Request) {
 		writeBadRequest(w, fmt.Errorf("parameter stream is required"))
 		return
 	}
-	agg := strings.ToUpper(q.Get("aggregate"))
-	v, ok := pb.SumAggregate_value["SUM_AGGREGATE_"+agg]
-	if !ok {
-		v, ok = pb.SumAggregate_value[agg]
-	}
-	if agg != "" && !ok {
-		writeBadRequest(w, fmt.Errorf("parameter aggregate: %q: want constant, quantile, min, max or mean", q.Get("aggregate")))
+	agg, err := enumParam(q, "aggregate", pb.SumAggregate_value, "SUM_AGGREGATE_", "constant, quantile, min, max or mean")
+	if err != nil {
+		writeBadRequest(w, err)
 		return
 	}
-	req.Aggregate = pb.SumAggregate(v)
-	side := strings.ToUpper(q.Get("side"))
-	v, ok = pb.SumSide_value["SUM_SIDE_"+side]
-	if !ok {
-		v, ok = pb.SumSide_value[side]
-	}
-	if side != "" && !ok {
-		writeBadRequest(w, fmt.Errorf("parameter side: %q: want both, at_most or at_least", q.Get("side")))
+	req.Aggregate = pb.SumAggregate(agg)
+	side, err := enumParam(q, "side", pb.SumSide_value, "SUM_SIDE_", "both, at_most or at_least")
+	if err != nil {
+		writeBadRequest(w, err)
 		return
 	}
-	req.Side = pb.SumSide(v)
+	req.Side = pb.SumSide(side)
 	for _, p := range []struct {
 		name string
 		dst  *float64
@@ -69,4 +62,21 @@ func (s *Server) apiCorrelatedSum(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.api.CorrelatedSum(r.Context(), req)
 	reply(w, resp, err)
+}
+
+// enumParam returns the value of the enum parameter name of q, 0 when q
+// leaves it out. values maps the enum's names to its values, as the
+// generated code's _value maps do; the parameter names a value in any
+// case, in full or without prefix. The error for any other text lists
+// want, the names accepted.
+func enumParam(q url.Values, name string, values map[string]int32, prefix, want string) (int32, error) {
+	s := strings.ToUpper(q.Get(name))
+	v, ok := values[prefix+s]
+	if !ok {
+		v, ok = values[s]
+	}
+	if s != "" && !ok {
+		return 0, fmt.Errorf("parameter %s: %q: want %s", name, q.Get(name), want)
+	}
+	return v, nil
 }

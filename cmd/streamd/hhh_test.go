@@ -16,11 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -148,15 +144,7 @@ func checkHHHAnswers(t *testing.T, c pb.StreamdClient, stream, hierarchy string,
 					t.Fatal(err)
 				}
 			}
-			var got []hhh.Hitter
-			for _, x := range resp.Hitters {
-				got = append(got, hhh.Hitter{
-					Prefix: x.Prefix, Level: int(x.Level),
-					Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
-					Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
-					Discounts:  int(x.Discounts),
-				})
-			}
+			got := hhhexact.Hitters(resp)
 			if plain {
 				err = exact.CheckHeavy(got, support, resp.Epsilon)
 			} else {
@@ -273,48 +261,6 @@ func TestHHHPathsIPv6(t *testing.T) {
 		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 6000, 0, precision, minSupport)
 		checkHHHAnswers(t, c, tc.stream, tc.hierarchy, tc.list, 0, time.Hour, precision, minSupport)
 	}
-}
-
-// TestReflectionListsHHH: gRPC reflection describes the
-// HierarchicalHeavyHitters method, so that grpcurl can call it.
-func TestReflectionListsHHH(t *testing.T) {
-	d, _ := startDaemon(t, nil)
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: "streamd.v1.Streamd"}}
-	if err := stream.Send(req); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var methods []string
-	for _, b := range resp.GetFileDescriptorResponse().GetFileDescriptorProto() {
-		var fd descriptorpb.FileDescriptorProto
-		if err := proto.Unmarshal(b, &fd); err != nil {
-			t.Fatal(err)
-		}
-		for _, sv := range fd.GetService() {
-			if sv.GetName() != "Streamd" {
-				continue
-			}
-			for _, m := range sv.GetMethod() {
-				methods = append(methods, m.GetName())
-				if m.GetName() == "HierarchicalHeavyHitters" && m.GetInputType() == ".streamd.v1.HierarchicalHeavyHittersRequest" {
-					return
-				}
-			}
-		}
-	}
-	t.Errorf("reflection lists the methods %v, without HierarchicalHeavyHitters", methods)
 }
 
 // TestWebPageHHH opens the web page of a hierarchy stream in headless

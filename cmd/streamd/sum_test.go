@@ -20,11 +20,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"golang.org/x/net/html"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/descriptorpb"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
@@ -404,41 +400,4 @@ func TestPairsInputs(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-}
-
-// TestReflectionListsCorrelatedSum: gRPC reflection describes the
-// CorrelatedSum method, so that grpcurl can call it.
-func TestReflectionListsCorrelatedSum(t *testing.T) {
-	d, _ := startDaemon(t, nil)
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: "streamd.v1.Streamd"}}
-	if err := stream.Send(req); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range resp.GetFileDescriptorResponse().GetFileDescriptorProto() {
-		var fd descriptorpb.FileDescriptorProto
-		if err := proto.Unmarshal(b, &fd); err != nil {
-			t.Fatal(err)
-		}
-		for _, sv := range fd.GetService() {
-			for _, m := range sv.GetMethod() {
-				if sv.GetName() == "Streamd" && m.GetName() == "CorrelatedSum" && m.GetInputType() == ".streamd.v1.CorrelatedSumRequest" {
-					return
-				}
-			}
-		}
-	}
-	t.Error("reflection does not describe Streamd.CorrelatedSum")
 }

@@ -8,8 +8,24 @@ package hhhexact
 import (
 	"fmt"
 
+	pb "streamd/api/proto/streamd/v1"
 	"streamd/hhh"
 )
+
+// Hitters returns the hitters of a HierarchicalHeavyHitters answer as
+// hhh's, as CheckHeavy and CheckDiscounted take them.
+func Hitters(resp *pb.HierarchicalHeavyHittersResponse) []hhh.Hitter {
+	out := make([]hhh.Hitter, len(resp.Hitters))
+	for i, x := range resp.Hitters {
+		out[i] = hhh.Hitter{
+			Prefix: x.Prefix, Level: int(x.Level),
+			Count:      hhh.Bounds{Lo: int64(x.CountMin), Hi: int64(x.CountMax)},
+			Discounted: hhh.Bounds{Lo: int64(x.DiscountedMin), Hi: int64(x.DiscountedMax)},
+			Discounts:  int(x.Discounts),
+		}
+	}
+	return out
+}
 
 // node is a prefix of one level.
 type node struct {

@@ -54,6 +54,16 @@
     while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
     return (i === 0 ? b : b.toFixed(b < 10 ? 1 : 0)) + " " + units[i];
   }
+  // appendCells appends to the table row tr a cell for each [text, class]
+  // of cells.
+  function appendCells(tr, cells) {
+    for (const [text, cls] of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      td.className = cls;
+      tr.appendChild(td);
+    }
+  }
   function phiLabel(phi) {
     if (phi === 0) return "min";
     if (phi === 1) return "max";
@@ -341,13 +351,8 @@
       tr.dataset.value = String(a.value);
       tr.dataset.rankMin = a.rankMin;
       tr.dataset.rankMax = a.rankMax;
-      for (const [text, cls] of [[phiLabel(a.phi), ""], [fmtValue(a.value), "num"],
-        [intFmt.format(Number(a.rankMin)), "num"], [intFmt.format(Number(a.rankMax)), "num"]]) {
-        const td = document.createElement("td");
-        td.textContent = text;
-        td.className = cls;
-        tr.appendChild(td);
-      }
+      appendCells(tr, [[phiLabel(a.phi), ""], [fmtValue(a.value), "num"],
+        [intFmt.format(Number(a.rankMin)), "num"], [intFmt.format(Number(a.rankMax)), "num"]]);
       tbody.appendChild(tr);
     }
     const n = Number(q.count);
@@ -372,12 +377,7 @@
         cells.push([range(Number(b.countMin), Number(b.countMax), (n) => intFmt.format(n)), "num"],
           [range(b.sumMin, b.sumMax, num), "num"]);
       }
-      for (const [text, cls] of cells) {
-        const td = document.createElement("td");
-        td.textContent = text;
-        td.className = cls;
-        tr.appendChild(td);
-      }
+      appendCells(tr, cells);
       tbody.appendChild(tr);
     }
     const a = sums[0];
@@ -399,12 +399,7 @@
       else tr.dataset.value = String(it.value);
       tr.dataset.countMin = it.countMin;
       tr.dataset.countMax = it.countMax;
-      for (const [text, cls] of [key, [intFmt.format(lo), "num"], [intFmt.format(hi), "num"]]) {
-        const td = document.createElement("td");
-        td.textContent = text;
-        td.className = cls;
-        tr.appendChild(td);
-      }
+      appendCells(tr, [key, [intFmt.format(lo), "num"], [intFmt.format(hi), "num"]]);
       const td = document.createElement("td");
       const bar = document.createElement("div");
       bar.className = "bar";
@@ -432,13 +427,8 @@
     for (const h of r.hitters) {
       const tr = document.createElement("tr");
       tr.dataset.prefix = h.prefix;
-      for (const [text, cls] of [[h.prefix, "item"], [String(h.level || 0), "num"],
-        [intFmt.format(Number(h.discountedMin)), "num"], [intFmt.format(Number(h.discountedMax)), "num"]]) {
-        const td = document.createElement("td");
-        td.textContent = text;
-        td.className = cls;
-        tr.appendChild(td);
-      }
+      appendCells(tr, [[h.prefix, "item"], [String(h.level || 0), "num"],
+        [intFmt.format(Number(h.discountedMin)), "num"], [intFmt.format(Number(h.discountedMax)), "num"]]);
       tbody.appendChild(tr);
     }
     $("hhh-note").textContent = `Every prefix whose count, less that of the prefixes listed below it, is at least ${(support * 100).toPrecision(3)}% of the ${state.scope === "all" ? "stream" : "window"}, ` +
