@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,29 +15,50 @@ import (
 	"streamd/synth"
 )
 
-// checkExact checks every answer of s's all-history view against the exact
-// answers over values: quantiles over a grid of φ and their reported rank
-// bounds, rank bounds, the count bounds of the most frequent values and of
-// values absent from the stream, and heavy hitters at several supports.
-func checkExact(t *testing.T, s *Stream, values []float64, eps float64) {
+// answers are the queries that an all-history view and a sliding
+// window's snapshot share.
+type answers interface {
+	Count() int64
+	Quantile(phi float64) (v float64, rankMin, rankMax int64)
+	Rank(v float64) (lo, hi int64)
+	Counter
+}
+
+// checkExact checks every answer of s's all-history view, and of its last
+// lastN values, against the exact answers over values: see checkAnswersExact.
+func checkExact(t *testing.T, s *Stream, values []float64, lastN int64, eps float64) {
+	t.Helper()
+	checkAnswersExact(t, s.Name(), s.View(true), values, eps)
+	last, err := s.Last(lastN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAnswersExact(t, s.Name()+" last "+strconv.FormatInt(lastN, 10), last, values[max(0, len(values)-int(lastN)):], eps)
+}
+
+// checkAnswersExact checks the answers of v against the exact answers
+// over values: quantiles over a grid of φ and their reported rank bounds,
+// rank bounds, the count bounds of the most frequent values, of values
+// spread over the range and of values absent from the stream, and heavy
+// hitters at several supports.
+func checkAnswersExact(t *testing.T, name string, v answers, values []float64, eps float64) {
 	t.Helper()
 	rounded := make([]float64, len(values))
 	for i, v := range values {
 		rounded[i] = float64(float32(v))
 	}
 	key := exact.New(rounded)
-	v := s.View(true)
 	if v.Count() != key.N() {
-		t.Fatalf("%s: view counts %d, want %d", s.Name(), v.Count(), key.N())
+		t.Fatalf("%s: counts %d, want %d", name, v.Count(), key.N())
 	}
 	for i := 0; i <= 40; i++ {
 		phi := float64(i) / 40
 		x, lo, hi := v.Quantile(phi)
 		if err := key.CheckQuantile(phi, x, eps, lo, hi); err != nil {
-			t.Fatalf("%s: %v", s.Name(), err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		if lo, hi := v.Rank(x); key.CheckRank(x, lo, hi, eps) != nil {
-			t.Fatalf("%s: %v", s.Name(), key.CheckRank(x, lo, hi, eps))
+			t.Fatalf("%s: %v", name, key.CheckRank(x, lo, hi, eps))
 		}
 	}
 	sorted := key.Sorted()
@@ -50,7 +72,7 @@ func checkExact(t *testing.T, s *Stream, values []float64, eps float64) {
 	for _, x := range ask {
 		lo, hi := v.Frequency(x)
 		if err := key.CheckFrequency(x, lo, hi, eps); err != nil {
-			t.Fatalf("%s: %v", s.Name(), err)
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	for _, support := range []float64{2 * eps, 0.05, 0.2} {
@@ -59,7 +81,7 @@ func checkExact(t *testing.T, s *Stream, values []float64, eps float64) {
 			hh = append(hh, e.Value)
 		}
 		if err := key.CheckHeavyHitters(support, eps, hh); err != nil {
-			t.Fatalf("%s: support %v: %v", s.Name(), support, err)
+			t.Fatalf("%s: support %v: %v", name, support, err)
 		}
 	}
 }
@@ -124,7 +146,7 @@ func TestIdleFlushExactOrders(t *testing.T) {
 						if st := s.Stats(); st.Pending != int64(pending) || st.Count != int64(at) {
 							t.Fatalf("after %d values: count %d, %d pending; want %d pending", at, st.Count, st.Pending, pending)
 						}
-						checkExact(t, s, x[:at], eps)
+						checkExact(t, s, x[:at], defaults.SlidingWindow, eps)
 					}
 				}
 				accept(p, 0, saveAfter)
@@ -152,7 +174,7 @@ func TestIdleFlushExactOrders(t *testing.T) {
 				if st := s.Stats(); st.Pending != int64(pending) || st.Count != int64(m) {
 					t.Fatalf("restored: count %d, %d pending; want %d, %d pending", st.Count, st.Pending, m, pending)
 				}
-				checkExact(t, s, x[:m], eps)
+				checkExact(t, s, x[:m], defaults.SlidingWindow, eps)
 				accept(q, saveAfter, len(chunks))
 			})
 		}

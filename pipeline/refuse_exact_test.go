@@ -87,6 +87,9 @@ func TestBudgetRefusalsLoseNothing(t *testing.T) {
 		if st := s.Stats(); st.Count != int64(len(acked[name])) || st.Summarised+st.Pending != st.Count {
 			t.Fatalf("%s: counts %d (%d summarised, %d pending), Accept acknowledged %d", name, st.Count, st.Summarised, st.Pending, len(acked[name]))
 		}
-		checkExact(t, s, acked[name], eps)
+		// acked holds the values of producers that share a stream in an
+		// order other than the stream's, which all-history answers do not
+		// depend on; last-n answers would.
+		checkAnswersExact(t, name, s.View(true), acked[name], eps)
 	}
 }
