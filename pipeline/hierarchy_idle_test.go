@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"streamd/feed"
 	"streamd/hhh"
+	"streamd/items"
 	"streamd/summary"
 )
 
@@ -26,7 +29,15 @@ func TestHierarchyIdleFlush(t *testing.T) {
 	var shrunk int64
 	at := 0
 	for _, k := range []int{300, 2500, 700, 5000, 11500} {
-		acceptItemsAt(t, p, "addrs", list[at:at+k], 200, time.Time{})
+		for i := at; i < at+k; i += 200 {
+			var b items.Batch
+			for _, x := range list[i:min(i+200, at+k)] {
+				b.AppendString(x)
+			}
+			if err := acceptItemBatch(context.Background(), p, feed.Local, "addrs", &b, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		at += k
 		waitIdle(t, p)
 		shrunk += sweepQuiet(p, clock, time.Minute).Shrunk
