@@ -252,7 +252,13 @@ func (s *Stream) correlated(answer func(*corrsum.Summary) (corrsum.Answer, error
 	if err != nil {
 		return PairAnswer{}, err
 	}
+	// The summary merges its parts into a cache for the first answer
+	// after a change: measured again, so that the budget charges it.
+	held := v.Bytes()
 	a, err := answer(v)
+	if v.Bytes() != held {
+		s.mem.Summaries(s.summaryBytes())
+	}
 	if err != nil {
 		return PairAnswer{}, err
 	}

@@ -368,7 +368,7 @@ func TestPairsHugeKeepAccepted(t *testing.T) {
 // stream does and is charged what it holds, so a budget that holds one
 // pair stream at its bounds holds many small ones; a batch whose growth
 // the budget cannot hold is refused whole, and every pair accepted is
-// still counted.
+// still counted and answered within ε; what the answers cache is charged.
 func TestPairStreamsChargeWhatTheyHold(t *testing.T) {
 	cfg := summary.Config{Pairs: true, Epsilon: 0.01, WindowSize: 1024, SlidingWindow: 4096}
 	fp := StreamFootprint(cfg)
@@ -425,11 +425,32 @@ func TestPairStreamsChargeWhatTheyHold(t *testing.T) {
 	if got := s.PairTotals().Count; got != int64(100+accepted) {
 		t.Errorf("small0 counts %d pairs, want %d", got, 100+accepted)
 	}
+	// The pairs accepted, and none of the refused batch, answer within ε.
+	held := pairs(100)
+	x, y := held.X, held.Y
+	for range accepted / cfg.WindowSize {
+		b := pairs(cfg.WindowSize)
+		x, y = append(x, b.X...), append(y, b.Y...)
+	}
+	for _, q := range pairQueries() {
+		a, err := s.Correlated(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPairAnswer(t, x, y, a)
+	}
+	for _, c := range []float64{-1, 0, 17, 500.5, float64(cfg.WindowSize)} {
+		a, err := s.CorrelatedAt(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPairAnswer(t, x, y, a)
+	}
 	s.mu.Lock()
-	held := s.summaryBytes()
+	holds := s.summaryBytes()
 	s.mu.Unlock()
-	if st := s.Stats(); st.Memory != fp.Reserve+max(held-fp.Summaries, 0) {
-		t.Errorf("small0 charged %d, want its reserve %d and what it holds past its share (%d)", st.Memory, fp.Reserve, held)
+	if st := s.Stats(); st.Memory != fp.Reserve+max(holds-fp.Summaries, 0) {
+		t.Errorf("small0 charged %d, want its reserve %d and what it holds past its share (%d)", st.Memory, fp.Reserve, holds)
 	}
 	// The refused batch charged nothing; what was charged before it was
 	// within the limit but for the summary's growth past its window's
