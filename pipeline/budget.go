@@ -54,6 +54,16 @@ func recentNamesLimit(window int, retain int64) int64 {
 	return min((retain+int64(window))*(items.MaxLen+16), maxRecentNames)
 }
 
+// footprint is StreamFootprint(*cfg), worked out once for the streams that
+// share the pipeline's defaults (sharedConfig): measuring builds a sliding
+// window, which would cost every new stream as much again.
+func (p *Pipeline) footprint(cfg *summary.Config) membudget.Footprint {
+	if cfg == &p.cfg.Defaults {
+		return p.defaultFootprint
+	}
+	return StreamFootprint(*cfg)
+}
+
 // StreamFootprint returns what a stream of cfg is charged against the
 // pipeline's memory budget (see streamd/internal/membudget): a stream
 // costs what it holds. With W the window size, N the sliding window, v = 4

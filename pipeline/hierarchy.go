@@ -174,7 +174,7 @@ func (s *Stream) levelStreams() []*Stream {
 func (p *Pipeline) openLevels(s *Stream) error {
 	levels := s.levelStreams()
 	for i, lvl := range levels {
-		mem, err := p.mem.Open(StreamFootprint(*lvl.cfg))
+		mem, err := p.mem.Open(p.footprint(lvl.cfg))
 		if err != nil {
 			for _, l := range levels[:i] {
 				l.mem.Close()

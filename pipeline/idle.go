@@ -187,13 +187,11 @@ func (p *Pipeline) sweepIdle(ctx context.Context) IdleStats {
 // streamPage sets sw.page to the streams of the next page of names after
 // after, and returns the last name and whether more may follow.
 func (p *Pipeline) streamPage(sw *sweeper, after string) (string, bool) {
-	p.rlockIndexed()
-	defer p.mu.RUnlock()
-	sw.names = p.names.appendPage(sw.names[:0], after, "", sweepPage)
+	sw.names = p.streams.page(sw.names[:0], after, "", sweepPage)
 	clear(sw.page)
 	sw.page = sw.page[:0]
 	for _, name := range sw.names {
-		if s := p.streams[name]; s != nil {
+		if s := p.streams.get(name); s != nil {
 			sw.page = append(sw.page, s)
 		}
 	}

@@ -17,14 +17,51 @@ import (
 func checkIndex(t *testing.T, x *nameIndex, want []string) {
 	t.Helper()
 	var all []string
+	if len(x.lasts) != len(x.blocks) || len(x.lastKeys) != len(x.blocks) {
+		t.Fatalf("%d blocks, %d last names, %d last keys", len(x.blocks), len(x.lasts), len(x.lastKeys))
+	}
 	for i, blk := range x.blocks {
-		if len(blk) == 0 || len(blk) > maxBlock || !slices.IsSorted(blk) {
-			t.Fatalf("block %d of %d names: %v", i, len(blk), blk)
+		names := blk.names
+		if len(names) == 0 || len(names) > maxBlock || !slices.IsSorted(names) || len(blk.keys) != len(names) {
+			t.Fatalf("block %d of %d names, %d keys: %v", i, len(names), len(blk.keys), names)
 		}
-		all = append(all, blk...)
+		for j, name := range names {
+			if blk.keys[j] != keyOf(name) {
+				t.Fatalf("block %d: key of %q is %x, want %x", i, name, blk.keys[j], keyOf(name))
+			}
+		}
+		if x.lasts[i] != names[len(names)-1] || x.lastKeys[i] != keyOf(x.lasts[i]) {
+			t.Fatalf("block %d ends with %q, recorded %q", i, names[len(names)-1], x.lasts[i])
+		}
+		all = append(all, names...)
 	}
 	if x.n != len(want) || !slices.Equal(all, want) || len(slices.Compact(slices.Clone(all))) != len(all) {
 		t.Fatalf("index counts %d and holds %d names, want %d", x.n, len(all), len(want))
+	}
+}
+
+// TestNameKeyOrder checks that names whose keys differ compare as their
+// keys do, for names that differ early, late, in length, and by zero
+// bytes.
+func TestNameKeyOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alphabet := "\x00\x01az~\xff"
+	name := func() string {
+		b := make([]byte, r.IntN(20))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 100000 {
+		a, b := name(), name()
+		ka, kb := keyOf(a), keyOf(b)
+		if got := before(ka, a, kb, b); got != (a < b) {
+			t.Fatalf("before(%q, %q) = %v", a, b, got)
+		}
+		if ka != kb && (ka[0] < kb[0] || ka[0] == kb[0] && ka[1] < kb[1]) != (a < b) {
+			t.Fatalf("keys of %q and %q order them wrong", a, b)
+		}
 	}
 }
 
@@ -43,7 +80,18 @@ func refPage(names []string, after, prefix string, n int) []string {
 // blocks, and checks the index and its pages against a sorted list.
 func TestNameIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	name := func() string { return fmt.Sprintf("s%d.%d", r.IntN(40), r.IntN(200)) }
+	// Short names differ in their keys; long ones share their first 16
+	// bytes, and a name and itself with a zero byte after have one key:
+	// searches then compare the names themselves.
+	name := func() string {
+		switch r.IntN(4) {
+		case 0:
+			return fmt.Sprintf("customer.region-1.s%d.%d", r.IntN(40), r.IntN(200))
+		case 1:
+			return fmt.Sprintf("s%d.%d\x00", r.IntN(40), r.IntN(200))
+		}
+		return fmt.Sprintf("s%d.%d", r.IntN(40), r.IntN(200))
+	}
 	var x nameIndex
 	var want []string
 	for step := range 20000 {
@@ -218,5 +266,26 @@ func BenchmarkNames(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkNameIndexAdd measures adding a name to the index of a million,
+// in random order, as streams are created: an op is one add.
+func BenchmarkNameIndexAdd(b *testing.B) {
+	const n = 1 << 20
+	names := make([]string, n)
+	for i, j := range rand.New(rand.NewPCG(1, 2)).Perm(n) {
+		names[i] = fmt.Sprintf("host%07d.cpu", j)
+	}
+	var x nameIndex
+	i := 0
+	for b.Loop() {
+		if i == n {
+			b.StopTimer()
+			x, i = nameIndex{}, 0
+			b.StartTimer()
+		}
+		x.add(names[i])
+		i++
 	}
 }

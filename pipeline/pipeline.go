@@ -135,19 +135,17 @@ type Config struct {
 type Pipeline struct {
 	cfg Config
 
-	mu      sync.RWMutex
-	streams map[string]*Stream
-	// names indexes the names of streams in order, for pages of them. It
-	// follows Create and Delete; Restore replaces streams whole, before
-	// Open, which indexes them again (as does a page that finds the counts
-	// differ).
-	names  nameIndex
-	closed atomic.Bool // set by Close, under mu; read by accepts without it
+	streams *streamTable
+	closed  atomic.Bool // set by Close; read by accepts and creations without a lock
+
+	mu      sync.Mutex // guards deleted
+	deleted []string   // names deleted since the last snapshot saved (snapshot.go); nil before one
 
 	rejectMu sync.Mutex
 	rejected map[feed.Reason]uint64
 
-	mem *membudget.Budget
+	mem              *membudget.Budget
+	defaultFootprint membudget.Footprint // StreamFootprint(cfg.Defaults)
 
 	sendMu  sync.RWMutex // guards sending on full against its closing
 	full    chan fullWindow
@@ -166,8 +164,6 @@ type Pipeline struct {
 	itemKey  items.Key
 	itemHash items.Hash // SipHash under itemKey
 	itemBufs sync.Pool  // of *itemBuf
-
-	deleted []string // names deleted since the last snapshot saved (snapshot.go), under mu; nil before one
 
 	// Counters for metrics.
 	windowsSorted atomic.Int64
@@ -218,7 +214,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p := &Pipeline{
 		cfg:      cfg,
-		streams:  make(map[string]*Stream),
+		streams:  newStreamTable(),
 		rejected: make(map[feed.Reason]uint64),
 		mem:      membudget.New(cfg.MaxMemory),
 		full:     make(chan fullWindow, cfg.Queue),
@@ -227,6 +223,7 @@ func New(cfg Config) (*Pipeline, error) {
 		itemKey:  cfg.ItemKey,
 		itemHash: items.SipHash(cfg.ItemKey),
 	}
+	p.defaultFootprint = StreamFootprint(p.cfg.Defaults)
 	// Windows are filled in place in the sorter's upload memory when it
 	// lends some (the GPU back-ends: no host copy before the upload).
 	if st, ok := cfg.Sorter.(gpusort.Stager); ok {
@@ -256,9 +253,6 @@ func (p *Pipeline) Open(ctx context.Context) error {
 			p.cfg.Logger.Warn("calibrate sorter", "sorter", p.cfg.Sorter.Name(), "err", err)
 		}
 	}
-	p.mu.Lock()
-	p.reindex()
-	p.mu.Unlock()
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	packer := window.Packer[*part]{In: p.full, Out: p.batches, Linger: p.cfg.Linger}
 	p.wg.Go(func() {
@@ -282,13 +276,13 @@ func (p *Pipeline) Open(ctx context.Context) error {
 // of the accepts that succeeded. If ctx ends first, Close abandons the
 // windows in flight and returns ctx's error.
 func (p *Pipeline) Close(ctx context.Context) error {
-	p.mu.Lock()
-	if p.closed.Load() {
-		p.mu.Unlock()
+	if !p.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	p.closed.Store(true)
-	p.mu.Unlock()
+	// Creations check closed under their shard's lock: once each shard's
+	// lock has been taken, none creates a stream.
+	p.streams.lockAll()
+	p.streams.unlockAll()
 	p.stopSweeper()
 	p.mem.Close()
 	// Accepts hold sendMu's read lock from their check of closed until
@@ -354,9 +348,7 @@ func (p *Pipeline) sortLoop(ctx context.Context) {
 
 // Stream returns the named stream.
 func (p *Pipeline) Stream(name string) (*Stream, error) {
-	p.mu.RLock()
-	s := p.streams[name]
-	p.mu.RUnlock()
+	s := p.streams.get(name)
 	if s == nil {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
@@ -391,10 +383,7 @@ func (p *Pipeline) Create(name string, cfg summary.Config) (*Stream, error) {
 
 // getOrCreate returns the named stream, creating it with cfg if needed.
 func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, error) {
-	p.mu.RLock()
-	old := p.streams[name]
-	p.mu.RUnlock()
-	if old != nil {
+	if old := p.streams.get(name); old != nil {
 		return old, false, nil
 	}
 	if err := feed.ValidName(name); err != nil {
@@ -405,52 +394,55 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		return nil, false, err
 	}
 	// What the stream is charged is worked out (a sliding window made to
-	// measure it) before the pipeline's lock, which every Accept shares.
-	fp := StreamFootprint(*s.cfg)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if old := p.streams[name]; old != nil {
+	// measure it) before its shard's lock, which the shard's lookups share.
+	fp := p.footprint(s.cfg)
+	sh := p.streams.shard(name)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if old := sh.m[name]; old != nil {
 		return old, false, nil
 	}
 	if p.closed.Load() {
 		return nil, false, ErrClosed
 	}
-	if len(p.streams) >= p.cfg.MaxStreams {
+	if !p.streams.reserve(p.cfg.MaxStreams) {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
 	mem, err := p.mem.Open(fp)
 	if err != nil {
+		p.streams.unreserve()
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
 	s.mem = mem
 	if err := p.openLevels(s); err != nil {
 		mem.Close()
+		p.streams.unreserve()
 		return nil, false, err
 	}
-	p.streams[name] = s
-	p.names.add(name)
+	p.streams.putLocked(name, s)
 	return s, true, nil
 }
 
 // Delete removes a stream. Windows of it still being sorted are dropped
 // when they come back.
 func (p *Pipeline) Delete(name string) error {
-	p.mu.Lock()
-	s := p.streams[name]
+	sh := p.streams.shard(name)
+	sh.mu.Lock()
+	s := p.streams.deleteLocked(name)
 	if s == nil {
-		p.mu.Unlock()
+		sh.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
+	p.mu.Lock()
 	if p.deleted != nil { // a snapshot was saved: the next delta deletes it
 		p.deleted = append(p.deleted, name)
 	}
+	p.mu.Unlock()
 	s.mem.Close()
 	for _, lvl := range s.levelStreams() {
 		lvl.mem.Close()
 	}
-	delete(p.streams, name)
-	p.names.remove(name)
-	p.mu.Unlock()
+	sh.mu.Unlock()
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {
 		lvl.release(&p.buffers)
@@ -460,15 +452,7 @@ func (p *Pipeline) Delete(name string) error {
 
 // List returns the streams' names, sorted. It costs O(N) for N streams;
 // Names returns a page of them.
-func (p *Pipeline) List() []string {
-	p.rlockIndexed()
-	defer p.mu.RUnlock()
-	names := make([]string, 0, p.names.n)
-	for _, blk := range p.names.blocks {
-		names = append(names, blk...)
-	}
-	return names
-}
+func (p *Pipeline) List() []string { return p.streams.list() }
 
 // Names returns the names of streams that come after the name after (""
 // for the first) and start with prefix, in increasing order, at most n of
@@ -477,42 +461,11 @@ func (p *Pipeline) List() []string {
 // created before it and none deleted before it. Hierarchy streams' levels
 // are no streams of the pipeline: they are not named.
 func (p *Pipeline) Names(after, prefix string, n int) []string {
-	p.rlockIndexed()
-	defer p.mu.RUnlock()
-	return p.names.appendPage(nil, after, prefix, n)
-}
-
-// rlockIndexed read-locks mu, having indexed the streams' names again if
-// the index does not count as many as there are streams: Restore replaced
-// them.
-func (p *Pipeline) rlockIndexed() {
-	p.mu.RLock()
-	if p.names.n == len(p.streams) {
-		return
-	}
-	p.mu.RUnlock()
-	p.mu.Lock()
-	p.reindex()
-	p.mu.Unlock()
-	p.mu.RLock()
-}
-
-// reindex indexes the streams' names again, in O(N log N); mu must be
-// held.
-func (p *Pipeline) reindex() {
-	names := make([]string, 0, len(p.streams))
-	for n := range p.streams {
-		names = append(names, n)
-	}
-	p.names = newNameIndex(names)
+	return p.streams.page(nil, after, prefix, n)
 }
 
 // Len reports the number of streams.
-func (p *Pipeline) Len() int {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return len(p.streams)
-}
+func (p *Pipeline) Len() int { return p.streams.len() }
 
 // Accept adds the payload of b to its stream and returns how many values,
 // items or pairs it accepted: every later query counts them. It creates
@@ -650,11 +603,7 @@ func (p *Pipeline) valueStream(b *feed.Batch) (*Stream, error) {
 }
 
 // lookup returns the named stream, or nil.
-func (p *Pipeline) lookup(name string) *Stream {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.streams[name]
-}
+func (p *Pipeline) lookup(name string) *Stream { return p.streams.get(name) }
 
 // sendPending queues s's full windows not yet sent to the sorter: those
 // restored or left unsent by a cancelled Accept.

@@ -145,6 +145,9 @@ func (sv *Saved) Commit() {
 		s.mu.Unlock()
 	}
 	p := sv.p
+	// No stream is deleted from here on until Delete records deletions.
+	p.streams.rlockAll()
+	defer p.streams.runlockAll()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.deleted = p.deleted[sv.deleted:]
@@ -154,7 +157,7 @@ func (sv *Saved) Commit() {
 	// A stream deleted while sv was written, maybe before Delete recorded
 	// deletions, is deleted by the next delta.
 	for _, s := range sv.tops {
-		if p.streams[s.name] != s {
+		if p.streams.getLocked(s.name) != s {
 			p.deleted = append(p.deleted, s.name)
 		}
 	}
@@ -183,13 +186,12 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 	buf.b = append(buf.b, p.itemKey[:]...)
 	buf.b = appendRejects(buf.b, p.Rejected())
 	// The streams and the names deleted at one cut.
-	p.mu.RLock()
-	streams := make([]*Stream, 0, len(p.streams))
-	for _, s := range p.streams {
-		streams = append(streams, s)
-	}
+	p.streams.rlockAll()
+	streams := p.streams.allLocked()
+	p.mu.Lock()
 	deleted := p.deleted
-	p.mu.RUnlock()
+	p.mu.Unlock()
+	p.streams.runlockAll()
 	sv.deleted = len(deleted)
 	if delta {
 		buf.b = binary.AppendUvarint(buf.b, uint64(len(deleted)))
@@ -255,15 +257,7 @@ type encodeBuf struct {
 }
 
 // all returns every stream.
-func (p *Pipeline) all() []*Stream {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	streams := make([]*Stream, 0, len(p.streams))
-	for _, s := range p.streams {
-		streams = append(streams, s)
-	}
-	return streams
-}
+func (p *Pipeline) all() []*Stream { return p.streams.all() }
 
 // appendRejects appends the counts of m, sorted by reason, so that equal
 // states encode alike.
@@ -700,7 +694,7 @@ func (p *Pipeline) Restore(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
-			x.mem = p.mem.Restore(StreamFootprint(*x.cfg))
+			x.mem = p.mem.Restore(p.footprint(x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -712,17 +706,17 @@ func (p *Pipeline) Restore(data []byte) error {
 	for _, s := range streams {
 		s.markSaved() // what is restored is saved
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.deleted = []string{} // deletions count from the state restored
-	for _, s := range p.streams {
+	p.streams.lockAll()
+	defer p.streams.unlockAll()
+	for _, s := range p.streams.replaceLocked(streams) {
 		s.mem.Close()
 		for _, lvl := range s.levelStreams() {
 			lvl.mem.Close()
 		}
 	}
-	p.streams = streams
-	p.reindex()
+	p.mu.Lock()
+	p.deleted = []string{} // deletions count from the state restored
+	p.mu.Unlock()
 	p.itemKey, p.itemHash = key, hash
 	p.rejectMu.Lock()
 	p.rejected = rejected
@@ -783,7 +777,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range s.withLevels() {
-			x.mem = p.mem.Restore(StreamFootprint(*x.cfg))
+			x.mem = p.mem.Restore(p.footprint(x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -793,20 +787,18 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 		}
 		s.markSaved()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.streams.lockAll()
+	defer p.streams.unlockAll()
 	// The name index follows the map name by name: a chain of deltas
 	// restores in time that follows their changes, not the stream count.
 	drop := func(name string) {
-		if s := p.streams[name]; s != nil {
+		if s := p.streams.deleteLocked(name); s != nil {
 			// Its full windows were never sent (the pipeline is not open):
 			// done with them, as Delete is, its charges come back.
 			for _, x := range s.withLevels() {
 				x.mem.Close()
 				x.release(&p.buffers)
 			}
-			delete(p.streams, name)
-			p.names.remove(name)
 		}
 	}
 	for _, name := range deleted {
@@ -814,9 +806,9 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for name, s := range streams {
 		drop(name)
-		p.streams[name] = s
-		p.names.add(name)
+		p.streams.putLocked(name, s)
 	}
+	p.streams.recountLocked()
 	p.rejectMu.Lock()
 	p.rejected = rejected
 	p.rejectMu.Unlock()

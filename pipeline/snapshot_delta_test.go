@@ -328,9 +328,9 @@ func TestDeleteWhileSaving(t *testing.T) {
 	if err := p.Delete("c"); err != nil {
 		t.Fatal(err)
 	}
-	p.mu.RLock()
+	p.mu.Lock()
 	kept := p.deleted
-	p.mu.RUnlock()
+	p.mu.Unlock()
 	if kept != nil {
 		t.Fatalf("deleted names %q kept with no snapshot saved", kept)
 	}

@@ -1,0 +1,221 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"streamd/feed"
+	"streamd/gpusort"
+	"streamd/items"
+	"streamd/summary"
+)
+
+// TestStreamLimitConcurrent creates streams from many goroutines at once
+// against a limit: exactly the limit is created, the rest refused, and
+// every count and listing agrees, though creations in different shards do
+// not share a lock.
+func TestStreamLimitConcurrent(t *testing.T) {
+	const limit, workers, each = 100, 8, 40
+	p := open(t, Config{Sorter: gpusort.NewCPU(0), MaxStreams: limit})
+	ctx := context.Background()
+	var created, refused atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("w%d-%d", w, i), []float64{float64(i)}, time.Time{})
+				switch {
+				case err == nil:
+					created.Add(1)
+				case errors.Is(err, feed.ErrStreamLimit):
+					refused.Add(1)
+				default:
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if created.Load() != limit || refused.Load() != workers*each-limit {
+		t.Fatalf("created %d, refused %d; want %d and %d", created.Load(), refused.Load(), limit, workers*each-limit)
+	}
+	names := p.List()
+	if p.Len() != limit || len(names) != limit || !slices.IsSorted(names) {
+		t.Fatalf("Len %d, List %d names (sorted %v), want %d", p.Len(), len(names), slices.IsSorted(names), limit)
+	}
+	for _, name := range names {
+		if p.lookup(name) == nil {
+			t.Fatalf("listed stream %q not found", name)
+		}
+	}
+	// A deletion gives its place back.
+	if err := p.Delete(names[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := acceptValues(ctx, p, feed.Local, "after-delete", []float64{1}, time.Time{}); err != nil {
+		t.Fatalf("a stream after a deletion: %v", err)
+	}
+}
+
+// TestNamesFollowCreateDelete creates and deletes streams from several
+// goroutines while others page through the names and look streams up.
+// Every page is sorted and names no stream twice; a stream a goroutine
+// holds (created and not yet deleted by it) is on every page that covers
+// its name; and at the end the index, the count and the map all name the
+// same streams.
+func TestNamesFollowCreateDelete(t *testing.T) {
+	const workers, rounds = 4, 300
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
+	ctx := context.Background()
+	// Each worker holds a stream "pinned-w" for the whole test: every page
+	// must name it.
+	for w := range workers {
+		if err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("pinned-%d", w), []float64{1}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var live [workers]map[string]bool
+	done := make(chan struct{})
+	var readers, writers sync.WaitGroup
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				var all []string
+				after := ""
+				for {
+					page := p.Names(after, "", 37)
+					all = append(all, page...)
+					if len(page) < 37 {
+						break
+					}
+					after = page[len(page)-1]
+				}
+				if !slices.IsSorted(all) || len(slices.Compact(slices.Clone(all))) != len(all) {
+					t.Error("pages not in strictly increasing order")
+					return
+				}
+				for w := range workers {
+					if _, ok := slices.BinarySearch(all, fmt.Sprintf("pinned-%d", w)); !ok {
+						t.Errorf("pages miss pinned-%d", w)
+						return
+					}
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	for w := range workers {
+		live[w] = make(map[string]bool)
+		writers.Go(func() {
+			for i := range rounds {
+				name := fmt.Sprintf("s%d-%d", w, i%17)
+				if live[w][name] {
+					if err := p.Delete(name); err != nil {
+						t.Error(err)
+						return
+					}
+					delete(live[w], name)
+					continue
+				}
+				if err := acceptValues(ctx, p, feed.Local, name, []float64{float64(i)}, time.Time{}); err != nil {
+					t.Error(err)
+					return
+				}
+				live[w][name] = true
+			}
+		})
+	}
+	writers.Wait()
+	close(done)
+	readers.Wait()
+	var want []string
+	for w := range workers {
+		want = append(want, fmt.Sprintf("pinned-%d", w))
+		for name := range live[w] {
+			want = append(want, name)
+		}
+	}
+	slices.Sort(want)
+	if got := p.List(); !slices.Equal(got, want) {
+		t.Fatalf("List %q, want %q", got, want)
+	}
+	if p.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", p.Len(), len(want))
+	}
+	if got := p.all(); len(got) != len(want) {
+		t.Fatalf("%d streams in the map, want %d", len(got), len(want))
+	}
+}
+
+// BenchmarkCreateStreams measures creating streams from every core at
+// once, each with its first small batch, as a million thin streams
+// arrive: an op is one new stream.
+func BenchmarkCreateStreams(b *testing.B) {
+	p, err := New(Config{Sorter: gpusort.NewCPU(0), MaxMemory: 64 << 30, MaxStreams: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := p.Open(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close(ctx)
+	vals, m, _ := feed.AppendFloat32(nil, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			name := fmt.Sprintf("host%09d.cpu", next.Add(1))
+			if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Float32: vals, Moments: m}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// TestSameConfig checks sameConfig against reflect.DeepEqual for a change
+// of each field of summary.Config in turn, found by reflection, so that a
+// field added to it and forgotten by sameConfig fails here rather than
+// letting a stream share the defaults it differs from.
+func TestSameConfig(t *testing.T) {
+	base := summary.Config{}.WithDefaults()
+	if !sameConfig(base, base) {
+		t.Fatal("a config differs from itself")
+	}
+	typ := reflect.TypeFor[summary.Config]()
+	for i := range typ.NumField() {
+		changed := base
+		f := reflect.ValueOf(&changed).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Float64:
+			f.SetFloat(f.Float() + 0.5)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(f.Int() + 1)
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		case reflect.Func:
+			f.Set(reflect.ValueOf(items.SipHash(items.Key{1})))
+		default:
+			t.Fatalf("field %s of kind %s: teach this test and sameConfig to compare it", typ.Field(i).Name, f.Kind())
+		}
+		if sameConfig(changed, base) || sameConfig(base, changed) {
+			t.Errorf("a change of %s goes unseen", typ.Field(i).Name)
+		}
+	}
+}
