@@ -28,9 +28,6 @@ const (
 	// readBufferSize is the size of the read buffer of a connection.
 	readBufferSize = 64 << 10
 
-	// maxInterned is the most stream names a decoder keeps as strings.
-	maxInterned = 1024
-
 	// batchItemBytes is the most item bytes handed to Sink.Accept at
 	// once (beside at most batchLen items).
 	batchItemBytes = 4 << 20
@@ -143,16 +140,16 @@ type batch struct {
 	ctx       context.Context
 	sink      Sink
 	stream    string
-	lineItems bool              // the line protocol reads stream's tokens as items
-	vals      []float64         // len ≤ batchLen; grows as needed
-	f32       []float32         // len ≤ batchLen; clean
-	px, py    []float64         // pairs, len ≤ batchLen; cleaned by flush
-	moments   feed.Moments      // of f32
-	list      items.Batch       // items; a batch holds one kind of payload
-	names     map[string]string // interned stream names
-	err       error             // the first error of Accept; the batch is dead
-	rejects   []pendingReject   // rejects of stream, counted by flush (reject)
-	fb        feed.Batch        // handed to Accept
+	lineItems bool            // the line protocol reads stream's tokens as items (set by the line decoder)
+	vals      []float64       // len ≤ batchLen; grows as needed
+	f32       []float32       // len ≤ batchLen; clean
+	px, py    []float64       // pairs, len ≤ batchLen; cleaned by flush
+	moments   feed.Moments    // of f32
+	list      items.Batch     // items; a batch holds one kind of payload
+	names     interner        // stream names as strings
+	err       error           // the first error of Accept; the batch is dead
+	rejects   []pendingReject // rejects of stream, counted by flush (reject)
+	fb        feed.Batch      // handed to Accept
 }
 
 // A pendingReject is n inputs of a batch's stream rejected for reason.
@@ -218,16 +215,7 @@ func (b *batch) setStream(name []byte) error {
 	if err := b.flush(); err != nil {
 		return err
 	}
-	s, ok := b.names[string(name)]
-	if !ok {
-		if b.names == nil || len(b.names) >= maxInterned {
-			b.names = make(map[string]string)
-		}
-		s = string(name)
-		b.names[s] = s
-	}
-	b.stream = s
-	b.lineItems = b.sink.IsItemStream(s)
+	b.stream = b.names.intern(name)
 	return nil
 }
 

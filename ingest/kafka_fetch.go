@@ -23,12 +23,12 @@ type partitionConsumer struct {
 	log   *slog.Logger
 
 	// Delivery state, used by the delivering goroutine only.
-	format  Format            // the topic's default format
-	names   map[string]string // interned stream names
-	vals    []float64         // values of the unit being delivered
-	list    items.Batch       // or its items
-	px, py  []float64         // or its pairs
-	rejects []unitReject      // the rejects of the unit (reject)
+	format  Format       // the topic's default format
+	names   interner     // stream names as strings
+	vals    []float64    // values of the unit being delivered
+	list    items.Batch  // or its items
+	px, py  []float64    // or its pairs
+	rejects []unitReject // the rejects of the unit (reject)
 }
 
 // A unitReject is n inputs of stream rejected for reason.
@@ -393,16 +393,8 @@ func (p *partitionConsumer) streamName(m *kafka.Message) (name string, ok bool) 
 	if p.c.StreamFromTopic || len(m.Key) == 0 {
 		return p.tp.Topic, feed.IsValidName(p.tp.Topic)
 	}
-	if s, ok := p.names[string(m.Key)]; ok {
-		return s, true
-	}
 	if !feed.IsValidName(m.Key) {
 		return "", false
 	}
-	if p.names == nil || len(p.names) >= maxInterned {
-		p.names = make(map[string]string)
-	}
-	s := string(m.Key)
-	p.names[s] = s
-	return s, true
+	return p.names.intern(m.Key), true
 }

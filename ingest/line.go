@@ -45,7 +45,7 @@ func (d *lineDecoder) run() error {
 			}
 			// Meanwhile the stream may be created, or deleted and
 			// created again, of the other kind: the next line looks
-			// up whether it takes items (setStream).
+			// up whether it takes items.
 			d.b.stream = ""
 		}
 		chunk, err := d.br.ReadSlice('\n')
@@ -139,6 +139,9 @@ func (d *lineDecoder) line(line []byte) error {
 		if err := d.b.setStream(name); err != nil {
 			return err
 		}
+		// Only a line says nothing of its kind: a frame's type does, so
+		// the frame decoder does not look the stream up here.
+		d.b.lineItems = d.b.sink.IsItemStream(d.b.stream)
 	}
 	if d.b.lineItems {
 		return d.items(line, j)
