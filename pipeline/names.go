@@ -163,36 +163,46 @@ func (x *nameIndex) remove(name string) {
 	x.setLast(b)
 }
 
+// start returns the position of the first name after the name after (""
+// for none) that is not before prefix: the first a page after after of
+// names starting with prefix can hold.
+func (x *nameIndex) start(after, prefix string) (b, i int) {
+	if prefix > after {
+		b, i, _ = x.search(prefix, keyOf(prefix)) // the first name ≥ prefix
+		return b, i
+	}
+	b, i, found := x.search(after, keyOf(after))
+	if found {
+		i++ // the first name > after
+	}
+	return b, i
+}
+
+// next returns the name at position (b, i), whether there is one, and the
+// position after it. Positions are those of start; i may be the length of
+// its block.
+func (x *nameIndex) next(b, i int) (name string, nb, ni int, ok bool) {
+	for b < len(x.blocks) && i >= len(x.blocks[b].names) {
+		b, i = b+1, 0
+	}
+	if b == len(x.blocks) {
+		return "", b, i, false
+	}
+	return x.blocks[b].names[i], b, i + 1, true
+}
+
 // appendPage appends to dst the names after the name after ("" for
 // none), in increasing order, that start with prefix, at most n of them,
 // and returns dst. It costs O(log N + n) for N names.
 func (x *nameIndex) appendPage(dst []string, after, prefix string, n int) []string {
-	var b, i int
-	if prefix > after {
-		b, i, _ = x.search(prefix, keyOf(prefix)) // the first name ≥ prefix
-	} else {
-		var found bool
-		if b, i, found = x.search(after, keyOf(after)); found {
-			i++ // the first name > after
+	b, i := x.start(after, prefix)
+	for ; n > 0; n-- {
+		name, nb, ni, ok := x.next(b, i)
+		if !ok || !strings.HasPrefix(name, prefix) {
+			break
 		}
-	}
-	for ; b < len(x.blocks) && n > 0; b, i = b+1, 0 {
-		for _, name := range x.blocks[b].names[i:] {
-			if n == 0 || !strings.HasPrefix(name, prefix) {
-				return dst
-			}
-			dst = append(dst, name)
-			n--
-		}
-	}
-	return dst
-}
-
-// appendAll appends every name to dst, in increasing order, and returns
-// dst.
-func (x *nameIndex) appendAll(dst []string) []string {
-	for _, blk := range x.blocks {
-		dst = append(dst, blk.names...)
+		dst = append(dst, name)
+		b, i = nb, ni
 	}
 	return dst
 }

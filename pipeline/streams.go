@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"container/heap"
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -14,30 +16,28 @@ const streamShards = 64
 // A streamTable maps names to streams, and keeps the names in order for
 // pages of them.
 //
-// The map is split into shards by a hash of the name, each under its own
-// lock, so that every accept's lookup takes a read lock no other shard's
-// creation holds, and no one lock's counter bounces between all cores.
-// The ordered index has a lock of its own. A creation or deletion changes
-// the index while it holds its shard's lock, so the index always names the
-// streams of the map as of the last change done: a page never names a
-// stream deleted before it, nor misses one created before it.
+// The streams are split into shards by a hash of the name, each with its
+// map and its ordered name index under its own lock, so that a creation
+// or a deletion stalls only its shard, and no one lock's counter bounces
+// between all cores as every accept looks its stream up. A page of names
+// merges the shards' indexes, read-locking them all: it sees every stream
+// created before it and none deleted before it.
 //
-// Locks are taken in this order: shards (in increasing index), namesMu,
-// then Pipeline.mu.
+// Locks are taken in this order: shards (in increasing index), then
+// Pipeline.mu.
 type streamTable struct {
 	seed   maphash.Seed
 	shards [streamShards]streamShard
 	count  atomic.Int64 // streams in the map, or reserved by a creation under way
-
-	namesMu sync.RWMutex
-	names   nameIndex
 }
 
-// A streamShard is one shard of a streamTable: its streams under its lock.
+// A streamShard is one shard of a streamTable: its streams and their
+// names in order, under its lock.
 type streamShard struct {
-	mu sync.RWMutex
-	m  map[string]*Stream
-	_  [96]byte // keeps neighbouring shards' locks off one cache line
+	mu    sync.RWMutex
+	m     map[string]*Stream
+	names nameIndex
+	_     [64]byte // keeps neighbouring shards' locks off one cache line
 }
 
 // newStreamTable returns an empty table.
@@ -51,7 +51,12 @@ func newStreamTable() *streamTable {
 
 // shard returns the shard of name.
 func (t *streamTable) shard(name string) *streamShard {
-	return &t.shards[maphash.String(t.seed, name)%streamShards]
+	return &t.shards[t.shardOf(name)]
+}
+
+// shardOf returns the index of the shard of name.
+func (t *streamTable) shardOf(name string) int {
+	return int(maphash.String(t.seed, name) % streamShards)
 }
 
 // get returns the named stream, or nil.
@@ -90,10 +95,9 @@ func (t *streamTable) unreserve() { t.count.Add(-1) }
 // name's shard's lock, or all of them, and has counted s (reserve, or
 // recountLocked after).
 func (t *streamTable) putLocked(name string, s *Stream) {
-	t.shard(name).m[name] = s
-	t.namesMu.Lock()
-	t.names.add(name)
-	t.namesMu.Unlock()
+	sh := t.shard(name)
+	sh.m[name] = s
+	sh.names.add(name)
 }
 
 // deleteLocked removes the named stream from the map, the index and the
@@ -106,10 +110,8 @@ func (t *streamTable) deleteLocked(name string) *Stream {
 		return nil
 	}
 	delete(sh.m, name)
+	sh.names.remove(name)
 	t.count.Add(-1)
-	t.namesMu.Lock()
-	t.names.remove(name)
-	t.namesMu.Unlock()
 	return s
 }
 
@@ -172,18 +174,19 @@ func (t *streamTable) runlockAll() {
 // and returns those it replaced; the caller holds every shard's lock.
 func (t *streamTable) replaceLocked(streams map[string]*Stream) []*Stream {
 	old := t.allLocked()
+	var names [streamShards][]string
 	for i := range t.shards {
 		clear(t.shards[i].m)
 	}
-	names := make([]string, 0, len(streams))
 	for name, s := range streams {
-		t.shard(name).m[name] = s
-		names = append(names, name)
+		k := t.shardOf(name)
+		t.shards[k].m[name] = s
+		names[k] = append(names[k], name)
+	}
+	for i := range t.shards {
+		t.shards[i].names = newNameIndex(names[i])
 	}
 	t.count.Store(int64(len(streams)))
-	t.namesMu.Lock()
-	t.names = newNameIndex(names)
-	t.namesMu.Unlock()
 	return old
 }
 
@@ -199,16 +202,74 @@ func (t *streamTable) recountLocked() {
 
 // page appends to dst the names after the name after ("" for none), in
 // increasing order, that start with prefix, at most n of them, and returns
-// dst (nameIndex.appendPage).
+// dst: the shards' names merged, in O(S log N + n log S) for N names in S
+// shards.
 func (t *streamTable) page(dst []string, after, prefix string, n int) []string {
-	t.namesMu.RLock()
-	defer t.namesMu.RUnlock()
-	return t.names.appendPage(dst, after, prefix, n)
+	t.rlockAll()
+	defer t.runlockAll()
+	var m nameMerge
+	for i := range t.shards {
+		x := &t.shards[i].names
+		b, i := x.start(after, prefix)
+		m.push(x, b, i, prefix)
+	}
+	heap.Init(&m)
+	for ; n > 0 && len(m) > 0; n-- {
+		c := &m[0]
+		dst = append(dst, c.name)
+		if m.advance(c, prefix) {
+			heap.Fix(&m, 0)
+		} else {
+			heap.Pop(&m)
+		}
+	}
+	return dst
 }
 
 // list returns every name, in increasing order.
 func (t *streamTable) list() []string {
-	t.namesMu.RLock()
-	defer t.namesMu.RUnlock()
-	return t.names.appendAll(make([]string, 0, t.names.n))
+	return t.page(make([]string, 0, t.len()), "", "", t.len())
+}
+
+// A nameCursor is a position in one shard's name index, and the name
+// there.
+type nameCursor struct {
+	x    *nameIndex
+	b, i int // the position after name
+	name string
+}
+
+// A nameMerge is a min-heap of cursors, by name: the merge of the shards'
+// indexes for a page.
+type nameMerge []nameCursor
+
+func (m nameMerge) Len() int           { return len(m) }
+func (m nameMerge) Less(a, b int) bool { return m[a].name < m[b].name }
+func (m nameMerge) Swap(a, b int)      { m[a], m[b] = m[b], m[a] }
+func (m *nameMerge) Push(c any)        { *m = append(*m, c.(nameCursor)) }
+func (m *nameMerge) Pop() any {
+	old := *m
+	c := old[len(old)-1]
+	*m = old[:len(old)-1]
+	return c
+}
+
+// push adds a cursor at position (b, i) of x, if a name with prefix is
+// there.
+func (m *nameMerge) push(x *nameIndex, b, i int, prefix string) {
+	c := nameCursor{x: x, b: b, i: i}
+	if m.advance(&c, prefix) {
+		*m = append(*m, c)
+	}
+}
+
+// advance moves c to its index's next name, and reports whether it has
+// one with prefix.
+func (m *nameMerge) advance(c *nameCursor, prefix string) bool {
+	name, b, i, ok := c.x.next(c.b, c.i)
+	if !ok || !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	c.name, c.b, c.i = name, b, i
+	return true
 }
