@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"streamd/ingest"
 	"streamd/synth"
 )
 
 // runSized is Run for s.Sizes: the batches of every stream, in the random
-// interleaving of interleave, each drawn as it is sent.
+// interleaving of interleave, each drawn as it is sent. Drawing is most of
+// a sender's work with many small streams (an exp a value for the
+// lognormal), so chunks of batches are drawn on every core and handed to
+// sink in order, from this goroutine alone.
 func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
 	switch {
 	case len(s.Sizes) != len(s.Streams):
@@ -34,23 +39,120 @@ func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
 	}
 	accept := s.acceptor(sink)
 	sched := interleave(s.Sizes, batch, blockSeed(s.Spec.Seed, math.MaxUint64))
-	sent := make([]uint32, len(s.Streams)) // batches of each stream so far
-	buf := make([]float64, batch)
-	for _, i := range sched {
-		k := sent[i]
-		sent[i]++
-		vals := buf[:min(int64(batch), s.Sizes[i]-int64(k)*int64(batch))]
-		spec := s.Spec
-		spec.Seed = blockSeed(s.Spec.Seed+uint64(i), uint64(k))
-		src, _ := synth.NewSource(spec) // valid: checked above
-		for j := range vals {
-			vals[j] = src.Next()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	order := make(chan *sizedChunk, 2*workers) // chunks in sched order, to be sent
+	work := make(chan *sizedChunk)             // chunks to draw
+	free := make(chan *sizedChunk, 2*workers+2)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c := range work {
+				c.draw(s.Spec)
+				close(c.done)
+			}
+		})
+	}
+	wg.Go(func() {
+		defer close(work)
+		defer close(order)
+		sent := make([]uint32, len(s.Streams)) // batches of each stream so far
+		for start := 0; start < len(sched); start += sizedChunkBatches {
+			var c *sizedChunk
+			select {
+			case c = <-free:
+			default:
+				c = new(sizedChunk)
+			}
+			c.reset()
+			for _, i := range sched[start:min(start+sizedChunkBatches, len(sched))] {
+				k := sent[i]
+				sent[i]++
+				c.add(i, k, min(int64(batch), s.Sizes[i]-int64(k)*int64(batch)))
+			}
+			for _, ch := range []chan *sizedChunk{order, work} {
+				select {
+				case ch <- c:
+				case <-ctx.Done():
+					return
+				}
+			}
 		}
-		if err := accept(ctx, s.Streams[i], vals); err != nil {
-			return err
+	})
+	var err error
+	for c := range order {
+		select {
+		case <-c.done:
+		case <-ctx.Done(): // the chunk may never be drawn
+			if err == nil {
+				err = ctx.Err()
+			}
+			continue
+		}
+		for j := 0; err == nil && j < len(c.streams); j++ {
+			if err = accept(ctx, s.Streams[c.streams[j]], c.vals[c.ends[j]-c.lens[j]:c.ends[j]]); err != nil {
+				cancel()
+			}
+		}
+		select {
+		case free <- c:
+		default:
 		}
 	}
-	return nil
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err() // cancelled before any chunk went out
+	}
+	return err
+}
+
+// sizedChunkBatches is how many batches a sizedChunk holds.
+const sizedChunkBatches = 256
+
+// A sizedChunk is a run of consecutive batches of runSized's schedule:
+// for each, its stream, its number in the stream, its length and, once
+// drawn, its values, one after the other in vals.
+type sizedChunk struct {
+	streams, ks []uint32
+	lens, ends  []int
+	vals        []float64
+	done        chan struct{} // closed once the values are drawn
+}
+
+// reset empties c for reuse.
+func (c *sizedChunk) reset() {
+	c.streams, c.ks, c.lens, c.ends = c.streams[:0], c.ks[:0], c.lens[:0], c.ends[:0]
+	c.done = make(chan struct{})
+}
+
+// add appends batch k of stream i, of n values.
+func (c *sizedChunk) add(i, k uint32, n int64) {
+	end := int(n)
+	if len(c.ends) > 0 {
+		end += c.ends[len(c.ends)-1]
+	}
+	c.streams, c.ks = append(c.streams, i), append(c.ks, k)
+	c.lens, c.ends = append(c.lens, int(n)), append(c.ends, end)
+}
+
+// draw draws the values of c's batches: batch k of stream i from a source
+// of spec seeded with spec.Seed+i and k.
+func (c *sizedChunk) draw(spec synth.Spec) {
+	n := 0
+	if len(c.ends) > 0 {
+		n = c.ends[len(c.ends)-1]
+	}
+	c.vals = slices.Grow(c.vals[:0], n)[:n]
+	seed := spec.Seed
+	for j, i := range c.streams {
+		spec.Seed = blockSeed(seed+uint64(i), uint64(c.ks[j]))
+		src, _ := synth.NewSource(spec) // valid: checked by runSized
+		for v := c.ends[j] - c.lens[j]; v < c.ends[j]; v++ {
+			c.vals[v] = src.Next()
+		}
+	}
 }
 
 // interleave returns the order in which the batches of streams of sizes

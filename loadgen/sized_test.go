@@ -2,6 +2,8 @@ package loadgen_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -282,5 +284,85 @@ func TestRunnerSplitStreams(t *testing.T) {
 	}
 	if len(used) != 3 {
 		t.Errorf("streams by connection: %v, want 3 connections", used)
+	}
+}
+
+// BenchmarkSizedDraw measures drawing the batches of 10^5 Zipf-sized
+// streams (zipf:5:1000000, lognormal values) into a sink that keeps
+// nothing: the sender's own limit with many small streams. An op is the
+// whole run.
+func BenchmarkSizedDraw(b *testing.B) {
+	z, err := synth.ParseSizes("zipf:5:1000000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sizes := z.Draw(1, 100000)
+	names := make([]string, len(sizes))
+	var total int64
+	for i := range names {
+		names[i] = fmt.Sprintf("s%07d", i)
+		total += sizes[i]
+	}
+	s := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes}
+	for b.Loop() {
+		if err := s.Run(context.Background(), discardSink{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mvalues/s")
+}
+
+// discardSink is an ingest.Sink that takes every value and keeps none.
+type discardSink struct{}
+
+func (discardSink) Accept(_ context.Context, b *feed.Batch) (int, error) {
+	return len(b.Values) + len(b.Float32), nil
+}
+func (discardSink) Reject(string, feed.Source, feed.Reason, int) {}
+func (discardSink) IsItemStream(string) bool                     { return false }
+
+// failingSink fails the Accept after its first n.
+type failingSink struct {
+	discardSink
+	n int
+}
+
+func (s *failingSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	if s.n == 0 {
+		return 0, errSinkFull
+	}
+	s.n--
+	return s.discardSink.Accept(ctx, b)
+}
+
+var errSinkFull = errors.New("sink full")
+
+// TestSizedStopsOnError checks that a run of stream sizes, whose batches
+// are drawn on several goroutines, stops at the sink's first error and
+// returns it, and stops when its context is cancelled, without hanging.
+func TestSizedStopsOnError(t *testing.T) {
+	z, err := synth.ParseSizes("zipf:5:100000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := z.Draw(2, 20000)
+	names := make([]string, len(sizes))
+	for i := range names {
+		names[i] = fmt.Sprintf("s%05d", i)
+	}
+	s := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 2}, Streams: names, Sizes: sizes}
+	for _, n := range []int{0, 1, 300, 5000} {
+		sink := &failingSink{n: n}
+		if err := s.Run(context.Background(), sink); !errors.Is(err, errSinkFull) {
+			t.Fatalf("after %d batches: %v, want the sink's error", n, err)
+		}
+		if sink.n != 0 {
+			t.Fatalf("%d batches left unsent before the error", sink.n)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Run(ctx, discardSink{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v", err)
 	}
 }
