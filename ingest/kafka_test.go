@@ -803,7 +803,13 @@ func testKafkaItems(t *testing.T, name string, wrap func(*itemSink) Sink) {
 	c.Formats = map[string]Format{topic: FormatItems}
 	c.MessageTime = true
 	start(t, c)
-	poll(t, "all messages", func() bool { return c.Stats().Messages == uint64(len(msgs)) })
+	// A message is counted as it is read, before its unit reaches the
+	// sink: wait for the items too.
+	poll(t, "all messages", func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return c.Stats().Messages == uint64(len(msgs)) && len(sink.items["ia"]) == 3 && len(sink.items["ib"]) == 1
+	})
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	want := map[string][]string{"ia": {"/index.html", "/a b", "/index.html"}, "ib": {"one"}}

@@ -88,7 +88,16 @@ func TestKafkaPairs(t *testing.T) {
 	c := testConsumer(t, brokers, "g-pairs", sink, topic)
 	c.Formats = map[string]Format{topic: FormatPairsText}
 	start(t, c)
-	poll(t, "all messages", func() bool { return c.Stats().Messages == uint64(len(msgs)) })
+	// A message is counted as it is read, before its unit reaches the
+	// sink: wait for what the sink must get, then compare it.
+	poll(t, "all messages", func() bool {
+		got := sink.result()
+		n := 0
+		for _, k := range got.rejects {
+			n += k
+		}
+		return c.Stats().Messages == uint64(len(msgs)) && len(got.values[pairsKey("lat")]) == 12 && len(got.values["v"]) == 2 && n == 6
+	})
 	got := sink.result()
 	var pairs [][2]float64
 	lat := got.values[pairsKey("lat")]
