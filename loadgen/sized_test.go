@@ -292,24 +292,33 @@ func TestRunnerSplitStreams(t *testing.T) {
 // nothing: the sender's own limit with many small streams. An op is the
 // whole run.
 func BenchmarkSizedDraw(b *testing.B) {
-	z, err := synth.ParseSizes("zipf:5:1000000")
-	if err != nil {
-		b.Fatal(err)
-	}
-	sizes := z.Draw(1, 100000)
-	names := make([]string, len(sizes))
+	s := sizedSynth(b, "zipf:5:1000000", 100000, 1)
 	var total int64
-	for i := range names {
-		names[i] = fmt.Sprintf("s%07d", i)
-		total += sizes[i]
+	for _, n := range s.Sizes {
+		total += n
 	}
-	s := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes}
 	for b.Loop() {
 		if err := s.Run(context.Background(), discardSink{}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mvalues/s")
+}
+
+// sizedSynth returns a Synth of n streams of lognormal values, their sizes
+// drawn from the sizes spec with seed.
+func sizedSynth(tb testing.TB, spec string, n int, seed uint64) *loadgen.Synth {
+	tb.Helper()
+	z, err := synth.ParseSizes(spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sizes := z.Draw(seed, n)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%07d", i)
+	}
+	return &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: seed}, Streams: names, Sizes: sizes}
 }
 
 // discardSink is an ingest.Sink that takes every value and keeps none.
@@ -341,16 +350,7 @@ var errSinkFull = errors.New("sink full")
 // are drawn on several goroutines, stops at the sink's first error and
 // returns it, and stops when its context is cancelled, without hanging.
 func TestSizedStopsOnError(t *testing.T) {
-	z, err := synth.ParseSizes("zipf:5:100000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sizes := z.Draw(2, 20000)
-	names := make([]string, len(sizes))
-	for i := range names {
-		names[i] = fmt.Sprintf("s%05d", i)
-	}
-	s := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 2}, Streams: names, Sizes: sizes}
+	s := sizedSynth(t, "zipf:5:100000", 20000, 2)
 	for _, n := range []int{0, 1, 300, 5000} {
 		sink := &failingSink{n: n}
 		if err := s.Run(context.Background(), sink); !errors.Is(err, errSinkFull) {
