@@ -75,8 +75,8 @@ const DefaultIdleFlush = time.Minute
 // through the sorter's queue and batches.
 const sorterMin = 1 << 14
 
-// sweepPage is the number of streams a sweep takes from the pipeline's
-// index at a time, holding its lock only that long.
+// sweepPage is the number of streams a sweep takes from a shard of the
+// pipeline's streams at a time, holding that shard's lock only that long.
 const sweepPage = 256
 
 // sweepEvery returns the time between two sweeps for IdleFlush d: a part
@@ -131,7 +131,6 @@ type sweeper struct {
 	small []flushed
 	send  []*Stream
 
-	names    []string
 	page     []*Stream
 	sorted32 []float32
 	sorted64 []float64
@@ -157,10 +156,13 @@ func (p *Pipeline) sweepIdle(ctx context.Context) IdleStats {
 		return st
 	}
 	sw := &sweeper{now: p.cfg.Now().UnixNano(), after: p.cfg.IdleFlush}
-	after := ""
-	for ctx.Err() == nil && !p.closed.Load() {
-		var more bool
-		after, more = p.streamPage(sw, after)
+	shard, after := 0, ""
+	for shard < streamShards && ctx.Err() == nil && !p.closed.Load() {
+		clear(sw.page)
+		sw.page, after = p.streams.shardPage(shard, sw.page[:0], after, sweepPage)
+		if len(sw.page) < sweepPage { // the shard's last page
+			shard, after = shard+1, ""
+		}
 		for _, s := range sw.page {
 			s.flushIdle(sw, &st)
 			for _, lvl := range s.levelStreams() {
@@ -174,31 +176,11 @@ func (p *Pipeline) sweepIdle(ctx context.Context) IdleStats {
 			}
 		}
 		sw.send = sw.send[:0]
-		if !more {
-			break
-		}
 	}
 	p.idleDigested.Add(st.Digested)
 	p.idleShrunk.Add(st.Shrunk)
 	p.idleFreed.Add(st.Freed)
 	return st
-}
-
-// streamPage sets sw.page to the streams of the next page of names after
-// after, and returns the last name and whether more may follow.
-func (p *Pipeline) streamPage(sw *sweeper, after string) (string, bool) {
-	sw.names = p.streams.page(sw.names[:0], after, "", sweepPage)
-	clear(sw.page)
-	sw.page = sw.page[:0]
-	for _, name := range sw.names {
-		if s := p.streams.get(name); s != nil {
-			sw.page = append(sw.page, s)
-		}
-	}
-	if len(sw.names) == 0 {
-		return after, false
-	}
-	return sw.names[len(sw.names)-1], len(sw.names) == sweepPage
 }
 
 // flushIdle flushes the partial windows of s's quiet parts: it takes those

@@ -501,3 +501,36 @@ func TestIdleFlushSendsQueued(t *testing.T) {
 	waitStreamSummarised(t, s, int64(len(x)))
 	checkStream(t, s, x, 0.01)
 }
+
+// TestIdleSweepEveryShard checks that a sweep reaches every stream, in
+// every shard, when shards hold more than a page of streams, and that
+// what it digests is still counted: more streams than streamShards pages
+// of sweepPage, each with one quiet partial window that digesting pays
+// for.
+func TestIdleSweepEveryShard(t *testing.T) {
+	const values = 200
+	n := streamShards*sweepPage + 500
+	clock := &fakeClock{now: idleStart}
+	p := open(t, Config{Now: clock.Now, IdleFlush: time.Minute, MaxStreams: n,
+		Defaults: summary.Config{Epsilon: 0.25, WindowSize: 1024, SlidingWindow: 1024}})
+	x := idleValues("random", values, 3)
+	ctx := context.Background()
+	for i := range n {
+		if err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("s%06d", i), x, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !digestPays(p.cfg.Defaults, values) {
+		t.Fatal("digesting a partial window does not pay: the sweep would only shrink")
+	}
+	if st := sweepQuiet(p, clock, time.Minute); st.Digested != int64(n) {
+		t.Fatalf("sweep digested %d partial windows of %d streams", st.Digested, n)
+	}
+	waitIdle(t, p)
+	for i := range n {
+		s := mustStream(t, p, fmt.Sprintf("s%06d", i))
+		if c := s.View(true).Count(); c != values {
+			t.Fatalf("stream %d counts %d values after the sweep, want %d", i, c, values)
+		}
+	}
+}

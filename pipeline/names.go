@@ -3,7 +3,6 @@ package pipeline
 import (
 	"encoding/binary"
 	"slices"
-	"strings"
 )
 
 // maxBlock is the most names a block of a nameIndex holds; a full block
@@ -189,20 +188,4 @@ func (x *nameIndex) next(b, i int) (name string, nb, ni int, ok bool) {
 		return "", b, i, false
 	}
 	return x.blocks[b].names[i], b, i + 1, true
-}
-
-// appendPage appends to dst the names after the name after ("" for
-// none), in increasing order, that start with prefix, at most n of them,
-// and returns dst. It costs O(log N + n) for N names.
-func (x *nameIndex) appendPage(dst []string, after, prefix string, n int) []string {
-	b, i := x.start(after, prefix)
-	for ; n > 0; n-- {
-		name, nb, ni, ok := x.next(b, i)
-		if !ok || !strings.HasPrefix(name, prefix) {
-			break
-		}
-		dst = append(dst, name)
-		b, i = nb, ni
-	}
-	return dst
 }

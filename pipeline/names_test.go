@@ -65,6 +65,22 @@ func TestNameKeyOrder(t *testing.T) {
 	}
 }
 
+// appendPage appends to dst the names of x after the name after ("" for
+// none), in increasing order, that start with prefix, at most n of them:
+// a page of one index, as streamTable.page merges them.
+func appendPage(x *nameIndex, dst []string, after, prefix string, n int) []string {
+	b, i := x.start(after, prefix)
+	for ; n > 0; n-- {
+		name, nb, ni, ok := x.next(b, i)
+		if !ok || !strings.HasPrefix(name, prefix) {
+			break
+		}
+		dst = append(dst, name)
+		b, i = nb, ni
+	}
+	return dst
+}
+
 // refPage is appendPage's answer from a sorted list of names.
 func refPage(names []string, after, prefix string, n int) []string {
 	var out []string
@@ -126,7 +142,7 @@ func TestNameIndex(t *testing.T) {
 			prefix = cut(name())
 		}
 		n := r.IntN(1200)
-		if got, want := x.appendPage(nil, after, prefix, n), refPage(want, after, prefix, n); !slices.Equal(got, want) {
+		if got, want := appendPage(&x, nil, after, prefix, n), refPage(want, after, prefix, n); !slices.Equal(got, want) {
 			t.Fatalf("page after %q prefix %q n %d: %d names, want %d", after, prefix, n, len(got), len(want))
 		}
 	}
@@ -137,7 +153,7 @@ func TestNameIndex(t *testing.T) {
 	if len(x.blocks) != 0 {
 		t.Fatalf("%d blocks left", len(x.blocks))
 	}
-	if got := newNameIndex([]string{"b", "c", "a"}); !slices.Equal(got.appendPage(nil, "a", "", 5), []string{"b", "c"}) {
+	if got := newNameIndex([]string{"b", "c", "a"}); !slices.Equal(appendPage(&got, nil, "a", "", 5), []string{"b", "c"}) {
 		t.Fatalf("new index pages %v", got.blocks)
 	}
 }

@@ -419,7 +419,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		p.streams.unreserve()
 		return nil, false, err
 	}
-	p.streams.putLocked(name, s)
+	p.streams.putLocked(sh, name, s)
 	return s, true, nil
 }
 
@@ -428,7 +428,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 func (p *Pipeline) Delete(name string) error {
 	sh := p.streams.shard(name)
 	sh.mu.Lock()
-	s := p.streams.deleteLocked(name)
+	s := p.streams.deleteLocked(sh, name)
 	if s == nil {
 		sh.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)

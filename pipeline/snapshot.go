@@ -792,7 +792,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	// The name index follows the map name by name: a chain of deltas
 	// restores in time that follows their changes, not the stream count.
 	drop := func(name string) {
-		if s := p.streams.deleteLocked(name); s != nil {
+		if s := p.streams.deleteLocked(p.streams.shard(name), name); s != nil {
 			// Its full windows were never sent (the pipeline is not open):
 			// done with them, as Delete is, its charges come back.
 			for _, x := range s.withLevels() {
@@ -806,7 +806,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for name, s := range streams {
 		drop(name)
-		p.streams.putLocked(name, s)
+		p.streams.putLocked(p.streams.shard(name), name, s)
 	}
 	p.streams.recountLocked()
 	p.rejectMu.Lock()

@@ -91,20 +91,18 @@ func (t *streamTable) reserve(max int) bool {
 // unreserve gives back a place reserve took.
 func (t *streamTable) unreserve() { t.count.Add(-1) }
 
-// putLocked adds s under name, into the map and the index; the caller holds
-// name's shard's lock, or all of them, and has counted s (reserve, or
-// recountLocked after).
-func (t *streamTable) putLocked(name string, s *Stream) {
-	sh := t.shard(name)
+// putLocked adds s under name to sh, name's shard, into its map and index;
+// the caller holds sh's lock, or all of them, and has counted s (reserve,
+// or recountLocked after).
+func (t *streamTable) putLocked(sh *streamShard, name string, s *Stream) {
 	sh.m[name] = s
 	sh.names.add(name)
 }
 
-// deleteLocked removes the named stream from the map, the index and the
-// count, and returns it (nil if there is none); the caller holds name's
-// shard's lock, or all of them.
-func (t *streamTable) deleteLocked(name string) *Stream {
-	sh := t.shard(name)
+// deleteLocked removes the named stream from sh, name's shard, and from
+// the count, and returns it (nil if there is none); the caller holds sh's
+// lock, or all of them.
+func (t *streamTable) deleteLocked(sh *streamShard, name string) *Stream {
 	s := sh.m[name]
 	if s == nil {
 		return nil
@@ -224,6 +222,27 @@ func (t *streamTable) page(dst []string, after, prefix string, n int) []string {
 		}
 	}
 	return dst
+}
+
+// shardPage appends to dst the streams of shard i whose names come after
+// after ("" for the first), in the order of their names, at most n of
+// them, and returns dst and the last name it took (after if none). It
+// read-locks that shard alone: a walk over every stream, shard by shard,
+// needs no order across shards.
+func (t *streamTable) shardPage(i int, dst []*Stream, after string, n int) ([]*Stream, string) {
+	sh := &t.shards[i]
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	b, j := sh.names.start(after, "")
+	for ; n > 0; n-- {
+		name, nb, nj, ok := sh.names.next(b, j)
+		if !ok {
+			break
+		}
+		dst = append(dst, sh.m[name])
+		after, b, j = name, nb, nj
+	}
+	return dst, after
 }
 
 // list returns every name, in increasing order.
