@@ -344,18 +344,7 @@ func TestIdleFlushSnapshot(t *testing.T) {
 	if _, _, err := p.SaveTo(&buf, false); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Sorter = gpusort.NewCPU(0)
-	q, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Restore(buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close(ctx)
+	q := openRestored(t, cfg, buf.Bytes())
 	got := encodings(t, q)
 	if len(got) != len(want) {
 		t.Fatalf("restored %d streams, want %d", len(got), len(want))
