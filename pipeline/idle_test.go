@@ -57,28 +57,12 @@ func acceptChunks(t *testing.T, p *Pipeline, name string, x []float64) {
 	}
 }
 
-// waitIdle waits, for at most 20 seconds, until no stream of p has
-// windows in flight or queued.
+// waitIdle waits, for at most 20 seconds, until no stream of p, nor any
+// level of a hierarchy stream, has windows in flight or queued, as
+// quiesce does.
 func waitIdle(t *testing.T, p *Pipeline) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for _, s := range p.all() {
-		for {
-			s.mu.Lock()
-			k := len(s.pendingQ)
-			for _, pt := range s.partsLocked() {
-				k += len(pt.inflight)
-			}
-			s.mu.Unlock()
-			if k == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d windows still in flight", s.Name(), k)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	quiesce(t, p)
 }
 
 // partialBytes returns the bytes of the local part's partial window.
