@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"streamd/feed"
-	"streamd/gpusort"
 	"streamd/ingest"
 	"streamd/summary"
 	"streamd/synth"
@@ -52,15 +51,8 @@ func BenchmarkIngest(b *testing.B) {
 				}
 				inputs[i] = in
 			}
-			p, err := New(Config{Sorter: gpusort.NewCPU(0), Defaults: summary.Config{Epsilon: 0.001}})
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := open(b, Config{Defaults: summary.Config{Epsilon: 0.001}})
 			ctx := context.Background()
-			if err := p.Open(ctx); err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close(ctx)
 			sent := int64(0)
 			send := func() {
 				var wg sync.WaitGroup
@@ -134,15 +126,8 @@ func BenchmarkAcceptThin(b *testing.B) {
 
 func benchmarkAcceptThin(b *testing.B, streams int) {
 	const batch = 20
-	p, err := New(Config{Sorter: gpusort.NewCPU(0), MaxMemory: 8 << 30})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := open(b, Config{MaxMemory: 8 << 30})
 	ctx := context.Background()
-	if err := p.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close(ctx)
 	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, batch)
 	vals, m, _ := feed.AppendFloat32(nil, x)
 	names := make([]string, streams)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"streamd/feed"
-	"streamd/gpusort"
 	"streamd/internal/exact"
 	"streamd/summary"
 	"streamd/synth"
@@ -154,18 +153,7 @@ func TestIdleFlushExactOrders(t *testing.T) {
 				if _, _, err := p.SaveTo(&buf, false); err != nil {
 					t.Fatal(err)
 				}
-				cfg.Sorter = gpusort.NewCPU(0)
-				q, err := New(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := q.Restore(buf.Bytes()); err != nil {
-					t.Fatal(err)
-				}
-				if err := q.Open(ctx); err != nil {
-					t.Fatal(err)
-				}
-				defer q.Close(ctx)
+				q := openRestored(t, cfg, buf.Bytes())
 				m := 0
 				for _, k := range chunks[:saveAfter] {
 					m += k

@@ -57,28 +57,12 @@ func acceptChunks(t *testing.T, p *Pipeline, name string, x []float64) {
 	}
 }
 
-// waitIdle waits, for at most 20 seconds, until no stream of p has
-// windows in flight or queued.
+// waitIdle waits, for at most 20 seconds, until no stream of p, nor any
+// level of a hierarchy stream, has windows in flight or queued, as
+// quiesce does.
 func waitIdle(t *testing.T, p *Pipeline) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for _, s := range p.all() {
-		for {
-			s.mu.Lock()
-			k := len(s.pendingQ)
-			for _, pt := range s.partsLocked() {
-				k += len(pt.inflight)
-			}
-			s.mu.Unlock()
-			if k == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %d windows still in flight", s.Name(), k)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	quiesce(t, p)
 }
 
 // partialBytes returns the bytes of the local part's partial window.
@@ -344,18 +328,7 @@ func TestIdleFlushSnapshot(t *testing.T) {
 	if _, _, err := p.SaveTo(&buf, false); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Sorter = gpusort.NewCPU(0)
-	q, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Restore(buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close(ctx)
+	q := openRestored(t, cfg, buf.Bytes())
 	got := encodings(t, q)
 	if len(got) != len(want) {
 		t.Fatalf("restored %d streams, want %d", len(got), len(want))

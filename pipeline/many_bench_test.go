@@ -67,20 +67,13 @@ func BenchmarkManyStreams(b *testing.B) {
 		names[i] = fmt.Sprintf("thin.%d", i)
 	}
 	sorter := benchSorter(b)
-	p, err := New(Config{
+	p := open(b, Config{
 		Sorter:     sorter,
 		Workers:    workers,
 		MaxStreams: streams,
 		Defaults:   summary.Config{Epsilon: eps, WindowSize: w, SlidingWindow: int64(w)},
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	if err := p.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close(ctx)
 	windows := int64(0)
 	round := func() {
 		producers := runtime.GOMAXPROCS(0)

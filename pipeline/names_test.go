@@ -233,15 +233,7 @@ func TestNamesPages(t *testing.T) {
 // manyStreams returns an open pipeline of n streams as small as they can
 // be, named s0000000 on, created in a random order.
 func manyStreams(b *testing.B, n int) *Pipeline {
-	p, err := New(Config{Sorter: gpusort.NewCPU(0), MaxStreams: n + 1,
-		Defaults: summary.Config{WindowSize: 16, SlidingWindow: 16}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = p.Close(context.Background()) })
+	p := open(b, Config{MaxStreams: n + 1, Defaults: summary.Config{WindowSize: 16, SlidingWindow: 16}})
 	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(n) {
 		if _, err := p.Create(fmt.Sprintf("s%07d", i), summary.Config{}); err != nil {
 			b.Fatal(err)

@@ -22,20 +22,10 @@ func BenchmarkAcceptPairs(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	open := func(b *testing.B) *Pipeline {
-		p, err := New(Config{Sorter: benchSorter(b), Defaults: summary.Config{Epsilon: 0.001, Float64: true}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := p.Open(ctx); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = p.Close(ctx) })
-		return p
-	}
+	defaults := summary.Config{Epsilon: 0.001, Float64: true}
 	bx, by := make([]float64, batch), make([]float64, batch)
 	b.Run("pairs", func(b *testing.B) {
-		p := open(b)
+		p := open(b, Config{Sorter: benchSorter(b), Defaults: defaults})
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
@@ -50,7 +40,7 @@ func BenchmarkAcceptPairs(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/pair")
 	})
 	b.Run("values", func(b *testing.B) {
-		p := open(b)
+		p := open(b, Config{Sorter: benchSorter(b), Defaults: defaults})
 		b.ReportAllocs()
 		b.ResetTimer()
 		for k := range b.N {

@@ -375,15 +375,8 @@ func TestPairStreamsChargeWhatTheyHold(t *testing.T) {
 	if fp.Reserve > 16<<10 || fp.Worst <= fp.Reserve {
 		t.Fatalf("footprint %+v: want a reserve of a few KiB and a larger worst case", fp)
 	}
-	p, err := New(Config{Sorter: gpusort.NewCPU(0), MaxMemory: fp.Worst})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := open(t, Config{MaxMemory: fp.Worst})
 	ctx := context.Background()
-	if err := p.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
 	pairs := func(n int) feed.Pairs {
 		x, y := make([]float64, n), make([]float64, n)
 		for i := range x {

@@ -21,19 +21,38 @@ import (
 	"streamd/synth"
 )
 
-func open(t *testing.T, cfg Config) *Pipeline {
-	t.Helper()
+// open returns an open pipeline of cfg, with the CPU sorter unless cfg
+// names one, closed when the test or benchmark ends.
+func open(tb testing.TB, cfg Config) *Pipeline {
+	tb.Helper()
+	return openRestored(tb, cfg, nil)
+}
+
+// openRestored is open for a pipeline restored, before it opens, from
+// snapshot (unless it is nil) and then from each of deltas in turn.
+func openRestored(tb testing.TB, cfg Config, snapshot []byte, deltas ...[]byte) *Pipeline {
+	tb.Helper()
 	if cfg.Sorter == nil {
 		cfg.Sorter = gpusort.NewCPU(0)
 	}
 	p, err := New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	if snapshot != nil {
+		if err := p.Restore(snapshot); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, d := range deltas {
+		if err := p.RestoreDelta(d); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	if err := p.Open(context.Background()); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	tb.Cleanup(func() { _ = p.Close(context.Background()) })
 	return p
 }
 
@@ -338,17 +357,7 @@ func TestSnapshotRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := New(Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}, Sorter: gpusort.NewCPU(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Restore(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close(ctx)
+	q := openRestored(t, Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000}}, data)
 	s, err := q.Stream("n")
 	if err != nil {
 		t.Fatal(err)

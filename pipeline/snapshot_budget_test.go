@@ -45,20 +45,7 @@ func TestRestoreDeltaReturnsTheBudget(t *testing.T) {
 	}
 	release()
 
-	p, err := New(Config{Defaults: cfg, Sorter: gpusort.NewCPU(1), MaxMemory: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Restore(base); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.RestoreDelta(delta); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := openRestored(t, Config{Defaults: cfg, Sorter: gpusort.NewCPU(1), MaxMemory: 1 << 30}, base, delta)
 	if c := mustStream(t, p, "x").Stats().Count; c != 23 {
 		t.Fatalf("restored count %d, want 23", c)
 	}

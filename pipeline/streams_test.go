@@ -164,15 +164,8 @@ func TestNamesFollowCreateDelete(t *testing.T) {
 // once, each with its first small batch, as a million thin streams
 // arrive: an op is one new stream.
 func BenchmarkCreateStreams(b *testing.B) {
-	p, err := New(Config{Sorter: gpusort.NewCPU(0), MaxMemory: 64 << 30, MaxStreams: 1 << 30})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := open(b, Config{MaxMemory: 64 << 30, MaxStreams: 1 << 30})
 	ctx := context.Background()
-	if err := p.Open(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close(ctx)
 	vals, m, _ := feed.AppendFloat32(nil, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
 	var next atomic.Int64
 	b.ReportAllocs()

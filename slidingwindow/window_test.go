@@ -218,30 +218,61 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// FuzzUnmarshal fuzzes the decoder with whole encodings, checksum
+// included: every window that decodes passes checkDecoded.
 func FuzzUnmarshal(f *testing.F) {
+	for _, data := range fuzzSeeds() {
+		f.Add(data)
+	}
+	f.Fuzz(checkDecoded)
+}
+
+// fuzzSeeds returns the encodings of a few windows of float64 and of
+// float32 values, to seed the fuzzers of the decoder.
+func fuzzSeeds() [][]byte {
+	var seeds [][]byte
 	for _, tc := range []struct {
 		eps float64
 		n   int64
 		add int
-	}{{0.5, 10, 25}, {0.3, 400, 2000}, {0.1, 100000, 0}} {
-		w, _ := New(tc.eps, tc.n)
+		f32 bool
+	}{{0.5, 10, 25, false}, {0.3, 400, 2000, false}, {0.1, 100000, 0, false}, {0.5, 10, 25, true}, {0.3, 400, 2000, true}, {0.2, 64, 3, true}} {
+		newWindow := New
+		if tc.f32 {
+			newWindow = NewFloat32
+		}
+		w, _ := newWindow(tc.eps, tc.n)
 		for i := range tc.add {
 			w.Add(int64(i), float64(i%7))
 		}
 		data, _ := w.MarshalBinary()
-		f.Add(data)
+		seeds = append(seeds, data)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var w Window
-		if err := w.UnmarshalBinary(data); err != nil {
-			return
-		}
-		if s, err := w.Last(w.Capacity()); err == nil {
-			s.Quantile(0.5)
-			s.HeavyHitters(0.5)
-		}
-		w.Add(0, 1, 2, 3)
-	})
+	return seeds
+}
+
+// checkDecoded checks that a window that data decodes to answers its
+// queries and takes more values without panicking, and encodes to what
+// decodes again. It returns at once if data is not a window.
+func checkDecoded(t *testing.T, data []byte) {
+	t.Helper()
+	var w Window
+	if err := w.UnmarshalBinary(data); err != nil {
+		return
+	}
+	if s, err := w.Last(w.Capacity()); err == nil {
+		s.Quantile(0.5)
+		s.HeavyHitters(0.5)
+	}
+	enc, err := w.MarshalBinary()
+	if err != nil {
+		t.Fatalf("encode a decoded window: %v", err)
+	}
+	var d Window
+	if err := d.UnmarshalBinary(enc); err != nil {
+		t.Fatalf("decode a window encoded again: %v", err)
+	}
+	w.Add(0, 1, 2, 3)
 }
 
 // TestFootprint fills windows in both modes, in every arrival order and

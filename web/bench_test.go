@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"testing"
 	"time"
 
 	pb "streamd/api/proto/streamd/v1"
-	"streamd/gpusort"
 	"streamd/pipeline"
 	"streamd/summary"
 	"streamd/synth"
@@ -104,29 +102,15 @@ func BenchmarkStreamsPage(b *testing.B) {
 	if testing.Short() {
 		n = 10000
 	}
-	p, err := pipeline.New(pipeline.Config{
+	s := servePipeline(b, pipeline.Config{
 		Defaults:   summary.Config{Epsilon: 0.01, WindowSize: 16, SlidingWindow: 16},
-		MaxStreams: n, Sorter: gpusort.NewCPU(0), Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = p.Close(context.Background()) })
+		MaxStreams: n,
+	}, nil)
 	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(n) {
-		if _, err := p.Create(fmt.Sprintf("s%07d", i), summary.Config{}); err != nil {
+		if _, err := s.Pipeline.Create(fmt.Sprintf("s%07d", i), summary.Config{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	s := New("127.0.0.1:0", p)
-	s.History = 0
-	s.Logger = slog.New(slog.DiscardHandler)
-	if err := s.Open(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close(context.Background()) })
 	prefix := func(r *rand.Rand) string { return fmt.Sprintf("s%03d", r.IntN(n/10000)) }
 	get := func(b *testing.B, path string) {
 		resp, err := http.Get("http://" + s.ListenAddr() + path)

@@ -2,13 +2,11 @@ package web
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
 	"streamd/feed"
-	"streamd/gpusort"
 	"streamd/pipeline"
 	"streamd/summary"
 )
@@ -16,27 +14,11 @@ import (
 // TestMetricsIdleFlush: /metrics counts the partial windows of quiet
 // streams that the pipeline flushed, by how, and the bytes it freed.
 func TestMetricsIdleFlush(t *testing.T) {
-	p, err := pipeline.New(pipeline.Config{
+	s := servePipeline(t, pipeline.Config{
 		Defaults:  summary.Config{Epsilon: 0.05, WindowSize: 4096, SlidingWindow: 1000},
-		Sorter:    gpusort.NewCPU(0),
-		Logger:    slog.New(slog.DiscardHandler),
 		IdleFlush: 20 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := p.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close(ctx) })
-	s := New("127.0.0.1:0", p)
-	s.History = 0
-	s.Logger = slog.New(slog.DiscardHandler)
-	if err := s.Open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close(ctx) })
+	}, nil)
+	p, ctx := s.Pipeline, context.Background()
 	digested := make([]float64, 2000) // more raw than digested at ε = 0.05
 	for i := range digested {
 		digested[i] = float64(i)

@@ -35,11 +35,19 @@ const testEps = 0.001
 // unless mod turns it on.
 func openServer(t testing.TB, mod func(*Server)) *Server {
 	t.Helper()
-	p, err := pipeline.New(pipeline.Config{
-		Defaults: summary.Config{Epsilon: testEps, WindowSize: 4096, SlidingWindow: 100000},
-		Sorter:   gpusort.NewCPU(0),
-		Logger:   slog.New(slog.DiscardHandler),
-	})
+	return servePipeline(t, pipeline.Config{Defaults: summary.Config{Epsilon: testEps, WindowSize: 4096, SlidingWindow: 100000}}, mod)
+}
+
+// servePipeline is openServer for a fresh pipeline of cfg, with the CPU
+// sorter unless cfg names one, and no logs. The pipeline and the server
+// close when the test ends.
+func servePipeline(t testing.TB, cfg pipeline.Config, mod func(*Server)) *Server {
+	t.Helper()
+	if cfg.Sorter == nil {
+		cfg.Sorter = gpusort.NewCPU(0)
+	}
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	p, err := pipeline.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

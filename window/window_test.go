@@ -176,6 +176,21 @@ type fakeStager struct {
 	lentPtr64      map[*float64]bool
 }
 
+// valueBytes returns the bytes of a value in a buffer of float64 values
+// if f64, of float32 values if not.
+func valueBytes(f64 bool) int {
+	if f64 {
+		return 8
+	}
+	return 4
+}
+
+// newFakeStager returns a fakeStager that lends up to limit buffers of
+// each precision.
+func newFakeStager(limit int) *fakeStager {
+	return &fakeStager{limit: limit, lentPtr32: map[*float32]bool{}, lentPtr64: map[*float64]bool{}}
+}
+
 func (s *fakeStager) StageF32(n int) []float32 {
 	if s.lent32 == s.limit {
 		return nil
@@ -215,7 +230,7 @@ func (s *fakeStager) UnstageF64(w []float64) {
 // from the heap, and Recycle hands each buffer back where it came from.
 func TestPoolStager(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
-		st := &fakeStager{limit: 2, lentPtr32: map[*float32]bool{}, lentPtr64: map[*float64]bool{}}
+		st := newFakeStager(2)
 		pool := &Pool{Stager: st}
 		f := NewFiller(100, f64, pool)
 		var full []*Buffer
@@ -244,10 +259,7 @@ func TestPoolStager(t *testing.T) {
 // first values and doubles up to W, and BytesAfter says what Bytes will be after any append.
 func TestFillerGrows(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
-		v := 4
-		if f64 {
-			v = 8
-		}
+		v := valueBytes(f64)
 		var pool Pool
 		f := NewFiller(1000, f64, &pool)
 		var caps []int
@@ -277,11 +289,8 @@ func TestFillerGrows(t *testing.T) {
 // over, short, and leaves the Filler empty.
 func TestFillerShrinkTake(t *testing.T) {
 	for _, f64 := range []bool{false, true} {
-		v := 4
-		if f64 {
-			v = 8
-		}
-		st := &fakeStager{limit: 4, lentPtr32: map[*float32]bool{}, lentPtr64: map[*float64]bool{}}
+		v := valueBytes(f64)
+		st := newFakeStager(4)
 		pool := &Pool{Stager: st}
 		f := NewFiller(100, f64, pool)
 		var full []*Buffer

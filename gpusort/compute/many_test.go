@@ -54,6 +54,27 @@ func waitQueued(t *testing.T, c *Sorter, n int) {
 	}
 }
 
+// queueAll calls do(k) for every k below n at once while every slot of c
+// is held, so that the n batches queue up, then frees the slots; once
+// every call has returned, it fails the test if any of them failed.
+func queueAll(t *testing.T, c *Sorter, n int, do func(k int) error) {
+	t.Helper()
+	held := holdSlots(t, c)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { errs[k] = do(k) })
+	}
+	waitQueued(t, c, n)
+	releaseSlots(c, held)
+	wg.Wait()
+	for k, err := range errs {
+		if err != nil {
+			t.Fatalf("batch %d: %v", k, err)
+		}
+	}
+}
+
 // manyLens are the window lengths of the coalesced submissions, in turn.
 var manyLens = []int{1, 7, 1000, 4096, 1 << 16, 0}
 
@@ -99,21 +120,13 @@ func TestComputeManyWindows(t *testing.T) {
 				}
 				cases[k] = newDigestCase(r, lens, tc.key64, int64(k%3), a32, a64)
 			}
-			held := holdSlots(t, c)
 			before := c.Stats()
 			outs := make([][gpusort.Channels]summary.Digest, len(cases))
-			errs := make([]error, len(cases))
-			var wg sync.WaitGroup
+			queueAll(t, c, len(cases), func(k int) error {
+				dc := cases[k]
+				return c.Digest(context.Background(), &dc.b, &dc.specs, &outs[k])
+			})
 			for k, dc := range cases {
-				wg.Go(func() { errs[k] = c.Digest(context.Background(), &dc.b, &dc.specs, &outs[k]) })
-			}
-			waitQueued(t, c, len(cases))
-			releaseSlots(c, held)
-			wg.Wait()
-			for k, dc := range cases {
-				if errs[k] != nil {
-					t.Fatalf("batch %d: %v", k, errs[k])
-				}
 				for i := range gpusort.Channels {
 					sorttest.CheckDigest(t, fmt.Sprintf("batch %d window %d", k, i), &outs[k][i], &dc.want[i])
 					c.UnstageF32(dc.b.F32[i])
@@ -163,19 +176,8 @@ func TestComputeManySorts(t *testing.T) {
 			sorttest.KeyOrder(want[k][i])
 		}
 	}
-	held := holdSlots(t, c)
-	errs := make([]error, batches)
-	var wg sync.WaitGroup
+	queueAll(t, c, batches, func(k int) error { return c.Sort(context.Background(), &quads[k]) })
 	for k := range quads {
-		wg.Go(func() { errs[k] = c.Sort(context.Background(), &quads[k]) })
-	}
-	waitQueued(t, c, batches)
-	releaseSlots(c, held)
-	wg.Wait()
-	for k := range quads {
-		if errs[k] != nil {
-			t.Fatalf("batch %d: %v", k, errs[k])
-		}
 		for i := range gpusort.Channels {
 			sorttest.CheckSorted(t, fmt.Sprintf("batch %d window %d", k, i), quads[k].F32[i], want[k][i])
 		}
