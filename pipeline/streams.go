@@ -3,6 +3,7 @@ package pipeline
 import (
 	"container/heap"
 	"hash/maphash"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,9 +227,12 @@ func (t *streamTable) page(dst []string, after, prefix string, n int) []string {
 	return dst
 }
 
-// list returns every name, in increasing order.
+// list returns every name, in increasing order. The count read before the
+// page's locks only sizes the slice: streams created meanwhile may
+// outnumber it, and a page cut at it would leave out names that sort
+// after theirs.
 func (t *streamTable) list() []string {
-	return t.page(make([]string, 0, t.len()), "", "", t.len())
+	return t.page(make([]string, 0, t.len()), "", "", math.MaxInt)
 }
 
 // A nameCursor is a position in one shard's name index, and the name

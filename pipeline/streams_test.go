@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -218,4 +220,56 @@ func TestSameConfig(t *testing.T) {
 			t.Errorf("a change of %s goes unseen", typ.Field(i).Name)
 		}
 	}
+}
+
+// TestListDuringCreate lists the streams while a stream is created in
+// another shard between List's start and its locks: the list may name the
+// new stream or not, but it names every stream that existed throughout.
+func TestListDuringCreate(t *testing.T) {
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
+	ctx := context.Background()
+	// Both streams out of shard 0: a seed that puts z-old there is
+	// changed while the table is empty.
+	for p.streams.shardOf("z-old") == 0 {
+		p.streams.seed = maphash.MakeSeed()
+	}
+	if err := acceptValues(ctx, p, feed.Local, "z-old", []float64{1}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	newName := "a-new-0"
+	for i := 1; p.streams.shardOf(newName) == 0; i++ {
+		newName = fmt.Sprintf("a-new-%d", i)
+	}
+	// Hold shard 0, so that List stops at it after it has started.
+	p.streams.shards[0].mu.Lock()
+	listed := make(chan []string)
+	go func() { listed <- p.List() }()
+	waitForStack(t, "(*Pipeline).List")
+	if err := acceptValues(ctx, p, feed.Local, newName, []float64{1}, time.Time{}); err != nil {
+		p.streams.shards[0].mu.Unlock()
+		t.Fatal(err)
+	}
+	p.streams.shards[0].mu.Unlock()
+	got := <-listed
+	if !slices.Contains(got, "z-old") {
+		t.Fatalf("List = %q, without z-old, which existed all along", got)
+	}
+}
+
+// waitForStack polls until some goroutine's stack holds fn, in a lock of
+// the stream table.
+func waitForStack(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for range 10000 {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, fn) && strings.Contains(g, "rlockAll") {
+				return
+			}
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("no goroutine in %s", fn)
 }
