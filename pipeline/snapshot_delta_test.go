@@ -358,3 +358,70 @@ func TestDeleteWhileSaving(t *testing.T) {
 		t.Errorf("restored %q, want %q", got, want)
 	}
 }
+
+// A deleteOnWrite deletes a stream of p on its first write, then writes
+// to b.
+type deleteOnWrite struct {
+	t    *testing.T
+	p    *Pipeline
+	name string
+	b    bytes.Buffer
+}
+
+func (w *deleteOnWrite) Write(data []byte) (int, error) {
+	if w.name != "" {
+		if err := w.p.Delete(w.name); err != nil {
+			w.t.Error(err)
+		}
+		w.name = ""
+	}
+	return w.b.Write(data)
+}
+
+// TestDeleteWhileWriting deletes a stream after a snapshot's cut, before
+// the stream is written: the snapshot, and a delta likewise, still hold
+// the stream whole, and restore as they were cut.
+func TestDeleteWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
+	for _, name := range []string{"a", "b"} {
+		if err := acceptValues(ctx, p, feed.Local, name, []float64{1, 2, 3}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &deleteOnWrite{t: t, p: p, name: "a"}
+	_, sv, err := p.SaveTo(w, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv.Commit()
+	q, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Restore(w.b.Bytes()); err != nil {
+		t.Fatalf("restore a snapshot written across a deletion: %v", err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if s, err := q.Stream(name); err != nil || s.Stats().Count != 3 {
+			t.Fatalf("restored %s: %v", name, err)
+		}
+	}
+	// A delta written across a deletion of a changed stream.
+	if err := acceptValues(ctx, p, feed.Local, "b", []float64{4}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w = &deleteOnWrite{t: t, p: p, name: "b"}
+	if _, _, err := p.SaveTo(w, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.RestoreDelta(w.b.Bytes()); err != nil {
+		t.Fatalf("restore a delta written across a deletion: %v", err)
+	}
+	if got, want := q.List(), []string{"b"}; !slices.Equal(got, want) {
+		t.Fatalf("restored %q, want %q", got, want)
+	}
+	if s, _ := q.Stream("b"); s.Stats().Count != 4 {
+		t.Fatalf("restored b counts %d, want 4", s.Stats().Count)
+	}
+}
