@@ -461,8 +461,13 @@ func (p *Pipeline) Delete(name string) error {
 }
 
 // releaseStream gives the buffers of s, a deleted stream, and of its
-// levels back to the pool.
+// levels back to the pool, under the hierarchy's lock for a hierarchy
+// stream: one who holds it sees every level released or none.
 func (p *Pipeline) releaseStream(s *Stream) {
+	if s.hier != nil {
+		s.hier.mu.Lock()
+		defer s.hier.mu.Unlock()
+	}
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {
 		lvl.release(&p.buffers)

@@ -244,7 +244,7 @@ func TestListDuringCreate(t *testing.T) {
 	p.streams.shards[0].mu.Lock()
 	listed := make(chan []string)
 	go func() { listed <- p.List() }()
-	waitForStack(t, "(*Pipeline).List")
+	waitForStack(t, "(*Pipeline).List", "rlockAll")
 	if err := acceptValues(ctx, p, feed.Local, newName, []float64{1}, time.Time{}); err != nil {
 		p.streams.shards[0].mu.Unlock()
 		t.Fatal(err)
@@ -256,20 +256,28 @@ func TestListDuringCreate(t *testing.T) {
 	}
 }
 
-// waitForStack polls until some goroutine's stack holds fn, in a lock of
-// the stream table.
-func waitForStack(t *testing.T, fn string) {
+// waitForStack polls until some goroutine's stack holds every one of
+// fns: a goroutine under way to, or waiting at, a point of the code.
+func waitForStack(t *testing.T, fns ...string) {
 	t.Helper()
-	buf := make([]byte, 1<<20)
 	for range 10000 {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, fn) && strings.Contains(g, "rlockAll") {
-				return
-			}
+		if stackHolds(fns...) {
+			return
 		}
-		runtime.Gosched()
 		time.Sleep(time.Millisecond)
 	}
-	t.Fatalf("no goroutine in %s", fn)
+	t.Fatalf("no goroutine in %q", fns)
+}
+
+// stackHolds reports whether some goroutine's stack holds every one of
+// fns.
+func stackHolds(fns ...string) bool {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+		if !slices.ContainsFunc(fns, func(fn string) bool { return !strings.Contains(g, fn) }) {
+			return true
+		}
+	}
+	return false
 }
