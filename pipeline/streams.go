@@ -80,13 +80,18 @@ func (t *streamTable) len() int { return int(t.count.Load()) }
 
 // reserve counts a stream about to be created, unless there are max
 // already; it reports whether it did. A creation that fails after it
-// gives its place back with unreserve.
+// gives its place back with unreserve. The count never passes max, not
+// even for a moment: Len reads it.
 func (t *streamTable) reserve(max int) bool {
-	if t.count.Add(1) > int64(max) {
-		t.count.Add(-1)
-		return false
+	for {
+		n := t.count.Load()
+		if n >= int64(max) {
+			return false
+		}
+		if t.count.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
-	return true
 }
 
 // unreserve gives back a place reserve took.

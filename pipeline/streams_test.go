@@ -281,3 +281,46 @@ func stackHolds(fns ...string) bool {
 	}
 	return false
 }
+
+// TestLenNeverPastLimit reads Len while goroutines try to create streams
+// past the stream limit: every creation is refused, and Len, which counts
+// the creations under way, never counts more than the limit.
+func TestLenNeverPastLimit(t *testing.T) {
+	const limit = 10
+	p := open(t, Config{Sorter: gpusort.NewCPU(0), MaxStreams: limit})
+	ctx := context.Background()
+	for i := range limit {
+		if err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("full-%d", i), []float64{1}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("w%d-%d", w, i), []float64{1}, time.Time{})
+				if !errors.Is(err, feed.ErrStreamLimit) {
+					t.Errorf("a stream past the limit: %v", err)
+					return
+				}
+			}
+		})
+	}
+	over := 0
+	for range 200000 {
+		if p.Len() > limit {
+			over++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if over > 0 {
+		t.Fatalf("Len past the limit of %d streams %d times", limit, over)
+	}
+}
