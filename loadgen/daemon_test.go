@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,6 +251,11 @@ func TestVerifyBadAnswers(t *testing.T) {
 		}
 	}
 	check("good", good(), loadgen.VerifyConfig{Support: 0.05}, true)
+	// Past the deadline of the wait for every count, as a check of many
+	// streams may be, a count that is right at once passes.
+	if v, err := loadgen.Verify(context.Background(), good(), res, loadgen.VerifyConfig{Support: 0.05, Timeout: time.Nanosecond}); err != nil || !v.OK() {
+		t.Errorf("checked past the deadline: OK %v, %v", v != nil && v.OK(), err)
+	}
 	if v, _ := loadgen.Verify(context.Background(), good(), res, loadgen.VerifyConfig{Support: 0.05}); !v.Streams[0].Float32 {
 		t.Error("a stream whose minimum is float32(0.1) not taken as float32")
 	}
@@ -469,5 +475,43 @@ func TestItemTargetsVerify(t *testing.T) {
 				t.Fatalf("verification failed:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// goneClient answers every Stats with an error, as a daemon that died
+// does, and records the deadline of each call.
+type goneClient struct {
+	pb.StreamdClient
+	mu        sync.Mutex
+	deadlines map[time.Time]bool
+}
+
+func (c *goneClient) Stats(ctx context.Context, in *pb.StatsRequest, opts ...grpc.CallOption) (*pb.StatsResponse, error) {
+	d, _ := ctx.Deadline()
+	c.mu.Lock()
+	c.deadlines[d] = true
+	c.mu.Unlock()
+	return nil, errors.New("connection refused")
+}
+
+// TestVerifyGoneDaemon verifies many streams against a daemon that is
+// gone: Verify waits its Timeout once for them all, not once for each
+// stream in turn (which for thousands of streams would not end), and
+// every check fails.
+func TestVerifyGoneDaemon(t *testing.T) {
+	res := &loadgen.Result{Streams: map[string]*loadgen.StreamResult{}}
+	for i := range 40 {
+		res.Streams[fmt.Sprintf("s%d", i)] = &loadgen.StreamResult{Sent: 1, Values: []float64{1}}
+	}
+	c := &goneClient{deadlines: map[time.Time]bool{}}
+	v, err := loadgen.Verify(context.Background(), c, res, loadgen.VerifyConfig{Timeout: 20 * time.Millisecond, Poll: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.OK() || len(v.Streams) != 40 {
+		t.Fatalf("OK %v with %d streams checked, want false and 40", v.OK(), len(v.Streams))
+	}
+	if len(c.deadlines) != 1 {
+		t.Fatalf("the checks waited until %d different deadlines, want one for them all", len(c.deadlines))
 	}
 }

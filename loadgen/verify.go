@@ -31,15 +31,20 @@ type VerifyConfig struct {
 	// Support is the heavy-hitter support to check (default 0.01). It
 	// must be above the streams' ε.
 	Support float64
-	// Timeout bounds the wait for the daemon to count every value
-	// (default 1m); the daemon's Stats are polled every Poll (default
-	// 50ms).
+	// Timeout bounds the wait for the daemon to count every value of
+	// every stream, all together (default 1m); the daemon's Stats are
+	// polled every Poll (default 50ms).
 	Timeout time.Duration
 	Poll    time.Duration
 	// SumAt is the constant threshold at which the correlated sums of a
 	// pair stream are checked, besides its p50, p99, twice its mean, its
 	// minimum and maximum (default DefaultSumAt).
 	SumAt float64
+
+	// deadline is when the wait that Timeout bounds ends, set by Verify:
+	// one for every stream, so that a daemon that is gone fails them all
+	// within Timeout, not each after Timeout in turn.
+	deadline time.Time
 }
 
 // Verification holds the checks of every stream.
@@ -189,6 +194,7 @@ func Verify(ctx context.Context, client pb.StreamdClient, res *Result, cfg Verif
 	if cfg.SumAt == 0 {
 		cfg.SumAt = DefaultSumAt
 	}
+	cfg.deadline = time.Now().Add(cfg.Timeout)
 	var names []string
 	for _, name := range res.Names() {
 		st := res.Streams[name]
@@ -235,10 +241,11 @@ func verifyOne(ctx context.Context, client pb.StreamdClient, name string, st *St
 }
 
 // waitCount polls the daemon's Stats of stream until it counts want(stats)
-// values at two polls in a row. want gets the stream's Stats, so that it
-// can take the stream's precision into account.
+// values at two polls in a row, or at one past cfg's deadline, when it
+// gives up otherwise. want gets the stream's Stats, so that it can take
+// the stream's precision into account.
 func waitCount(ctx context.Context, client pb.StreamdClient, stream string, want func(*pb.StatsResponse) int64, cfg VerifyConfig) (*pb.StatsResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	ctx, cancel := context.WithDeadline(ctx, cfg.deadline)
 	defer cancel()
 	t := time.NewTicker(cfg.Poll)
 	defer t.Stop()
@@ -249,7 +256,9 @@ func waitCount(ctx context.Context, client pb.StreamdClient, stream string, want
 		if err == nil {
 			last = resp
 			switch c, n := int64(resp.Count), want(resp); {
-			case c == n && seen:
+			case c == n && (seen || !time.Now().Before(cfg.deadline)):
+				// Past the deadline, the values sent have had the
+				// whole Timeout to arrive: one poll is enough.
 				return resp, nil
 			case c == n:
 				// Values sent over TCP may still be on their way, on

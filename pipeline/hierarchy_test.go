@@ -404,3 +404,48 @@ func TestHierarchyHostsUnderSupport(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionStateDuringDelete hands off a partition while a hierarchy
+// stream with a part of it is deleted: the states taken are those of the
+// stream before the deletion, or none, and another daemon takes them.
+func TestPartitionStateDuringDelete(t *testing.T) {
+	cfg := summary.Config{WindowSize: 1000, Hierarchy: "ipv4"}
+	p := open(t, Config{})
+	if _, err := p.Create("addrs", cfg); err != nil {
+		t.Fatal(err)
+	}
+	acceptItemsAt(t, p, tpOf(1), "addrs", floodTrace(t, 300, 0.5, 100), 100, time.Time{})
+	s, _ := p.Stream("addrs")
+	// Hold the hierarchy's lock, so that PartitionState, having listed
+	// the stream, waits at it while the stream is deleted.
+	s.hier.mu.Lock()
+	type result struct {
+		states []PartState
+		err    error
+	}
+	done := make(chan result)
+	go func() {
+		states, err := p.PartitionState(tpOf(1))
+		done <- result{states, err}
+	}()
+	waitForStack(t, "(*Stream).partitionState")
+	// Delete, which may wait for the hierarchy's lock too: until it has
+	// returned, or removed the stream and waits.
+	deleted := make(chan error, 1)
+	go func() { deleted <- p.Delete("addrs") }()
+	for len(deleted) == 0 && (p.lookup("addrs") != nil || !stackHolds("(*Pipeline).Delete")) {
+		time.Sleep(time.Millisecond)
+	}
+	s.hier.mu.Unlock()
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	q := open(t, Config{})
+	if err := q.ReplacePartition(context.Background(), tpOf(1), r.states); err != nil {
+		t.Fatalf("states taken across a deletion: %v", err)
+	}
+}

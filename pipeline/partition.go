@@ -57,7 +57,7 @@ func (p *Pipeline) PartitionState(tp feed.Source) ([]PartState, error) {
 	}
 	var out []PartState
 	for _, s := range p.all() {
-		states, err := s.partitionState(tp, p.itemKey)
+		states, err := s.partitionState(p.streams, tp, p.itemKey)
 		if err != nil {
 			return nil, fmt.Errorf("partition state of %s, stream %q: %w", tp, s.name, err)
 		}
@@ -67,8 +67,11 @@ func (p *Pipeline) PartitionState(tp feed.Source) ([]PartState, error) {
 }
 
 // partitionState returns the state of s's part of tp, none if it has
-// none, and for a hierarchy stream those of its levels' parts.
-func (s *Stream) partitionState(tp feed.Source, key items.Key) ([]PartState, error) {
+// none or s is no longer in t, and for a hierarchy stream those of its
+// levels' parts. A stream is deleted from t before its buffers, which hold
+// its pending values, are released under its lock and its hierarchy's
+// (Delete): one still in t under them is whole until they are unlocked.
+func (s *Stream) partitionState(t *streamTable, tp feed.Source, key items.Key) ([]PartState, error) {
 	if s.hier != nil {
 		s.hier.mu.Lock()
 		defer s.hier.mu.Unlock()
@@ -76,6 +79,10 @@ func (s *Stream) partitionState(tp feed.Source, key items.Key) ([]PartState, err
 	var out []PartState
 	for _, x := range s.withLevels() {
 		x.mu.Lock()
+		if x == s && t.get(s.name) != s { // deleted: its state may be gone
+			x.mu.Unlock()
+			return nil, nil
+		}
 		pt := x.kafkaPart(tp)
 		var data []byte
 		var err error

@@ -138,8 +138,13 @@ type Pipeline struct {
 	streams *streamTable
 	closed  atomic.Bool // set by Close; read by accepts and creations without a lock
 
-	mu      sync.Mutex // guards deleted
+	mu      sync.Mutex // guards deleted, writing and unreleased
 	deleted []string   // names deleted since the last snapshot saved (snapshot.go); nil before one
+	// writing counts the snapshots cut and being written. A stream deleted
+	// meanwhile may be one of theirs: its buffers, which hold its pending
+	// values, wait in unreleased until the last is written.
+	writing    int
+	unreleased []*Stream
 
 	rejectMu sync.Mutex
 	rejected map[feed.Reason]uint64
@@ -437,17 +442,36 @@ func (p *Pipeline) Delete(name string) error {
 	if p.deleted != nil { // a snapshot was saved: the next delta deletes it
 		p.deleted = append(p.deleted, name)
 	}
+	// A snapshot being written may write s after this: its pending values
+	// stay until it has.
+	later := p.writing > 0
+	if later {
+		p.unreleased = append(p.unreleased, s)
+	}
 	p.mu.Unlock()
 	s.mem.Close()
 	for _, lvl := range s.levelStreams() {
 		lvl.mem.Close()
 	}
 	sh.mu.Unlock()
+	if !later {
+		p.releaseStream(s)
+	}
+	return nil
+}
+
+// releaseStream gives the buffers of s, a deleted stream, and of its
+// levels back to the pool, under the hierarchy's lock for a hierarchy
+// stream: one who holds it sees every level released or none.
+func (p *Pipeline) releaseStream(s *Stream) {
+	if s.hier != nil {
+		s.hier.mu.Lock()
+		defer s.hier.mu.Unlock()
+	}
 	s.release(&p.buffers)
 	for _, lvl := range s.levelStreams() {
 		lvl.release(&p.buffers)
 	}
-	return nil
 }
 
 // List returns the streams' names, sorted. It costs O(N) for N streams;

@@ -190,8 +190,10 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 	streams := p.streams.allLocked()
 	p.mu.Lock()
 	deleted := p.deleted
+	p.writing++
 	p.mu.Unlock()
 	p.streams.runlockAll()
+	defer p.written()
 	sv.deleted = len(deleted)
 	if delta {
 		buf.b = binary.AppendUvarint(buf.b, uint64(len(deleted)))
@@ -216,6 +218,21 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 		return n, nil, fmt.Errorf("write snapshot: %w", err)
 	}
 	return n, sv, nil
+}
+
+// written ends the writing of a snapshot, releasing the streams deleted
+// while it was written once no other is being written.
+func (p *Pipeline) written() {
+	p.mu.Lock()
+	p.writing--
+	var streams []*Stream
+	if p.writing == 0 {
+		streams, p.unreleased = p.unreleased, nil
+	}
+	p.mu.Unlock()
+	for _, s := range streams {
+		p.releaseStream(s)
+	}
 }
 
 // changed reports whether s, or a level of it, changed since it was last

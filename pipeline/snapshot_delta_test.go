@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -356,5 +358,167 @@ func TestDeleteWhileSaving(t *testing.T) {
 	}
 	if got, want := q.List(), []string{"b"}; !slices.Equal(got, want) {
 		t.Errorf("restored %q, want %q", got, want)
+	}
+}
+
+// A deleteOnWrite deletes a stream of p on its first write, then writes
+// to b.
+type deleteOnWrite struct {
+	t    *testing.T
+	p    *Pipeline
+	name string
+	b    bytes.Buffer
+}
+
+func (w *deleteOnWrite) Write(data []byte) (int, error) {
+	if w.name != "" {
+		if err := w.p.Delete(w.name); err != nil {
+			w.t.Error(err)
+		}
+		w.name = ""
+	}
+	return w.b.Write(data)
+}
+
+// TestDeleteWhileWriting deletes a stream after a snapshot's cut, before
+// the stream is written: the snapshot, and a delta likewise, still hold
+// the stream whole, and restore as they were cut.
+func TestDeleteWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
+	for _, name := range []string{"a", "b"} {
+		if err := acceptValues(ctx, p, feed.Local, name, []float64{1, 2, 3}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &deleteOnWrite{t: t, p: p, name: "a"}
+	_, sv, err := p.SaveTo(w, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv.Commit()
+	q, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Restore(w.b.Bytes()); err != nil {
+		t.Fatalf("restore a snapshot written across a deletion: %v", err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if s, err := q.Stream(name); err != nil || s.Stats().Count != 3 {
+			t.Fatalf("restored %s: %v", name, err)
+		}
+	}
+	// A delta written across a deletion of a changed stream.
+	if err := acceptValues(ctx, p, feed.Local, "b", []float64{4}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w = &deleteOnWrite{t: t, p: p, name: "b"}
+	if _, _, err := p.SaveTo(w, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.RestoreDelta(w.b.Bytes()); err != nil {
+		t.Fatalf("restore a delta written across a deletion: %v", err)
+	}
+	if got, want := q.List(), []string{"b"}; !slices.Equal(got, want) {
+		t.Fatalf("restored %q, want %q", got, want)
+	}
+	if s, _ := q.Stream("b"); s.Stats().Count != 4 {
+		t.Fatalf("restored b counts %d, want 4", s.Stats().Count)
+	}
+}
+
+// TestStormRestores creates, feeds and deletes streams from several
+// goroutines, against a stream limit, while others page through the names
+// and a snapshot and then deltas are saved and committed, with the idle
+// sweeper flushing every millisecond: the snapshot and its deltas restore
+// to exactly the streams left and their counts, the count never passes
+// the limit, and deleting every stream brings the budget back to 0.
+func TestStormRestores(t *testing.T) {
+	ctx := context.Background()
+	p := open(t, Config{Sorter: gpusort.NewCPU(0), MaxStreams: 30, MaxMemory: 1 << 30, IdleFlush: time.Millisecond})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("s%02d-with-a-long-shared-prefix-%d", r.IntN(40), r.IntN(2))
+				if r.IntN(3) == 0 {
+					if err := p.Delete(name); err != nil && !errors.Is(err, ErrNotFound) {
+						t.Error(err)
+					}
+					continue
+				}
+				if err := acceptValues(ctx, p, feed.Local, name, []float64{1, 2, 3}, time.Time{}); err != nil && !errors.Is(err, feed.ErrStreamLimit) {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p.Names("", "s1", 5)
+			p.List()
+		}
+	})
+	base, _ := save(t, p, false, true)
+	var deltas [][]byte
+	for range 40 {
+		d, _ := save(t, p, true, true)
+		deltas = append(deltas, d)
+		if n := p.Len(); n > 30 {
+			t.Errorf("Len %d past the limit", n)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	quiesce(t, p)
+	d, _ := save(t, p, true, true)
+	deltas = append(deltas, d)
+	q, err := New(Config{Sorter: gpusort.NewCPU(0), MaxStreams: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Restore(base); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deltas {
+		if err := q.RestoreDelta(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := p.List()
+	if got := q.List(); !slices.Equal(got, want) {
+		t.Fatalf("restored %q\nwant %q", got, want)
+	}
+	for _, name := range want {
+		a, _ := p.Stream(name)
+		b, _ := q.Stream(name)
+		if a.Stats().Count != b.Stats().Count {
+			t.Errorf("%s: restored count %d, want %d", name, b.Stats().Count, a.Stats().Count)
+		}
+	}
+	if p.Len() != len(want) || len(p.all()) != len(want) {
+		t.Fatalf("Len %d, map %d, List %d", p.Len(), len(p.all()), len(want))
+	}
+	for _, name := range want {
+		if err := p.Delete(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiesce(t, p)
+	if st := p.mem.Stats(); st.Used != 0 || st.Reserved != 0 {
+		t.Fatalf("budget after deleting all: %+v", st)
 	}
 }

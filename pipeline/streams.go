@@ -3,6 +3,7 @@ package pipeline
 import (
 	"container/heap"
 	"hash/maphash"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,13 +80,18 @@ func (t *streamTable) len() int { return int(t.count.Load()) }
 
 // reserve counts a stream about to be created, unless there are max
 // already; it reports whether it did. A creation that fails after it
-// gives its place back with unreserve.
+// gives its place back with unreserve. The count never passes max, not
+// even for a moment: Len reads it.
 func (t *streamTable) reserve(max int) bool {
-	if t.count.Add(1) > int64(max) {
-		t.count.Add(-1)
-		return false
+	for {
+		n := t.count.Load()
+		if n >= int64(max) {
+			return false
+		}
+		if t.count.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
-	return true
 }
 
 // unreserve gives back a place reserve took.
@@ -245,9 +251,12 @@ func (t *streamTable) shardPage(i int, dst []*Stream, after string, n int) ([]*S
 	return dst, after
 }
 
-// list returns every name, in increasing order.
+// list returns every name, in increasing order. The count read before the
+// page's locks only sizes the slice: streams created meanwhile may
+// outnumber it, and a page cut at it would leave out names that sort
+// after theirs.
 func (t *streamTable) list() []string {
-	return t.page(make([]string, 0, t.len()), "", "", t.len())
+	return t.page(make([]string, 0, t.len()), "", "", math.MaxInt)
 }
 
 // A nameCursor is a position in one shard's name index, and the name

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,5 +212,108 @@ func TestSameConfig(t *testing.T) {
 		if sameConfig(changed, base) || sameConfig(base, changed) {
 			t.Errorf("a change of %s goes unseen", typ.Field(i).Name)
 		}
+	}
+}
+
+// TestListDuringCreate lists the streams while a stream is created in
+// another shard between List's start and its locks: the list may name the
+// new stream or not, but it names every stream that existed throughout.
+func TestListDuringCreate(t *testing.T) {
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
+	ctx := context.Background()
+	// Both streams out of shard 0: a seed that puts z-old there is
+	// changed while the table is empty.
+	for p.streams.shardOf("z-old") == 0 {
+		p.streams.seed = maphash.MakeSeed()
+	}
+	if err := acceptValues(ctx, p, feed.Local, "z-old", []float64{1}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	newName := "a-new-0"
+	for i := 1; p.streams.shardOf(newName) == 0; i++ {
+		newName = fmt.Sprintf("a-new-%d", i)
+	}
+	// Hold shard 0, so that List stops at it after it has started.
+	p.streams.shards[0].mu.Lock()
+	listed := make(chan []string)
+	go func() { listed <- p.List() }()
+	waitForStack(t, "(*Pipeline).List", "rlockAll")
+	if err := acceptValues(ctx, p, feed.Local, newName, []float64{1}, time.Time{}); err != nil {
+		p.streams.shards[0].mu.Unlock()
+		t.Fatal(err)
+	}
+	p.streams.shards[0].mu.Unlock()
+	got := <-listed
+	if !slices.Contains(got, "z-old") {
+		t.Fatalf("List = %q, without z-old, which existed all along", got)
+	}
+}
+
+// waitForStack polls until some goroutine's stack holds every one of
+// fns: a goroutine under way to, or waiting at, a point of the code.
+func waitForStack(t *testing.T, fns ...string) {
+	t.Helper()
+	for range 10000 {
+		if stackHolds(fns...) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("no goroutine in %q", fns)
+}
+
+// stackHolds reports whether some goroutine's stack holds every one of
+// fns.
+func stackHolds(fns ...string) bool {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+		if !slices.ContainsFunc(fns, func(fn string) bool { return !strings.Contains(g, fn) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLenNeverPastLimit reads Len while goroutines try to create streams
+// past the stream limit: every creation is refused, and Len, which counts
+// the creations under way, never counts more than the limit.
+func TestLenNeverPastLimit(t *testing.T) {
+	const limit = 10
+	p := open(t, Config{Sorter: gpusort.NewCPU(0), MaxStreams: limit})
+	ctx := context.Background()
+	for i := range limit {
+		if err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("full-%d", i), []float64{1}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				err := acceptValues(ctx, p, feed.Local, fmt.Sprintf("w%d-%d", w, i), []float64{1}, time.Time{})
+				if !errors.Is(err, feed.ErrStreamLimit) {
+					t.Errorf("a stream past the limit: %v", err)
+					return
+				}
+			}
+		})
+	}
+	over := 0
+	for range 200000 {
+		if p.Len() > limit {
+			over++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if over > 0 {
+		t.Fatalf("Len past the limit of %d streams %d times", limit, over)
 	}
 }
