@@ -145,7 +145,10 @@
 // # Verification
 //
 // --verify keeps the values sent, waits until the daemon's Stats count all
-// of them (--verify-timeout), then asks it over gRPC (--grpc-addr) for the
+// of them (--verify-timeout, one deadline for every stream checked: once
+// it has passed, a stream whose count is right at its first poll still
+// passes, and a daemon that is gone fails every check within about that
+// time, with exit status 3), then asks it over gRPC (--grpc-addr) for the
 // quantiles at φ ∈ {0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}
 // and the heavy hitters at --support, and prints them side by side with
 // the exact answers, with each answer's rank error against εN. Streams

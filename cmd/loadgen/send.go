@@ -88,7 +88,7 @@ func (f *sendFlags) register(fs *flag.FlagSet) {
 
 	fs.BoolVar(&f.verify, "verify", false, "check the daemon's quantiles and heavy hitters of every stream sent against the exact ones")
 	fs.Float64Var(&f.support, "support", 0.01, "heavy-hitter support for --verify")
-	fs.DurationVar(&f.verifyTimeout, "verify-timeout", time.Minute, "how long --verify waits for the daemon to count every value")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", time.Minute, "how long --verify waits, in all, for the daemon to count every value of every stream it checks")
 }
 
 // progressFlag is the value of --progress.
