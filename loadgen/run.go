@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"streamd/feed"
+	"streamd/ingest"
 	"streamd/items"
 )
 
@@ -35,6 +38,14 @@ type Runner struct {
 	// name picks, in order.
 	Conns        int
 	SplitStreams bool
+
+	// Lanes is how many goroutines hand the batches of a LaneSource to
+	// the connections, with SplitStreams, no Rate and no Count: each
+	// sends the streams of its share of the connections (default half
+	// the cores, at most Conns). One goroutine cuts, cleans and queues
+	// about 40 M values/s of small batches, less than the connections
+	// send: a run over many small streams needs more.
+	Lanes int
 
 	// Rate is the most values sent per second over all connections; 0
 	// sends as fast as the target takes them.
@@ -171,6 +182,8 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		batch:   batch,
 		res:     res,
 		work:    make([]chan *work, 1),
+		pool:    new(sync.Pool),
+		sent:    new(atomic.Int64),
 		start:   time.Now(),
 		streams: res.Streams,
 		f32:     sendsFloat32(r.Target),
@@ -181,10 +194,11 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 	for i := range s.work {
 		s.work[i] = make(chan *work, conns)
 	}
-	s.pool.New = func() any { return &work{vals: make([]float64, 0, batch)} }
+	s.pool.New = func() any { return new(work) }
 	if r.Duration > 0 {
 		s.deadline = s.start.Add(r.Duration)
 	}
+	lanes := s.lanes()
 
 	// Open the connections, then start a sender on each.
 	var cs []Conn
@@ -225,12 +239,25 @@ func (r *Runner) Run(ctx context.Context) (*Result, error) {
 		return Progress{Sent: s.sent.Load(), Total: r.Count, Elapsed: time.Since(s.start), Limit: r.Duration}
 	})
 
-	err := r.Source.Run(ctx, s)
+	var err error
+	if len(lanes) > 1 {
+		sinks := make([]ingest.Sink, len(lanes))
+		for i, l := range lanes {
+			sinks[i] = l
+		}
+		err = r.Source.(LaneSource).RunLanes(ctx, sinks, func(stream string) int { return s.conn(stream) % len(lanes) })
+	} else {
+		err = r.Source.Run(ctx, s)
+	}
 	for _, c := range s.work {
 		close(c)
 	}
 	wg.Wait()
 	stopProgress()
+	for _, l := range lanes[min(len(lanes), 1):] {
+		maps.Copy(res.Streams, l.streams) // a stream goes by one lane alone
+		res.Skipped += l.res.Skipped
+	}
 	res.Elapsed = time.Since(s.start)
 	res.Sent = s.sent.Load()
 	res.Ack.Known = true
@@ -310,7 +337,8 @@ func (w *work) send(c Conn) error {
 }
 
 // runSink is the ingest.Sink that a Runner hands to its source. Its
-// methods are called from the source's goroutine.
+// methods are called from the source's goroutine, or from one lane's
+// (see lanes).
 type runSink struct {
 	r        *Runner
 	ctx      context.Context
@@ -318,15 +346,41 @@ type runSink struct {
 	res      *Result
 	streams  map[string]*StreamResult
 	work     []chan *work // to the connections: one for all, or one each with SplitStreams
-	pool     sync.Pool
+	pool     *sync.Pool
 	start    time.Time
 	deadline time.Time
-	queued   int64        // values handed to the connections
-	sent     atomic.Int64 // values the connections sent
+	queued   int64         // values handed to the connections
+	sent     *atomic.Int64 // values the connections sent
 	last     *StreamResult
 	lastName string
 	f32      bool      // the target sends values as float32
 	wide     []float64 // float32 values of a batch, widened
+}
+
+// lanes returns the sinks a LaneSource hands its batches to: s and copies
+// of it, each with a result of its own for the streams of its share of the
+// connections, or s alone when one goroutine must see every batch: the
+// source is no LaneSource, streams are not split, or the run paces or
+// counts its values as a whole.
+func (s *runSink) lanes() []*runSink {
+	_, ok := s.r.Source.(LaneSource)
+	if !ok || len(s.work) == 1 || s.r.Rate > 0 || s.r.Count > 0 {
+		return []*runSink{s}
+	}
+	n := s.r.Lanes
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0) / 2
+	}
+	n = max(min(n, len(s.work), math.MaxUint16), 1)
+	lanes := []*runSink{s}
+	for range n - 1 {
+		l := *s
+		l.res = &Result{}
+		l.streams = make(map[string]*StreamResult)
+		l.last, l.lastName, l.wide = nil, "", nil
+		lanes = append(lanes, &l)
+	}
+	return lanes
 }
 
 // stream returns the result of the stream name, nil for a stream that

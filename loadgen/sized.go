@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"streamd/ingest"
 	"streamd/synth"
@@ -18,8 +19,9 @@ import (
 // interleaving of interleave, each drawn as it is sent. Drawing is most of
 // a sender's work with many small streams (an exp a value for the
 // lognormal), so chunks of batches are drawn on every core and handed to
-// sink in order, from this goroutine alone.
-func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
+// the sinks in order: the batch of a stream to sinks[lane(stream)], by
+// that sink's goroutine alone (lane nil: all to sinks[0]).
+func (s *Synth) runSized(ctx context.Context, sinks []ingest.Sink, lane func(stream string) int) error {
 	switch {
 	case len(s.Sizes) != len(s.Streams):
 		return fmt.Errorf("synth: %d sizes for %d streams", len(s.Sizes), len(s.Streams))
@@ -33,31 +35,46 @@ func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
 	if _, err := synth.NewSource(s.Spec); err != nil {
 		return err
 	}
+	if len(sinks) == 1 {
+		lane = nil
+	}
 	batch := s.Batch
 	if batch <= 0 {
 		batch = sourceBatch
 	}
-	accept := s.acceptor(sink)
 	sched := interleave(s.Sizes, batch, blockSeed(s.Spec.Seed, math.MaxUint64))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
-	order := make(chan *sizedChunk, 2*workers) // chunks in sched order, to be sent
-	work := make(chan *sizedChunk)             // chunks to draw
+	orders := make([]chan *sizedChunk, len(sinks)) // chunks in sched order, to be sent
+	for i := range orders {
+		orders[i] = make(chan *sizedChunk, 2*workers)
+	}
+	work := make(chan *sizedChunk) // chunks to draw
 	free := make(chan *sizedChunk, 2*workers+2)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for c := range work {
 				c.draw(s.Spec)
+				if lane != nil {
+					c.lanes = slices.Grow(c.lanes[:0], len(c.streams))[:len(c.streams)]
+					for j, i := range c.streams {
+						c.lanes[j] = uint16(lane(s.Streams[i]))
+					}
+				}
 				close(c.done)
 			}
 		})
 	}
 	wg.Go(func() {
 		defer close(work)
-		defer close(order)
+		defer func() {
+			for _, order := range orders {
+				close(order)
+			}
+		}()
 		sent := make([]uint32, len(s.Streams)) // batches of each stream so far
 		for start := 0; start < len(sched); start += sizedChunkBatches {
 			var c *sizedChunk
@@ -66,13 +83,13 @@ func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
 			default:
 				c = new(sizedChunk)
 			}
-			c.reset()
+			c.reset(len(sinks))
 			for _, i := range sched[start:min(start+sizedChunkBatches, len(sched))] {
 				k := sent[i]
 				sent[i]++
 				c.add(i, k, min(int64(batch), s.Sizes[i]-int64(k)*int64(batch)))
 			}
-			for _, ch := range []chan *sizedChunk{order, work} {
+			for _, ch := range append(orders[:len(orders):len(orders)], work) {
 				select {
 				case ch <- c:
 				case <-ctx.Done():
@@ -81,27 +98,48 @@ func (s *Synth) runSized(ctx context.Context, sink ingest.Sink) error {
 			}
 		}
 	})
+	errs := make([]error, len(sinks))
+	var lanes sync.WaitGroup
+	for l, sink := range sinks {
+		lanes.Go(func() {
+			accept := s.acceptor(sink)
+			var err error
+			for c := range orders[l] {
+				select {
+				case <-c.done:
+				case <-ctx.Done(): // the chunk may never be drawn
+					if err == nil {
+						err = ctx.Err()
+					}
+					continue
+				}
+				for j := 0; err == nil && j < len(c.streams); j++ {
+					if lane != nil && int(c.lanes[j]) != l {
+						continue
+					}
+					if err = accept(ctx, s.Streams[c.streams[j]], c.vals[c.ends[j]-c.lens[j]:c.ends[j]]); err != nil {
+						cancel()
+					}
+				}
+				if c.left.Add(-1) == 0 {
+					select {
+					case free <- c:
+					default:
+					}
+				}
+			}
+			errs[l] = err
+		})
+	}
+	lanes.Wait()
+	wg.Wait()
+	// The first sink's error that is not the cancel another's caused.
 	var err error
-	for c := range order {
-		select {
-		case <-c.done:
-		case <-ctx.Done(): // the chunk may never be drawn
-			if err == nil {
-				err = ctx.Err()
-			}
-			continue
-		}
-		for j := 0; err == nil && j < len(c.streams); j++ {
-			if err = accept(ctx, s.Streams[c.streams[j]], c.vals[c.ends[j]-c.lens[j]:c.ends[j]]); err != nil {
-				cancel()
-			}
-		}
-		select {
-		case free <- c:
-		default:
+	for _, e := range errs {
+		if e != nil && (err == nil || errors.Is(err, context.Canceled)) {
+			err = e
 		}
 	}
-	wg.Wait()
 	if err == nil {
 		err = ctx.Err() // cancelled before any chunk went out
 	}
@@ -118,13 +156,16 @@ type sizedChunk struct {
 	streams, ks []uint32
 	lens, ends  []int
 	vals        []float64
+	lanes       []uint16      // each batch's sink, with more than one
 	done        chan struct{} // closed once the values are drawn
+	left        atomic.Int32  // sinks yet to send it
 }
 
-// reset empties c for reuse.
-func (c *sizedChunk) reset() {
+// reset empties c for reuse by sinks sinks.
+func (c *sizedChunk) reset(sinks int) {
 	c.streams, c.ks, c.lens, c.ends = c.streams[:0], c.ks[:0], c.lens[:0], c.ends[:0]
 	c.done = make(chan struct{})
+	c.left.Store(int32(sinks))
 }
 
 // add appends batch k of stream i, of n values.

@@ -252,7 +252,9 @@ func (c *tagConn) Close() (loadgen.Ack, error) { return loadgen.Ack{}, nil }
 
 // TestRunnerSplitStreams: with SplitStreams, each stream goes over one
 // connection, in the order of the source, and the streams are spread over
-// every connection.
+// every connection; with lanes, every stream's values still go in the
+// source's order, and the result keeps each tracked stream's values and
+// counts.
 func TestRunnerSplitStreams(t *testing.T) {
 	sizes := synth.Sizes{Min: 1, Max: 1000, S: 1}.Draw(5, 500)
 	names := streamNames("s", len(sizes))
@@ -262,28 +264,70 @@ func TestRunnerSplitStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := make(map[string][]float64)
+	var total int64
 	for i, name := range log.streams {
 		want[name] = append(want[name], log.values[i]...)
+		total += int64(len(log.values[i]))
 	}
-	target := &connTarget{conns: make(map[string]map[int]bool), values: make(map[string][]float64)}
-	r := &loadgen.Runner{Source: src, Target: target, Conns: 3, Batch: 16, SplitStreams: true}
-	if _, err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, lanes := range []int{1, 3, 8} {
+		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
+			target := &connTarget{conns: make(map[string]map[int]bool), values: make(map[string][]float64)}
+			tracked := func(name string) bool { return len(name)%2 == 0 }
+			r := &loadgen.Runner{Source: src, Target: target, Conns: 5, Batch: 16, SplitStreams: true, Lanes: lanes, Keep: true, Track: tracked}
+			res, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent != total {
+				t.Errorf("sent %d values, want %d", res.Sent, total)
+			}
+			used := make(map[int]int)
+			for _, name := range names {
+				if len(target.conns[name]) != 1 {
+					t.Fatalf("stream %s went over connections %v, want one", name, target.conns[name])
+				}
+				for id := range target.conns[name] {
+					used[id]++
+				}
+				if !slices.Equal(target.values[name], want[name]) {
+					t.Fatalf("stream %s: %d values, not the %d of the source in order", name, len(target.values[name]), len(want[name]))
+				}
+				st := res.Streams[name]
+				switch {
+				case !tracked(name) && st != nil:
+					t.Fatalf("stream %s is in the result, untracked", name)
+				case tracked(name) && (st == nil || st.Sent != int64(len(want[name])) || !slices.Equal(st.Values, want[name])):
+					t.Fatalf("stream %s: result %+v, want its %d values in order", name, st, len(want[name]))
+				}
+			}
+			if len(used) != 5 {
+				t.Errorf("streams by connection: %v, want 5 connections", used)
+			}
+		})
 	}
-	used := make(map[int]int)
-	for _, name := range names {
-		if len(target.conns[name]) != 1 {
-			t.Fatalf("stream %s went over connections %v, want one", name, target.conns[name])
+}
+
+// TestRunnerLanesItems: items sent from several lanes are the items sent
+// from one, in each stream's order.
+func TestRunnerLanesItems(t *testing.T) {
+	sizes := synth.Sizes{Min: 1, Max: 300, S: 1}.Draw(6, 200)
+	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Zipf, S: 1.1, Distinct: 1000, Seed: 6}, Streams: streamNames("i", len(sizes)), Sizes: sizes, Batch: 7, Items: true}
+	run := func(lanes int) map[string][]string {
+		t.Helper()
+		target := &memTarget{}
+		if _, err := (&loadgen.Runner{Source: src, Target: target, Conns: 4, SplitStreams: true, Lanes: lanes}).Run(context.Background()); err != nil {
+			t.Fatal(err)
 		}
-		for id := range target.conns[name] {
-			used[id]++
-		}
-		if !slices.Equal(target.values[name], want[name]) {
-			t.Fatalf("stream %s: %d values, not the %d of the source in order", name, len(target.values[name]), len(want[name]))
-		}
+		return target.items
 	}
-	if len(used) != 3 {
-		t.Errorf("streams by connection: %v, want 3 connections", used)
+	one, four := run(1), run(4)
+	if len(one) != len(sizes) {
+		t.Fatalf("%d streams of items, want %d", len(one), len(sizes))
+	}
+	for name, items := range one {
+		if !slices.Equal(four[name], items) {
+			t.Fatalf("stream %s: %d items from 4 lanes, not the %d from one in order", name, len(four[name]), len(items))
+		}
 	}
 }
 

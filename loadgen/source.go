@@ -31,6 +31,16 @@ type Source interface {
 	Run(ctx context.Context, sink ingest.Sink) error
 }
 
+// A LaneSource is a Source that can hand its batches to several sinks at
+// once, each from a goroutine of its own: every batch of a stream to
+// sinks[lane(stream)], in the order Run would hand them over. lane is
+// safe for concurrent use. A Runner that deals streams to its
+// connections uses it to send from as many goroutines.
+type LaneSource interface {
+	Source
+	RunLanes(ctx context.Context, sinks []ingest.Sink, lane func(stream string) int) error
+}
+
 // sourceBatch is how many values a file source gathers before handing
 // them to its sink.
 const sourceBatch = 4096
@@ -472,13 +482,23 @@ type Synth struct {
 	Batch int
 }
 
+// RunLanes implements LaneSource. A run with Sizes hands the batches of
+// each stream to sinks[lane(stream)], from one goroutine for each sink;
+// any other run hands them all to sinks[0], as Run does.
+func (s *Synth) RunLanes(ctx context.Context, sinks []ingest.Sink, lane func(stream string) int) error {
+	if s.Sizes == nil || len(s.Streams) == 0 || len(sinks) == 1 {
+		return s.Run(ctx, sinks[0])
+	}
+	return s.runSized(ctx, sinks, lane)
+}
+
 // Run implements Source.
 func (s *Synth) Run(ctx context.Context, sink ingest.Sink) error {
 	if len(s.Streams) == 0 {
 		return errors.New("synth: no stream names")
 	}
 	if s.Sizes != nil {
-		return s.runSized(ctx, sink)
+		return s.runSized(ctx, []ingest.Sink{sink}, nil)
 	}
 	if s.Addresses != nil {
 		return s.runAddresses(ctx, sink)
