@@ -61,19 +61,30 @@ type nameBlock struct {
 // binary search over the blocks' last names, then one in a block, both
 // over keys held side by side (nameKey): O(log n), and for names that
 // differ in their first 16 bytes, no cache miss on a name's bytes but the
-// last. Adding or removing one moves at most maxBlock names, and the block
-// list on a split or when a block empties (one block in maxBlock/2 adds):
-// at a million names, thousands of block headers, not a million names.
+// last.
+//
+// A name added goes first to recent, unsorted: a creation costs an append,
+// not a search among blocks that are cold in a cache when streams are
+// created by the million. fold sorts the recent names and merges them into
+// the blocks they fall in, each block once; add folds once recent holds a
+// sixteenth of the names (at least minFold), so that the blocks a fold
+// touches get many names each. Readers (start, next) see the names of the
+// last fold: they fold first, holding the index for writing.
 type nameIndex struct {
 	blocks   []nameBlock
 	lasts    []string  // lasts[b] is the last name of blocks[b]
 	lastKeys []nameKey // and its key
-	n        int
+	n        int       // names in blocks
+	recent   []string  // added since the last fold, in the order added
 }
+
+// minFold is the fewest recent names that make add fold them.
+const minFold = 1024
 
 // newNameIndex returns the index of names, which it sorts.
 func newNameIndex(names []string) nameIndex {
 	slices.Sort(names)
+	names = slices.Compact(names)
 	x := nameIndex{n: len(names)}
 	for len(names) > 0 {
 		k := min(len(names), maxBlock/2)
@@ -82,10 +93,9 @@ func newNameIndex(names []string) nameIndex {
 			blk.keys[i] = keyOf(name)
 		}
 		x.blocks = append(x.blocks, blk)
-		x.lasts = append(x.lasts, names[k-1])
-		x.lastKeys = append(x.lastKeys, blk.keys[k-1])
 		names = names[k:]
 	}
+	x.setLasts()
 	return x
 }
 
@@ -108,43 +118,135 @@ func (x *nameIndex) setLast(b int) {
 	x.lastKeys[b] = blk.keys[len(blk.keys)-1]
 }
 
-// add adds name, if it is not there.
-func (x *nameIndex) add(name string) {
-	nk := keyOf(name)
-	if len(x.blocks) == 0 {
-		x.blocks = []nameBlock{{names: []string{name}, keys: []nameKey{nk}}}
-		x.lasts, x.lastKeys = []string{name}, []nameKey{nk}
-		x.n = 1
-		return
-	}
-	b, i, found := x.search(name, nk)
-	if found {
-		return
-	}
-	if b == len(x.blocks) { // after every name: the end of the last block
-		b = len(x.blocks) - 1
-		i = len(x.blocks[b].names)
-	}
-	blk := &x.blocks[b]
-	blk.names = slices.Insert(blk.names, i, name)
-	blk.keys = slices.Insert(blk.keys, i, nk)
-	x.n++
-	if len(blk.names) <= maxBlock {
+// setLasts records the last name of every block.
+func (x *nameIndex) setLasts() {
+	x.lasts = slices.Grow(x.lasts[:0], len(x.blocks))[:len(x.blocks)]
+	x.lastKeys = slices.Grow(x.lastKeys[:0], len(x.blocks))[:len(x.blocks)]
+	for b := range x.blocks {
 		x.setLast(b)
+	}
+}
+
+// add adds name, if it is not there, at the next fold.
+func (x *nameIndex) add(name string) {
+	x.recent = append(x.recent, name)
+	if len(x.recent) >= max(minFold, x.n/16) {
+		x.fold()
+	}
+}
+
+// A keyedName is a name and its key.
+type keyedName struct {
+	key  nameKey
+	name string
+}
+
+// compareKeyed orders keyed names as their names are ordered.
+func compareKeyed(a, b keyedName) int {
+	switch {
+	case before(a.key, a.name, b.key, b.name):
+		return -1
+	case a.key == b.key && a.name == b.name:
+		return 0
+	}
+	return 1
+}
+
+// fold sorts the recent names into the blocks, leaving out any already
+// there. The recent names that fall in one block are merged into it in
+// one pass from its end; a block that grows past maxBlock is then split
+// into blocks of maxBlock/2. Blocks that get none are not touched.
+func (x *nameIndex) fold() {
+	if len(x.recent) == 0 {
 		return
 	}
-	h := len(blk.names) / 2
-	upper := nameBlock{names: slices.Clone(blk.names[h:]), keys: slices.Clone(blk.keys[h:])}
-	blk.names, blk.keys = blk.names[:h:h], blk.keys[:h:h]
-	x.blocks = slices.Insert(x.blocks, b+1, upper)
-	x.lasts = slices.Insert(x.lasts, b+1, "")
-	x.lastKeys = slices.Insert(x.lastKeys, b+1, nameKey{})
-	x.setLast(b)
-	x.setLast(b + 1)
+	rs := make([]keyedName, len(x.recent))
+	for i, name := range x.recent {
+		rs[i] = keyedName{keyOf(name), name}
+	}
+	clear(x.recent)
+	x.recent = x.recent[:0]
+	slices.SortFunc(rs, compareKeyed)
+	if len(x.blocks) == 0 {
+		x.blocks = []nameBlock{{}}
+		x.lasts, x.lastKeys = []string{""}, []nameKey{{}}
+	}
+	split := false
+	for b, r := 0, 0; r < len(rs); b++ {
+		// The first block whose last name is ≥ rs[r] takes the recent
+		// names up to its last name; the last block takes the rest.
+		last := len(x.blocks) - 1
+		end := len(rs)
+		if b < last {
+			j, _ := searchKeys(x.lastKeys[b:last], x.lasts[b:last], rs[r].name, rs[r].key)
+			b += j
+		}
+		if b < last {
+			lo, hi := r+1, len(rs) // rs[r] ≤ lasts[b]
+			for lo < hi {
+				m := int(uint(lo+hi) >> 1)
+				if before(x.lastKeys[b], x.lasts[b], rs[m].key, rs[m].name) {
+					hi = m
+				} else {
+					lo = m + 1
+				}
+			}
+			end = lo
+		}
+		x.merge(&x.blocks[b], rs[r:end])
+		if len(x.blocks[b].names) > maxBlock {
+			split = true
+		} else {
+			x.setLast(b)
+		}
+		r = end
+	}
+	if split {
+		blocks := make([]nameBlock, 0, len(x.blocks)+len(rs)/(maxBlock/2)+1)
+		for _, blk := range x.blocks {
+			for len(blk.names) > maxBlock {
+				blocks = append(blocks, nameBlock{names: slices.Clone(blk.names[:maxBlock/2]), keys: slices.Clone(blk.keys[:maxBlock/2])})
+				blk.names, blk.keys = blk.names[maxBlock/2:], blk.keys[maxBlock/2:]
+			}
+			blocks = append(blocks, blk)
+		}
+		x.blocks = blocks
+		x.setLasts()
+	}
+}
+
+// merge merges into blk the names of add, sorted, that it does not hold,
+// from its end, and counts them.
+func (x *nameIndex) merge(blk *nameBlock, add []keyedName) {
+	k := 0
+	for _, a := range add {
+		_, found := searchKeys(blk.keys, blk.names, a.name, a.key)
+		if !found && (k == 0 || add[k-1] != a) {
+			add[k] = a
+			k++
+		}
+	}
+	if k == 0 {
+		return
+	}
+	n := len(blk.names)
+	blk.names = slices.Grow(blk.names, k)[:n+k]
+	blk.keys = slices.Grow(blk.keys, k)[:n+k]
+	for i, j, o := n-1, k-1, n+k-1; j >= 0; o-- {
+		if i >= 0 && before(add[j].key, add[j].name, blk.keys[i], blk.names[i]) {
+			blk.names[o], blk.keys[o] = blk.names[i], blk.keys[i]
+			i--
+		} else {
+			blk.names[o], blk.keys[o] = add[j].name, add[j].key
+			j--
+		}
+	}
+	x.n += k
 }
 
 // remove removes name, if it is there.
 func (x *nameIndex) remove(name string) {
+	x.fold()
 	b, i, found := x.search(name, keyOf(name))
 	if !found {
 		return
@@ -164,7 +266,8 @@ func (x *nameIndex) remove(name string) {
 
 // start returns the position of the first name after the name after (""
 // for none) that is not before prefix: the first a page after after of
-// names starting with prefix can hold.
+// names starting with prefix can hold. Names added since the last fold are
+// not seen.
 func (x *nameIndex) start(after, prefix string) (b, i int) {
 	if prefix > after {
 		b, i, _ = x.search(prefix, keyOf(prefix)) // the first name ≥ prefix

@@ -12,10 +12,14 @@ import (
 	"streamd/summary"
 )
 
-// checkIndex checks the invariants of x against want, the names it must
-// hold, sorted.
+// checkIndex folds x and checks its invariants against want, the names it
+// must hold, sorted.
 func checkIndex(t *testing.T, x *nameIndex, want []string) {
 	t.Helper()
+	x.fold()
+	if len(x.recent) != 0 {
+		t.Fatalf("%d recent names after a fold", len(x.recent))
+	}
 	var all []string
 	if len(x.lasts) != len(x.blocks) || len(x.lastKeys) != len(x.blocks) {
 		t.Fatalf("%d blocks, %d last names, %d last keys", len(x.blocks), len(x.lasts), len(x.lastKeys))
@@ -69,6 +73,7 @@ func TestNameKeyOrder(t *testing.T) {
 // none), in increasing order, that start with prefix, at most n of them:
 // a page of one index, as streamTable.page merges them.
 func appendPage(x *nameIndex, dst []string, after, prefix string, n int) []string {
+	x.fold()
 	b, i := x.start(after, prefix)
 	for ; n > 0; n-- {
 		name, nb, ni, ok := x.next(b, i)

@@ -21,8 +21,9 @@ const streamShards = 64
 // map and its ordered name index under its own lock, so that a creation
 // or a deletion stalls only its shard, and no one lock's counter bounces
 // between all cores as every accept looks its stream up. A page of names
-// merges the shards' indexes, read-locking them all: it sees every stream
-// created before it and none deleted before it.
+// folds each shard's recent names into its index, then merges the shards'
+// indexes, read-locking them all: it sees every stream created before it
+// and none deleted before it.
 //
 // Locks are taken in this order: shards (in increasing index), then
 // Pipeline.mu.
@@ -160,6 +161,23 @@ func (t *streamTable) unlockAll() {
 	}
 }
 
+// foldAll sorts the names each shard's index holds unsorted into its
+// blocks (nameIndex.fold), for a reader of every shard's index: names
+// added after it are left to the next.
+func (t *streamTable) foldAll() {
+	for i := range t.shards {
+		t.shards[i].fold()
+	}
+}
+
+// fold sorts the names sh's index holds unsorted into its blocks, under
+// sh's lock, for a reader of the index.
+func (sh *streamShard) fold() {
+	sh.mu.Lock()
+	sh.names.fold()
+	sh.mu.Unlock()
+}
+
 // rlockAll read-locks every shard, stopping every creation and deletion.
 func (t *streamTable) rlockAll() {
 	for i := range t.shards {
@@ -209,6 +227,7 @@ func (t *streamTable) recountLocked() {
 // dst: the shards' names merged, in O(S log N + n log S) for N names in S
 // shards.
 func (t *streamTable) page(dst []string, after, prefix string, n int) []string {
+	t.foldAll()
 	t.rlockAll()
 	defer t.runlockAll()
 	var m nameMerge
@@ -237,6 +256,7 @@ func (t *streamTable) page(dst []string, after, prefix string, n int) []string {
 // needs no order across shards.
 func (t *streamTable) shardPage(i int, dst []*Stream, after string, n int) ([]*Stream, string) {
 	sh := &t.shards[i]
+	sh.fold()
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
 	b, j := sh.names.start(after, "")

@@ -237,7 +237,7 @@ func TestListDuringCreate(t *testing.T) {
 	p.streams.shards[0].mu.Lock()
 	listed := make(chan []string)
 	go func() { listed <- p.List() }()
-	waitForStack(t, "(*Pipeline).List", "rlockAll")
+	waitForStack(t, "(*Pipeline).List", "(*streamShard).fold")
 	if err := acceptValues(ctx, p, feed.Local, newName, []float64{1}, time.Time{}); err != nil {
 		p.streams.shards[0].mu.Unlock()
 		t.Fatal(err)
