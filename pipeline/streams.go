@@ -171,8 +171,15 @@ func (t *streamTable) foldAll() {
 }
 
 // fold sorts the names sh's index holds unsorted into its blocks, under
-// sh's lock, for a reader of the index.
+// sh's lock, for a reader of the index. It takes the lock for writing only
+// when there are some: the idle sweeper reads every shard, page by page.
 func (sh *streamShard) fold() {
+	sh.mu.RLock()
+	none := len(sh.names.recent) == 0
+	sh.mu.RUnlock()
+	if none {
+		return
+	}
 	sh.mu.Lock()
 	sh.names.fold()
 	sh.mu.Unlock()
