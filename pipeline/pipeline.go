@@ -401,10 +401,10 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	// What the stream is charged is worked out (a sliding window made to
 	// measure it) before its shard's lock, which the shard's lookups share.
 	fp := p.footprint(s.cfg)
-	sh := p.streams.shard(name)
+	sh, h := p.streams.locate(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if old := sh.m[name]; old != nil {
+	if old := sh.find(h, name); old != nil {
 		return old, false, nil
 	}
 	if p.closed.Load() {
@@ -424,7 +424,7 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 		p.streams.unreserve()
 		return nil, false, err
 	}
-	p.streams.putLocked(sh, name, s)
+	p.streams.putLocked(sh, s)
 	return s, true, nil
 }
 

@@ -823,7 +823,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for name, s := range streams {
 		drop(name)
-		p.streams.putLocked(p.streams.shard(name), name, s)
+		p.streams.putLocked(p.streams.shard(name), s)
 	}
 	p.streams.recountLocked()
 	p.rejectMu.Lock()

@@ -35,37 +35,106 @@ type streamTable struct {
 
 // A streamShard is one shard of a streamTable: its streams and their
 // names in order, under its lock.
+//
+// Its map is keyed by the hash of a stream's name (streamTable.hash),
+// which also picks the shard, so that a lookup hashes the name once, and
+// the map, as it grows, moves 8-byte keys without reading the names
+// again. A stream whose name's hash is another's goes to overflow, by
+// name: with a random seed, among a million names, that happens in
+// about one process in 10^7.
 type streamShard struct {
-	mu    sync.RWMutex
-	m     map[string]*Stream
-	names nameIndex
-	_     [64]byte // keeps neighbouring shards' locks off one cache line
+	mu       sync.RWMutex
+	m        map[uint64]*Stream
+	overflow map[string]*Stream // nil until a hash is shared
+	names    nameIndex
+	_        [64]byte // keeps neighbouring shards' locks off one cache line
 }
 
 // newStreamTable returns an empty table.
 func newStreamTable() *streamTable {
 	t := &streamTable{seed: maphash.MakeSeed()}
 	for i := range t.shards {
-		t.shards[i].m = make(map[string]*Stream)
+		t.shards[i].m = make(map[uint64]*Stream)
 	}
 	return t
 }
 
+// hash returns the hash of name, which keys it in its shard's map.
+func (t *streamTable) hash(name string) uint64 { return maphash.String(t.seed, name) }
+
+// locate returns the shard of name and the hash of name.
+func (t *streamTable) locate(name string) (*streamShard, uint64) {
+	h := t.hash(name)
+	return &t.shards[h%streamShards], h
+}
+
 // shard returns the shard of name.
 func (t *streamTable) shard(name string) *streamShard {
-	return &t.shards[t.shardOf(name)]
+	sh, _ := t.locate(name)
+	return sh
 }
 
 // shardOf returns the index of the shard of name.
 func (t *streamTable) shardOf(name string) int {
-	return int(maphash.String(t.seed, name) % streamShards)
+	return int(t.hash(name) % streamShards)
 }
+
+// find returns the stream of sh named name, whose hash is h, or nil; the
+// caller holds sh's lock.
+func (sh *streamShard) find(h uint64, name string) *Stream {
+	s := sh.m[h]
+	if s == nil || s.name == name {
+		return s
+	}
+	return sh.overflow[name]
+}
+
+// put adds s, whose name's hash is h and which sh does not hold; the
+// caller holds sh's lock.
+func (sh *streamShard) put(h uint64, s *Stream) {
+	if sh.m[h] == nil {
+		sh.m[h] = s
+		return
+	}
+	if sh.overflow == nil {
+		sh.overflow = make(map[string]*Stream)
+	}
+	sh.overflow[s.name] = s
+}
+
+// remove removes and returns the stream of sh named name, whose hash is
+// h (nil if there is none); hash hashes the names in overflow, one of
+// which takes the removed stream's place in m if its hash is h. The
+// caller holds sh's lock.
+func (sh *streamShard) remove(h uint64, name string, hash func(string) uint64) *Stream {
+	s := sh.m[h]
+	switch {
+	case s == nil:
+		return nil
+	case s.name != name:
+		s = sh.overflow[name]
+		delete(sh.overflow, name)
+		return s
+	}
+	delete(sh.m, h)
+	for n, o := range sh.overflow {
+		if hash(n) == h {
+			sh.m[h] = o
+			delete(sh.overflow, n)
+			break
+		}
+	}
+	return s
+}
+
+// len returns the number of streams sh holds; the caller holds sh's lock.
+func (sh *streamShard) len() int { return len(sh.m) + len(sh.overflow) }
 
 // get returns the named stream, or nil.
 func (t *streamTable) get(name string) *Stream {
-	sh := t.shard(name)
+	sh, h := t.locate(name)
 	sh.mu.RLock()
-	s := sh.m[name]
+	s := sh.find(h, name)
 	sh.mu.RUnlock()
 	return s
 }
@@ -73,7 +142,8 @@ func (t *streamTable) get(name string) *Stream {
 // getLocked is get for a caller that holds name's shard's lock, or all of
 // them.
 func (t *streamTable) getLocked(name string) *Stream {
-	return t.shard(name).m[name]
+	sh, h := t.locate(name)
+	return sh.find(h, name)
 }
 
 // len returns the number of streams, counting those being created.
@@ -98,26 +168,37 @@ func (t *streamTable) reserve(max int) bool {
 // unreserve gives back a place reserve took.
 func (t *streamTable) unreserve() { t.count.Add(-1) }
 
-// putLocked adds s under name to sh, name's shard, into its map and index;
-// the caller holds sh's lock, or all of them, and has counted s (reserve,
-// or recountLocked after).
-func (t *streamTable) putLocked(sh *streamShard, name string, s *Stream) {
-	sh.m[name] = s
-	sh.names.add(name)
+// putLocked adds s, which sh (its name's shard) does not hold, to sh's
+// map and index; the caller holds sh's lock, or all of them, and has
+// counted s (reserve, or recountLocked after).
+func (t *streamTable) putLocked(sh *streamShard, s *Stream) {
+	sh.put(t.hash(s.name), s)
+	sh.names.add(s.name)
 }
 
 // deleteLocked removes the named stream from sh, name's shard, and from
 // the count, and returns it (nil if there is none); the caller holds sh's
 // lock, or all of them.
 func (t *streamTable) deleteLocked(sh *streamShard, name string) *Stream {
-	s := sh.m[name]
+	s := sh.remove(t.hash(name), name, t.hash)
 	if s == nil {
 		return nil
 	}
-	delete(sh.m, name)
 	sh.names.remove(name)
 	t.count.Add(-1)
 	return s
+}
+
+// appendStreams appends the streams of sh to dst and returns dst; the
+// caller holds sh's lock.
+func (sh *streamShard) appendStreams(dst []*Stream) []*Stream {
+	for _, s := range sh.m {
+		dst = append(dst, s)
+	}
+	for _, s := range sh.overflow {
+		dst = append(dst, s)
+	}
+	return dst
 }
 
 // all returns every stream. It is no snapshot of one instant: a stream
@@ -127,9 +208,7 @@ func (t *streamTable) all() []*Stream {
 	for i := range t.shards {
 		sh := &t.shards[i]
 		sh.mu.RLock()
-		for _, s := range sh.m {
-			streams = append(streams, s)
-		}
+		streams = sh.appendStreams(streams)
 		sh.mu.RUnlock()
 	}
 	return streams
@@ -140,9 +219,7 @@ func (t *streamTable) all() []*Stream {
 func (t *streamTable) allLocked() []*Stream {
 	streams := make([]*Stream, 0, t.len())
 	for i := range t.shards {
-		for _, s := range t.shards[i].m {
-			streams = append(streams, s)
-		}
+		streams = t.shards[i].appendStreams(streams)
 	}
 	return streams
 }
@@ -206,10 +283,12 @@ func (t *streamTable) replaceLocked(streams map[string]*Stream) []*Stream {
 	var names [streamShards][]string
 	for i := range t.shards {
 		clear(t.shards[i].m)
+		t.shards[i].overflow = nil
 	}
 	for name, s := range streams {
-		k := t.shardOf(name)
-		t.shards[k].m[name] = s
+		sh, h := t.locate(name)
+		sh.put(h, s)
+		k := h % streamShards
 		names[k] = append(names[k], name)
 	}
 	for i := range t.shards {
@@ -224,7 +303,7 @@ func (t *streamTable) replaceLocked(streams map[string]*Stream) []*Stream {
 func (t *streamTable) recountLocked() {
 	var n int
 	for i := range t.shards {
-		n += len(t.shards[i].m)
+		n += t.shards[i].len()
 	}
 	t.count.Store(int64(n))
 }
@@ -272,7 +351,7 @@ func (t *streamTable) shardPage(i int, dst []*Stream, after string, n int) ([]*S
 		if !ok {
 			break
 		}
-		dst = append(dst, sh.m[name])
+		dst = append(dst, sh.find(t.hash(name), name))
 		after, b, j = name, nb, nj
 	}
 	return dst, after

@@ -317,3 +317,52 @@ func TestLenNeverPastLimit(t *testing.T) {
 		t.Fatalf("Len past the limit of %d streams %d times", limit, over)
 	}
 }
+
+// TestShardSharedHash: streams whose names share a hash are all found,
+// listed and removed, whichever of them leaves first; with a random seed
+// this happens in about one process in 10^7, so the hash is forced here.
+func TestShardSharedHash(t *testing.T) {
+	hash := func(name string) uint64 {
+		if strings.HasPrefix(name, "same") {
+			return 7
+		}
+		return 8
+	}
+	sh := &streamShard{m: make(map[uint64]*Stream)}
+	names := []string{"same-a", "same-b", "other", "same-c"}
+	for _, name := range names {
+		sh.put(hash(name), &Stream{name: name})
+	}
+	check := func(left []string) {
+		t.Helper()
+		var got []string
+		for _, s := range sh.appendStreams(nil) {
+			got = append(got, s.name)
+		}
+		slices.Sort(got)
+		if want := slices.Sorted(slices.Values(left)); !slices.Equal(got, want) || sh.len() != len(want) {
+			t.Fatalf("shard holds %q (len %d), want %q", got, sh.len(), want)
+		}
+		for _, name := range names {
+			s := sh.find(hash(name), name)
+			if in := slices.Contains(left, name); in != (s != nil) || s != nil && s.name != name {
+				t.Fatalf("find(%q) = %v, want it found: %v", name, s, in)
+			}
+		}
+	}
+	check(names)
+	left := slices.Clone(names)
+	// The first of the shared hash holds the map's slot: remove it first,
+	// then one from the overflow, then the rest.
+	for _, name := range []string{"same-a", "same-c", "other", "nowhere", "same-b"} {
+		s := sh.remove(hash(name), name, hash)
+		if (s != nil) != slices.Contains(left, name) || s != nil && s.name != name {
+			t.Fatalf("remove(%q) = %v", name, s)
+		}
+		left = slices.DeleteFunc(left, func(n string) bool { return n == name })
+		check(left)
+	}
+	if len(sh.m) != 0 || len(sh.overflow) != 0 {
+		t.Fatalf("%d in the map, %d in overflow after removing all", len(sh.m), len(sh.overflow))
+	}
+}
