@@ -271,7 +271,8 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 	}
 	full := make([][]fullWindow, len(streams))
 	hr.mu.Lock()
-	if err := p.lockOpen(); err != nil {
+	open, err := p.lockOpen()
+	if err != nil {
 		hr.mu.Unlock()
 		return 0, err
 	}
@@ -290,19 +291,19 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 	if notIn > 0 {
 		s.reject(src, feed.ReasonNotInHierarchy, notIn)
 	}
-	return kept, p.sendLevels(ctx, streams, full)
+	return kept, p.sendLevels(ctx, streams, full, open)
 }
 
 // sendLevels is send for the full windows of a hierarchy stream's levels:
-// full[l] of streams[l]. It unlocks sendMu, which the caller read-locked
+// full[l] of streams[l]. It unlocks open, which the caller read-locked
 // with lockOpen, once, and then waits as send does for each level.
-func (p *Pipeline) sendLevels(ctx context.Context, streams []*Stream, full [][]fullWindow) error {
+func (p *Pipeline) sendLevels(ctx context.Context, streams []*Stream, full [][]fullWindow, open *openStripe) error {
 	defer func() {
 		for _, st := range streams {
 			st.mem.Wait(ctx)
 		}
 	}()
-	defer p.sendMu.RUnlock()
+	defer open.RUnlock()
 	for l, ws := range full {
 		for i, w := range ws {
 			select {

@@ -173,7 +173,8 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 	}
 	defer p.itemBufs.Put(buf)
 	buf.fingerprint(b, s.items.hash)
-	if err := p.lockOpen(); err != nil {
+	open, err := p.lockOpen()
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -186,7 +187,7 @@ func (p *Pipeline) acceptItemsFrom(ctx context.Context, s *Stream, src feed.Sour
 		full = s.appendLocked(pt, buf.values, nil, feed.Moments{Count: int64(len(buf.values))}, at.UnixNano(), full)
 	}
 	s.mu.Unlock()
-	return p.send(ctx, s, full)
+	return p.send(ctx, s, full, open)
 }
 
 // chargeItems charges the memory budget for the strings that s is about
@@ -206,7 +207,8 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, 
 	}
 	// send unlocks what lockOpen locks; once closed, the windows left
 	// unsent stay in the stream.
-	if err := p.lockOpen(); err != nil {
+	open, err := p.lockOpen()
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -216,7 +218,7 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, 
 	grow, windows := s.growthLocked(pt, b.Len())
 	cost := s.items.recent.Cost(b) + pt.items.names.Cost(b) + grow
 	s.mu.Unlock()
-	if err := p.send(ctx, s, full); err != nil {
+	if err := p.send(ctx, s, full, open); err != nil {
 		return err
 	}
 	accounts := make([]*membudget.Account, len(held))

@@ -159,10 +159,11 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 	if err := p.chargePairs(ctx, s, len(x)); err != nil {
 		return 0, err
 	}
-	if err := p.lockOpen(); err != nil {
+	open, err := p.lockOpen()
+	if err != nil {
 		return 0, err
 	}
-	defer p.sendMu.RUnlock()
+	defer open.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(x)

@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -152,7 +153,7 @@ type Pipeline struct {
 	mem              *membudget.Budget
 	defaultFootprint membudget.Footprint // StreamFootprint(cfg.Defaults)
 
-	sendMu  sync.RWMutex // guards sending on full against its closing
+	sendMu  [openStripes]openStripe // guard sending on full against its closing (lockOpen)
 	full    chan fullWindow
 	buffers window.Pool // window buffers, recycled once digested
 
@@ -290,12 +291,16 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	p.streams.unlockAll()
 	p.stopSweeper()
 	p.mem.Close()
-	// Accepts hold sendMu's read lock from their check of closed until
-	// they have sent (lockOpen), so once Close holds it none is adding
-	// values, and none will.
-	p.sendMu.Lock()
+	// Accepts hold a read lock of sendMu from their check of closed until
+	// they have sent (lockOpen), so once Close holds them all none is
+	// adding values, and none will.
+	for i := range p.sendMu {
+		p.sendMu[i].Lock()
+	}
 	close(p.full)
-	p.sendMu.Unlock()
+	for i := range p.sendMu {
+		p.sendMu[i].Unlock()
+	}
 	done := make(chan struct{})
 	go func() {
 		p.wg.Wait()
@@ -573,23 +578,24 @@ func (p *Pipeline) Accept(ctx context.Context, b *feed.Batch) (accepted int, err
 // section, is charged first (chargeValues), which may wait or refuse them,
 // and they are kept in a second.
 func (p *Pipeline) keep(ctx context.Context, s *Stream, src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) error {
-	if err := p.lockOpen(); err != nil {
+	open, err := p.lockOpen()
+	if err != nil {
 		return err
 	}
 	full, need, ok := s.appendIfRoom(src, values, f32, m, inf, now)
 	if !ok {
-		// chargeValues may send the stream's pending windows, under
-		// sendMu of its own.
-		p.sendMu.RUnlock()
+		// chargeValues may send the stream's pending windows, under a
+		// read lock of sendMu of its own.
+		open.RUnlock()
 		if err := p.chargeValues(ctx, s, need); err != nil {
 			return err
 		}
-		if err := p.lockOpen(); err != nil {
+		if open, err = p.lockOpen(); err != nil {
 			return err
 		}
 		full = s.append(src, values, f32, m, inf, now)
 	}
-	return p.send(ctx, s, full)
+	return p.send(ctx, s, full, open)
 }
 
 // arrival returns the arrival time at in Unix nanoseconds, the pipeline's
@@ -632,31 +638,44 @@ func (p *Pipeline) lookup(name string) *Stream { return p.streams.get(name) }
 // sendPending queues s's full windows not yet sent to the sorter: those
 // restored or left unsent by a cancelled Accept.
 func (p *Pipeline) sendPending(ctx context.Context, s *Stream) error {
-	if err := p.lockOpen(); err != nil {
+	open, err := p.lockOpen()
+	if err != nil {
 		return err
 	}
-	return p.send(ctx, s, s.takePending())
+	return p.send(ctx, s, s.takePending(), open)
 }
 
-// lockOpen read-locks sendMu for an accept, or fails with ErrClosed, and
-// unlocked, once Close has begun. The accept then adds its values to the
-// stream and calls send, which unlocks: Close write-locks sendMu, so it
-// waits for the accepts that got in, and no values are added after it.
-func (p *Pipeline) lockOpen() error {
-	p.sendMu.RLock()
+// openStripes is how many read-write locks sendMu is split into.
+const openStripes = 32
+
+// An openStripe is a lock of sendMu, alone on its cache lines.
+type openStripe struct {
+	sync.RWMutex
+	_ [64]byte
+}
+
+// lockOpen read-locks one of sendMu's locks for an accept and returns it,
+// or fails with ErrClosed, and unlocked, once Close has begun. The accept
+// then adds its values to the stream and calls send, which unlocks it:
+// Close write-locks them all, so it waits for the accepts that got in, and
+// no values are added after it. Each accept picks a lock at random, so
+// that accepts on every core do not take turns at one lock's counter.
+func (p *Pipeline) lockOpen() (*openStripe, error) {
+	open := &p.sendMu[rand.Uint32()%openStripes]
+	open.RLock()
 	if p.closed.Load() {
-		p.sendMu.RUnlock()
-		return fmt.Errorf("accept: %w", ErrClosed)
+		open.RUnlock()
+		return nil, fmt.Errorf("accept: %w", ErrClosed)
 	}
-	return nil
+	return open, nil
 }
 
-// send queues s's full windows for the sorter and unlocks sendMu, which
-// the caller read-locked with lockOpen. Then it waits while the stream has
+// send queues s's full windows for the sorter and unlocks open, which the
+// caller read-locked with lockOpen. Then it waits while the stream has
 // windows in flight and one more would pass the memory budget.
-func (p *Pipeline) send(ctx context.Context, s *Stream, full []fullWindow) error {
+func (p *Pipeline) send(ctx context.Context, s *Stream, full []fullWindow, open *openStripe) error {
 	defer s.mem.Wait(ctx)
-	defer p.sendMu.RUnlock()
+	defer open.RUnlock()
 	for i, w := range full {
 		select {
 		case p.full <- w:
