@@ -302,3 +302,78 @@ func BenchmarkNameIndexAdd(b *testing.B) {
 		i++
 	}
 }
+
+// TestNameIndexFolds drives an index with bursts of additions of many
+// sizes (folds of one name and of thousands), removals, rebuilds from a
+// checkpoint's names and pages against a sorted set, with names that share
+// their key: equal in their first 16 bytes, or differing only by trailing
+// zero bytes.
+func TestNameIndexFolds(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	name := func() string {
+		i := r.IntN(3000)
+		switch r.IntN(5) {
+		case 0:
+			return fmt.Sprintf("0123456789abcdef.%d", i)
+		case 1:
+			return fmt.Sprintf("z%d", i) + strings.Repeat("\x00", r.IntN(3))
+		case 2:
+			return fmt.Sprintf("%016d", i)
+		}
+		return fmt.Sprintf("m%d", i)
+	}
+	set := make(map[string]bool)
+	sorted := func() []string {
+		names := make([]string, 0, len(set))
+		for n := range set {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return names
+	}
+	var x nameIndex
+	for round := range 200 {
+		switch op := r.IntN(10); {
+		case op < 5: // a burst of additions, some twice, some of names there
+			k := []int{1, 2, 7, 100, 1500, 5000}[r.IntN(6)]
+			for range k {
+				n := name()
+				x.add(n)
+				set[n] = true
+				if r.IntN(8) == 0 {
+					x.add(n)
+				}
+			}
+		case op < 8: // removals, some of names only recent, some of none
+			for range r.IntN(300) {
+				n := name()
+				if r.IntN(3) == 0 {
+					x.add(n) // created and deleted before a fold
+				}
+				x.remove(n)
+				delete(set, n)
+			}
+		case op < 9: // a restore from a checkpoint
+			names := sorted()
+			r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+			x = newNameIndex(names)
+		default:
+			x.fold()
+		}
+		want := sorted()
+		for range 3 {
+			after, prefix := "", ""
+			if r.IntN(3) > 0 {
+				after = name()
+			}
+			if r.IntN(3) == 0 {
+				prefix = name()[:1+r.IntN(3)]
+			}
+			n := r.IntN(2000)
+			if got, want := appendPage(&x, nil, after, prefix, n), refPage(want, after, prefix, n); !slices.Equal(got, want) {
+				t.Fatalf("round %d: page after %q prefix %q n %d: %d names, want %d", round, after, prefix, n, len(got), len(want))
+			}
+		}
+		checkIndex(t, &x, want)
+	}
+}
