@@ -3,9 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"streamd/gpusort"
@@ -376,4 +379,110 @@ func TestNameIndexFolds(t *testing.T) {
 		}
 		checkIndex(t, &x, want)
 	}
+}
+
+// TestPagesLinearize creates and deletes streams of a table from several
+// goroutines while others take pages, and checks each page against the
+// history: it names every stream that existed from before the page began
+// until after it ended, and none that was absent all that time.
+func TestPagesLinearize(t *testing.T) {
+	const writers, names, ops = 4, 150, 3000
+	tbl := newStreamTable()
+	var clock atomic.Int64
+	type op struct {
+		create      bool
+		start, done int64
+	}
+	var logs [writers][names][]op
+	type view struct {
+		start, end    int64
+		after, prefix string
+		got           []string
+	}
+	var views []view
+	stop := make(chan struct{})
+	var readers, ws sync.WaitGroup
+	var mu sync.Mutex
+	for rd := range 2 {
+		readers.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(rd), 9))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v := view{}
+				if r.IntN(2) == 0 {
+					v.after = fmt.Sprintf("w%d-%03d", r.IntN(writers), r.IntN(names))
+				}
+				if r.IntN(3) == 0 {
+					v.prefix = fmt.Sprintf("w%d-", r.IntN(writers))
+				}
+				v.start = clock.Add(1)
+				v.got = tbl.page(nil, v.after, v.prefix, math.MaxInt)
+				v.end = clock.Add(1)
+				mu.Lock()
+				views = append(views, v)
+				mu.Unlock()
+			}
+		})
+	}
+	for w := range writers {
+		ws.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 10))
+			for range ops {
+				k := r.IntN(names)
+				name := fmt.Sprintf("w%d-%03d", w, k)
+				log := &logs[w][k]
+				o := op{create: len(*log) == 0 || !(*log)[len(*log)-1].create}
+				sh := tbl.shard(name)
+				o.start = clock.Add(1)
+				sh.mu.Lock()
+				if o.create {
+					tbl.count.Add(1)
+					tbl.putLocked(sh, name, &Stream{})
+				} else if tbl.deleteLocked(sh, name) == nil {
+					t.Errorf("%s not there to delete", name)
+				}
+				sh.mu.Unlock()
+				o.done = clock.Add(1)
+				*log = append(*log, o)
+			}
+		})
+	}
+	ws.Wait()
+	close(stop)
+	readers.Wait()
+	if len(views) == 0 {
+		t.Fatal("no page taken")
+	}
+	for _, v := range views {
+		if !slices.IsSorted(v.got) || len(slices.Compact(slices.Clone(v.got))) != len(v.got) {
+			t.Fatalf("page after %q prefix %q: not strictly increasing", v.after, v.prefix)
+		}
+		for w := range writers {
+			for k := range names {
+				name := fmt.Sprintf("w%d-%03d", w, k)
+				if name <= v.after || !strings.HasPrefix(name, v.prefix) {
+					continue
+				}
+				// The state from the last operation done before the page
+				// began, if the next began after it ended.
+				log := logs[w][k]
+				i := -1
+				for i+1 < len(log) && log[i+1].done < v.start {
+					i++
+				}
+				if i+1 < len(log) && log[i+1].start < v.end {
+					continue // changed while the page was taken
+				}
+				there := i >= 0 && log[i].create
+				if _, listed := slices.BinarySearch(v.got, name); listed != there {
+					t.Fatalf("page after %q prefix %q (clock %d to %d): %s listed %v, there all along %v", v.after, v.prefix, v.start, v.end, name, listed, there)
+				}
+			}
+		}
+	}
+	t.Logf("%d pages checked", len(views))
 }
