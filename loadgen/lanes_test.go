@@ -1,0 +1,102 @@
+package loadgen_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"streamd/loadgen"
+)
+
+// failTarget is a Target whose connections fail every Send after its
+// first ok (over all of them) with err, or call then before each Send.
+type failTarget struct {
+	ok   atomic.Int64
+	err  error
+	then func()
+}
+
+func (f *failTarget) Dial(context.Context) (loadgen.Conn, error) { return failConn{f}, nil }
+
+type failConn struct{ f *failTarget }
+
+func (c failConn) Send(string, []float64) error {
+	if c.f.ok.Add(-1) < 0 {
+		if c.f.then != nil {
+			c.f.then()
+			return nil
+		}
+		return c.f.err
+	}
+	return nil
+}
+
+func (c failConn) Close() (loadgen.Ack, error) { return loadgen.Ack{}, nil }
+
+var errBroken = errors.New("connection broken")
+
+// settle waits until the goroutines are no more than before, and fails
+// the test if they stay more for ten seconds.
+func settle(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, %d before the run:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestRunnerLanesStop: a run from several lanes ends, with no goroutine
+// left, when a connection fails (with its error, not the cancellation
+// it causes), when its context is cancelled, when its duration is
+// reached, and when a lane's sink refuses a stream's name (with that
+// error).
+func TestRunnerLanesStop(t *testing.T) {
+	src := sizedSynth(t, "zipf:5:100000", 5000, 3)
+	for _, lanes := range []int{2, 4} {
+		before := runtime.NumGoroutine()
+		ft := &failTarget{err: errBroken}
+		ft.ok.Store(200)
+		res, err := (&loadgen.Runner{Source: src, Target: ft, Conns: 4, Batch: 64, SplitStreams: true, Lanes: lanes}).Run(context.Background())
+		if !errors.Is(err, errBroken) {
+			t.Fatalf("lanes %d, a connection broken: %v, want its error", lanes, err)
+		}
+		if res.Sent > 200*64 {
+			t.Fatalf("lanes %d: %d values sent in 200 batches of 64", lanes, res.Sent)
+		}
+		settle(t, before)
+
+		ctx, cancel := context.WithCancel(context.Background())
+		ft = &failTarget{then: cancel}
+		ft.ok.Store(100)
+		if _, err := (&loadgen.Runner{Source: src, Target: ft, Conns: 4, Batch: 64, SplitStreams: true, Lanes: lanes}).Run(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("lanes %d, cancelled: %v", lanes, err)
+		}
+		settle(t, before)
+
+		ft = &failTarget{then: func() { time.Sleep(time.Millisecond) }}
+		res, err = (&loadgen.Runner{Source: src, Target: ft, Conns: 4, Batch: 64, SplitStreams: true, Lanes: lanes, Duration: 50 * time.Millisecond}).Run(context.Background())
+		if err != nil || res.Sent == 0 {
+			t.Fatalf("lanes %d, duration reached: %v, %d values sent", lanes, err, res.Sent)
+		}
+		settle(t, before)
+
+		bad := *src
+		bad.Streams = append([]string(nil), src.Streams...)
+		bad.Streams[4000] = "bad name"
+		ft = &failTarget{}
+		ft.ok.Store(1 << 40)
+		_, err = (&loadgen.Runner{Source: &bad, Target: ft, Conns: 4, Batch: 64, SplitStreams: true, Lanes: lanes}).Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "bad name") {
+			t.Fatalf("lanes %d, a stream's name refused: %v", lanes, err)
+		}
+		settle(t, before)
+	}
+}
