@@ -3,13 +3,18 @@ package loadgen_test
 import (
 	"context"
 	"errors"
+	"io"
+	"maps"
+	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"streamd/loadgen"
+	"streamd/synth"
 )
 
 // failTarget is a Target whose connections fail every Send after its
@@ -98,5 +103,67 @@ func TestRunnerLanesStop(t *testing.T) {
 			t.Fatalf("lanes %d, a stream's name refused: %v", lanes, err)
 		}
 		settle(t, before)
+	}
+}
+
+// discardServer listens on a local TCP port and reads every connection to
+// its end; it returns the address.
+func discardServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				io.Copy(io.Discard, c)
+				c.Close()
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestRunnerLanesSkipped: the values a float32 target cannot send, left
+// out at the source, are counted the same from several lanes as from one,
+// in the totals and stream by stream.
+func TestRunnerLanesSkipped(t *testing.T) {
+	addr := discardServer(t)
+	sizes := synth.Sizes{Min: 1, Max: 300, S: 1}.Draw(8, 300)
+	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Pareto, Alpha: 0.01, Seed: 8}, Streams: streamNames("p", len(sizes)), Sizes: sizes, Batch: 16}
+	run := func(lanes int) *loadgen.Result {
+		t.Helper()
+		r := &loadgen.Runner{Source: src, Target: &loadgen.TCP{Addr: addr, Float32: true}, Conns: 4, SplitStreams: true, Lanes: lanes}
+		res, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	one, three := run(1), run(3)
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	if one.Skipped == 0 || one.Sent+one.Skipped != total {
+		t.Fatalf("one lane: %d sent and %d skipped of %d values", one.Sent, one.Skipped, total)
+	}
+	if three.Sent != one.Sent || three.Skipped != one.Skipped || len(three.Streams) != len(one.Streams) {
+		t.Fatalf("three lanes: %d sent, %d skipped, %d streams; one lane: %d, %d, %d", three.Sent, three.Skipped, len(three.Streams), one.Sent, one.Skipped, len(one.Streams))
+	}
+	for name, st := range one.Streams {
+		if got := three.Streams[name]; got == nil || got.Sent != st.Sent || !maps.Equal(got.Skipped, st.Skipped) {
+			t.Fatalf("stream %s: %+v from three lanes, %+v from one", name, got, st)
+		}
 	}
 }
