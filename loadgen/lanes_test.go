@@ -16,6 +16,8 @@ import (
 	"time"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/feed"
+	"streamd/ingest"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
 	"streamd/synth"
@@ -228,5 +230,51 @@ func TestLanesVerify(t *testing.T) {
 	}
 	if !slices.Equal(ls, slices.Sorted(slices.Values(names))) {
 		t.Errorf("the daemon lists %d streams, want the %d sent, in order", len(ls), n)
+	}
+}
+
+// waitSink is an ingest.Sink whose first Accept closes started and waits
+// for its context to end; it counts its Accepts.
+type waitSink struct {
+	discardSink
+	started chan struct{}
+	n       int
+}
+
+func (s *waitSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
+	if s.n++; s.n == 1 {
+		close(s.started)
+		<-ctx.Done()
+	}
+	return s.discardSink.Accept(ctx, b)
+}
+
+// gateSink is an ingest.Sink whose first Accept fails once open is closed.
+type gateSink struct {
+	discardSink
+	open chan struct{}
+}
+
+func (s *gateSink) Accept(context.Context, *feed.Batch) (int, error) {
+	<-s.open
+	return 0, errSinkFull
+}
+
+// TestRunLanesStopOnError: when one sink of a run from several lanes
+// fails, the others take no batch after the one they were handed then, as
+// a run to one sink takes none after its error.
+func TestRunLanesStopOnError(t *testing.T) {
+	s := sizedSynth(t, "zipf:5:100000", 5000, 4)
+	s.Batch = 16
+	for range 5 {
+		other := &waitSink{started: make(chan struct{})}
+		lane := func(stream string) int { return int(stream[len(stream)-1]) % 2 }
+		err := s.RunLanes(context.Background(), []ingest.Sink{&gateSink{open: other.started}, other}, lane)
+		if !errors.Is(err, errSinkFull) {
+			t.Fatalf("%v, want the failing sink's error", err)
+		}
+		if other.n != 1 {
+			t.Fatalf("the other sink took %d batches, want the one it was handed when the first failed", other.n)
+		}
 	}
 }
