@@ -381,13 +381,13 @@ func TestNameIndexFolds(t *testing.T) {
 	}
 }
 
-// TestPagesLinearize creates and deletes streams of a table from several
-// goroutines while others take pages, and checks each page against the
-// history: it names every stream that existed from before the page began
-// until after it ended, and none that was absent all that time.
+// TestPagesLinearize creates and deletes streams from several goroutines
+// while others take pages, and checks each page against the history: it
+// names every stream that existed from before the page began until after
+// it ended, and none that was absent all that time.
 func TestPagesLinearize(t *testing.T) {
 	const writers, names, ops = 4, 150, 3000
-	tbl := newStreamTable()
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
 	var clock atomic.Int64
 	type op struct {
 		create      bool
@@ -420,7 +420,7 @@ func TestPagesLinearize(t *testing.T) {
 					v.prefix = fmt.Sprintf("w%d-", r.IntN(writers))
 				}
 				v.start = clock.Add(1)
-				v.got = tbl.page(nil, v.after, v.prefix, math.MaxInt)
+				v.got = p.Names(v.after, v.prefix, math.MaxInt)
 				v.end = clock.Add(1)
 				mu.Lock()
 				views = append(views, v)
@@ -436,16 +436,14 @@ func TestPagesLinearize(t *testing.T) {
 				name := fmt.Sprintf("w%d-%03d", w, k)
 				log := &logs[w][k]
 				o := op{create: len(*log) == 0 || !(*log)[len(*log)-1].create}
-				sh := tbl.shard(name)
 				o.start = clock.Add(1)
-				sh.mu.Lock()
 				if o.create {
-					tbl.count.Add(1)
-					tbl.putLocked(sh, name, &Stream{})
-				} else if tbl.deleteLocked(sh, name) == nil {
-					t.Errorf("%s not there to delete", name)
+					if _, err := p.Create(name, summary.Config{}); err != nil {
+						t.Errorf("create %s: %v", name, err)
+					}
+				} else if err := p.Delete(name); err != nil {
+					t.Errorf("delete %s: %v", name, err)
 				}
-				sh.mu.Unlock()
 				o.done = clock.Add(1)
 				*log = append(*log, o)
 			}
