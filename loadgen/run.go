@@ -69,7 +69,8 @@ type Runner struct {
 	// Track, if set, says which streams Result.Streams holds, with their
 	// counts and, with Keep, their values: the values of the others count
 	// only in the totals of the Result. For runs over many streams, which
-	// would cost a few hundred bytes each.
+	// would cost a few hundred bytes each. With more than one lane (see
+	// Lanes) it is called from several goroutines at once.
 	Track func(stream string) bool
 
 	// Progress, if set, is called every ProgressInterval (default 1s)

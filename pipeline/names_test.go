@@ -3,9 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"streamd/gpusort"
@@ -301,4 +304,183 @@ func BenchmarkNameIndexAdd(b *testing.B) {
 		x.add(names[i])
 		i++
 	}
+}
+
+// TestNameIndexFolds drives an index with bursts of additions of many
+// sizes (folds of one name and of thousands), removals, rebuilds from a
+// checkpoint's names and pages against a sorted set, with names that share
+// their key: equal in their first 16 bytes, or differing only by trailing
+// zero bytes.
+func TestNameIndexFolds(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	name := func() string {
+		i := r.IntN(3000)
+		switch r.IntN(5) {
+		case 0:
+			return fmt.Sprintf("0123456789abcdef.%d", i)
+		case 1:
+			return fmt.Sprintf("z%d", i) + strings.Repeat("\x00", r.IntN(3))
+		case 2:
+			return fmt.Sprintf("%016d", i)
+		}
+		return fmt.Sprintf("m%d", i)
+	}
+	set := make(map[string]bool)
+	sorted := func() []string {
+		names := make([]string, 0, len(set))
+		for n := range set {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return names
+	}
+	var x nameIndex
+	for round := range 200 {
+		switch op := r.IntN(10); {
+		case op < 5: // a burst of additions, some twice, some of names there
+			k := []int{1, 2, 7, 100, 1500, 5000}[r.IntN(6)]
+			for range k {
+				n := name()
+				x.add(n)
+				set[n] = true
+				if r.IntN(8) == 0 {
+					x.add(n)
+				}
+			}
+		case op < 8: // removals, some of names only recent, some of none
+			for range r.IntN(300) {
+				n := name()
+				if r.IntN(3) == 0 {
+					x.add(n) // created and deleted before a fold
+				}
+				x.remove(n)
+				delete(set, n)
+			}
+		case op < 9: // a restore from a checkpoint
+			names := sorted()
+			r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+			x = newNameIndex(names)
+		default:
+			x.fold()
+		}
+		want := sorted()
+		for range 3 {
+			after, prefix := "", ""
+			if r.IntN(3) > 0 {
+				after = name()
+			}
+			if r.IntN(3) == 0 {
+				prefix = name()[:1+r.IntN(3)]
+			}
+			n := r.IntN(2000)
+			if got, want := appendPage(&x, nil, after, prefix, n), refPage(want, after, prefix, n); !slices.Equal(got, want) {
+				t.Fatalf("round %d: page after %q prefix %q n %d: %d names, want %d", round, after, prefix, n, len(got), len(want))
+			}
+		}
+		checkIndex(t, &x, want)
+	}
+}
+
+// TestPagesLinearize creates and deletes streams from several goroutines
+// while others take pages, and checks each page against the history: it
+// names every stream that existed from before the page began until after
+// it ended, and none that was absent all that time.
+func TestPagesLinearize(t *testing.T) {
+	const writers, names, ops = 4, 150, 3000
+	p := open(t, Config{Sorter: gpusort.NewCPU(0)})
+	var clock atomic.Int64
+	type op struct {
+		create      bool
+		start, done int64
+	}
+	var logs [writers][names][]op
+	type view struct {
+		start, end    int64
+		after, prefix string
+		got           []string
+	}
+	var views []view
+	stop := make(chan struct{})
+	var readers, ws sync.WaitGroup
+	var mu sync.Mutex
+	for rd := range 2 {
+		readers.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(rd), 9))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v := view{}
+				if r.IntN(2) == 0 {
+					v.after = fmt.Sprintf("w%d-%03d", r.IntN(writers), r.IntN(names))
+				}
+				if r.IntN(3) == 0 {
+					v.prefix = fmt.Sprintf("w%d-", r.IntN(writers))
+				}
+				v.start = clock.Add(1)
+				v.got = p.Names(v.after, v.prefix, math.MaxInt)
+				v.end = clock.Add(1)
+				mu.Lock()
+				views = append(views, v)
+				mu.Unlock()
+			}
+		})
+	}
+	for w := range writers {
+		ws.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 10))
+			for range ops {
+				k := r.IntN(names)
+				name := fmt.Sprintf("w%d-%03d", w, k)
+				log := &logs[w][k]
+				o := op{create: len(*log) == 0 || !(*log)[len(*log)-1].create}
+				o.start = clock.Add(1)
+				if o.create {
+					if _, err := p.Create(name, summary.Config{}); err != nil {
+						t.Errorf("create %s: %v", name, err)
+					}
+				} else if err := p.Delete(name); err != nil {
+					t.Errorf("delete %s: %v", name, err)
+				}
+				o.done = clock.Add(1)
+				*log = append(*log, o)
+			}
+		})
+	}
+	ws.Wait()
+	close(stop)
+	readers.Wait()
+	if len(views) == 0 {
+		t.Fatal("no page taken")
+	}
+	for _, v := range views {
+		if !slices.IsSorted(v.got) || len(slices.Compact(slices.Clone(v.got))) != len(v.got) {
+			t.Fatalf("page after %q prefix %q: not strictly increasing", v.after, v.prefix)
+		}
+		for w := range writers {
+			for k := range names {
+				name := fmt.Sprintf("w%d-%03d", w, k)
+				if name <= v.after || !strings.HasPrefix(name, v.prefix) {
+					continue
+				}
+				// The state from the last operation done before the page
+				// began, if the next began after it ended.
+				log := logs[w][k]
+				i := -1
+				for i+1 < len(log) && log[i+1].done < v.start {
+					i++
+				}
+				if i+1 < len(log) && log[i+1].start < v.end {
+					continue // changed while the page was taken
+				}
+				there := i >= 0 && log[i].create
+				if _, listed := slices.BinarySearch(v.got, name); listed != there {
+					t.Fatalf("page after %q prefix %q (clock %d to %d): %s listed %v, there all along %v", v.after, v.prefix, v.start, v.end, name, listed, there)
+				}
+			}
+		}
+	}
+	t.Logf("%d pages checked", len(views))
 }
