@@ -307,8 +307,8 @@ func TestRunnerSplitStreams(t *testing.T) {
 	}
 }
 
-// TestRunnerLanesItems: items sent from several lanes are the items sent
-// from one, in each stream's order.
+// TestRunnerLanesItems: items sent with several lanes asked for (which
+// send them from one) are the items sent from one, in each stream's order.
 func TestRunnerLanesItems(t *testing.T) {
 	sizes := synth.Sizes{Min: 1, Max: 300, S: 1}.Draw(6, 200)
 	src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.Zipf, S: 1.1, Distinct: 1000, Seed: 6}, Streams: streamNames("i", len(sizes)), Sizes: sizes, Batch: 7, Items: true}

@@ -482,11 +482,13 @@ type Synth struct {
 	Batch int
 }
 
-// RunLanes implements LaneSource. A run with Sizes hands the batches of
-// each stream to sinks[lane(stream)], from one goroutine for each sink;
-// any other run hands them all to sinks[0], as Run does.
+// RunLanes implements LaneSource. A run of values with Sizes hands the
+// batches of each stream to sinks[lane(stream)], from one goroutine for
+// each sink; any other run hands them all to sinks[0], as Run does. Items
+// go from one goroutine: each would keep its own cache of item names, up
+// to 2^22 of them.
 func (s *Synth) RunLanes(ctx context.Context, sinks []ingest.Sink, lane func(stream string) int) error {
-	if s.Sizes == nil || len(s.Streams) == 0 || len(sinks) == 1 {
+	if s.Sizes == nil || s.Items || len(s.Streams) == 0 || len(sinks) == 1 {
 		return s.Run(ctx, sinks[0])
 	}
 	return s.runSized(ctx, sinks, lane)
