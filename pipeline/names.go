@@ -66,9 +66,10 @@ type nameBlock struct {
 // A name added goes first to recent, unsorted: a creation costs an append,
 // not a search among blocks that are cold in a cache when streams are
 // created by the million. fold sorts the recent names and merges them into
-// the blocks they fall in, each block once; add folds once recent holds a
-// sixteenth of the names (at least minFold), so that the blocks a fold
-// touches get many names each. Readers (start, next) see the names of the
+// the blocks they fall in, each block once; add folds once recent holds
+// half as many names as the blocks (at least minFold). A fold rewrites
+// the blocks it touches, most of them, so each name it adds costs a copy
+// of about two others, and the fold's sort a log of the names. Readers (start, next) see the names of the
 // last fold: they fold first, holding the index for writing.
 type nameIndex struct {
 	blocks   []nameBlock
@@ -130,7 +131,7 @@ func (x *nameIndex) setLasts() {
 // add adds name, if it is not there, at the next fold.
 func (x *nameIndex) add(name string) {
 	x.recent = append(x.recent, name)
-	if len(x.recent) >= max(minFold, x.n/16) {
+	if len(x.recent) >= max(minFold, x.n/2) {
 		x.fold()
 	}
 }
