@@ -399,6 +399,13 @@ func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, 
 	if err := feed.ValidName(name); err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
+	return p.create(name, cfg)
+}
+
+// create is getOrCreate for a valid name that a lookup did not find just
+// before: it makes the stream, and returns it unless one was created
+// meanwhile.
+func (p *Pipeline) create(name string, cfg summary.Config) (*Stream, bool, error) {
 	s, err := p.newStream(name, cfg)
 	if err != nil {
 		return nil, false, err
@@ -628,7 +635,7 @@ func (p *Pipeline) valueStream(b *feed.Batch) (*Stream, error) {
 		p.rejectNone(feed.ReasonInf, inf)
 		return nil, nil
 	}
-	s, _, err := p.getOrCreate(b.Stream, p.cfg.Defaults)
+	s, _, err := p.create(b.Stream, p.cfg.Defaults)
 	return s, err
 }
 
