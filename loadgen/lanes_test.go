@@ -1,25 +1,21 @@
 package loadgen_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"maps"
 	"net"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
 	"streamd/ingest"
 	"streamd/loadgen"
-	"streamd/loadgen/daemontest"
 	"streamd/synth"
 )
 
@@ -171,65 +167,6 @@ func TestRunnerLanesSkipped(t *testing.T) {
 		if got := three.Streams[name]; got == nil || got.Sent != st.Sent || !maps.Equal(got.Skipped, st.Skipped) {
 			t.Fatalf("stream %s: %+v from three lanes, %+v from one", name, got, st)
 		}
-	}
-}
-
-// TestLanesVerify sends 20,000 streams of Zipf-distributed sizes to a
-// daemon from three lanes over three connections, with a sample of them
-// kept, and has the daemon's answers for the sample verified and its
-// list of streams hold every one.
-func TestLanesVerify(t *testing.T) {
-	n := 20_000
-	if testing.Short() {
-		n = 5_000
-	}
-	d := daemontest.Start(t)
-	sizes := synth.Sizes{Min: 1, Max: 5_000, S: 1}.Draw(2, n)
-	names := streamNames("lane", n)
-	tracked := make(map[string]bool)
-	for _, i := range loadgen.SampleStreams(sizes, 1_000, 100, 2) {
-		tracked[names[i]] = true
-	}
-	var total int64
-	for _, s := range sizes {
-		total += s
-	}
-	r := &loadgen.Runner{
-		Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.Normal, Seed: 2}, Streams: names, Sizes: sizes, Batch: 256},
-		Target: &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, Conns: 3, SplitStreams: true, Lanes: 3,
-		Keep: true, Track: func(s string) bool { return tracked[s] },
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := r.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Sent != total || len(res.Streams) != len(tracked) {
-		t.Fatalf("sent %d values, tracked %d streams; want %d and %d", res.Sent, len(res.Streams), total, len(tracked))
-	}
-	v, err := loadgen.Verify(ctx, d.Client, res, loadgen.VerifyConfig{Timeout: 30 * time.Second, Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !v.OK() || len(v.Streams) != len(tracked) {
-		var out bytes.Buffer
-		v.WriteBrief(&out)
-		t.Fatalf("verified %d streams of %d:\n%s", len(v.Streams), len(tracked), out.String())
-	}
-	var ls []string
-	for tok := ""; ; {
-		resp, err := d.Client.ListStreams(ctx, &pb.ListStreamsRequest{PageSize: 1_000, PageToken: tok, Prefix: "lane."})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, resp.Streams...)
-		if tok = resp.NextPageToken; tok == "" {
-			break
-		}
-	}
-	if !slices.Equal(ls, slices.Sorted(slices.Values(names))) {
-		t.Errorf("the daemon lists %d streams, want the %d sent, in order", len(ls), n)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,15 +21,16 @@ import (
 )
 
 // TestZipfStreamsVerify sends 20,000 streams of Zipf-distributed sizes,
-// interleaved, over two TCP connections in frames to a daemon, keeps the
-// values of a sample of them (every stream of at least 2,000 values and
-// 200 others), and verifies the daemon's answers for the sample.
+// interleaved, in frames to a daemon — over two TCP connections, and from
+// three lanes over three, each stream on one — keeps the values of a
+// sample of them (every stream of at least 2,000 values and 200 others),
+// verifies the daemon's answers for the sample, and checks that the
+// daemon lists every stream.
 func TestZipfStreamsVerify(t *testing.T) {
 	n, k := 20_000, 200
 	if testing.Short() {
 		n, k = 5_000, 50
 	}
-	d := daemontest.Start(t)
 	sizes := synth.Sizes{Min: 5, Max: 20_000, S: 1}.Draw(1, n)
 	names := streamNames("zipf", n)
 	const big = 2_000
@@ -48,46 +50,56 @@ func TestZipfStreamsVerify(t *testing.T) {
 	for _, s := range sizes {
 		total += s
 	}
-	r := &loadgen.Runner{
-		Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes, Batch: 512},
-		Target: &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, Conns: 2,
-		Keep: true, Track: func(s string) bool { return tracked[s] },
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := r.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Sent != total || len(res.Streams) != len(sample) {
-		t.Fatalf("sent %d values, tracked %d streams; want %d and %d", res.Sent, len(res.Streams), total, len(sample))
-	}
-	v, err := loadgen.Verify(ctx, d.Client, res, loadgen.VerifyConfig{Timeout: 30 * time.Second, Poll: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	v.WriteBrief(&out)
-	if !v.OK() || len(v.Streams) != len(sample) {
-		t.Fatalf("verified %d streams of %d:\n%s", len(v.Streams), len(sample), out.String())
-	}
-	if lines := strings.Count(out.String(), ": ok\n"); lines != len(sample) {
-		t.Errorf("%d lines of streams ok, want %d:\n%s", lines, len(sample), out.String())
-	}
-	// The daemon holds every stream.
-	var ls []string
-	for tok := ""; ; {
-		resp, err := d.Client.ListStreams(ctx, &pb.ListStreamsRequest{PageSize: 10_000, PageToken: tok, Prefix: "zipf."})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, resp.Streams...)
-		if tok = resp.NextPageToken; tok == "" {
-			break
-		}
-	}
-	if len(ls) != n {
-		t.Errorf("the daemon lists %d streams, want %d", len(ls), n)
+	for _, tt := range []struct {
+		name         string
+		conns, lanes int
+	}{
+		{"conns=2", 2, 0},
+		{"lanes=3", 3, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := daemontest.Start(t)
+			r := &loadgen.Runner{
+				Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes, Batch: 512},
+				Target: &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, Conns: tt.conns, SplitStreams: tt.lanes > 0, Lanes: tt.lanes,
+				Keep: true, Track: func(s string) bool { return tracked[s] },
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := r.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent != total || len(res.Streams) != len(sample) {
+				t.Fatalf("sent %d values, tracked %d streams; want %d and %d", res.Sent, len(res.Streams), total, len(sample))
+			}
+			v, err := loadgen.Verify(ctx, d.Client, res, loadgen.VerifyConfig{Timeout: 30 * time.Second, Poll: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			v.WriteBrief(&out)
+			if !v.OK() || len(v.Streams) != len(sample) {
+				t.Fatalf("verified %d streams of %d:\n%s", len(v.Streams), len(sample), out.String())
+			}
+			if lines := strings.Count(out.String(), ": ok\n"); lines != len(sample) {
+				t.Errorf("%d lines of streams ok, want %d:\n%s", lines, len(sample), out.String())
+			}
+			var ls []string
+			for tok := ""; ; {
+				resp, err := d.Client.ListStreams(ctx, &pb.ListStreamsRequest{PageSize: 10_000, PageToken: tok, Prefix: "zipf."})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ls = append(ls, resp.Streams...)
+				if tok = resp.NextPageToken; tok == "" {
+					break
+				}
+			}
+			if !slices.Equal(ls, slices.Sorted(slices.Values(names))) {
+				t.Errorf("the daemon lists %d streams, want the %d sent, in order", len(ls), n)
+			}
+		})
 	}
 }
 
