@@ -117,15 +117,13 @@ func (s *Synth) runSized(ctx context.Context, sinks []ingest.Sink, lane func(str
 					if lane != nil && int(c.lanes[j]) != l {
 						continue
 					}
-					if lane != nil {
-						// Another sink's error ends this one's batches
-						// too, as an error ends a run to one sink.
-						select {
-						case <-ctx.Done():
-							err = ctx.Err()
-							continue
-						default:
-						}
+					// An error ends the run at the next batch, whichever
+					// sink had it.
+					select {
+					case <-ctx.Done():
+						err = ctx.Err()
+						continue
+					default:
 					}
 					if err = accept(ctx, s.Streams[c.streams[j]], c.vals[c.ends[j]-c.lens[j]:c.ends[j]]); err != nil {
 						cancel()
