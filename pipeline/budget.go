@@ -31,7 +31,8 @@ const pairStreamOverhead = 2 << 10
 // partOverhead is what the part of a Kafka partition holds besides its
 // buffers and summaries: its structures, its partial window's and its
 // history's. TestStreamBytes measures it, below this: about 250 bytes. A
-// stream's local part is in its fixed part.
+// stream's first part, the local part or the only partition's of a stream
+// fed only by Kafka, is in its fixed part.
 const partOverhead = 320
 
 // firstValues is how many values a stream's reservation holds besides its
@@ -158,9 +159,16 @@ func (s *Stream) summaryBytes() int64 {
 	if s.pairs != nil {
 		b += int(s.pairs.bytes())
 	}
-	b += s.local.summaryBytes() + s.local.filler.Bytes()
-	for _, pt := range s.kafka {
-		b += partOverhead + pt.summaryBytes() + pt.filler.Bytes()
+	// The stream's first part is in its fixed part: the local part, or a
+	// Kafka partition's for a stream without one.
+	if s.local != nil {
+		b += s.local.summaryBytes() + s.local.filler.Bytes()
+	}
+	for i, pt := range s.kafka {
+		if i > 0 || s.local != nil {
+			b += partOverhead
+		}
+		b += pt.summaryBytes() + pt.filler.Bytes()
 	}
 	return int64(b)
 }

@@ -71,14 +71,14 @@ func rootOf(h hhh.Hierarchy) (string, error) {
 }
 
 // newHierarchy returns the levels of the hierarchy stream name of cfg,
-// with no memory accounts yet.
-func (p *Pipeline) newHierarchy(name string, cfg summary.Config) (*hierarchy, error) {
+// each with an empty part for src, with no memory accounts yet.
+func (p *Pipeline) newHierarchy(name string, cfg summary.Config, src feed.Source) (*hierarchy, error) {
 	hr, err := parseHierarchy(cfg.Hierarchy)
 	if err != nil {
 		return nil, fmt.Errorf("stream %q: %w", name, err)
 	}
 	for l := 1; l < hr.h.Levels()-1; l++ {
-		lvl, err := p.newStream(levelName(name, l), levelConfig(cfg))
+		lvl, err := p.newStream(levelName(name, l), levelConfig(cfg), src)
 		if err != nil {
 			return nil, err
 		}

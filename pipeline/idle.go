@@ -221,7 +221,9 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 		pt.inflight = append(pt.inflight, w)
 		sw.small = append(sw.small, flushed{pt: pt, w: w, spec: pt.sum.Spec(n, nil)})
 	}
-	flush(s.local)
+	if s.local != nil {
+		flush(s.local)
+	}
 	for _, pt := range s.kafka {
 		flush(pt)
 	}

@@ -122,7 +122,7 @@ func (buf *itemBuf) fingerprint(b *items.Batch, hash items.Hash) {
 
 // acceptItems is Accept for b's items.
 func (p *Pipeline) acceptItems(ctx context.Context, b *feed.Batch) (int, error) {
-	s, err := p.itemStream(b.Stream, b.Items)
+	s, err := p.itemStream(b.Stream, b.Source, b.Items)
 	if s == nil {
 		return 0, err
 	}
@@ -135,10 +135,10 @@ func (p *Pipeline) acceptItems(ctx context.Context, b *feed.Batch) (int, error) 
 	return b.Items.Len(), nil
 }
 
-// itemStream returns the named stream for the items of b, creating it as
-// an item stream with the default config if b holds any; nil and a nil
-// error for a valid name without a stream when b is empty.
-func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
+// itemStream returns the named stream for the items of b from src,
+// creating it as an item stream with the default config if b holds any;
+// nil and a nil error for a valid name without a stream when b is empty.
+func (p *Pipeline) itemStream(name string, src feed.Source, b *items.Batch) (*Stream, error) {
 	if s := p.lookup(name); s != nil {
 		return s, nil
 	}
@@ -150,7 +150,7 @@ func (p *Pipeline) itemStream(name string, b *items.Batch) (*Stream, error) {
 	}
 	cfg := p.cfg.Defaults
 	cfg.Items = true
-	s, _, err := p.getOrCreate(name, cfg)
+	s, _, err := p.getOrCreate(name, cfg, src)
 	return s, err
 }
 

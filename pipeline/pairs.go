@@ -140,7 +140,7 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 		cfg := p.cfg.Defaults
 		cfg.Items, cfg.Pairs = false, true
 		var err error
-		if s, _, err = p.getOrCreate(b.Stream, cfg); err != nil {
+		if s, _, err = p.getOrCreate(b.Stream, cfg, b.Source); err != nil {
 			return 0, err
 		}
 	}

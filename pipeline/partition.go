@@ -163,7 +163,7 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 		s.dropLevelParts(tp) // installed again below, with their stream's
 	}
 	for name, d := range decoded {
-		s, _, err := p.getOrCreate(name, d.sum.Config())
+		s, _, err := p.getOrCreate(name, d.sum.Config(), d.src)
 		if err == nil && s.IsItems() != d.sum.Config().Items {
 			err = fmt.Errorf("%w: a part of an item stream and a value stream %q, or the other way round", ErrWrongKind, name)
 		}

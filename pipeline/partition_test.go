@@ -187,6 +187,7 @@ func FuzzRestore(f *testing.F) {
 	_ = acceptValues(ctx, p, feed.Local, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, time.Time{})
 	_ = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
 	p.Reject("a", feed.Source{Topic: "t", Partition: 2}, feed.ReasonNaN, 1)
+	_ = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 5}, "b", []float64{1, 6, 1, 8}, time.Time{}) // no local part
 	data, _ := p.Snapshot()
 	f.Add(data)
 	states, _ := p.PartitionState(feed.Source{Topic: "t", Partition: 2})
@@ -212,4 +213,80 @@ func FuzzRestore(f *testing.F) {
 			s.View(true).HeavyHitters(0.5)
 		}
 	})
+}
+
+// TestKafkaOnlyStream: a stream fed only by Kafka partitions has no local
+// part, and answers within ε over its partitions, on every arrival order;
+// a snapshot restores it so; once its partitions are released it answers
+// as an empty stream; values from the local inputs then make its local
+// part.
+func TestKafkaOnlyStream(t *testing.T) {
+	const eps = 0.01
+	cfg := Config{Defaults: summary.Config{Epsilon: eps, WindowSize: 1000, SlidingWindow: 5000}}
+	ctx := context.Background()
+	for _, order := range []synth.Order{synth.Random, synth.Sorted, synth.Reverse, synth.Alternating} {
+		t.Run(string(order), func(t *testing.T) {
+			p := open(t, cfg)
+			x, _ := synth.Generate(synth.Spec{Dist: synth.Zipf, Order: order, Seed: 12}, 30000)
+			by := make(map[feed.Source][]float64)
+			for i := 0; i < len(x); i += 100 {
+				src := tpOf(i / 100 % 3)
+				batch := x[i:min(i+100, len(x))]
+				by[src] = append(by[src], batch...)
+				if err := acceptValues(ctx, p, src, "k", slices.Clone(batch), time.Time{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, _ := p.Stream("k")
+			checkKafkaOnly(t, s, 3)
+			checkStream(t, s, x, eps)
+			if st := s.Stats(); st.Count != int64(len(x)) {
+				t.Fatalf("stats count %d, want %d", st.Count, len(x))
+			}
+			if last, err := s.Last(5000); err != nil || last.Count() != 5000 {
+				t.Fatalf("last 5000: %v", err)
+			}
+
+			data, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := openRestored(t, cfg, data)
+			rs, _ := r.Stream("k")
+			checkKafkaOnly(t, rs, 3)
+			checkStream(t, rs, x, eps)
+
+			// Released, its partitions' values leave its answers.
+			r.OwnPartitions([]feed.Source{tpOf(1)})
+			checkStream(t, rs, by[tpOf(1)], eps)
+			r.OwnPartitions(nil)
+			if v := rs.View(true); v.Count() != 0 || len(v.HeavyHitters(0.05)) != 0 {
+				t.Fatalf("a stream of released partitions counts %d values", v.Count())
+			}
+			if st := rs.Stats(); st.Count != 0 {
+				t.Fatalf("a stream of released partitions: stats count %d", st.Count)
+			}
+			local := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+			if err := acceptValues(ctx, r, feed.Local, "k", slices.Clone(local), time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			checkStream(t, rs, local, eps)
+			if got := len(rs.Parts(false, nil)); got != 4 {
+				t.Fatalf("%d parts after local values, want 4", got)
+			}
+			r.OwnPartitions([]feed.Source{tpOf(0), tpOf(1), tpOf(2)})
+			checkStream(t, rs, append(slices.Clone(x), local...), eps)
+		})
+	}
+}
+
+// checkKafkaOnly fails unless s has no local part and parts Kafka parts.
+func checkKafkaOnly(t *testing.T, s *Stream, parts int) {
+	t.Helper()
+	s.mu.Lock()
+	local, kafka := s.local, len(s.kafka)
+	s.mu.Unlock()
+	if local != nil || kafka != parts {
+		t.Fatalf("%s: local part %v and %d Kafka parts, want none and %d", s.Name(), local != nil, kafka, parts)
+	}
 }

@@ -381,7 +381,7 @@ func (p *Pipeline) Create(name string, cfg summary.Config) (*Stream, error) {
 	if cfg.SlidingWindow == 0 {
 		cfg.SlidingWindow = d.SlidingWindow
 	}
-	s, created, err := p.getOrCreate(name, cfg)
+	s, created, err := p.getOrCreate(name, cfg, feed.Local)
 	if err != nil {
 		return nil, err
 	}
@@ -391,22 +391,23 @@ func (p *Pipeline) Create(name string, cfg summary.Config) (*Stream, error) {
 	return s, nil
 }
 
-// getOrCreate returns the named stream, creating it with cfg if needed.
-func (p *Pipeline) getOrCreate(name string, cfg summary.Config) (*Stream, bool, error) {
+// getOrCreate returns the named stream, creating it with cfg if needed,
+// for values from src.
+func (p *Pipeline) getOrCreate(name string, cfg summary.Config, src feed.Source) (*Stream, bool, error) {
 	if old := p.streams.get(name); old != nil {
 		return old, false, nil
 	}
 	if err := feed.ValidName(name); err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrBadName, err)
 	}
-	return p.create(name, cfg)
+	return p.create(name, cfg, src)
 }
 
 // create is getOrCreate for a valid name that a lookup did not find just
 // before: it makes the stream, and returns it unless one was created
 // meanwhile.
-func (p *Pipeline) create(name string, cfg summary.Config) (*Stream, bool, error) {
-	s, err := p.newStream(name, cfg)
+func (p *Pipeline) create(name string, cfg summary.Config, src feed.Source) (*Stream, bool, error) {
+	s, err := p.newStream(name, cfg, src)
 	if err != nil {
 		return nil, false, err
 	}
@@ -635,7 +636,7 @@ func (p *Pipeline) valueStream(b *feed.Batch) (*Stream, error) {
 		p.rejectNone(feed.ReasonInf, inf)
 		return nil, nil
 	}
-	s, _, err := p.create(b.Stream, p.cfg.Defaults)
+	s, _, err := p.create(b.Stream, p.cfg.Defaults, b.Source)
 	return s, err
 }
 

@@ -33,12 +33,14 @@ import (
 //	         its pairs (length-prefixed: the corrsum.Summary encoding,
 //	         length-prefixed, then the uvarint count of the pairs of its
 //	         partial window and each pair as x and y float64 LE), uvarint
-//	         count of parts, each a part encoding (length-prefixed), local
-//	         part first; for a hierarchy stream then uvarint count of its
-//	         level streams, levels 1 to L−2, each encoded as a stream is
+//	         count of parts (at least one), each a part encoding
+//	         (length-prefixed), the local part first if the stream has one;
+//	         for a hierarchy stream then uvarint count of its level streams,
+//	         levels 1 to L−2, each encoded as a stream is
 //
-// A snapshot without hierarchy or pair streams is what it was before they
-// were kept (flags 4 and 8 are new), so version 2 stays.
+// A snapshot without hierarchy or pair streams, or streams without a
+// local part, is what it was before they were kept (flags 4 and 8 are
+// new, and every stream had a local part), so version 2 stays.
 //
 // A delta (SaveTo), version 3, holds what changed since the snapshot or
 // delta saved before it (see Saved):
@@ -890,7 +892,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if err != nil {
 			return nil, err
 		}
-		if (i == 0) != (d.src == feed.Local) || (i > 0 && s.kafkaPart(d.src) != nil) {
+		if (i > 0 && d.src == feed.Local) || s.kafkaPart(d.src) != nil {
 			return nil, fmt.Errorf("%w: parts out of order", codec.ErrCorrupt)
 		}
 		if c := d.sum.Config(); c.Items != cfg.Items || c.Pairs != cfg.Pairs {
@@ -898,8 +900,8 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		}
 		s.install(d, key)
 	}
-	if s.local == nil {
-		return nil, fmt.Errorf("%w: no local part", codec.ErrCorrupt)
+	if s.local == nil && len(s.kafka) == 0 {
+		return nil, fmt.Errorf("%w: a stream without parts", codec.ErrCorrupt)
 	}
 	if cfg.Hierarchy != "" {
 		if s.hier, err = p.readLevels(r, name, cfg, key, hash); err != nil {

@@ -25,8 +25,10 @@ import (
 // to another daemon and a cluster answer can count each partition once
 // (see OwnPartitions, PartitionState, ReplacePartition). One sliding
 // window over all sources answers last-n and time-window queries in
-// arrival order. A stream fed only by the local inputs has just the local
-// part, and costs what it did before partitions were kept apart.
+// arrival order. A stream has a part only for a source it has had values
+// (or rejects) from: one fed only by the local inputs has just the local
+// part, and one fed only by a Kafka partition just that partition's, so a
+// Kafka topic's keys cost what the local inputs' streams do.
 //
 // A pair stream (summary.Config.Pairs) keeps its pairs, from every source
 // together, in one all-history correlated-sum summary (see pairStream);
@@ -41,7 +43,7 @@ type Stream struct {
 
 	mu     sync.Mutex
 	recent *slidingwindow.Window
-	local  *part
+	local  *part // nil until the local inputs send the stream anything
 	// kafka holds the parts of the Kafka partitions, in order of source:
 	// a slice, since a stream has few, mostly one.
 	kafka    []*part
@@ -100,9 +102,10 @@ type part struct {
 // hands its digest back to the part.
 type fullWindow = window.Full[*part]
 
-// newStream returns an empty stream with cfg (zero fields take defaults),
-// with no memory account yet.
-func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
+// newStream returns an empty stream with cfg (zero fields take defaults)
+// and an empty part for src, the source of its first values, with no
+// memory account yet.
+func (p *Pipeline) newStream(name string, cfg summary.Config, src feed.Source) (*Stream, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -111,13 +114,13 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A batch reads the stream, its local part and the part's filler one
-	// after the other: allocated together, they share a page and
-	// neighbouring cache lines, where each would cost a miss of its own
-	// among many streams.
+	// A batch reads the stream, its part and the part's filler one after
+	// the other: allocated together, they share a page and neighbouring
+	// cache lines, where each would cost a miss of its own among many
+	// streams.
 	blk := new(struct {
 		stream Stream
-		local  part
+		first  part
 		filler window.Filler
 	})
 	s := &blk.stream
@@ -130,12 +133,16 @@ func (p *Pipeline) newStream(name string, cfg summary.Config) (*Stream, error) {
 			return nil, err
 		}
 	}
-	if err := s.initPart(&blk.local, &blk.filler, feed.Local); err != nil {
+	if err := s.initPart(&blk.first, &blk.filler, src); err != nil {
 		return nil, err
 	}
-	s.local = &blk.local
+	if src == feed.Local {
+		s.local = &blk.first
+	} else {
+		s.kafka = []*part{&blk.first}
+	}
 	if cfg.Hierarchy != "" {
-		if s.hier, err = p.newHierarchy(name, cfg); err != nil {
+		if s.hier, err = p.newHierarchy(name, cfg, src); err != nil {
 			return nil, err
 		}
 	}
@@ -179,6 +186,16 @@ func (s *Stream) newPart(src feed.Source) (*part, error) {
 	return &blk.part, nil
 }
 
+// mustNewPart is newPart for a stream made: s.cfg was validated then, so
+// newPart cannot fail.
+func (s *Stream) mustNewPart(src feed.Source) *part {
+	pt, err := s.newPart(src)
+	if err != nil {
+		panic(fmt.Sprintf("pipeline: new part of %q: %v", s.name, err))
+	}
+	return pt
+}
+
 // initPart makes pt an empty part of s for src, filled by f. Its history
 // shares s's configuration.
 func (s *Stream) initPart(pt *part, f *window.Filler, src feed.Source) error {
@@ -219,18 +236,20 @@ func (s *Stream) Config() summary.Config { return *s.cfg }
 // partLocked returns the part of src, creating it if needed. The caller
 // holds s.mu.
 func (s *Stream) partLocked(src feed.Source) *part {
-	if src == feed.Local {
+	if src == feed.Local && s.local != nil {
 		return s.local
 	}
-	if pt := s.kafkaPart(src); pt != nil {
-		return pt
+	if src != feed.Local {
+		if pt := s.kafkaPart(src); pt != nil {
+			return pt
+		}
 	}
-	// s.cfg was validated when s was made, so newPart cannot fail.
-	pt, err := s.newPart(src)
-	if err != nil {
-		panic(fmt.Sprintf("pipeline: new part of %q: %v", s.name, err))
+	pt := s.mustNewPart(src)
+	if src == feed.Local {
+		s.local = pt
+	} else {
+		s.putKafkaPart(pt)
 	}
-	s.putKafkaPart(pt)
 	return pt
 }
 
@@ -273,11 +292,13 @@ func (s *Stream) removeKafkaPart(src feed.Source) *part {
 	return pt
 }
 
-// partsLocked returns every part of s: the local part first, then the
-// Kafka partitions in order. The caller holds s.mu.
+// partsLocked returns every part of s: the local part first, if s has
+// one, then the Kafka partitions in order. The caller holds s.mu.
 func (s *Stream) partsLocked() []*part {
 	parts := make([]*part, 0, 1+len(s.kafka))
-	parts = append(parts, s.local)
+	if s.local != nil {
+		parts = append(parts, s.local)
+	}
 	return append(parts, s.kafka...)
 }
 
@@ -581,14 +602,23 @@ func (s *Stream) buildViewsLocked(ins []viewInput, counts bool) {
 }
 
 // answeringLocked returns the parts whose values the stream's answers
-// count: the local part and the parts of partitions not released. The
-// caller holds s.mu.
+// count: the local part and the parts of partitions not released, at
+// least one of them. A stream that has neither, its partitions released
+// or handed over, gets an empty local part, whose answers are those of an
+// empty stream. The caller holds s.mu.
 func (s *Stream) answeringLocked() []*part {
-	parts := []*part{s.local}
+	parts := make([]*part, 0, 1+len(s.kafka))
+	if s.local != nil {
+		parts = append(parts, s.local)
+	}
 	for _, pt := range s.kafka {
 		if !pt.released {
 			parts = append(parts, pt)
 		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, s.partLocked(feed.Local))
+		s.mem.Summaries(s.summaryBytes())
 	}
 	return parts
 }
@@ -664,8 +694,9 @@ func addStats(st *Stats, x summary.Stats, rejected map[feed.Reason]uint64) {
 func (s *Stream) View(counts bool) *summary.View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.kafka) == 0 {
-		ins := []viewInput{s.local.viewInputLocked(counts)}
+	parts := s.answeringLocked()
+	if len(parts) == 1 {
+		ins := []viewInput{parts[0].viewInputLocked(counts)}
 		s.buildViewsLocked(ins, counts)
 		return ins[0].view
 	}
@@ -673,8 +704,8 @@ func (s *Stream) View(counts bool) *summary.View {
 		return m.view
 	}
 	version := s.version
-	var ins []viewInput
-	for _, pt := range s.answeringLocked() {
+	ins := make([]viewInput, 0, len(parts))
+	for _, pt := range parts {
 		ins = append(ins, pt.viewInputLocked(counts))
 	}
 	s.buildViewsLocked(ins, counts)
@@ -720,13 +751,21 @@ type PartView struct {
 
 // Parts returns the view of each part of the stream that keep accepts (all
 // of them if keep is nil), released or not: the local part first, then the
-// Kafka partitions in order. counts is as for View.
+// Kafka partitions in order. counts is as for View. A stream that has had
+// nothing from the local inputs reports an empty local part, as a stream
+// did when it had one always: a cluster member's share of a stream holds
+// its local inputs' part, whose configuration the answer takes when no
+// partition of the member counts.
 func (s *Stream) Parts(counts bool, keep func(feed.Source) bool) []PartView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []PartView
 	var ins []viewInput
-	for _, pt := range s.partsLocked() {
+	parts := s.partsLocked()
+	if s.local == nil {
+		parts = append([]*part{s.mustNewPart(feed.Local)}, parts...)
+	}
+	for _, pt := range parts {
 		if keep != nil && !keep(pt.src) {
 			continue
 		}

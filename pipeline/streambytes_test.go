@@ -75,10 +75,11 @@ func addValues(x []float64, batch int) func(context.Context, *Pipeline, string) 
 // its structures, name, map and index entries — takes at most 1 KiB, and
 // at most the reservation the budget charges it, and its values at most
 // 12 bytes each on top (each is held twice, in the partial window and in
-// the sliding window's ring, 4 bytes each, in buffers that double); the
-// part of a Kafka partition takes at most what it is charged
-// (partOverhead); an item stream's fixed part takes at most its
-// reservation.
+// the sliding window's ring, 4 bytes each, in buffers that double); a
+// stream fed only by a Kafka partition takes what one fed only by the
+// local inputs does, and one fed by both, beside that, at most what the
+// second part is charged (partOverhead); an item stream's fixed part
+// takes at most its reservation.
 func TestStreamBytes(t *testing.T) {
 	const streams, fixed = 20000, 1 << 10
 	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 1}, 200)
@@ -94,19 +95,33 @@ func TestStreamBytes(t *testing.T) {
 			t.Errorf("a stream of %d values holds %.0f bytes, more than %.0f", n, b, most)
 		}
 	}
-	// A stream fed by one Kafka partition holds the part of the partition
-	// beside its local part: that part's structures are charged as it
+	// A stream fed by one Kafka partition holds that partition's part in
+	// place of a local part, in its fixed part; a stream fed by both
+	// holds the second part beside it, whose structures are charged as it
 	// holds them.
 	src := feed.Source{Topic: "metrics", Partition: 3}
 	vals, m, _ := feed.AppendFloat32(nil, x[:20])
-	kafka := heapPerStream(t, summary.Config{}, streams, func(ctx context.Context, p *Pipeline, name string) error {
+	fromKafka := func(ctx context.Context, p *Pipeline, name string) error {
+		_, err := p.Accept(ctx, &feed.Batch{Stream: name, Source: src, Float32: vals, Moments: m})
+		return err
+	}
+	kafka := heapPerStream(t, summary.Config{}, streams, fromKafka)
+	local := heapPerStream(t, summary.Config{}, streams, addValues(x[:20], 50))
+	t.Logf("20 values from Kafka: %.0f B/stream, %.0f more than from the local inputs", kafka, kafka-local)
+	if kafka-local > 16 {
+		t.Errorf("a stream of 20 values from Kafka holds %.0f bytes, %.0f more than one of 20 local values; want at most 16 more (its slice of parts)", kafka, kafka-local)
+	}
+	both := heapPerStream(t, summary.Config{}, streams, func(ctx context.Context, p *Pipeline, name string) error {
+		if err := addValues(x[:10], 50)(ctx, p, name); err != nil {
+			return err
+		}
+		vals, m, _ := feed.AppendFloat32(nil, x[10:20])
 		_, err := p.Accept(ctx, &feed.Batch{Stream: name, Source: src, Float32: vals, Moments: m})
 		return err
 	})
-	local := heapPerStream(t, summary.Config{}, streams, addValues(x[:20], 50))
-	t.Logf("20 values from Kafka: %.0f B/stream, %.0f more than from the local inputs", kafka, kafka-local)
-	if kafka-local > partOverhead {
-		t.Errorf("a stream of 20 values from Kafka holds %.0f bytes, %.0f more than one of 20 local values; a part is charged %d", kafka, kafka-local, partOverhead)
+	t.Logf("10 local values and 10 from Kafka: %.0f B/stream, %.0f more than 20 local values", both, both-local)
+	if both-local > partOverhead {
+		t.Errorf("a stream of 10 local values and 10 from Kafka holds %.0f bytes, %.0f more than one of 20 local values; a part is charged %d", both, both-local, partOverhead)
 	}
 	var batch items.Batch
 	batch.AppendString("GET /index.html")
@@ -140,22 +155,22 @@ func BenchmarkStreamBytes(b *testing.B) {
 	}
 }
 
-// TestStreamBlockSize: a stream, its local part and the part's filler,
+// TestStreamBlockSize: a stream, its first part and the part's filler,
 // which newStream allocates together, fit the 352-byte allocation size
 // class; a daemon of a million streams holds a million of them.
 func TestStreamBlockSize(t *testing.T) {
 	var blk struct {
 		stream Stream
-		local  part
+		first  part
 		filler window.Filler
 	}
-	if n := unsafe.Sizeof(blk.stream) + unsafe.Sizeof(blk.local) + unsafe.Sizeof(blk.filler); n > 352 {
-		t.Errorf("a stream with its local part and filler takes %d bytes, want at most 352", n)
+	if n := unsafe.Sizeof(blk.stream) + unsafe.Sizeof(blk.first) + unsafe.Sizeof(blk.filler); n > 352 {
+		t.Errorf("a stream with its first part and filler takes %d bytes, want at most 352", n)
 	}
 }
 
 // TestNewStreamAllocs: making a stream of the default configuration takes
-// 5 allocations, one of them the stream with its local part and filler;
+// 5 allocations, one of them the stream with its first part and filler;
 // the filler, made in place, takes none of its own.
 func TestNewStreamAllocs(t *testing.T) {
 	p, err := New(Config{Sorter: gpusort.NewCPU(0)})
@@ -163,7 +178,7 @@ func TestNewStreamAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := testing.AllocsPerRun(100, func() {
-		if _, err := p.newStream("s", summary.Config{}); err != nil {
+		if _, err := p.newStream("s", summary.Config{}, feed.Local); err != nil {
 			t.Fatal(err)
 		}
 	})
