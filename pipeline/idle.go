@@ -65,7 +65,9 @@ import (
 //
 // Item streams (and hierarchy levels) keep their windows' strings in
 // chunks of W items, which a short window would break: their partial
-// windows are only shrunk. Pair streams are left alone.
+// windows are only shrunk. A pair stream's partial window of pairs is
+// flushed as a value stream's is, digested by the sweeper or shrunk
+// (pairStream.flushIdle).
 
 // DefaultIdleFlush is the default Config.IdleFlush.
 const DefaultIdleFlush = time.Minute
@@ -131,12 +133,13 @@ type sweeper struct {
 	small []flushed
 	send  []*Stream
 
-	page     []*Stream
-	sorted32 []float32
-	sorted64 []float64
-	keys32   []uint32
-	keys64   []uint64
-	digest   summary.Digest
+	page        []*Stream
+	pairScratch []uint64 // the pair streams' sort buffer
+	sorted32    []float32
+	sorted64    []float64
+	keys32      []uint32
+	keys64      []uint64
+	digest      summary.Digest
 }
 
 // IdleStats count what the sweeps of idle streams flushed.
@@ -190,6 +193,13 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pairs != nil {
+		digested, shrunk := s.pairs.flushIdle(s.cfg.Epsilon, sw, st)
+		if digested {
+			s.version++ // its checkpoint holds the pairs raw
+		}
+		if digested || shrunk {
+			s.mem.Summaries(s.summaryBytes())
+		}
 		return
 	}
 	freed, digested, queued := 0, false, false

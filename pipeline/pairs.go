@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"streamd/corrsum"
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/internal/codec"
 	"streamd/internal/membudget"
+	"streamd/internal/radix"
 	"streamd/summary"
 )
 
@@ -34,6 +36,11 @@ type pairStream struct {
 	// view caches sum with the partial window added, which queries
 	// answer from; nil once a pair has been accepted since.
 	view *corrsum.Summary
+
+	// seenCount is the stream's count of pairs when a sweep of idle
+	// streams first saw it, at seenAt (Unix nanoseconds; 0: not yet): see
+	// quiet.
+	seenCount, seenAt int64
 }
 
 // newPairs returns the empty pair half of a stream of cfg.
@@ -97,6 +104,62 @@ func (ps *pairStream) current() (*corrsum.Summary, error) {
 	}
 	ps.view = v
 	return v, nil
+}
+
+// quiet reports whether the stream has had no pair since a sweep at least
+// d before now, as part.quietLocked does for a part of a value stream.
+func (ps *pairStream) quiet(now int64, d time.Duration) bool {
+	if c := ps.sum.Count() + int64(len(ps.x)); c != ps.seenCount || ps.seenAt == 0 {
+		ps.seenCount, ps.seenAt = c, now
+		return false
+	}
+	return now-ps.seenAt >= int64(d)
+}
+
+// flushIdle flushes the partial window of a pair stream that has had no
+// pair for sw.after, as Stream.flushIdle does a value stream's: it sorts
+// it in the sweeper's buffer and adds it to the summary as a short window
+// when the summary keeps it in less memory (pairDigestPays), else moves it
+// to buffers of exactly its pairs. A short window keeps every bound: a
+// window's sample is within ε of its own pairs whatever their number, and
+// the exponential histogram combines buckets whatever their sizes (see
+// corrsum). It reports whether it digested the window, and whether it
+// shrank it.
+func (ps *pairStream) flushIdle(eps float64, sw *sweeper, st *IdleStats) (digested, shrunk bool) {
+	n := len(ps.x)
+	if !ps.quiet(sw.now, sw.after) || n == 0 {
+		return false, false
+	}
+	if pairDigestPays(eps, n) {
+		sw.pairScratch = radix.Pairs64(ps.x, ps.y, sw.pairScratch)
+		if err := ps.sum.AddSorted(ps.x, ps.y); err != nil {
+			// Clean pairs are never refused (see add); should they be,
+			// they stay in the partial window, accepted.
+			return false, false
+		}
+		ps.x, ps.y, ps.view = nil, nil, nil
+		st.Digested++
+		return true, false
+	}
+	if cap(ps.x) == n && cap(ps.y) == n {
+		return false, false
+	}
+	before := ps.bytes()
+	x, y := make([]float64, n), make([]float64, n)
+	copy(x, ps.x)
+	copy(y, ps.y)
+	ps.x, ps.y = x, y
+	st.Shrunk++
+	st.Freed += before - ps.bytes()
+	return false, true
+}
+
+// pairDigestPays reports whether a partial window of n pairs takes more
+// memory raw, 16 bytes a pair, than its sample would add to a summary of
+// ε: fewer than 4/ε + 2 tuples of 64 bytes (see corrsum). At ε = 0.001
+// that is above about 16,000 pairs.
+func pairDigestPays(eps float64, n int) bool {
+	return n > 4*(int(math.Ceil(4/eps))+2)
 }
 
 // bytes reports what the pair half holds: the summary, the cached view
