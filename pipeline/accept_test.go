@@ -120,7 +120,7 @@ func TestAcceptPayloads(t *testing.T) {
 				t.Fatalf("%s: no part of %v", stream, src)
 			}
 			s.mu.Lock()
-			held := s.partLocked(src).filler.AppendPartial(nil)
+			held := s.partLocked(src).appendPartialLocked(nil)
 			s.mu.Unlock()
 			if !slices.Equal(held, c.want.values) || slices.ContainsFunc(held, func(v float64) bool { return math.Signbit(v) && v == 0 }) {
 				t.Errorf("%s from %v: holds %v, want %v", stream, src, held, c.want.values)

@@ -29,7 +29,10 @@ import (
 //     (window.Filler.Shrink): the room to spare goes.
 //
 // Either way the stream's memory is measured again, which lowers its
-// charge against the budget.
+// charge against the budget. A partial window that the stream's sliding
+// window mirrors (see Mirrored partial windows) holds nothing of its own,
+// and a digest would only add to what the stream holds: it is left as it
+// is.
 //
 // # Why a short window keeps every bound
 //

@@ -65,11 +65,12 @@ func waitIdle(t *testing.T, p *Pipeline) {
 	quiesce(t, p)
 }
 
-// partialBytes returns the bytes of the local part's partial window.
+// partialBytes returns the number of values of the local part's partial
+// window and the bytes of its buffer.
 func partialBytes(s *Stream) (n, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.local.filler.Len(), s.local.filler.Bytes()
+	return s.local.partialLen(), s.local.filler.Bytes()
 }
 
 // TestIdleFlushDigests: the partial window of a stream that goes quiet for
@@ -130,10 +131,12 @@ func TestIdleFlushDigests(t *testing.T) {
 // TestIdleFlushShrinks: a quiet stream whose partial window takes less raw
 // than digested stays exact, in a buffer of just its values, and its
 // charge drops by the bytes freed; an item stream's partial window is only
-// shrunk, as is a tiny one.
+// shrunk, as is a tiny one. The sliding windows keep fewer values raw than
+// a window, so that the partial windows have buffers of their own (see
+// TestMirroredPartialWindow).
 func TestIdleFlushShrinks(t *testing.T) {
 	clock := &fakeClock{now: idleStart}
-	p := open(t, Config{Now: clock.Now, IdleFlush: time.Minute})
+	p := open(t, Config{Now: clock.Now, IdleFlush: time.Minute, Defaults: summary.Config{SlidingWindow: 1 << 12}})
 	ctx := context.Background()
 	x := idleValues("random", 3000, 3)
 	acceptChunks(t, p, "small", x)
@@ -223,9 +226,10 @@ func TestIdleFlushDisabled(t *testing.T) {
 }
 
 // TestIdleSweeper: the sweeper Open starts flushes a quiet stream on its
-// own, by the real clock.
+// own, by the real clock. The stream's sliding window keeps fewer values
+// than a window, so that its partial window holds its values.
 func TestIdleSweeper(t *testing.T) {
-	p := open(t, Config{IdleFlush: 20 * time.Millisecond, Defaults: summary.Config{Epsilon: 0.02, WindowSize: 8192}})
+	p := open(t, Config{IdleFlush: 20 * time.Millisecond, Defaults: summary.Config{Epsilon: 0.02, WindowSize: 8192, SlidingWindow: 4096}})
 	x := idleValues("random", 5000, 2)
 	if err := acceptValues(context.Background(), p, feed.Local, "q", x, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -310,7 +314,10 @@ func TestIdleFlushConcurrentAccept(t *testing.T) {
 // raw, and a flush racing snapshots loses no value.
 func TestIdleFlushSnapshot(t *testing.T) {
 	clock := &fakeClock{now: idleStart}
-	cfg := Config{Now: clock.Now, IdleFlush: time.Minute, Defaults: summary.Config{Epsilon: 0.02, WindowSize: 8192}}
+	// Sliding windows shorter than a window: the partial windows have
+	// buffers of their own, but for the stream "mirrored", whose partial
+	// window its sliding window holds.
+	cfg := Config{Now: clock.Now, IdleFlush: time.Minute, Defaults: summary.Config{Epsilon: 0.02, WindowSize: 8192, SlidingWindow: 4096}}
 	p := open(t, cfg)
 	ctx := context.Background()
 	digested := idleValues("random", 8192+5000, 11)
@@ -319,6 +326,10 @@ func TestIdleFlushSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	acceptChunks(t, p, "shrunk", shrunk)
+	if _, err := p.Create("mirrored", summary.Config{Epsilon: 0.02, WindowSize: 8192, SlidingWindow: 1 << 14}); err != nil {
+		t.Fatal(err)
+	}
+	acceptChunks(t, p, "mirrored", shrunk)
 	waitIdle(t, p)
 	if st := sweepQuiet(p, clock, time.Minute); st.Digested != 1 || st.Shrunk != 1 {
 		t.Fatalf("sweep: %+v", st)
@@ -344,6 +355,7 @@ func TestIdleFlushSnapshot(t *testing.T) {
 	}
 	checkStream(t, s, digested, 0.02)
 	checkStream(t, mustStream(t, q, "shrunk"), shrunk, 0)
+	checkStream(t, mustStream(t, q, "mirrored"), shrunk, 0)
 }
 
 // TestIdleFlushRaces: sweeps that flush a stream's parts while its
@@ -484,8 +496,10 @@ func TestIdleSweepEveryShard(t *testing.T) {
 	const values = 200
 	n := streamShards*sweepPage + 500
 	clock := &fakeClock{now: idleStart}
+	// A sliding window of fewer values than a window: the partial windows
+	// hold their values (see TestMirroredPartialWindow).
 	p := open(t, Config{Now: clock.Now, IdleFlush: time.Minute, MaxStreams: n,
-		Defaults: summary.Config{Epsilon: 0.25, WindowSize: 1024, SlidingWindow: 1024}})
+		Defaults: summary.Config{Epsilon: 0.25, WindowSize: 1024, SlidingWindow: 1000}})
 	x := idleValues("random", values, 3)
 	ctx := context.Background()
 	for i := range n {

@@ -43,7 +43,7 @@ func TestRoundAsIngest(t *testing.T) {
 			}
 			s, _ := p.Stream(name)
 			s.mu.Lock()
-			got := s.local.filler.AppendPartial(nil)
+			got := s.local.appendPartialLocked(nil)
 			s.mu.Unlock()
 			if (len(got) == 1) != kept || kept && !same(got[0], want) {
 				t.Errorf("float64 %v: %v kept as %v, want %v", f64, v, got, want)

@@ -468,7 +468,7 @@ func (pt *part) appendEncoding(dst []byte, key items.Key, vals *[]float64) ([]by
 		return nil, err
 	}
 	// The pending values, as pendingLocked returns them.
-	n := pt.filler.Len()
+	n := pt.partialLen()
 	for _, w := range pt.inflight {
 		n += w.Len()
 	}
@@ -476,7 +476,7 @@ func (pt *part) appendEncoding(dst []byte, key items.Key, vals *[]float64) ([]by
 	for _, w := range pt.inflight {
 		pending = w.AppendValues(pending)
 	}
-	pending = pt.filler.AppendPartial(pending)
+	pending = pt.appendPartialLocked(pending)
 	*vals = pending
 	dst = appendPending(dst, pending)
 	dst = appendRejects(dst, pt.rejected)
@@ -628,6 +628,7 @@ func (d *decodedPart) rekey(hash items.Hash) {
 // under another is rekeyed first. The caller holds s.mu, and has checked
 // that d and s are of one kind.
 func (s *Stream) install(d *decodedPart, key items.Key) *part {
+	s.unmirrorLocked()
 	s.version++
 	pt := partOf(s, d.src, d.sum)
 	pt.released = d.released

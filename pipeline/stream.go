@@ -93,9 +93,75 @@ type part struct {
 	// windows of it that come back from the sorter are dropped.
 	detached bool
 
+	// mirrored counts the values of the partial window that only the
+	// stream's sliding window holds, while mirror is set: see Mirrored
+	// partial windows. Beside the flags above, they take no room of their
+	// own.
+	mirror   bool
+	mirrored int32
+
 	// seenCount is the part's count when a sweep of idle streams first saw
 	// it, at seenAt (Unix nanoseconds; 0: not yet): see quietLocked.
 	seenCount, seenAt int64
+}
+
+// Mirrored partial windows.
+//
+// Below W values, a stream would hold each value twice: in its part's
+// partial window, for the all-history summaries, and in its sliding
+// window's ring of raw values, for last-n answers, each in a buffer that
+// grows by doubling copies. So while a stream has one part and that part
+// has never filled a window, and the ring keeps at least W values raw, the
+// part's partial window is the ring's newest values: the part counts them
+// (mirrored) and its filler holds none. Queries and snapshots read them
+// from the ring; an idle flush leaves them there, since a digest would
+// free nothing. A batch that would fill a window, or a second part, first
+// copies them into the filler (unmirrorLocked), and the part stops
+// mirroring for good. A thin stream thus holds its values once, and a fat
+// one pays a copy of its first window's values, once.
+
+// mirrors reports whether a stream of cfg, whose sliding window is recent,
+// mirrors its first part's partial window: a value stream whose ring keeps
+// at least a window's values raw.
+func mirrors(cfg *summary.Config, recent *slidingwindow.Window) bool {
+	return !cfg.Items && !cfg.Pairs && cfg.Hierarchy == "" && recent.RawCapacity() >= int64(cfg.WindowSize)
+}
+
+// partialLen reports how many values pt's partial window holds.
+func (pt *part) partialLen() int { return pt.filler.Len() + int(pt.mirrored) }
+
+// appendPartialLocked appends the values of pt's partial window to dst.
+// The caller holds the stream's lock.
+func (pt *part) appendPartialLocked(dst []float64) []float64 {
+	if pt.mirrored > 0 {
+		return pt.stream.recent.AppendNewest(dst, int64(pt.mirrored))
+	}
+	return pt.filler.AppendPartial(dst)
+}
+
+// unmirrorLocked copies the mirrored values of pt's partial window from
+// the sliding window into its filler, and stops mirroring. The caller
+// holds the stream's lock.
+func (pt *part) unmirrorLocked() {
+	if pt.mirrored > 0 {
+		vals := pt.stream.recent.AppendNewest(nil, int64(pt.mirrored))
+		pt.filler.Append(vals, func(*window.Buffer) {
+			panic("pipeline: a mirrored partial window of a whole window")
+		})
+		pt.mirrored = 0
+	}
+	pt.mirror = false
+}
+
+// unmirrorLocked stops s's parts mirroring their partial windows, before
+// s takes a second part. The caller holds s.mu.
+func (s *Stream) unmirrorLocked() {
+	if s.local != nil {
+		s.local.unmirrorLocked()
+	}
+	for _, pt := range s.kafka {
+		pt.unmirrorLocked()
+	}
 }
 
 // A fullWindow is a full window of a part on its way to the sorter, which
@@ -141,6 +207,7 @@ func (p *Pipeline) newStream(name string, cfg summary.Config, src feed.Source) (
 	} else {
 		s.kafka = []*part{&blk.first}
 	}
+	blk.first.mirror = mirrors(s.cfg, recent)
 	if cfg.Hierarchy != "" {
 		if s.hier, err = p.newHierarchy(name, cfg, src); err != nil {
 			return nil, err
@@ -244,6 +311,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 			return pt
 		}
 	}
+	s.unmirrorLocked()
 	pt := s.mustNewPart(src)
 	if src == feed.Local {
 		s.local = pt
@@ -372,6 +440,19 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 // s.mu.
 func (s *Stream) addLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
+	if pt.mirror {
+		if n := len(values) + len(f32); int(pt.mirrored)+n < pt.filler.Size() {
+			if len(f32) > 0 {
+				s.recent.AddFloat32(now, f32)
+			} else {
+				s.recent.Add(now, values...)
+			}
+			pt.mirrored += int32(n)
+			pt.sum.AddMoments(m)
+			return full
+		}
+		pt.unmirrorLocked()
+	}
 	start := pt.sum.Count() - int64(pt.filler.Len())
 	filled := func(w *window.Buffer) {
 		pt.addInflight(w)
@@ -400,8 +481,12 @@ func (s *Stream) growthLocked(pt *part, n int) (bytes int64, windows int) {
 	if n == 0 {
 		return 0, 0
 	}
-	windows = (pt.filler.Len() + n) / pt.filler.Size()
-	return int64(pt.filler.BytesAfter(n)-pt.filler.Bytes()) + s.recent.Growth(int64(n)), windows
+	if pt.mirror && int(pt.mirrored)+n < pt.filler.Size() {
+		return s.recent.Growth(int64(n)), 0
+	}
+	// Mirrored values, if any, join the n in the filler (addLocked).
+	windows = (pt.partialLen() + n) / pt.filler.Size()
+	return int64(pt.filler.BytesAfter(int(pt.mirrored)+n)-pt.filler.Bytes()) + s.recent.Growth(int64(n)), windows
 }
 
 // addRejects counts n rejects of pt for reason. The caller holds the
@@ -461,6 +546,7 @@ func (s *Stream) dropLocked(pt *part) {
 	s.pendingQ = kept
 	pt.inflight = nil
 	pt.filler.Release(s.pool)
+	pt.mirrored, pt.mirror = 0, false
 	s.version++
 	s.mem.Summaries(s.summaryBytes())
 }
@@ -538,7 +624,7 @@ func (s *Stream) rejectLocked(src feed.Source, reason feed.Reason, n int) {
 // windows in flight, oldest first, then the partial window. The caller
 // holds the stream's lock.
 func (pt *part) pendingLocked() []float64 {
-	n := pt.filler.Len()
+	n := pt.partialLen()
 	for _, w := range pt.inflight {
 		n += w.Len()
 	}
@@ -546,7 +632,7 @@ func (pt *part) pendingLocked() []float64 {
 	for _, w := range pt.inflight {
 		out = w.AppendValues(out)
 	}
-	return pt.filler.AppendPartial(out)
+	return pt.appendPartialLocked(out)
 }
 
 // viewInput is what a part's all-history view is made from, taken under

@@ -317,6 +317,20 @@ func add[T float32 | float64](w *Window, t int64, values []T) {
 	w.marks = w.marks[k:]
 }
 
+// AppendNewest appends the newest n values, which must be at most the
+// values the window keeps raw (RawLen), to dst, oldest first, widened to
+// float64, and returns dst.
+func (w *Window) AppendNewest(dst []float64, n int64) []float64 {
+	if n < 0 || n > w.ring.len() {
+		panic(fmt.Sprintf("slidingwindow: the newest %d of %d raw values", n, w.ring.len()))
+	}
+	return w.ring.last(dst, n, w.pos)
+}
+
+// RawLen reports how many values the window keeps raw: min(Added,
+// RawCapacity).
+func (w *Window) RawLen() int64 { return w.ring.len() }
+
 // last copies the newest n values (n ≤ the ring's length) into dst,
 // oldest first.
 func (w *Window) last(dst []float64, n int64) []float64 {

@@ -33,10 +33,14 @@ func TestIdleFlushFlag(t *testing.T) {
 	}
 
 	d, _ := startDaemon(t, func(c *Config) { c.IdleFlush = 20 * time.Millisecond })
-	// Two batches: the buffer, sized to the first, doubles for the second
-	// and has room to spare.
-	for _, x := range [][]float64{{1, 2}, {3}} {
-		if _, err := d.pipe.Accept(context.Background(), &feed.Batch{Stream: "quiet", Values: x}); err != nil {
+	// A value from a Kafka partition between two local batches: the local
+	// part holds its partial window in a buffer of its own (a stream of
+	// one source keeps it in its sliding window), sized to the first batch,
+	// which doubles for the second and has room to spare.
+	kafka := feed.Source{Topic: "t", Partition: 0}
+	for _, b := range []feed.Batch{{Values: []float64{1, 2}}, {Source: kafka, Values: []float64{9}}, {Values: []float64{3}}} {
+		b.Stream = "quiet"
+		if _, err := d.pipe.Accept(context.Background(), &b); err != nil {
 			t.Fatal(err)
 		}
 	}
