@@ -125,9 +125,26 @@ func TestMirroredPartialWindow(t *testing.T) {
 					t.Fatal(err)
 				}
 				r := openRestored(t, Config{Defaults: cfg.Defaults}, data)
-				checkStream(t, mustStream(t, r, "thin"), thin, 0)
-				checkLast(t, mustStream(t, r, "thin"), thin, len(thin))
+				rThin, rFull := mustStream(t, r, "thin"), mustStream(t, r, "full")
+				checkStream(t, rThin, thin, 0)
+				checkLast(t, rThin, thin, len(thin))
 				checkStream(t, mustStream(t, r, "two"), x[:3500], eps)
+				// Restored, a stream of one part mirrors its partial
+				// window again: the thin one its values, the full one
+				// the 100 past its two windows.
+				for _, c := range []struct {
+					s *Stream
+					n int
+				}{{rThin, len(thin)}, {rFull, 100}} {
+					if mirror, n, b := mirrorState(t, c.s); !mirror || n != c.n || b != 0 {
+						t.Fatalf("restored %s: mirror %v, %d values mirrored, %d bytes of filler; want %d mirrored in none", c.s.Name(), mirror, n, b, c.n)
+					}
+				}
+				waitStreamSummarised(t, rFull, 2*w)
+				checkStream(t, rFull, full, eps)
+				acceptChunks(t, r, "full", x[:w])
+				checkStream(t, rFull, append(slices.Clone(full), x[:w]...), eps)
+				checkLast(t, rFull, append(slices.Clone(full), x[:w]...), len(full)+w)
 
 				// Quiet, the thin stream keeps its mirrored window as it
 				// is: it holds nothing of its own, and a digest would only

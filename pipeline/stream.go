@@ -153,6 +153,33 @@ func (pt *part) unmirrorLocked() {
 	pt.mirror = false
 }
 
+// remirrorLocked makes s's only part mirror its partial window, as the
+// part of a stream that Accept made does, when the sliding window's newest
+// values are that window's values: a restored stream's part holds them in
+// its filler (a snapshot keeps them with the part), and would otherwise
+// hold them twice until its next window. The caller holds s.mu, or has s
+// to itself.
+func (s *Stream) remirrorLocked() {
+	var pt *part
+	switch {
+	case s.local != nil && len(s.kafka) == 0:
+		pt = s.local
+	case s.local == nil && len(s.kafka) == 1:
+		pt = s.kafka[0]
+	default:
+		return
+	}
+	n := pt.filler.Len()
+	if pt.mirror || !mirrors(s.cfg, s.recent) || int64(n) > s.recent.RawLen() {
+		return
+	}
+	if !slices.Equal(pt.filler.AppendPartial(nil), s.recent.AppendNewest(nil, int64(n))) {
+		return
+	}
+	pt.filler.Release(s.pool)
+	pt.mirrored, pt.mirror = int32(n), true
+}
+
 // unmirrorLocked stops s's parts mirroring their partial windows, before
 // s takes a second part. The caller holds s.mu.
 func (s *Stream) unmirrorLocked() {
