@@ -19,6 +19,8 @@ import (
 // its charge drops.
 func TestIdleFlushPairs(t *testing.T) {
 	const eps, w = 0.01, 4096 // a digest pays above 4·(400+2) = 1608 pairs
+	// Below, at, between and above the x of idlePairs.
+	thresholds := []float64{-1, 0, 250, 250.5, 499, 1000}
 	for _, c := range []struct {
 		name     string
 		n        int
@@ -45,7 +47,7 @@ func TestIdleFlushPairs(t *testing.T) {
 					}
 				}
 				s := mustStream(t, p, "lat")
-				checkPairStream(t, s, x, y)
+				checkPairStream(t, s, x, y, thresholds...)
 				before := s.Stats()
 				if st := sweepQuiet(p, clock, time.Minute-time.Second); st != (IdleStats{}) {
 					t.Fatalf("flushed %+v before IdleFlush", st)
@@ -72,7 +74,7 @@ func TestIdleFlushPairs(t *testing.T) {
 				if after.Count != int64(c.n) || after.Memory >= before.Memory {
 					t.Fatalf("count %d (want %d), charge %d after the flush, %d before", after.Count, c.n, after.Memory, before.Memory)
 				}
-				checkPairStream(t, s, x, y)
+				checkPairStream(t, s, x, y, thresholds...)
 				if st := p.sweepIdle(ctx); st != (IdleStats{}) {
 					t.Fatalf("a second flush: %+v", st)
 				}
@@ -82,14 +84,14 @@ func TestIdleFlushPairs(t *testing.T) {
 					t.Fatal(err)
 				}
 				r := openRestored(t, Config{Defaults: cfg.Defaults}, data)
-				checkPairStream(t, mustStream(t, r, "lat"), x, y)
+				checkPairStream(t, mustStream(t, r, "lat"), x, y, thresholds...)
 
 				// Pairs after the flush go into a new partial window.
 				more := min(c.n, 1000)
 				if n, err := p.Accept(ctx, &feed.Batch{Stream: "lat", Pairs: feed.Pairs{X: slices.Clone(x[:more]), Y: slices.Clone(y[:more])}}); n != more || err != nil {
 					t.Fatalf("accept %d pairs: %d, %v", more, n, err)
 				}
-				checkPairStream(t, s, append(slices.Clone(x), x[:more]...), append(slices.Clone(y), y[:more]...))
+				checkPairStream(t, s, append(slices.Clone(x), x[:more]...), append(slices.Clone(y), y[:more]...), thresholds...)
 			})
 		}
 	}
@@ -115,9 +117,9 @@ func idlePairs(order string, n int) (x, y []float64) {
 	return x, y
 }
 
-// checkPairStream checks s's answers to the aggregate queries and at a few
+// checkPairStream checks s's answers to the aggregate queries and at the
 // thresholds against the exact ones over the pairs x, y.
-func checkPairStream(t *testing.T, s *Stream, x, y []float64) {
+func checkPairStream(t *testing.T, s *Stream, x, y []float64, thresholds ...float64) {
 	t.Helper()
 	for _, q := range pairQueries() {
 		a, err := s.Correlated(q)
@@ -126,7 +128,7 @@ func checkPairStream(t *testing.T, s *Stream, x, y []float64) {
 		}
 		checkPairAnswer(t, x, y, a)
 	}
-	for _, c := range []float64{-1, 0, 250, 250.5, 499, 1000} {
+	for _, c := range thresholds {
 		a, err := s.CorrelatedAt(c)
 		if err != nil {
 			t.Fatal(err)

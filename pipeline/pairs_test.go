@@ -121,20 +121,7 @@ func TestPairStream(t *testing.T) {
 			}
 			check := func(s *Stream) {
 				t.Helper()
-				for _, q := range pairQueries() {
-					a, err := s.Correlated(q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkPairAnswer(t, x, y, a)
-				}
-				for _, c := range []float64{-1, 0, 150, 150.5, 299, 1000} {
-					a, err := s.CorrelatedAt(c)
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkPairAnswer(t, x, y, a)
-				}
+				checkPairStream(t, s, x, y, -1, 0, 150, 150.5, 299, 1000)
 				st := s.Stats()
 				if st.Count != int64(n) || st.Summarised != int64(n/w*w) || st.Min != sorted[0] || st.Max != sorted[n-1] {
 					t.Fatalf("stats %+v", st.Stats)
