@@ -168,3 +168,44 @@ func TestMirroredPartialWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestMirroredPartialWindowRejectsMeasured: rejects from a second source
+// give the stream a second part, and its first part's mirrored values a
+// copy of their own: the stream is charged for it at once, as for any
+// values it holds, not at its next batch.
+func TestMirroredPartialWindowRejectsMeasured(t *testing.T) {
+	const w = 8192
+	cfg := Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: w, SlidingWindow: 2 * w}}
+	for _, reject := range []string{"Reject", "Accept"} {
+		t.Run(reject, func(t *testing.T) {
+			p := open(t, cfg)
+			ctx := context.Background()
+			x := idleValues("random", w-1, 3)
+			acceptChunks(t, p, "m", x)
+			s := mustStream(t, p, "m")
+			if mirror, n, _ := mirrorState(t, s); !mirror || n != len(x) {
+				t.Fatalf("mirror %v, %d values mirrored; want %d", mirror, n, len(x))
+			}
+			src := feed.Source{Topic: "t", Partition: 2}
+			switch reject {
+			case "Reject":
+				p.Reject("m", src, feed.ReasonNaN, 3)
+			case "Accept": // values beyond float32's range only
+				if err := acceptValues(ctx, p, src, "m", []float64{1e300, -1e300}, time.Time{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.mu.Lock()
+			held, copied := s.summaryBytes(), s.local.filler.Len()
+			s.mu.Unlock()
+			if copied != len(x) {
+				t.Fatalf("the local part holds %d values, want %d", copied, len(x))
+			}
+			st := s.Stats()
+			if st.Memory < held {
+				t.Fatalf("charged %d bytes, holds %d", st.Memory, held)
+			}
+			checkStream(t, s, x, 0)
+		})
+	}
+}

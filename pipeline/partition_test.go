@@ -290,3 +290,39 @@ func checkKafkaOnly(t *testing.T, s *Stream, parts int) {
 		t.Fatalf("%s: local part %v and %d Kafka parts, want none and %d", s.Name(), local != nil, kafka, parts)
 	}
 }
+
+// TestKafkaOnlyStreamEmptied: a stream fed only by a Kafka partition whose
+// part is emptied (ReplacePartition without its state) or handed over has
+// no part left; a snapshot of it, and of its hierarchy levels, still
+// restores, with the other streams, and the stream answers as an empty
+// one until values come again.
+func TestKafkaOnlyStreamEmptied(t *testing.T) {
+	const eps = 0.01
+	cfg := Config{Defaults: summary.Config{Epsilon: eps, WindowSize: 100, SlidingWindow: 500}}
+	ctx := context.Background()
+	p := open(t, cfg)
+	x := []float64{5, 3, 8, 1, 9, 2}
+	if err := acceptValues(ctx, p, tpOf(0), "k", slices.Clone(x), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := acceptValues(ctx, p, feed.Local, "other", slices.Clone(x), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ReplacePartition(ctx, tpOf(0), nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openRestored(t, cfg, data)
+	checkStream(t, mustStream(t, r, "other"), x, eps)
+	ks := mustStream(t, r, "k")
+	if v := ks.View(true); v.Count() != 0 {
+		t.Fatalf("an emptied stream counts %d values", v.Count())
+	}
+	if err := acceptValues(ctx, r, tpOf(0), "k", []float64{7, 4}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	checkStream(t, ks, []float64{7, 4}, eps)
+}

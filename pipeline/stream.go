@@ -327,8 +327,11 @@ func (s *Stream) Name() string { return s.name }
 // no lock.
 func (s *Stream) Config() summary.Config { return *s.cfg }
 
-// partLocked returns the part of src, creating it if needed. The caller
-// holds s.mu.
+// partLocked returns the part of src, creating it if needed. A part made
+// is measured for the budget at once, with the copy of the first part's
+// mirrored values that a second part makes (see Mirrored partial
+// windows): a source may send only rejects, which no measure follows.
+// The caller holds s.mu.
 func (s *Stream) partLocked(src feed.Source) *part {
 	if src == feed.Local && s.local != nil {
 		return s.local
@@ -345,6 +348,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 	} else {
 		s.putKafkaPart(pt)
 	}
+	s.mem.Summaries(s.summaryBytes())
 	return pt
 }
 
@@ -731,7 +735,6 @@ func (s *Stream) answeringLocked() []*part {
 	}
 	if len(parts) == 0 {
 		parts = append(parts, s.partLocked(feed.Local))
-		s.mem.Summaries(s.summaryBytes())
 	}
 	return parts
 }
