@@ -37,8 +37,10 @@ const partOverhead = 320
 
 // firstValues is how many values a stream's reservation holds besides its
 // fixed part, in its first buffers (those of its partial window and of its
-// sliding window's ring, 2·64·v bytes): a stream of up to 64 values, as
-// most are, is charged its reservation alone.
+// sliding window's ring, 2·64·v bytes, or the ring's alone, 64·v, for a
+// stream whose sliding window holds its partial window: see Mirrored
+// partial windows): a stream of up to 64 values, as most are, is charged
+// its reservation alone.
 const firstValues = 64
 
 // maxRecentNames is the most bytes an item stream keeps of the strings of
@@ -84,7 +86,8 @@ func (p *Pipeline) footprint(cfg *summary.Config) membudget.Footprint {
 //
 // Reserve is the stream's fixed part, measured: 1 KiB (streamOverhead; 2
 // KiB for an item stream, itemStreamOverhead), and Summaries, the buffers
-// of its first 64 values, 2·64·v bytes (firstValues). Window is f, charged
+// of its first 64 values, 2·64·v bytes, or 64·v for a stream whose
+// sliding window holds its partial window (firstValues). Window is f, charged
 // for each window in flight. Everything else is charged as it grows:
 // before a batch of values is kept, the growth it needs (the first buffers
 // of the partial window and of the sliding window's ring, as large as the
@@ -130,14 +133,17 @@ func StreamFootprint(cfg summary.Config) membudget.Footprint {
 	digest := 24*min(size, int64(math.Ceil(2/eps))+2) + 16*min(size, int64(math.Ceil(1/eps))+1)
 	inflight := 4*w + digest
 	sums := 24 * (2*gksketch.SpaceBound(eps, size, n) + int64(lossy.SpaceBound(eps, n)))
+	first := 2 * firstValues * v
 	if recent, err := summary.NewSlidingWindow(cfg); err == nil {
 		sums += recent.Footprint()
+		if mirrors(&cfg, recent) {
+			first = firstValues * v
+		}
 	}
 	fixed := int64(streamOverhead)
 	if cfg.Items {
 		fixed = itemStreamOverhead
 	}
-	first := 2 * firstValues * v
 	return membudget.Footprint{
 		Reserve:   fixed + first,
 		Window:    inflight,
