@@ -18,6 +18,11 @@ import (
 	pb "streamd/api/proto/streamd/v1"
 )
 
+// itemsPerCall and rejectsPerCall are the items and rejects of one call of
+// an itemPushClient: four messages of 2,000 entries, one in ten not an
+// address.
+const itemsPerCall, rejectsPerCall = 4 * 1800, 4 * 200
+
 // itemPushClient pushes addresses, one in ten not one, to a hierarchy
 // stream in back-to-back calls until the daemon refuses it, and counts
 // what the daemon reported accepted and rejected. Its first call is
@@ -71,8 +76,10 @@ func (p *itemPushClient) run(c pb.StreamdClient) {
 // and values to plain streams, and stops the real daemon with SIGTERM or
 // SIGKILL. After SIGTERM, a daemon started on its data dir counts exactly
 // the items and rejects each client was told of; after SIGKILL, at most
-// those. Either way every level of a hierarchy stream counts the same
-// items: its hierarchical heavy hitters answer.
+// those and the call in flight: Push accepts each message as it comes, so
+// a checkpoint may hold messages of a call whose answer the kill stopped.
+// Either way every level of a hierarchy stream counts the same items: its
+// hierarchical heavy hitters answer.
 func TestSignalDuringHierarchyPushes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -132,8 +139,8 @@ func TestSignalDuringHierarchyPushes(t *testing.T) {
 				switch {
 				case sig == syscall.SIGTERM && (st.Count != acked || st.RejectedTotal != rejected):
 					t.Errorf("%s: restored %d items and %d rejects, want the %d and %d acknowledged", p.stream, st.Count, st.RejectedTotal, acked, rejected)
-				case st.Count > acked || st.RejectedTotal > rejected:
-					t.Errorf("%s: restored %d items and %d rejects, more than the %d and %d acknowledged", p.stream, st.Count, st.RejectedTotal, acked, rejected)
+				case st.Count > acked+itemsPerCall || st.RejectedTotal > rejected+rejectsPerCall:
+					t.Errorf("%s: restored %d items and %d rejects, more than the %d and %d acknowledged and a call in flight", p.stream, st.Count, st.RejectedTotal, acked, rejected)
 				case st.Count != 9*st.RejectedTotal:
 					t.Errorf("%s: restored %d items and %d rejects, want nine items a reject", p.stream, st.Count, st.RejectedTotal)
 				}
