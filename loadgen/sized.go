@@ -141,10 +141,12 @@ func (s *Synth) runSized(ctx context.Context, sinks []ingest.Sink, lane func(str
 	}
 	lanes.Wait()
 	wg.Wait()
-	// The first sink's error that is not the cancel another's caused.
+	// The first sink's error of the highest rank (laneErrorRank): a lane
+	// that reaches the run's limit as another's sink fails must not hide
+	// that failure, nor the cancel they cause the others.
 	var err error
 	for _, e := range errs {
-		if e != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		if laneErrorRank(e) > laneErrorRank(err) {
 			err = e
 		}
 	}
@@ -152,6 +154,21 @@ func (s *Synth) runSized(ctx context.Context, sinks []ingest.Sink, lane func(str
 		err = ctx.Err() // cancelled before any chunk went out
 	}
 	return err
+}
+
+// laneErrorRank ranks the error a lane of runSized ended with: a sink's
+// own failure over the run's end (errLimit), which ends it cleanly, over
+// the cancel that another lane's end or failure caused, over none.
+func laneErrorRank(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled):
+		return 1
+	case errors.Is(err, errLimit):
+		return 2
+	}
+	return 3
 }
 
 // sizedChunkBatches is how many batches a sizedChunk holds.
