@@ -437,16 +437,16 @@ func (p *Pipeline) create(name string, cfg summary.Config, src feed.Source) (*St
 		p.streams.unreserve()
 		return nil, false, err
 	}
-	p.streams.putLocked(sh, s)
+	p.streams.putLocked(sh, h, s)
 	return s, true, nil
 }
 
 // Delete removes a stream. Windows of it still being sorted are dropped
 // when they come back.
 func (p *Pipeline) Delete(name string) error {
-	sh := p.streams.shard(name)
+	sh, h := p.streams.locate(name)
 	sh.mu.Lock()
-	s := p.streams.deleteLocked(sh, name)
+	s := p.streams.deleteLocked(sh, h, name)
 	if s == nil {
 		sh.mu.Unlock()
 		return fmt.Errorf("%w: %q", ErrNotFound, name)

@@ -818,8 +818,8 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	defer p.streams.unlockAll()
 	// The name index follows the map name by name: a chain of deltas
 	// restores in time that follows their changes, not the stream count.
-	drop := func(name string) {
-		if s := p.streams.deleteLocked(p.streams.shard(name), name); s != nil {
+	drop := func(sh *streamShard, h uint64, name string) {
+		if s := p.streams.deleteLocked(sh, h, name); s != nil {
 			// Its full windows were never sent (the pipeline is not open):
 			// done with them, as Delete is, its charges come back.
 			for _, x := range s.withLevels() {
@@ -829,11 +829,13 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 		}
 	}
 	for _, name := range deleted {
-		drop(name)
+		sh, h := p.streams.locate(name)
+		drop(sh, h, name)
 	}
 	for name, s := range streams {
-		drop(name)
-		p.streams.putLocked(p.streams.shard(name), s)
+		sh, h := p.streams.locate(name)
+		drop(sh, h, name)
+		p.streams.putLocked(sh, h, s)
 	}
 	p.streams.recountLocked()
 	p.rejectMu.Lock()

@@ -68,17 +68,6 @@ func (t *streamTable) locate(name string) (*streamShard, uint64) {
 	return &t.shards[h%streamShards], h
 }
 
-// shard returns the shard of name.
-func (t *streamTable) shard(name string) *streamShard {
-	sh, _ := t.locate(name)
-	return sh
-}
-
-// shardOf returns the index of the shard of name.
-func (t *streamTable) shardOf(name string) int {
-	return int(t.hash(name) % streamShards)
-}
-
 // find returns the stream of sh named name, whose hash is h, or nil; the
 // caller holds sh's lock.
 func (sh *streamShard) find(h uint64, name string) *Stream {
@@ -168,19 +157,19 @@ func (t *streamTable) reserve(max int) bool {
 // unreserve gives back a place reserve took.
 func (t *streamTable) unreserve() { t.count.Add(-1) }
 
-// putLocked adds s, which sh (its name's shard) does not hold, to sh's
-// map and index; the caller holds sh's lock, or all of them, and has
-// counted s (reserve, or recountLocked after).
-func (t *streamTable) putLocked(sh *streamShard, s *Stream) {
-	sh.put(t.hash(s.name), s)
+// putLocked adds s, which sh does not hold, to sh's map and index; sh
+// and h are what locate returns for s's name. The caller holds sh's lock,
+// or all of them, and has counted s (reserve, or recountLocked after).
+func (t *streamTable) putLocked(sh *streamShard, h uint64, s *Stream) {
+	sh.put(h, s)
 	sh.names.add(s.name)
 }
 
-// deleteLocked removes the named stream from sh, name's shard, and from
-// the count, and returns it (nil if there is none); the caller holds sh's
-// lock, or all of them.
-func (t *streamTable) deleteLocked(sh *streamShard, name string) *Stream {
-	s := sh.remove(t.hash(name), name, t.hash)
+// deleteLocked removes the named stream from sh and from the count, and
+// returns it (nil if there is none); sh and h are what locate returns for
+// name. The caller holds sh's lock, or all of them.
+func (t *streamTable) deleteLocked(sh *streamShard, h uint64, name string) *Stream {
+	s := sh.remove(h, name, t.hash)
 	if s == nil {
 		return nil
 	}

@@ -215,6 +215,12 @@ func TestSameConfig(t *testing.T) {
 	}
 }
 
+// inShard0 reports whether the stream name goes to p's first shard.
+func inShard0(p *Pipeline, name string) bool {
+	sh, _ := p.streams.locate(name)
+	return sh == &p.streams.shards[0]
+}
+
 // TestListDuringCreate lists the streams while a stream is created in
 // another shard between List's start and its locks: the list may name the
 // new stream or not, but it names every stream that existed throughout.
@@ -223,14 +229,14 @@ func TestListDuringCreate(t *testing.T) {
 	ctx := context.Background()
 	// Both streams out of shard 0: a seed that puts z-old there is
 	// changed while the table is empty.
-	for p.streams.shardOf("z-old") == 0 {
+	for inShard0(p, "z-old") {
 		p.streams.seed = maphash.MakeSeed()
 	}
 	if err := acceptValues(ctx, p, feed.Local, "z-old", []float64{1}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	newName := "a-new-0"
-	for i := 1; p.streams.shardOf(newName) == 0; i++ {
+	for i := 1; inShard0(p, newName); i++ {
 		newName = fmt.Sprintf("a-new-%d", i)
 	}
 	// Hold shard 0, so that List stops at it after it has started.
