@@ -266,6 +266,7 @@ func TestKafkaOnlyStream(t *testing.T) {
 			if st := rs.Stats(); st.Count != 0 {
 				t.Fatalf("a stream of released partitions: stats count %d", st.Count)
 			}
+			checkKafkaOnly(t, rs, 3) // answering kept no local part
 			local := []float64{3, 1, 4, 1, 5, 9, 2, 6}
 			if err := acceptValues(ctx, r, feed.Local, "k", slices.Clone(local), time.Time{}); err != nil {
 				t.Fatal(err)

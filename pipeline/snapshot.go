@@ -352,13 +352,6 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
 		}
 	}
 	parts := s.partsLocked()
-	if len(parts) == 0 {
-		// A stream fed only by Kafka whose partitions were emptied or
-		// handed over (ReplacePartition) has no part left: it is written
-		// with an empty local part, as Parts reports it, since a stream's
-		// encoding holds at least one.
-		parts = append(parts, s.mustNewPart(feed.Local))
-	}
 	dst = binary.AppendUvarint(dst, uint64(len(parts)))
 	for _, pt := range parts {
 		dst, err = appendPrefixed(dst, func(dst []byte) ([]byte, error) {

@@ -380,7 +380,9 @@ func (s *Stream) putKafkaPart(pt *part) (old *part) {
 }
 
 // removeKafkaPart removes the part of the Kafka partition src, and
-// returns it, or nil if there is none. The caller holds s.mu.
+// returns it, or nil if there is none. A stream keeps one part at least,
+// which its answers and its encoding start from: one that loses its last
+// gets an empty local part, an empty stream's. The caller holds s.mu.
 func (s *Stream) removeKafkaPart(src feed.Source) *part {
 	i, ok := s.kafkaIndex(src)
 	if !ok {
@@ -388,6 +390,9 @@ func (s *Stream) removeKafkaPart(src feed.Source) *part {
 	}
 	pt := s.kafka[i]
 	s.kafka = slices.Delete(s.kafka, i, i+1)
+	if s.local == nil && len(s.kafka) == 0 {
+		s.local = s.mustNewPart(feed.Local)
+	}
 	return pt
 }
 
@@ -720,9 +725,11 @@ func (s *Stream) buildViewsLocked(ins []viewInput, counts bool) {
 
 // answeringLocked returns the parts whose values the stream's answers
 // count: the local part and the parts of partitions not released, at
-// least one of them. A stream that has neither, its partitions released
-// or handed over, gets an empty local part, whose answers are those of an
-// empty stream. The caller holds s.mu.
+// least one of them. A stream fed only by partitions the daemon released
+// answers from an empty local part, made for the answer and not kept:
+// such streams are many on a member of a group after a rebalance, and
+// the part would cost each of them its fixed part again. The caller holds
+// s.mu.
 func (s *Stream) answeringLocked() []*part {
 	parts := make([]*part, 0, 1+len(s.kafka))
 	if s.local != nil {
@@ -734,7 +741,7 @@ func (s *Stream) answeringLocked() []*part {
 		}
 	}
 	if len(parts) == 0 {
-		parts = append(parts, s.partLocked(feed.Local))
+		parts = append(parts, s.mustNewPart(feed.Local))
 	}
 	return parts
 }
