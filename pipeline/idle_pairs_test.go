@@ -13,10 +13,10 @@ import (
 
 // TestIdleFlushPairs: the partial window of a pair stream that goes quiet
 // for IdleFlush is digested into its summary when that keeps it in less
-// memory, else kept raw in buffers of exactly its pairs; not before, and
-// once. Its answers stay within their bounds of the exact ones, for every
-// arrival order, after the flush, after a restore and after more pairs;
-// its charge drops.
+// memory, else kept raw in buffers of exactly its pairs, without the copy
+// of its summary a query made; not before, and once. Its answers stay
+// within their bounds of the exact ones, for every arrival order, after
+// the flush, after a restore and after more pairs; its charge drops.
 func TestIdleFlushPairs(t *testing.T) {
 	const eps, w = 0.01, 4096 // a digest pays above 4·(400+2) = 1608 pairs
 	// Below, at, between and above the x of idlePairs.
@@ -56,8 +56,11 @@ func TestIdleFlushPairs(t *testing.T) {
 				st := p.sweepIdle(ctx)
 				partial := c.n % w
 				s.mu.Lock()
-				held, room := len(s.pairs.x), cap(s.pairs.x)
+				held, room, view := len(s.pairs.x), cap(s.pairs.x), s.pairs.view
 				s.mu.Unlock()
+				if view != nil {
+					t.Fatal("the summary's copy that a query made is kept after the flush")
+				}
 				after := s.Stats()
 				if c.digested {
 					if st.Digested != 1 || st.Shrunk != 0 || held != 0 || room != 0 {
@@ -74,10 +77,17 @@ func TestIdleFlushPairs(t *testing.T) {
 				if after.Count != int64(c.n) || after.Memory >= before.Memory {
 					t.Fatalf("count %d (want %d), charge %d after the flush, %d before", after.Count, c.n, after.Memory, before.Memory)
 				}
-				checkPairStream(t, s, x, y, thresholds...)
 				if st := p.sweepIdle(ctx); st != (IdleStats{}) {
 					t.Fatalf("a second flush: %+v", st)
 				}
+				// A query makes a copy of the summary with the partial
+				// window in it, which the next sweep drops again; with the
+				// window digested, the summary answers alone.
+				checkPairStream(t, s, x, y, thresholds...)
+				if st := p.sweepIdle(ctx); c.digested != (st == (IdleStats{})) || !c.digested && (st.Shrunk != 1 || st.Freed <= 0) {
+					t.Fatalf("a sweep after a query: %+v", st)
+				}
+				checkPairStream(t, s, x, y, thresholds...)
 
 				data, err := p.Snapshot()
 				if err != nil {

@@ -120,7 +120,8 @@ func (ps *pairStream) quiet(now int64, d time.Duration) bool {
 // pair for sw.after, as Stream.flushIdle does a value stream's: it sorts
 // it in the sweeper's buffer and adds it to the summary as a short window
 // when the summary keeps it in less memory (pairDigestPays), else moves it
-// to buffers of exactly its pairs. A short window keeps every bound: a
+// to buffers of exactly its pairs and drops the copy of the summary that
+// queries answer from (current). A short window keeps every bound: a
 // window's sample is within ε of its own pairs whatever their number, and
 // the exponential histogram combines buckets whatever their sizes (see
 // corrsum). It reports whether it digested the window, and whether it
@@ -141,14 +142,21 @@ func (ps *pairStream) flushIdle(eps float64, sw *sweeper, st *IdleStats) (digest
 		st.Digested++
 		return true, false
 	}
-	if cap(ps.x) == n && cap(ps.y) == n {
+	roomy := cap(ps.x) != n || cap(ps.y) != n
+	copied := ps.view != nil && ps.view != ps.sum
+	if !roomy && !copied {
 		return false, false
 	}
 	before := ps.bytes()
-	x, y := make([]float64, n), make([]float64, n)
-	copy(x, ps.x)
-	copy(y, ps.y)
-	ps.x, ps.y = x, y
+	if roomy {
+		x, y := make([]float64, n), make([]float64, n)
+		copy(x, ps.x)
+		copy(y, ps.y)
+		ps.x, ps.y = x, y
+	}
+	// The copy of the summary that the last query made goes too: the
+	// next query makes it again.
+	ps.view = nil
 	st.Shrunk++
 	st.Freed += before - ps.bytes()
 	return false, true
