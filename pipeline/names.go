@@ -69,8 +69,9 @@ type nameBlock struct {
 // the blocks they fall in, each block once; add folds once recent holds
 // half as many names as the blocks (at least minFold). A fold rewrites
 // the blocks it touches, most of them, so each name it adds costs a copy
-// of about two others, and the fold's sort a log of the names. Readers (start, next) see the names of the
-// last fold: they fold first, holding the index for writing.
+// of about two others, and the fold's sort a log of the names. Readers
+// (start, next) see the names of the last fold: they fold first, holding
+// the index for writing.
 type nameIndex struct {
 	blocks   []nameBlock
 	lasts    []string  // lasts[b] is the last name of blocks[b]
