@@ -30,6 +30,11 @@ type FrameRunner struct {
 	Addr     string
 	Payloads []*Payload
 
+	// Sized, in the place of Payloads, is a run of many streams rendered
+	// by RenderSized, for as many connections as Conns: connection i
+	// sends the frames rendered for it, once. Count must be 0.
+	Sized *SizedFrames
+
 	// Token, if set, is sent in each connection's preamble; TLS, if set,
 	// makes the connections speak TLS.
 	Token string
@@ -113,9 +118,24 @@ func (l *lane) done(frames int, values int64) {
 	}
 }
 
+// A frameLane is what a connection of a FrameRunner sends of one payload
+// or of a SizedFrames.
+type frameLane interface {
+	// chunk returns the next write, at most most bytes (but at least
+	// one frame), the number of frames it takes and the values it
+	// carries.
+	chunk(most int) (b []byte, frames int, values int64)
+	// done records that the last chunk was sent.
+	done(frames int, values int64)
+	// finished reports whether the lane has sent all it has to.
+	finished() bool
+}
+
+func (l *lane) finished() bool { return l.left == 0 }
+
 // sender is one connection of a FrameRunner.
 type sender struct {
-	lanes []*lane
+	lanes []frameLane
 	sent  atomic.Int64
 	_     [56]byte // keeps the counters of two senders off one cache line
 }
@@ -125,15 +145,36 @@ type sender struct {
 // returns the result so far with the error, if any. Result.Elapsed runs
 // from when every connection is open until the last is closed.
 func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
-	if r.Addr == "" || len(r.Payloads) == 0 {
+	switch {
+	case r.Addr == "" || len(r.Payloads) == 0 && r.Sized == nil:
 		return nil, errors.New("frame run: address and payloads are required")
+	case r.Sized != nil && len(r.Payloads) > 0:
+		return nil, errors.New("frame run: payloads and sized frames, not both")
+	case r.Sized != nil && r.Count != 0:
+		return nil, errors.New("frame run: a count with sized frames, which are sent once")
+	case r.Sized != nil && max(r.Conns, 1) != r.Sized.Conns():
+		return nil, fmt.Errorf("frame run: %d connections for sized frames rendered for %d", max(r.Conns, 1), r.Sized.Conns())
 	}
 	for _, p := range r.Payloads {
 		if p.Len() == 0 {
 			return nil, fmt.Errorf("frame run: the payload of stream %q holds no values", p.Stream())
 		}
 	}
-	senders := r.plan()
+	var (
+		senders []*sender
+		results func(*Result)
+	)
+	total := r.Count
+	if r.Sized != nil {
+		var lanes []*sizedLane
+		senders, lanes = r.Sized.plan()
+		results = func(res *Result) { r.Sized.results(res, lanes) }
+		total = r.Sized.Len()
+	} else {
+		var lanes []*lane
+		senders, lanes = r.plan()
+		results = func(res *Result) { r.results(res, lanes) }
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -158,7 +199,7 @@ func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
 	if r.Duration > 0 {
 		deadline = start.Add(r.Duration)
 	}
-	total := func() int64 {
+	sent := func() int64 {
 		var n int64
 		for _, s := range senders {
 			n += s.sent.Load()
@@ -166,7 +207,7 @@ func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
 		return n
 	}
 	stopProgress := startProgress(r.Progress, r.ProgressInterval, func() Progress {
-		return Progress{Sent: total(), Total: r.Count, Elapsed: time.Since(start), Limit: r.Duration}
+		return Progress{Sent: sent(), Total: total, Elapsed: time.Since(start), Limit: r.Duration}
 	})
 	var wg sync.WaitGroup
 	for i, s := range senders {
@@ -179,21 +220,23 @@ func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
 	wg.Wait()
 	stopProgress()
 
-	res := &Result{Elapsed: time.Since(start), Sent: total(), Streams: make(map[string]*StreamResult)}
-	r.results(res, senders)
+	res := &Result{Elapsed: time.Since(start), Sent: sent(), Streams: make(map[string]*StreamResult)}
+	results(res)
 	// Nil when every connection finished; else the first connection's
 	// error, or why ctx ended.
 	return res, context.Cause(ctx)
 }
 
-// plan deals the payloads to the connections and splits the count.
-func (r *FrameRunner) plan() []*sender {
+// plan deals the payloads to the connections and splits the count. It
+// returns the connections' senders and all their lanes.
+func (r *FrameRunner) plan() ([]*sender, []*lane) {
 	conns := max(r.Conns, 1)
 	k := len(r.Payloads)
 	senders := make([]*sender, conns)
 	for i := range senders {
 		senders[i] = new(sender)
 	}
+	var all []*lane
 	for j, p := range r.Payloads {
 		// The connections of payload j.
 		var mine []int
@@ -223,9 +266,10 @@ func (r *FrameRunner) plan() []*sender {
 				}
 			}
 			senders[i].lanes = append(senders[i].lanes, l)
+			all = append(all, l)
 		}
 	}
-	return senders
+	return senders, all
 }
 
 // send writes the preamble pre and then the lanes of s to c in turns, a
@@ -265,7 +309,7 @@ func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, pre []byte, s 
 	for busy := true; busy; {
 		busy = false
 		for _, l := range s.lanes {
-			if l.left == 0 {
+			if l.finished() {
 				continue
 			}
 			busy = true
@@ -315,12 +359,10 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 // results fills in res.Streams from the lanes: each stream's count and
 // skipped values and, with Keep, its payload's values with the number of
 // times each was sent.
-func (r *FrameRunner) results(res *Result, senders []*sender) {
+func (r *FrameRunner) results(res *Result, all []*lane) {
 	lanes := make(map[*Payload][]*lane)
-	for _, s := range senders {
-		for _, l := range s.lanes {
-			lanes[l.p] = append(lanes[l.p], l)
-		}
+	for _, l := range all {
+		lanes[l.p] = append(lanes[l.p], l)
 	}
 	for _, p := range r.Payloads {
 		st := res.Streams[p.Stream()]

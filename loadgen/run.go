@@ -566,17 +566,23 @@ func (s *runSink) queue(st *StreamResult, w *work) error {
 	}
 }
 
-// conn returns the index in s.work of the connection of stream: an
-// FNV-1a hash of its name with SplitStreams.
+// conn returns the index in s.work of the connection of stream:
+// streamConn's with SplitStreams.
 func (s *runSink) conn(stream string) int {
-	if len(s.work) == 1 {
+	return streamConn(stream, len(s.work))
+}
+
+// streamConn returns which of conns connections carries stream when the
+// streams are dealt to them: an FNV-1a hash of its name, modulo conns.
+func streamConn(stream string, conns int) int {
+	if conns <= 1 {
 		return 0
 	}
 	h := uint32(2166136261)
 	for i := range len(stream) {
 		h = (h ^ uint32(stream[i])) * 16777619
 	}
-	return int(h % uint32(len(s.work)))
+	return int(h % uint32(conns))
 }
 
 // pace waits until n more values may be sent at the run's rate.

@@ -22,26 +22,13 @@ import (
 // the sinks in order: the batch of a stream to sinks[lane(stream)], by
 // that sink's goroutine alone (lane nil: all to sinks[0]).
 func (s *Synth) runSized(ctx context.Context, sinks []ingest.Sink, lane func(stream string) int) error {
-	switch {
-	case len(s.Sizes) != len(s.Streams):
-		return fmt.Errorf("synth: %d sizes for %d streams", len(s.Sizes), len(s.Streams))
-	case s.Spec.Order != synth.Random && s.Spec.Order != "":
-		return fmt.Errorf("synth: order %q with stream sizes: only the random order", s.Spec.Order)
-	case s.Addresses != nil || s.Pairs:
-		return errors.New("synth: stream sizes with addresses or pairs")
-	case uint64(len(s.Streams)) > math.MaxUint32:
-		return fmt.Errorf("synth: %d streams: too many", len(s.Streams))
-	}
-	if _, err := synth.NewSource(s.Spec); err != nil {
+	if err := s.checkSized(); err != nil {
 		return err
 	}
 	if len(sinks) == 1 {
 		lane = nil
 	}
-	batch := s.Batch
-	if batch <= 0 {
-		batch = sourceBatch
-	}
+	batch := s.batch()
 	sched := interleave(s.Sizes, batch, blockSeed(s.Spec.Seed, math.MaxUint64))
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -156,6 +143,30 @@ func (s *Synth) runSized(ctx context.Context, sinks []ingest.Sink, lane func(str
 	return err
 }
 
+// checkSized returns an error if s cannot be run with s.Sizes.
+func (s *Synth) checkSized() error {
+	switch {
+	case len(s.Sizes) != len(s.Streams):
+		return fmt.Errorf("synth: %d sizes for %d streams", len(s.Sizes), len(s.Streams))
+	case s.Spec.Order != synth.Random && s.Spec.Order != "":
+		return fmt.Errorf("synth: order %q with stream sizes: only the random order", s.Spec.Order)
+	case s.Addresses != nil || s.Pairs:
+		return errors.New("synth: stream sizes with addresses or pairs")
+	case uint64(len(s.Streams)) > math.MaxUint32:
+		return fmt.Errorf("synth: %d streams: too many", len(s.Streams))
+	}
+	_, err := synth.NewSource(s.Spec)
+	return err
+}
+
+// batch returns the values of a batch: s.Batch, or sourceBatch.
+func (s *Synth) batch() int {
+	if s.Batch <= 0 {
+		return sourceBatch
+	}
+	return s.Batch
+}
+
 // laneErrorRank ranks the error a lane of runSized ended with: a sink's
 // own failure over the run's end (errLimit), which ends it cleanly, over
 // the cancel that another lane's end or failure caused, over none.
@@ -203,21 +214,25 @@ func (c *sizedChunk) add(i, k uint32, n int64) {
 	c.lens, c.ends = append(c.lens, int(n)), append(c.ends, end)
 }
 
-// draw draws the values of c's batches: batch k of stream i from a source
-// of spec seeded with spec.Seed+i and k.
+// draw draws the values of c's batches, each as drawBatch does.
 func (c *sizedChunk) draw(spec synth.Spec) {
 	n := 0
 	if len(c.ends) > 0 {
 		n = c.ends[len(c.ends)-1]
 	}
 	c.vals = slices.Grow(c.vals[:0], n)[:n]
-	seed := spec.Seed
 	for j, i := range c.streams {
-		spec.Seed = blockSeed(seed+uint64(i), uint64(c.ks[j]))
-		src, _ := synth.NewSource(spec) // valid: checked by runSized
-		for v := c.ends[j] - c.lens[j]; v < c.ends[j]; v++ {
-			c.vals[v] = src.Next()
-		}
+		drawBatch(spec, i, c.ks[j], c.vals[c.ends[j]-c.lens[j]:c.ends[j]])
+	}
+}
+
+// drawBatch fills dst with the values of batch k of stream i: those of a
+// source of spec seeded with spec.Seed+i and k, which must be valid.
+func drawBatch(spec synth.Spec, i, k uint32, dst []float64) {
+	spec.Seed = blockSeed(spec.Seed+uint64(i), uint64(k))
+	src, _ := synth.NewSource(spec)
+	for j := range dst {
+		dst[j] = src.Next()
 	}
 }
 

@@ -21,8 +21,9 @@ import (
 )
 
 // TestZipfStreamsVerify sends 20,000 streams of Zipf-distributed sizes,
-// interleaved, in frames to a daemon — over two TCP connections, and from
-// three lanes over three, each stream on one — keeps the values of a
+// interleaved, in frames to a daemon — over two TCP connections, from
+// three lanes over three, each stream on one, and rendered ahead as
+// float32 over three — keeps the values of a
 // sample of them (every stream of at least 2,000 values and 200 others),
 // verifies the daemon's answers for the sample, and checks that the
 // daemon lists every stream.
@@ -53,22 +54,38 @@ func TestZipfStreamsVerify(t *testing.T) {
 	for _, tt := range []struct {
 		name         string
 		conns, lanes int
+		rendered     bool
 	}{
-		{"conns=2", 2, 0},
-		{"lanes=3", 3, 3},
+		{"conns=2", 2, 0, false},
+		{"lanes=3", 3, 3, false},
+		{"rendered", 3, 0, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := daemontest.Start(t)
-			r := &loadgen.Runner{
-				Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes, Batch: 512},
-				Target: &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, Conns: tt.conns, SplitStreams: tt.lanes > 0, Lanes: tt.lanes,
-				Keep: true, Track: func(s string) bool { return tracked[s] },
-			}
+			src := &loadgen.Synth{Spec: synth.Spec{Dist: synth.LogNormal, Seed: 1}, Streams: names, Sizes: sizes, Batch: 512}
+			track := func(s string) bool { return tracked[s] }
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			res, err := r.Run(ctx)
-			if err != nil {
-				t.Fatal(err)
+			var res *loadgen.Result
+			if tt.rendered {
+				frames, err := loadgen.RenderSized(src, tt.conns, true, track)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err = (&loadgen.FrameRunner{Addr: d.TCPAddr, Sized: frames, Conns: tt.conns}).Run(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				r := &loadgen.Runner{
+					Source: src,
+					Target: &loadgen.TCP{Addr: d.TCPAddr, Binary: true}, Conns: tt.conns, SplitStreams: tt.lanes > 0, Lanes: tt.lanes,
+					Keep: true, Track: track,
+				}
+				var err error
+				if res, err = r.Run(ctx); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if res.Sent != total || len(res.Streams) != len(sample) {
 				t.Fatalf("sent %d values, tracked %d streams; want %d and %d", res.Sent, len(res.Streams), total, len(sample))

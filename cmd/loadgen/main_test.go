@@ -349,14 +349,33 @@ func TestSecureTargets(t *testing.T) {
 }
 
 // TestSynthStreamSizes sends 5,000 streams of Zipf-distributed sizes
-// over two connections in frames, and verifies a sample of them.
+// over two connections in frames, rendered ahead and drawn as they go,
+// and verifies a sample of them.
 func TestSynthStreamSizes(t *testing.T) {
+	for _, tt := range []struct{ renderMax, log string }{
+		{"2GiB", `"loadgen rendered" streams=5000`},
+		{"0", ""},
+		{"100KiB", "the frames would take more than --render-max"},
+	} {
+		t.Run("render-max="+tt.renderMax, func(t *testing.T) {
+			testSynthStreamSizes(t, tt.renderMax, tt.log)
+		})
+	}
+}
+
+// testSynthStreamSizes is TestSynthStreamSizes with --render-max
+// renderMax, checking that loadgen logs what it says in log.
+func testSynthStreamSizes(t *testing.T, renderMax, log string) {
 	d := daemontest.Start(t)
 	out, stderr, err := run(t, "synth", "--stream-sizes", "zipf:5:5000", "--streams", "5000", "--stream", "sized",
-		"--seed", "3", "--dist", "normal", "--conns", "2", "--batch", "1000", "--verify-sample", "40",
+		"--seed", "3", "--dist", "normal", "--conns", "2", "--batch", "1000", "--verify-sample", "40", "--render-max", renderMax,
 		"--target", "tcp-binary", "--addr", d.TCPAddr, "--grpc-addr", d.GRPCAddr, "--verify", "--progress", "off")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	rendered := strings.Contains(stderr, "loadgen rendered")
+	if !strings.Contains(stderr, log) || log == "" && strings.Contains(stderr, "render-max") || rendered != (renderMax == "2GiB") {
+		t.Errorf("stderr lacks %q, or renders when it should not:\n%s", log, stderr)
 	}
 	sizes := synth.Sizes{Min: 5, Max: 5000, S: 1}.Draw(3, 5000)
 	var total int64
@@ -381,6 +400,7 @@ func TestSynthStreamSizes(t *testing.T) {
 		t.Errorf("%d streams ok, want %d:\n%s", n, big+40, out)
 	}
 	for _, args := range [][]string{
+		{"--stream-sizes", "zipf:5:10", "--render-max", "lots"},
 		{"--stream-sizes", "zipf:5:10", "--count", "100"},
 		{"--stream-sizes", "zipf:5:10", "--order", "sorted"},
 		{"--stream-sizes", "zipf:5:10", "--pairs"},

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/internal/membudget"
 	"streamd/loadgen"
 	"streamd/synth"
 )
@@ -18,6 +19,10 @@ import (
 // defaultPool is the default of --pool: values per stream rendered ahead
 // for the tcp-binary target.
 const defaultPool = 1 << 22
+
+// defaultRenderMax is the default of --render-max: the most bytes of a
+// run with --stream-sizes rendered ahead for the tcp-binary target.
+const defaultRenderMax = 2 << 30
 
 // synthFlags are the flags of synth and bench-sink.
 type synthFlags struct {
@@ -40,6 +45,7 @@ type synthFlags struct {
 	sizes        []int64
 	verifySample int
 	verifyBig    int64
+	renderMax    int64 // --render-max
 }
 
 // distIPv4 is the --dist of IPv4 address items (synth.AddrSpec).
@@ -63,9 +69,15 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	fs.IntVar(&f.streams, "streams", 1, "number of streams, named <stream>.0, <stream>.1, ... when more than one")
 	fs.BoolVar(&f.perConn, "stream-per-conn", false, "one stream per connection: --streams set to --conns, so connection i feeds <stream>.i")
 	fs.StringVar(&f.stream, "stream", "synth", "stream name, or prefix of the stream names")
-	fs.StringVar(&f.sizesSpec, "stream-sizes", "", "values per stream drawn from a bounded power law, zipf:MIN:MAX or zipf:MIN:MAX:S (exponent S, default 1: Zipf's law; zipf:5:1000000 gives 90% of the streams 5 to 50 values, one in 200,000 a million, 60.5 on average), with --seed; the streams' batches of --batch values go in a random interleaving, through the per-batch sender for every target, and --count is their sum")
+	fs.StringVar(&f.sizesSpec, "stream-sizes", "", "values per stream drawn from a bounded power law, zipf:MIN:MAX or zipf:MIN:MAX:S (exponent S, default 1: Zipf's law; zipf:5:1000000 gives 90% of the streams 5 to 50 values, one in 200,000 a million, 60.5 on average), with --seed; the streams' batches of --batch values go in a random interleaving, each stream over one connection, and --count is their sum; over tcp-binary the values are drawn and rendered ahead (--render-max), else sent batch by batch as they are drawn")
 	fs.IntVar(&f.verifySample, "verify-sample", 1000, "with --stream-sizes, --verify checks this many of the streams smaller than --verify-big, drawn at random, besides the larger ones")
 	fs.Int64Var(&f.verifyBig, "verify-big", 0, "with --stream-sizes, --verify checks every stream of at least this many values (default: a tenth of the largest size of --stream-sizes)")
+	f.renderMax = defaultRenderMax
+	fs.Func("render-max", "tcp-binary with --stream-sizes: the most bytes of frames drawn and rendered ahead (such as 512MiB); a larger run, or 0, is drawn batch by batch as it is sent (default 2GiB)", func(v string) error {
+		n, err := membudget.ParseSize(v)
+		f.renderMax = n
+		return err
+	})
 	fs.IntVar(&f.pool, "pool", defaultPool, "tcp-binary: values per stream drawn and rendered ahead, then sent over and over (streams in an order other than random are drawn whole)")
 	fs.BoolVar(&f.items, "items", false, `send items (strings "item-<n in base 36>" for the values n drawn; Zipf-distributed with --dist zipf) to item streams, batch by batch to any target`)
 	fs.BoolVar(&f.pairs, "pairs", false, "send pairs x:y to pair streams: a request's latency in ms (x, lognormal, median 20) and its response's bytes (y, about 2000·x with noise, one in 1000 a huge 1e8 to 2e8); --dist is not used, --order is random, sorted or reverse (by x); batch by batch to any target")
@@ -261,10 +273,11 @@ func (m *Main) renderSynth(f *synthFlags) ([]*loadgen.Payload, error) {
 	return payloads, nil
 }
 
-// runSized sends the streams of --stream-sizes to dst through a Runner,
-// in batches of --batch values in a random interleaving, each stream over
-// one of the connections. The Result
-// holds the streams that --verify checks (sample), and only those.
+// runSized sends the streams of --stream-sizes to dst in batches of
+// --batch values in a random interleaving, each stream over one of the
+// connections: rendered ahead for tcp-binary when the frames take at most
+// --render-max (runSizedFrames), else through a Runner. The Result holds
+// the streams that --verify checks (sample), and only those.
 func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*loadgen.Result, error) {
 	names := f.names()
 	var total, big int64
@@ -286,11 +299,47 @@ func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*l
 	if batch == 0 {
 		batch = loadgen.DefaultBatch
 	}
+	src := &loadgen.Synth{Spec: f.spec, Streams: names, Sizes: f.sizes, Batch: batch, Items: f.items}
+	if f.send.target == "tcp-binary" && !f.items {
+		bytes := loadgen.SizedFramesBytes(src, f.send.float32)
+		if bytes <= f.renderMax {
+			return m.runSizedFrames(ctx, f, dst, src, tracked)
+		}
+		if f.renderMax > 0 {
+			m.logger().Info("loadgen drawing as it sends: the frames would take more than --render-max",
+				"bytes", membudget.Size(bytes), "render_max", membudget.Size(f.renderMax))
+		}
+	}
 	r := &loadgen.Runner{
-		Source: &loadgen.Synth{Spec: f.spec, Streams: names, Sizes: f.sizes, Batch: batch, Items: f.items},
+		Source: src,
 		Target: dst.target,
 		Conns:  f.send.conns, SplitStreams: true, Rate: f.send.rate, Duration: f.send.duration, Batch: batch,
 		Keep: f.send.verify, Track: func(s string) bool { return tracked[s] },
+	}
+	if dst.pp != nil {
+		r.Progress, r.ProgressInterval = dst.pp.Print, dst.every
+		defer dst.pp.Done()
+	}
+	return r.Run(ctx)
+}
+
+// runSizedFrames draws and renders the streams of src, then sends them
+// to the tcp-binary address of f through a FrameRunner, keeping the
+// values of the tracked streams for --verify.
+func (m *Main) runSizedFrames(ctx context.Context, f *synthFlags, dst destination, src *loadgen.Synth, tracked map[string]bool) (*loadgen.Result, error) {
+	start := time.Now()
+	var track func(string) bool
+	if len(tracked) > 0 {
+		track = func(s string) bool { return tracked[s] }
+	}
+	frames, err := loadgen.RenderSized(src, f.send.conns, f.send.float32, track)
+	if err != nil {
+		return nil, err
+	}
+	m.logger().Info("loadgen rendered", "streams", len(src.Streams), "values", frames.Len(), "bytes", frames.Bytes(), "elapsed", time.Since(start).Round(time.Millisecond))
+	r := &loadgen.FrameRunner{
+		Addr: f.send.addr, Sized: frames, Token: dst.token, TLS: dst.tls,
+		Conns: f.send.conns, Rate: f.send.rate, Duration: f.send.duration,
 	}
 	if dst.pp != nil {
 		r.Progress, r.ProgressInterval = dst.pp.Print, dst.every
