@@ -188,12 +188,15 @@ func FuzzRestore(f *testing.F) {
 	_ = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 2}, "a", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
 	p.Reject("a", feed.Source{Topic: "t", Partition: 2}, feed.ReasonNaN, 1)
 	_ = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 5}, "b", []float64{1, 6, 1, 8}, time.Time{}) // no local part
+	_ = acceptValues(ctx, p, feed.Local, "c", []float64{2, 7, 1}, time.Time{})                               // mirrored: a part of version 2
 	data, _ := p.Snapshot()
 	f.Add(data)
 	states, _ := p.PartitionState(feed.Source{Topic: "t", Partition: 2})
 	f.Add(states[0].Data)
-	if old, err := os.ReadFile("testdata/pipeline-v1.bin"); err == nil {
-		f.Add(old)
+	for _, file := range []string{"testdata/pipeline-v1.bin", "testdata/pipeline-v2-part-v1.bin"} {
+		if old, err := os.ReadFile(file); err == nil {
+			f.Add(old)
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		q, _ := New(Config{Sorter: gpusort.NewCPU(1)})

@@ -34,7 +34,9 @@ import (
 //	         length-prefixed, then the uvarint count of the pairs of its
 //	         partial window and each pair as x and y float64 LE), uvarint
 //	         count of parts (at least one), each a part encoding
-//	         (length-prefixed), the local part first if the stream has one;
+//	         (length-prefixed; version 2 for the only part of a stream
+//	         whose partial window is its sliding window's newest values,
+//	         else version 1), the local part first if the stream has one;
 //	         for a hierarchy stream then uvarint count of its level streams,
 //	         levels 1 to L−2, each encoded as a stream is
 //
@@ -57,7 +59,7 @@ import (
 // both lists.
 //
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
-// to another daemon):
+// to another daemon) or 2:
 //
 //	source   topic (length-prefixed, empty for the local part), partition
 //	         uvarint, released flag uint8
@@ -69,6 +71,12 @@ import (
 //	         are taken under [16]byte, and the strings of its lossy table
 //	         and of its pending items (items.Names, length-prefixed)
 //
+// Version 2 is version 1 without the pending values, only their count:
+// they are the newest values of the stream's sliding window, written
+// before the part. A snapshot writes it for the part of a stream that
+// mirrors its partial window (see Stream), so that a thin stream's values
+// are written once; a part on its own (PartitionState) is always version 1.
+//
 // Version 1, from before a stream kept its parts apart, still restores:
 // see snapshot_v1.go.
 const (
@@ -77,6 +85,9 @@ const (
 	deltaVersion    = 3
 	partMagic       = "PART"
 	partVersion     = 1
+	// partMirrored is the version of a part encoding whose pending
+	// values are its stream's sliding window's newest.
+	partMirrored = 2
 
 	flagFloat64 = 1
 	flagItems   = 2
@@ -355,7 +366,7 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
 	dst = binary.AppendUvarint(dst, uint64(len(parts)))
 	for _, pt := range parts {
 		dst, err = appendPrefixed(dst, func(dst []byte) ([]byte, error) {
-			return pt.appendEncoding(dst, key, &buf.vals)
+			return pt.appendEncoding(dst, key, &buf.vals, true)
 		})
 		if err != nil {
 			return err
@@ -448,14 +459,21 @@ func readConfig(r *codec.Reader) (summary.Config, error) {
 // fingerprints are taken under. The caller holds the stream's lock.
 func (pt *part) marshal(key items.Key) ([]byte, error) {
 	var vals []float64
-	return pt.appendEncoding(nil, key, &vals)
+	return pt.appendEncoding(nil, key, &vals, false)
 }
 
 // appendEncoding appends the part's encoding to dst, with *vals as the
-// buffer of its pending values. The caller holds the stream's lock.
-func (pt *part) appendEncoding(dst []byte, key items.Key, vals *[]float64) ([]byte, error) {
+// buffer of its pending values: version 2 (partMirrored) when inStream is
+// set, for a snapshot of the part's stream, and the part mirrors its
+// partial window, else version 1. The caller holds the stream's lock.
+func (pt *part) appendEncoding(dst []byte, key items.Key, vals *[]float64, inStream bool) ([]byte, error) {
 	start := len(dst)
-	dst = codec.Begin(dst, partMagic, partVersion)
+	mirrored := inStream && pt.mirrored > 0 && len(pt.inflight) == 0
+	version := byte(partVersion)
+	if mirrored {
+		version = partMirrored
+	}
+	dst = codec.Begin(dst, partMagic, version)
 	dst = codec.AppendBytes(dst, []byte(pt.src.Topic))
 	dst = binary.AppendUvarint(dst, uint64(pt.src.Partition))
 	var released byte
@@ -466,6 +484,11 @@ func (pt *part) appendEncoding(dst []byte, key items.Key, vals *[]float64) ([]by
 	dst, err := appendPrefixed(dst, pt.sum.AppendBinary)
 	if err != nil {
 		return nil, err
+	}
+	if mirrored {
+		dst = binary.AppendUvarint(dst, uint64(pt.mirrored))
+		dst = appendRejects(dst, pt.rejected)
+		return codec.End(dst, start), nil
 	}
 	// The pending values, as pendingLocked returns them.
 	n := pt.partialLen()
@@ -536,10 +559,16 @@ type decodedPart struct {
 	names    *items.Names // for an item part: its strings
 }
 
-// unmarshalPart decodes a part encoding; bad input gives an error wrapping
+// unmarshalPart decodes a part encoding: version 1, or with recent, the
+// sliding window of the stream whose only part it is, version 2, whose
+// pending values are recent's newest. Bad input gives an error wrapping
 // codec.ErrCorrupt.
-func unmarshalPart(data []byte) (*decodedPart, error) {
-	payload, err := codec.Open(data, partMagic, partVersion)
+func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, error) {
+	newest := byte(partVersion)
+	if recent != nil {
+		newest = partMirrored
+	}
+	payload, version, err := codec.OpenVersions(data, partMagic, partVersion, newest)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +594,18 @@ func unmarshalPart(data []byte) (*decodedPart, error) {
 	if err := d.sum.UnmarshalBinary(sumBytes); err != nil {
 		return nil, err
 	}
-	d.pending = readPending(r)
+	if version == partMirrored {
+		n := r.Int("pending", recent.RawLen())
+		if d.sum.Config().Items || d.sum.Config().Pairs {
+			return nil, fmt.Errorf("%w: a mirrored part of an item or pair stream", codec.ErrCorrupt)
+		}
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		d.pending = recent.AppendNewest(nil, n)
+	} else {
+		d.pending = readPending(r)
+	}
 	d.rejected = readRejects(r)
 	cfg := d.sum.Config()
 	if cfg.Items {
@@ -891,7 +931,11 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		d, err := unmarshalPart(b)
+		var recent *slidingwindow.Window
+		if nparts == 1 {
+			recent = s.recent
+		}
+		d, err := unmarshalPart(b, recent)
 		if err != nil {
 			return nil, err
 		}
