@@ -29,7 +29,8 @@ import (
 //
 // The environment sets the size: STREAMD_BENCH_STREAMS (default 100000),
 // STREAMD_BENCH_W (default 4096), STREAMD_BENCH_EPSILON (default 0.01),
-// STREAMD_BENCH_WORKERS (Config.Workers, default the pipeline's), and
+// STREAMD_BENCH_WORKERS (Config.Workers, default the pipeline's),
+// STREAMD_BENCH_QUEUE (Config.Queue, default the pipeline's), and
 // STREAMD_BENCH_SORTER the sorter (benchSorter). For example, from a test
 // binary built with go test -c -tags gpu ./pipeline:
 //
@@ -39,6 +40,7 @@ func BenchmarkManyStreams(b *testing.B) {
 	streams := benchEnvInt(b, "STREAMD_BENCH_STREAMS", 100000)
 	w := benchEnvInt(b, "STREAMD_BENCH_W", 4096)
 	workers := benchEnvInt(b, "STREAMD_BENCH_WORKERS", 0)
+	queue := benchEnvInt(b, "STREAMD_BENCH_QUEUE", 0)
 	eps := 0.01
 	if s := os.Getenv("STREAMD_BENCH_EPSILON"); s != "" {
 		var err error
@@ -70,6 +72,7 @@ func BenchmarkManyStreams(b *testing.B) {
 	p := open(b, Config{
 		Sorter:     sorter,
 		Workers:    workers,
+		Queue:      queue,
 		MaxStreams: streams,
 		Defaults:   summary.Config{Epsilon: eps, WindowSize: w, SlidingWindow: int64(w)},
 	})
