@@ -201,13 +201,14 @@ func (c *sizedConn) start(k int) (offset int, values int64) {
 	return c.ends[k-1], c.values[k-1]
 }
 
-// plan returns a sender for each connection of f, sending its frames once.
+// plan returns a sender for each connection of f, sending its frames
+// once, each with an equal share of the rate.
 func (f *SizedFrames) plan() ([]*sender, []*sizedLane) {
 	senders := make([]*sender, len(f.conns))
 	lanes := make([]*sizedLane, len(f.conns))
 	for i, c := range f.conns {
 		lanes[i] = &sizedLane{c: c}
-		senders[i] = &sender{lanes: []frameLane{lanes[i]}}
+		senders[i] = &sender{lanes: []frameLane{lanes[i]}, share: 1 / float64(len(f.conns))}
 	}
 	return senders, lanes
 }
