@@ -59,8 +59,9 @@ type FrameRunner struct {
 	Duration time.Duration
 
 	// Rate is the most values per second over all connections, each
-	// connection keeping to its share; 0 sends as fast as the connections
-	// take them. The pace is kept by writes of about a hundredth of a
+	// connection keeping to its share (an equal one; with Sized, its part
+	// of the values, so that the connections keep to the run's pace
+	// together to its end); 0 sends as fast as the connections take them. The pace is kept by writes of about a hundredth of a
 	// second of values, but at least a frame: at low rates, render the
 	// payloads with small frames.
 	Rate float64
