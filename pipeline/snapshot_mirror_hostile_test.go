@@ -29,12 +29,10 @@ func TestRestoreRefusesMirroredPartOutOfPlace(t *testing.T) {
 	forge := func(t *testing.T, p *Pipeline, name string, m func(s *Stream, pt *part) int32, delta bool) []byte {
 		t.Helper()
 		s := mustStream(t, p, name)
-		var all []*part
 		for _, x := range s.withLevels() {
 			x.mu.Lock()
 			for _, pt := range x.partsLocked() {
 				pt.mirrored = m(x, pt)
-				all = append(all, pt)
 			}
 			x.mu.Unlock()
 		}
