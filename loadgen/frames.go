@@ -59,8 +59,9 @@ type FrameRunner struct {
 	Duration time.Duration
 
 	// Rate is the most values per second over all connections, each
-	// connection keeping to its share; 0 sends as fast as the connections
-	// take them. The pace is kept by writes of about a hundredth of a
+	// connection keeping to its share (an equal one; with Sized, its part
+	// of the values, so that the connections keep to the run's pace
+	// together to its end); 0 sends as fast as the connections take them. The pace is kept by writes of about a hundredth of a
 	// second of values, but at least a frame: at low rates, render the
 	// payloads with small frames.
 	Rate float64
@@ -136,6 +137,7 @@ func (l *lane) finished() bool { return l.left == 0 }
 // sender is one connection of a FrameRunner.
 type sender struct {
 	lanes []frameLane
+	share float64 // its share of the rate
 	sent  atomic.Int64
 	_     [56]byte // keeps the counters of two senders off one cache line
 }
@@ -212,7 +214,7 @@ func (r *FrameRunner) Run(ctx context.Context) (*Result, error) {
 	var wg sync.WaitGroup
 	for i, s := range senders {
 		wg.Go(func() {
-			if err := r.send(ctx, conns[i], pre, s, start, deadline, len(senders)); err != nil {
+			if err := r.send(ctx, conns[i], pre, s, start, deadline); err != nil {
 				cancel(err)
 			}
 		})
@@ -234,7 +236,7 @@ func (r *FrameRunner) plan() ([]*sender, []*lane) {
 	k := len(r.Payloads)
 	senders := make([]*sender, conns)
 	for i := range senders {
-		senders[i] = new(sender)
+		senders[i] = &sender{share: 1 / float64(conns)}
 	}
 	var all []*lane
 	for j, p := range r.Payloads {
@@ -276,11 +278,11 @@ func (r *FrameRunner) plan() ([]*sender, []*lane) {
 // chunk of each at a time, until every lane is done, the deadline passes
 // or ctx ends, then closes c: once the daemon has closed it, after taking
 // every value or refusing the connection, as finishTCP says.
-func (r *FrameRunner) send(ctx context.Context, c net.Conn, pre []byte, s *sender, start, deadline time.Time, conns int) error {
+func (r *FrameRunner) send(ctx context.Context, c net.Conn, pre []byte, s *sender, start, deadline time.Time) error {
 	// A write blocked by back-pressure ends with ctx.
 	stop := context.AfterFunc(ctx, func() { c.SetWriteDeadline(time.Unix(1, 0)) })
 	defer stop()
-	err := r.writeLanes(ctx, c, pre, s, start, deadline, r.Rate/float64(conns))
+	err := r.writeLanes(ctx, c, pre, s, start, deadline, r.Rate*s.share)
 	switch {
 	case err != nil:
 		err = refusal(c, err)

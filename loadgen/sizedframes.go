@@ -201,13 +201,20 @@ func (c *sizedConn) start(k int) (offset int, values int64) {
 	return c.ends[k-1], c.values[k-1]
 }
 
-// plan returns a sender for each connection of f, sending its frames once.
+// plan returns a sender for each connection of f, sending its frames
+// once. A connection's share of the rate is its share of the values: the
+// connections carry streams of very different sizes, and at equal shares
+// the one with the most values would fall behind the run's pace, alone
+// at its share once the others are done.
 func (f *SizedFrames) plan() ([]*sender, []*sizedLane) {
 	senders := make([]*sender, len(f.conns))
 	lanes := make([]*sizedLane, len(f.conns))
 	for i, c := range f.conns {
 		lanes[i] = &sizedLane{c: c}
 		senders[i] = &sender{lanes: []frameLane{lanes[i]}}
+		if n := len(c.values); n > 0 {
+			senders[i].share = float64(c.values[n-1]) / float64(f.values)
+		}
 	}
 	return senders, lanes
 }
