@@ -61,9 +61,10 @@ type FrameRunner struct {
 	// Rate is the most values per second over all connections, each
 	// connection keeping to its share (an equal one; with Sized, its part
 	// of the values, so that the connections keep to the run's pace
-	// together to its end); 0 sends as fast as the connections take them. The pace is kept by writes of about a hundredth of a
-	// second of values, but at least a frame: at low rates, render the
-	// payloads with small frames.
+	// together to its end); 0 sends as fast as the connections take them.
+	// The pace is kept by writes of about a hundredth of a second of
+	// values, but at least a frame: at low rates, render the payloads
+	// with small frames.
 	Rate float64
 
 	// WriteBytes is the most bytes written at once (default
