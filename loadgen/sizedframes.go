@@ -52,10 +52,11 @@ type sizedSkip struct {
 	n       int
 }
 
-// SizedFramesBytes returns the bytes that RenderSized takes to render the
-// streams of s as float32 frames (f32) or float64 frames, before any value
-// is left out.
-func SizedFramesBytes(s *Synth, f32 bool) int64 {
+// SizedFramesBytes returns the most memory that RenderSized takes to
+// render the streams of s as float32 frames (f32) or float64 frames: the
+// frames, before any value is left out, their index, and the values it
+// keeps of the streams that track reports (nil: none).
+func SizedFramesBytes(s *Synth, f32 bool, track func(stream string) bool) int64 {
 	size := int64(8)
 	if f32 {
 		size = 4
@@ -63,13 +64,21 @@ func SizedFramesBytes(s *Synth, f32 bool) int64 {
 	batch := int64(s.batch())
 	var n int64
 	for i, v := range s.Sizes {
-		if i < len(s.Streams) {
-			frames := (v + batch - 1) / batch
-			n += frames*int64(4+2+len(s.Streams[i])+1) + size*v
+		if i >= len(s.Streams) {
+			break
+		}
+		frames := (v + batch - 1) / batch
+		n += frames*(int64(4+2+len(s.Streams[i])+1)+sizedIndexBytes) + size*v
+		if track != nil && track(s.Streams[i]) {
+			n += 8 * v
 		}
 	}
 	return n
 }
+
+// sizedIndexBytes is what a SizedFrames keeps of each frame besides its
+// bytes: where it ends, and the values up to it.
+const sizedIndexBytes = 16
 
 // RenderSized draws the values of the streams of s (s.Sizes set) and
 // renders them as frames for conns connections, on up to conns cores:

@@ -87,9 +87,10 @@
 // from its own source seeded with seed+i and b. To --target tcp-binary,
 // every batch is drawn and rendered as a frame before the run, on up to
 // --conns cores, so that sending costs only the writes: about 8.3 bytes a
-// value (4.3 with --float32), at most --render-max (default 2GiB; 0 for
-// none). A larger run, or one to another target, is drawn as it is sent:
-// loadgen then holds 16 bytes a stream and 4 a batch, besides the names. With
+// value (4.3 with --float32), plus 16 bytes a frame and the values kept
+// for --verify, at most --render-max (default 2GiB; 0 for none). A
+// larger run, or one to another target, is drawn as it is sent: loadgen
+// then holds 16 bytes a stream and 4 a batch, besides the names. With
 // --verify, it keeps the values of a sample of the streams only, and
 // checks those: every stream of at least --verify-big values (default a
 // tenth of MAX) and --verify-sample others (default 1000) drawn at

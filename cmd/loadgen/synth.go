@@ -73,7 +73,7 @@ func (m *Main) parseSynth(name, what string, args []string, defaultTarget string
 	fs.IntVar(&f.verifySample, "verify-sample", 1000, "with --stream-sizes, --verify checks this many of the streams smaller than --verify-big, drawn at random, besides the larger ones")
 	fs.Int64Var(&f.verifyBig, "verify-big", 0, "with --stream-sizes, --verify checks every stream of at least this many values (default: a tenth of the largest size of --stream-sizes)")
 	f.renderMax = defaultRenderMax
-	fs.Func("render-max", "tcp-binary with --stream-sizes: the most bytes of frames drawn and rendered ahead (such as 512MiB); a larger run, or 0, is drawn batch by batch as it is sent (default 2GiB)", func(v string) error {
+	fs.Func("render-max", "tcp-binary with --stream-sizes: the most memory for the frames drawn and rendered ahead, their index (16 bytes a frame) and the values kept for --verify (such as 512MiB); a larger run, or 0, is drawn batch by batch as it is sent (default 2GiB)", func(v string) error {
 		n, err := membudget.ParseSize(v)
 		f.renderMax = n
 		return err
@@ -301,9 +301,13 @@ func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*l
 	}
 	src := &loadgen.Synth{Spec: f.spec, Streams: names, Sizes: f.sizes, Batch: batch, Items: f.items}
 	if f.send.target == "tcp-binary" && !f.items {
-		bytes := loadgen.SizedFramesBytes(src, f.send.float32)
+		var track func(string) bool
+		if len(tracked) > 0 {
+			track = func(s string) bool { return tracked[s] }
+		}
+		bytes := loadgen.SizedFramesBytes(src, f.send.float32, track)
 		if bytes <= f.renderMax {
-			return m.runSizedFrames(ctx, f, dst, src, tracked)
+			return m.runSizedFrames(ctx, f, dst, src, track)
 		}
 		if f.renderMax > 0 {
 			m.logger().Info("loadgen drawing as it sends: the frames would take more than --render-max",
@@ -325,13 +329,9 @@ func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*l
 
 // runSizedFrames draws and renders the streams of src, then sends them
 // to the tcp-binary address of f through a FrameRunner, keeping the
-// values of the tracked streams for --verify.
-func (m *Main) runSizedFrames(ctx context.Context, f *synthFlags, dst destination, src *loadgen.Synth, tracked map[string]bool) (*loadgen.Result, error) {
+// values of the streams that track reports (nil: none) for --verify.
+func (m *Main) runSizedFrames(ctx context.Context, f *synthFlags, dst destination, src *loadgen.Synth, track func(string) bool) (*loadgen.Result, error) {
 	start := time.Now()
-	var track func(string) bool
-	if len(tracked) > 0 {
-		track = func(s string) bool { return tracked[s] }
-	}
 	frames, err := loadgen.RenderSized(src, f.send.conns, f.send.float32, track)
 	if err != nil {
 		return nil, err
