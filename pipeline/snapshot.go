@@ -557,6 +557,9 @@ type decodedPart struct {
 	rejected map[feed.Reason]uint64
 	key      items.Key    // for an item part: the key of its fingerprints
 	names    *items.Names // for an item part: its strings
+	// mirrored marks pending values read from the stream's sliding
+	// window (a part of version 2): the part mirrors them again.
+	mirrored bool
 }
 
 // unmarshalPart decodes a part encoding: version 1, or with recent, the
@@ -602,7 +605,7 @@ func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, err
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		d.pending = recent.AppendNewest(nil, n)
+		d.pending, d.mirrored = recent.AppendNewest(nil, n), true
 	} else {
 		d.pending = readPending(r)
 	}
@@ -679,21 +682,28 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 		}
 		pt.items = newItemPart(d.sum.Config(), d.names)
 	}
-	// The pending items fill the part's windows not yet summarised, in
-	// order (unmarshalPart checks it): the i-th window refilled starts where
-	// the i-th of them does.
-	var starts []int64
-	if pt.items != nil {
-		starts = d.names.PendingStarts()
-	}
-	pt.filler.Append(d.pending, func(w *window.Buffer) {
-		pt.addInflight(w)
+	if d.mirrored && mirrors(s.cfg, s.recent) && len(d.pending) < s.cfg.WindowSize {
+		// The values are the sliding window's newest, and were the
+		// part's partial window when it was written: the part mirrors
+		// them again rather than copy them.
+		pt.mirrored, pt.mirror = int32(len(d.pending)), true
+	} else {
+		// The pending items fill the part's windows not yet summarised,
+		// in order (unmarshalPart checks it): the i-th window refilled
+		// starts where the i-th of them does.
+		var starts []int64
 		if pt.items != nil {
-			pt.items.addWindow(w, starts[0])
-			starts = starts[1:]
+			starts = d.names.PendingStarts()
 		}
-		s.pendingQ = append(s.pendingQ, fullWindow{Buffer: w, Owner: pt})
-	})
+		pt.filler.Append(d.pending, func(w *window.Buffer) {
+			pt.addInflight(w)
+			if pt.items != nil {
+				pt.items.addWindow(w, starts[0])
+				starts = starts[1:]
+			}
+			s.pendingQ = append(s.pendingQ, fullWindow{Buffer: w, Owner: pt})
+		})
+	}
 	if d.src == feed.Local {
 		s.local = pt
 		return pt

@@ -32,7 +32,9 @@ func benchStreams(b *testing.B) int {
 }
 
 // BenchmarkCheckpoint compares, on a pipeline of many small streams (ε 0.1,
-// W 16, a sliding window of 64, 20 values each), a full checkpoint with a
+// W 16, a sliding window of 64, 20 values each; W from
+// STREAMD_BENCH_CHECKPOINT_W, such as 64, where the streams stay below a
+// window as thin streams do at the default W), a full checkpoint with a
 // delta after 1% of the streams took a value and one after none did, all
 // written durably
 // through a checkpoint.Store, and a restore of the full checkpoint with
@@ -40,9 +42,10 @@ func benchStreams(b *testing.B) int {
 // and the heap the streams take.
 func BenchmarkCheckpoint(b *testing.B) {
 	n := benchStreams(b)
+	window := benchEnvInt(b, "STREAMD_BENCH_CHECKPOINT_W", 16)
 	ctx := context.Background()
 	cfg := Config{
-		Defaults:   summary.Config{Epsilon: 0.1, WindowSize: 16, SlidingWindow: 64},
+		Defaults:   summary.Config{Epsilon: 0.1, WindowSize: window, SlidingWindow: 64},
 		Sorter:     gpusort.NewCPU(0),
 		MaxStreams: n,
 	}
