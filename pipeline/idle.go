@@ -249,17 +249,29 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 	}
 }
 
-// quietLocked reports whether pt has had no value since a sweep at least
-// d before now: its count is the one a sweep first saw then. A part's
-// last value thus arrived more than d ago, by the pipeline's clock
-// (Config.Now), whatever arrival times its batches carried. The caller
-// holds the stream's lock.
-func (pt *part) quietLocked(now int64, d time.Duration) bool {
-	if c := pt.sum.Count(); c != pt.seenCount || pt.seenAt == 0 {
-		pt.seenCount, pt.seenAt = c, now
+// A quietWatch tells, from one sweep of idle streams to the next, when a
+// count stopped moving: the count a sweep first saw, and when (Unix
+// nanoseconds; 0: not yet).
+type quietWatch struct {
+	count, at int64
+}
+
+// quiet reports whether count is the one a sweep first saw at least d
+// before now, noting it as seen now if not. The count's last change thus
+// came more than d ago, by the pipeline's clock (Config.Now), whatever
+// arrival times the batches carried.
+func (q *quietWatch) quiet(count, now int64, d time.Duration) bool {
+	if count != q.count || q.at == 0 {
+		q.count, q.at = count, now
 		return false
 	}
-	return now-pt.seenAt >= int64(d)
+	return now-q.at >= int64(d)
+}
+
+// quietLocked reports whether pt has had no value since a sweep at least
+// d before now (quietWatch). The caller holds the stream's lock.
+func (pt *part) quietLocked(now int64, d time.Duration) bool {
+	return pt.seen.quiet(pt.sum.Count(), now, d)
 }
 
 // digestPays reports whether a partial window of n values of a stream of

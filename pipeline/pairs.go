@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"streamd/corrsum"
 	"streamd/feed"
@@ -37,10 +36,9 @@ type pairStream struct {
 	// answer from; nil once a pair has been accepted since.
 	view *corrsum.Summary
 
-	// seenCount is the stream's count of pairs when a sweep of idle
-	// streams first saw it, at seenAt (Unix nanoseconds; 0: not yet): see
-	// quiet.
-	seenCount, seenAt int64
+	// seen is the stream's count of pairs as the sweeps of idle streams
+	// see it (see flushIdle).
+	seen quietWatch
 }
 
 // newPairs returns the empty pair half of a stream of cfg.
@@ -106,16 +104,6 @@ func (ps *pairStream) current() (*corrsum.Summary, error) {
 	return v, nil
 }
 
-// quiet reports whether the stream has had no pair since a sweep at least
-// d before now, as part.quietLocked does for a part of a value stream.
-func (ps *pairStream) quiet(now int64, d time.Duration) bool {
-	if c := ps.sum.Count() + int64(len(ps.x)); c != ps.seenCount || ps.seenAt == 0 {
-		ps.seenCount, ps.seenAt = c, now
-		return false
-	}
-	return now-ps.seenAt >= int64(d)
-}
-
 // flushIdle flushes the partial window of a pair stream that has had no
 // pair for sw.after, as Stream.flushIdle does a value stream's: it sorts
 // it in the sweeper's buffer and adds it to the summary as a short window
@@ -128,7 +116,7 @@ func (ps *pairStream) quiet(now int64, d time.Duration) bool {
 // shrank it.
 func (ps *pairStream) flushIdle(eps float64, sw *sweeper, st *IdleStats) (digested, shrunk bool) {
 	n := len(ps.x)
-	if !ps.quiet(sw.now, sw.after) || n == 0 {
+	if !ps.seen.quiet(ps.sum.Count()+int64(n), sw.now, sw.after) || n == 0 {
 		return false, false
 	}
 	if pairDigestPays(eps, n) {

@@ -100,9 +100,9 @@ type part struct {
 	mirror   bool
 	mirrored int32
 
-	// seenCount is the part's count when a sweep of idle streams first saw
-	// it, at seenAt (Unix nanoseconds; 0: not yet): see quietLocked.
-	seenCount, seenAt int64
+	// seen is the part's count as the sweeps of idle streams see it (see
+	// quietLocked).
+	seen quietWatch
 }
 
 // Mirrored partial windows.
@@ -125,6 +125,12 @@ type part struct {
 // at least a window's values raw.
 func mirrors(cfg *summary.Config, recent *slidingwindow.Window) bool {
 	return !cfg.Items && !cfg.Pairs && cfg.Hierarchy == "" && recent.RawCapacity() >= int64(cfg.WindowSize)
+}
+
+// mirrorsNext reports whether n more values join pt's mirrored partial
+// window, which they do while it mirrors and they do not fill it.
+func (pt *part) mirrorsNext(n int) bool {
+	return pt.mirror && int(pt.mirrored)+n < pt.filler.Size()
 }
 
 // partialLen reports how many values pt's partial window holds.
@@ -476,17 +482,17 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 // s.mu.
 func (s *Stream) addLocked(pt *part, values []float64, f32 []float32, m feed.Moments, now int64, full []fullWindow) []fullWindow {
 	pt.changedLocked()
-	if pt.mirror {
-		if n := len(values) + len(f32); int(pt.mirrored)+n < pt.filler.Size() {
-			if len(f32) > 0 {
-				s.recent.AddFloat32(now, f32)
-			} else {
-				s.recent.Add(now, values...)
-			}
-			pt.mirrored += int32(n)
-			pt.sum.AddMoments(m)
-			return full
+	if n := len(values) + len(f32); pt.mirrorsNext(n) {
+		if len(f32) > 0 {
+			s.recent.AddFloat32(now, f32)
+		} else {
+			s.recent.Add(now, values...)
 		}
+		pt.mirrored += int32(n)
+		pt.sum.AddMoments(m)
+		return full
+	}
+	if pt.mirror {
 		pt.unmirrorLocked()
 	}
 	start := pt.sum.Count() - int64(pt.filler.Len())
@@ -517,7 +523,7 @@ func (s *Stream) growthLocked(pt *part, n int) (bytes int64, windows int) {
 	if n == 0 {
 		return 0, 0
 	}
-	if pt.mirror && int(pt.mirrored)+n < pt.filler.Size() {
+	if pt.mirrorsNext(n) {
 		return s.recent.Growth(int64(n)), 0
 	}
 	// Mirrored values, if any, join the n in the filler (addLocked).
