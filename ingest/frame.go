@@ -37,11 +37,10 @@ func AppendFrame(dst []byte, stream string, values []float64, f32 bool) ([]byte,
 	if f32 {
 		size, typ = 4, typeFloat32
 	}
-	head := 2 + len(stream) + 1
-	if len(values) > (MaxFrameLen-head)/size {
+	if len(values) > MaxFrameValues(stream, size) {
 		return dst, fmt.Errorf("append frame of %d values for stream %q: %w", len(values), stream, ErrFrameTooLarge)
 	}
-	dst = appendFrameHead(dst, head+size*len(values), stream, typ)
+	dst = appendFrameHead(dst, FrameHeadLen(stream)-4+size*len(values), stream, typ)
 	if f32 {
 		for _, v := range values {
 			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(v)))
@@ -52,6 +51,17 @@ func AppendFrame(dst []byte, stream string, values []float64, f32 bool) ([]byte,
 		}
 	}
 	return dst, nil
+}
+
+// FrameHeadLen returns the bytes of a frame of values for stream that
+// come before its values: the frame's length, the stream's name and the
+// values' type.
+func FrameHeadLen(stream string) int { return 4 + 2 + len(stream) + 1 }
+
+// MaxFrameValues returns the most values of size bytes (4 for float32, 8
+// for float64) that a frame for stream holds.
+func MaxFrameValues(stream string, size int) int {
+	return (MaxFrameLen - (FrameHeadLen(stream) - 4)) / size
 }
 
 // appendFrameHead appends the length, stream name and type of a frame with

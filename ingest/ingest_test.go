@@ -39,6 +39,9 @@ func TestAppendFrame(t *testing.T) {
 	if _, err := AppendFrame(nil, "a", append(most, 1), false); !errors.Is(err, ErrFrameTooLarge) {
 		t.Errorf("AppendFrame of one value too many: %v, want %v", err, ErrFrameTooLarge)
 	}
+	if n, m := FrameHeadLen("a"), MaxFrameValues("a", 8); n != 4+head || m != len(most) || MaxFrameValues("a", 4) != (MaxFrameLen-head)/4 {
+		t.Errorf("FrameHeadLen = %d, MaxFrameValues = %d; want %d and %d", n, m, 4+head, len(most))
+	}
 }
 
 // TestParseFloat checks that parseFloat agrees with strconv.ParseFloat.

@@ -57,8 +57,8 @@ func newPayload(stream string, values []float64, f32 bool, frameValues int) (*Pa
 	if f32 {
 		p.size = 4
 	}
-	p.head = 4 + 2 + len(stream) + 1
-	if p.per > (ingest.MaxFrameLen-(p.head-4))/p.size {
+	p.head = ingest.FrameHeadLen(stream)
+	if p.per > ingest.MaxFrameValues(stream, p.size) {
 		return nil, fmt.Errorf("payload: %d values per frame: %w", p.per, ingest.ErrFrameTooLarge)
 	}
 	p.stride = p.head + p.size*p.per

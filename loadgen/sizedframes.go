@@ -57,23 +57,29 @@ type sizedSkip struct {
 // frames, before any value is left out, their index, and the values it
 // keeps of the streams that track reports (nil: none).
 func SizedFramesBytes(s *Synth, f32 bool, track func(stream string) bool) int64 {
-	size := int64(8)
-	if f32 {
-		size = 4
-	}
-	batch := int64(s.batch())
 	var n int64
 	for i, v := range s.Sizes {
 		if i >= len(s.Streams) {
 			break
 		}
-		frames := (v + batch - 1) / batch
-		n += frames*(int64(4+2+len(s.Streams[i])+1)+sizedIndexBytes) + size*v
+		frames, bytes := sizedFrames(s.Streams[i], v, s.batch(), f32)
+		n += bytes + frames*sizedIndexBytes
 		if track != nil && track(s.Streams[i]) {
 			n += 8 * v
 		}
 	}
 	return n
+}
+
+// sizedFrames returns the frames, and their bytes, of n values of stream
+// rendered batch values a frame, as float32 with f32, else as float64.
+func sizedFrames(stream string, n int64, batch int, f32 bool) (frames, bytes int64) {
+	size := int64(8)
+	if f32 {
+		size = 4
+	}
+	frames = (n + int64(batch) - 1) / int64(batch)
+	return frames, frames*int64(ingest.FrameHeadLen(stream)) + size*n
 }
 
 // sizedIndexBytes is what a SizedFrames keeps of each frame besides its
@@ -100,20 +106,20 @@ func RenderSized(s *Synth, conns int, f32 bool, track func(stream string) bool) 
 	}
 	lanes := make([]uint16, len(s.Streams))
 	kept := make([]bool, len(s.Streams))
-	conn := make([]struct{ bytes, frames int }, conns)
+	conn := make([]struct{ bytes, frames int64 }, conns)
 	for i, name := range s.Streams {
 		if err := feed.ValidName(name); err != nil {
 			return nil, fmt.Errorf("render sized: %w", err)
 		}
-		if head := 2 + len(name) + 1; batch > (ingest.MaxFrameLen-head)/size {
+		if batch > ingest.MaxFrameValues(name, size) {
 			return nil, fmt.Errorf("render sized: %d values a batch: %w", batch, ingest.ErrFrameTooLarge)
 		}
 		c := streamConn(name, conns)
 		lanes[i] = uint16(c)
 		kept[i] = track != nil && track(name)
-		frames := int((s.Sizes[i] + int64(batch) - 1) / int64(batch))
+		frames, bytes := sizedFrames(name, s.Sizes[i], batch, f32)
 		conn[c].frames += frames
-		conn[c].bytes += frames*(4+2+len(name)+1) + size*int(s.Sizes[i])
+		conn[c].bytes += bytes
 	}
 	f := &SizedFrames{streams: s.Streams, conns: make([]*sizedConn, conns), f32: f32}
 	sched := interleave(s.Sizes, batch, blockSeed(s.Spec.Seed, math.MaxUint64))
