@@ -147,3 +147,42 @@ func TestRestoreMirroredPartV1(t *testing.T) {
 		t.Errorf("written again: %d bytes, from %d", len(again), len(data))
 	}
 }
+
+// TestRestoreMirroredPartNoMirror: a part of version 2 for a stream that
+// cannot mirror (its sliding window keeps fewer than W values raw), as
+// only a forged snapshot holds, restores with its values copied into its
+// partial window, and the stream answers exactly.
+func TestRestoreMirroredPartNoMirror(t *testing.T) {
+	cfg := Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 1000, SlidingWindow: 500}}
+	p := open(t, cfg)
+	x := idleValues("dups", 300, 3)
+	if err := acceptValues(context.Background(), p, feed.Local, "s", slices.Clone(x), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	s := mustStream(t, p, "s")
+	s.mu.Lock()
+	pt := s.local
+	if pt.mirror || pt.filler.Len() != len(x) {
+		s.mu.Unlock()
+		t.Fatalf("mirror %v, %d values in the filler; want none mirrored", pt.mirror, pt.filler.Len())
+	}
+	pt.mirrored = int32(len(x)) // encoded as version 2; the filler keeps them
+	s.mu.Unlock()
+	data, err := p.Snapshot()
+	s.mu.Lock()
+	pt.mirrored = 0
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openRestored(t, Config{Defaults: cfg.Defaults}, data)
+	rs := mustStream(t, r, "s")
+	rs.mu.Lock()
+	mirror, mirrored, held := rs.local.mirror, rs.local.mirrored, rs.local.filler.Len()
+	rs.mu.Unlock()
+	if mirror || mirrored != 0 || held != len(x) {
+		t.Fatalf("restored: mirror %v, %d mirrored, %d in the filler; want %d in the filler", mirror, mirrored, held, len(x))
+	}
+	checkStream(t, rs, x, 0)
+	checkLast(t, rs, x, len(x))
+}
