@@ -120,12 +120,23 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	}
 	if width == 4 {
 		d.ring.float32 = true
-		d.ring.f32, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float32)
+		vals, err := readRing(r, nr, d.ring.capacity, d.pos, r.Float32)
+		if err != nil {
+			return err
+		}
+		var tail [][]float32
+		if d.ring.f32, tail = fill(d.ring.capacity, vals); tail != nil {
+			d.ring.moreChunks().f32 = tail
+		}
 	} else {
-		d.ring.f64, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float64)
-	}
-	if err != nil {
-		return err
+		vals, err := readRing(r, nr, d.ring.capacity, d.pos, r.Float64)
+		if err != nil {
+			return err
+		}
+		var tail [][]float64
+		if d.ring.f64, tail = fill(d.ring.capacity, vals); tail != nil {
+			d.ring.moreChunks().f64 = tail
+		}
 	}
 	nb := r.Int("blocks", int64(r.Remaining()/8))
 	var prevEnd int64 = -1
@@ -171,8 +182,8 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 }
 
 // readRing reads the n values, oldest first, of a ring of capacity values
-// that holds the last of pos values, with read, and lays them out so that
-// the newest sits at (pos−1) mod capacity.
+// that holds the last of pos values, with read, and returns them in the
+// order of their indices in the ring: the newest at (pos−1) mod capacity.
 func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read func() E) ([]E, error) {
 	if r.Err() != nil {
 		return nil, nil

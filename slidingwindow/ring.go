@@ -6,74 +6,263 @@ import (
 )
 
 // ring holds a window's newest values raw: the last len() of them, the
-// newest at index (pos−1) mod capacity once it is full. A window of
+// value at position p at index p mod capacity once it is full. A window of
 // float32 values keeps them as float32, in half the memory.
+//
+// The values lie in chunks: a first chunk of up to chunkLen values, which
+// starts at the size of the first values and doubles as they come, then,
+// for a ring of more than chunkLen values, chunks of chunkLen values each
+// (the last one to the capacity), allocated whole as they are reached. So
+// growing copies no value past the first chunk: a ring that grew by
+// doubling one slice up to 2^20 values copied each value once more on the
+// way, from memory long out of the cache, and left the old slices to the
+// collector.
 type ring struct {
-	f64      []float64
+	f64      []float64 // the first chunk
 	f32      []float32
+	more     *moreChunks // the chunks after the first; nil until it is full
 	float32  bool
 	capacity int64
 }
 
+// moreChunks holds the chunks of a ring after its first.
+type moreChunks struct {
+	f64 [][]float64
+	f32 [][]float32
+}
+
+// chunkShift sets chunkLen, the values of a chunk: 4096, 16 KiB of float32
+// values, a small step of memory for a ring of 2^20.
+const (
+	chunkShift = 12
+	chunkLen   = 1 << chunkShift
+	chunkMask  = chunkLen - 1
+)
+
+// moreBytes is what a ring counts for its moreChunks besides the chunks.
+const moreBytes = 48
+
 // len reports how many values the ring holds.
-func (r *ring) len() int64 { return int64(len(r.f64) + len(r.f32)) }
+func (r *ring) len() int64 {
+	if r.more != nil {
+		return chunkLen + tailLen(r.more.f64) + tailLen(r.more.f32)
+	}
+	return int64(len(r.f64) + len(r.f32))
+}
 
-// bytes reports the memory the ring holds.
-func (r *ring) bytes() int { return 8*cap(r.f64) + 4*cap(r.f32) }
-
-// growth returns how many bytes more the ring holds once it keeps n more
-// values, pushed at once: it doubles (at least to what they need, at most
-// to its capacity) when they do not fit, and starts at the size of the
-// first values, so that a stream of a few values holds only those.
-func (r *ring) growth(n int64) int64 {
-	l, c := r.len(), int64(cap(r.f64)+cap(r.f32))
-	need := min(l+n, r.capacity)
-	if need <= c {
+// tailLen reports how many values the chunks after the first hold.
+func tailLen[E float32 | float64](tail [][]E) int64 {
+	k := len(tail)
+	if k == 0 {
 		return 0
 	}
-	v := int64(8)
-	if r.float32 {
-		v = 4
+	return int64(k-1)<<chunkShift + int64(len(tail[k-1]))
+}
+
+// room reports how many values the ring has room for without growing.
+func (r *ring) room() int64 {
+	n := int64(cap(r.f64) + cap(r.f32))
+	if r.more != nil {
+		n += tailRoom(r.more.f64) + tailRoom(r.more.f32)
 	}
-	return (min(r.capacity, max(need, 2*c)) - c) * v
+	return n
+}
+
+func tailRoom[E float32 | float64](tail [][]E) int64 {
+	k := len(tail)
+	if k == 0 {
+		return 0
+	}
+	return int64(k-1)<<chunkShift + int64(cap(tail[k-1]))
+}
+
+// valueBytes reports the bytes of one value as the ring keeps it.
+func (r *ring) valueBytes() int64 {
+	if r.float32 {
+		return 4
+	}
+	return 8
+}
+
+// bytes reports the memory the ring holds: its values' room, and past the
+// first chunk the list of the others.
+func (r *ring) bytes() int {
+	b := r.valueBytes() * r.room()
+	if r.more != nil {
+		b += moreBytes + 24*int64(cap(r.more.f64)+cap(r.more.f32))
+	}
+	return int(b)
+}
+
+// maxTail reports the most chunks after the first a ring of capacity
+// values holds.
+func maxTail(capacity int64) int64 {
+	return max(0, (capacity-1)>>chunkShift)
+}
+
+// growTail returns the capacity of the list of chunks after the first once
+// it holds one more than now, holding n: it doubles, up to the most there
+// can be.
+func growTail(n, capacity int64) int64 {
+	return min(maxTail(capacity), max(4, 2*n))
+}
+
+// maxOverhead reports the most bytes a ring of capacity values counts
+// besides its values: the list of its chunks past the first.
+func maxOverhead(capacity int64) int64 {
+	if capacity <= chunkLen {
+		return 0
+	}
+	return moreBytes + 24*maxTail(capacity)
+}
+
+// growth returns how many bytes more the ring holds once it keeps n more
+// values, pushed at once: its first chunk doubles (at least to what they
+// need, at most to chunkLen or its capacity) when they do not fit, and
+// starts at the size of the first values, so that a stream of a few
+// values holds only those; past it, the ring takes whole chunks.
+func (r *ring) growth(n int64) int64 {
+	need := min(r.len()+n, r.capacity)
+	have := r.room()
+	if need <= have {
+		return 0
+	}
+	v := r.valueBytes()
+	head := int64(cap(r.f64) + cap(r.f32))
+	if need <= chunkLen {
+		return (min(r.capacity, chunkLen, max(need, 2*head)) - head) * v
+	}
+	// The first chunk fills to chunkLen; kt chunks follow it, each whole.
+	grown := (chunkLen - head) * v
+	kt := (need - 1) >> chunkShift
+	var k0, c0 int64
+	if r.more != nil {
+		k0 = int64(len(r.more.f64) + len(r.more.f32))
+		c0 = int64(cap(r.more.f64) + cap(r.more.f32))
+	} else {
+		grown += moreBytes
+	}
+	grown += (min(r.capacity, (kt+1)<<chunkShift) - (k0+1)<<chunkShift) * v
+	c := c0
+	for c < kt {
+		c = growTail(c, r.capacity)
+	}
+	return grown + 24*(c-c0)
 }
 
 // push appends vals, the values at positions pos, pos+1, … of the window,
 // and returns the position after them.
 func push[T float32 | float64](r *ring, pos int64, vals []T) int64 {
 	if r.float32 {
-		r.f32, pos = pushTo(r.f32, r.capacity, pos, vals)
-	} else {
-		r.f64, pos = pushTo(r.f64, r.capacity, pos, vals)
+		var tail [][]float32
+		if r.more != nil {
+			tail = r.more.f32
+		}
+		r.f32, tail, pos = pushTo(r.f32, tail, r.capacity, pos, vals)
+		if tail != nil {
+			r.moreChunks().f32 = tail
+		}
+		return pos
+	}
+	var tail [][]float64
+	if r.more != nil {
+		tail = r.more.f64
+	}
+	r.f64, tail, pos = pushTo(r.f64, tail, r.capacity, pos, vals)
+	if tail != nil {
+		r.moreChunks().f64 = tail
 	}
 	return pos
 }
 
-func pushTo[E, T float32 | float64](buf []E, capacity, pos int64, vals []T) ([]E, int64) {
+// moreChunks returns the ring's chunks after the first, made if need be.
+func (r *ring) moreChunks() *moreChunks {
+	if r.more == nil {
+		r.more = new(moreChunks)
+	}
+	return r.more
+}
+
+func pushTo[E, T float32 | float64](head []E, tail [][]E, capacity, pos int64, vals []T) ([]E, [][]E, int64) {
 	for len(vals) > 0 {
-		if int64(len(buf)) < capacity {
-			k := min(int64(len(vals)), capacity-int64(len(buf)))
-			if need := int64(len(buf)) + k; need > int64(cap(buf)) {
-				// Double (append grows large slices by only 1.25×, copying
-				// the ring many more times on its way to the capacity).
-				grown := make([]E, len(buf), min(capacity, max(need, 2*int64(cap(buf)))))
-				copy(grown, buf)
-				buf = grown
+		if n, limit := int64(len(head)), min(capacity, chunkLen); n < limit {
+			k := min(int64(len(vals)), limit-n)
+			if need := n + k; need > int64(cap(head)) {
+				grown := make([]E, n, min(limit, max(need, 2*int64(cap(head)))))
+				copy(grown, head)
+				head = grown
 			}
-			n := int64(len(buf))
-			buf = buf[:n+k]
-			convert(buf[n:], vals[:k])
+			head = head[:n+k]
+			convert(head[n:], vals[:k])
 			vals = vals[k:]
 			pos += k
 			continue
 		}
-		i := pos % capacity
-		k := min(int64(len(vals)), capacity-i)
-		convert(buf[i:i+k], vals[:k])
+		if l := chunkLen + tailLen(tail); l < capacity {
+			j := len(tail) - 1
+			if j < 0 || len(tail[j]) == cap(tail[j]) {
+				if len(tail) == cap(tail) {
+					grown := make([][]E, len(tail), growTail(int64(cap(tail)), capacity))
+					copy(grown, tail)
+					tail = grown
+				}
+				tail = append(tail, make([]E, 0, min(chunkLen, capacity-l)))
+				j++
+			}
+			c := tail[j]
+			n := len(c)
+			k := min(len(vals), cap(c)-n)
+			c = c[:n+k]
+			convert(c[n:], vals[:k])
+			tail[j] = c
+			vals = vals[k:]
+			pos += int64(k)
+			continue
+		}
+		// Full: overwrite the oldest values.
+		dst := at(head, tail, pos%capacity)
+		k := min(len(vals), len(dst))
+		convert(dst[:k], vals[:k])
 		vals = vals[k:]
-		pos += k
+		pos += int64(k)
 	}
-	return buf, pos
+	return head, tail, pos
+}
+
+// at returns the values from index i to the end of its chunk.
+func at[E float32 | float64](head []E, tail [][]E, i int64) []E {
+	if i < chunkLen {
+		return head[i:]
+	}
+	return tail[i>>chunkShift-1][i&chunkMask:]
+}
+
+// eachRun calls fn with the values from index from to index to (not
+// included), a chunk's run at a time.
+func eachRun[E float32 | float64](head []E, tail [][]E, from, to int64, fn func([]E)) {
+	for from < to {
+		run := at(head, tail, from)
+		run = run[:min(int64(len(run)), to-from)]
+		fn(run)
+		from += int64(len(run))
+	}
+}
+
+// eachOldestFirst calls fn with the newest n values (n ≤ the ring's
+// length) of a ring at position pos, oldest first, a run at a time.
+func eachOldestFirst[E float32 | float64](head []E, tail [][]E, capacity, n, pos int64, fn func([]E)) {
+	l := int64(len(head)) + tailLen(tail)
+	if l < capacity {
+		eachRun(head, tail, l-n, l, fn)
+		return
+	}
+	start := (pos - n) % capacity
+	if start+n <= capacity {
+		eachRun(head, tail, start, start+n, fn)
+		return
+	}
+	eachRun(head, tail, start, capacity, fn)
+	eachRun(head, tail, 0, start+n-capacity, fn)
 }
 
 // convert copies src into dst, which is as long, converting each value.
@@ -99,21 +288,19 @@ func convert[E, T float32 | float64](dst []E, src []T) {
 // is the window's position.
 func (r *ring) last(dst []float64, n, pos int64) []float64 {
 	if r.float32 {
-		return lastOf(dst, r.f32, r.capacity, n, pos)
+		var tail [][]float32
+		if r.more != nil {
+			tail = r.more.f32
+		}
+		eachOldestFirst(r.f32, tail, r.capacity, n, pos, func(run []float32) { dst = appendWide(dst, run) })
+		return dst
 	}
-	return lastOf(dst, r.f64, r.capacity, n, pos)
-}
-
-func lastOf[E float32 | float64](dst []float64, buf []E, capacity, n, pos int64) []float64 {
-	if int64(len(buf)) < capacity {
-		return appendWide(dst, buf[int64(len(buf))-n:])
+	var tail [][]float64
+	if r.more != nil {
+		tail = r.more.f64
 	}
-	start := (pos - n) % capacity
-	if start+n <= capacity {
-		return appendWide(dst, buf[start:start+n])
-	}
-	dst = appendWide(dst, buf[start:])
-	return appendWide(dst, buf[:start+n-capacity])
+	eachOldestFirst(r.f64, tail, r.capacity, n, pos, func(run []float64) { dst = append(dst, run...) })
+	return dst
 }
 
 // appendWide appends src, widened to float64, to dst.
@@ -131,34 +318,33 @@ func appendWide[E float32 | float64](dst []float64, src []E) []float64 {
 // length as a uvarint and its values, oldest first, little-endian at their
 // precision, for a window at position pos (the encoding's width and ring).
 func (r *ring) appendEncoded(dst []byte, pos int64) []byte {
+	n := r.len()
 	if r.float32 {
 		dst = append(dst, 4)
-		dst = binary.AppendUvarint(dst, uint64(len(r.f32)))
-		for _, run := range oldestFirst(r.f32, r.capacity, pos) {
+		dst = binary.AppendUvarint(dst, uint64(n))
+		var tail [][]float32
+		if r.more != nil {
+			tail = r.more.f32
+		}
+		eachOldestFirst(r.f32, tail, r.capacity, n, pos, func(run []float32) {
 			for _, v := range run {
 				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
 			}
-		}
+		})
 		return dst
 	}
 	dst = append(dst, 8)
-	dst = binary.AppendUvarint(dst, uint64(len(r.f64)))
-	for _, run := range oldestFirst(r.f64, r.capacity, pos) {
+	dst = binary.AppendUvarint(dst, uint64(n))
+	var tail [][]float64
+	if r.more != nil {
+		tail = r.more.f64
+	}
+	eachOldestFirst(r.f64, tail, r.capacity, n, pos, func(run []float64) {
 		for _, v := range run {
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
 		}
-	}
+	})
 	return dst
-}
-
-// oldestFirst returns the values of buf, a ring of capacity values at
-// position pos, as two runs, oldest first.
-func oldestFirst[E float32 | float64](buf []E, capacity, pos int64) [2][]E {
-	if int64(len(buf)) < capacity || capacity == 0 {
-		return [2][]E{buf, nil}
-	}
-	start := pos % capacity
-	return [2][]E{buf[start:], buf[:start]}
 }
 
 // keepFloat32 turns a ring of float64 values that are all float32 values
@@ -167,8 +353,27 @@ func (r *ring) keepFloat32() {
 	if r.float32 {
 		return
 	}
-	r.f32 = make([]float32, len(r.f64), cap(r.f64))
-	convert(r.f32, r.f64)
+	r.f32 = narrow(r.f64)
 	r.f64 = nil
+	if r.more != nil {
+		r.more.f32 = make([][]float32, len(r.more.f64), cap(r.more.f64))
+		for i, c := range r.more.f64 {
+			r.more.f32[i] = narrow(c)
+		}
+		r.more.f64 = nil
+	}
 	r.float32 = true
+}
+
+// narrow returns a float32 copy of c, as long and with as much room.
+func narrow(c []float64) []float32 {
+	n := make([]float32, len(c), cap(c))
+	convert(n, c)
+	return n
+}
+
+// fill sets the ring's values to vals, in the order of their indices.
+func fill[E float32 | float64](capacity int64, vals []E) ([]E, [][]E) {
+	head, tail, _ := pushTo[E, E](nil, nil, capacity, 0, vals)
+	return head, tail
 }

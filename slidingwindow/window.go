@@ -219,8 +219,9 @@ func (w *Window) Bytes() int {
 }
 
 // Growth returns how many bytes more Bytes counts once n more values are
-// added, for what grows in steps: the ring of raw values, which starts at
-// the first values' count and doubles (up to R) when they do not fit. What
+// added, for what grows in steps: the ring of raw values, whose first
+// chunk starts at the first values' count and doubles (up to 4096 values
+// or R) when they do not fit, and which then takes whole chunks. What
 // grows beside it, its time marks and, in Blocks mode, its block
 // summaries, is small against it and left to Bytes to measure.
 func (w *Window) Growth(n int64) int64 { return w.ring.growth(n) }
@@ -231,8 +232,8 @@ const blockOverhead = 64
 
 // Footprint returns the bytes w holds once full, as Bytes counts them.
 //
-// In Exact mode that is vN (v = 8 bytes a value, 4 for NewFloat32) and the
-// ring's time marks, a bound: the ring never grows past N values, nor its
+// In Exact mode that is vN (v = 8 bytes a value, 4 for NewFloat32), the
+// list of the ring's chunks and its time marks, a bound: the ring never grows past N values, nor its
 // marks past twice maxMarks.
 // In Blocks mode it is an estimate: the ring and the sealing buffers, and
 // for each level j (blocks of s_j = s0·2^j values, up to s_j ≤ εn/8, since
@@ -255,9 +256,9 @@ func (w *Window) Footprint() int64 {
 	// that append grows to at most twice that.
 	marks := 24 * 2 * (min(maxMarks, n) + 2)
 	if w.mode == Exact {
-		return v*n + marks
+		return v*n + marks + maxOverhead(n)
 	}
-	total := v*w.ring.capacity + marks + 32*w.s0
+	total := v*w.ring.capacity + maxOverhead(w.ring.capacity) + marks + 32*w.s0
 	perLevel := int64(math.Ceil(8/eps)) + 2
 	top := max(2*w.s0, int64(eps*float64(n)/8))
 	for j, s := 0, w.s0; s <= top; j, s = j+1, 2*s {

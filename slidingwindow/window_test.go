@@ -358,8 +358,8 @@ func TestFloat32Ring(t *testing.T) {
 		if len(e32) != len(e64)-4*int(w32.ring.len()) {
 			t.Fatalf("%s: encoded in %d bytes with float32 values kept, %d with float64, want 4 bytes less a value (%d values)", name, len(e32), len(e64), w32.ring.len())
 		}
-		if w32.Mode() == Exact && 2*w32.ring.bytes() != w64.ring.bytes() {
-			t.Errorf("%s: the float32 ring takes %d bytes, the float64 one %d", name, w32.ring.bytes(), w64.ring.bytes())
+		if b32, b64 := w32.ring.valueBytes()*w32.ring.room(), w64.ring.valueBytes()*w64.ring.room(); w32.Mode() == Exact && 2*b32 != b64 {
+			t.Errorf("%s: the float32 ring's values take %d bytes, the float64 one's %d", name, b32, b64)
 		}
 		var d Window
 		if err := d.UnmarshalBinary(e32); err != nil {
@@ -436,5 +436,100 @@ func TestDecodeVersion2(t *testing.T) {
 	}
 	if len(enc) >= len(old) {
 		t.Errorf("encoded in %d bytes, %d before", len(enc), len(old))
+	}
+}
+
+// TestChunkedRing fills rings of about a chunk and of several, wrapping
+// them, with batches of one value to several chunks: Growth says what each
+// batch adds to Bytes, the newest values read back as they were added (and
+// so after an encoding and decoding), and a chunk past the first, once
+// made, never moves: growing copies none of its values.
+func TestChunkedRing(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, f32 := range []bool{false, true} {
+		for _, capacity := range []int64{chunkLen - 1, chunkLen, chunkLen + 1, 3*chunkLen + 100, 5 * chunkLen} {
+			name := fmt.Sprintf("float32=%v capacity=%d", f32, capacity)
+			var w *Window
+			if f32 {
+				w, _ = NewFloat32(0.001, capacity)
+			} else {
+				w, _ = New(0.001, capacity)
+			}
+			var all []float64
+			moved := map[int]*float64{}
+			moved32 := map[int]*float32{}
+			for len(all) < int(3*capacity) {
+				n := 1 + r.IntN(7)
+				switch r.IntN(4) {
+				case 0:
+					n = 1 + r.IntN(300)
+				case 1:
+					n = 1 + r.IntN(int(2*chunkLen))
+				}
+				vals := make([]float64, n)
+				for i := range vals {
+					vals[i] = float64(float32(r.NormFloat64()))
+				}
+				before, grow := w.ring.bytes(), w.Growth(int64(n))
+				w.Add(1, vals...)
+				all = append(all, vals...)
+				if got := int64(w.ring.bytes() - before); got != grow {
+					t.Fatalf("%s: %d more values grew the ring by %d bytes, Growth said %d", name, n, got, grow)
+				}
+				if l := w.ring.len(); l != min(int64(len(all)), capacity) {
+					t.Fatalf("%s: ring holds %d values after %d", name, l, len(all))
+				}
+				if spare := w.ring.room() - w.ring.len(); w.ring.more != nil && spare >= chunkLen {
+					t.Fatalf("%s: %d values of room past the %d held", name, spare, w.ring.len())
+				}
+				if m := w.ring.more; m != nil {
+					for j, c := range m.f64 {
+						if p, ok := moved[j]; ok && p != &c[:1][0] {
+							t.Fatalf("%s: chunk %d moved", name, j+1)
+						}
+						moved[j] = &c[:1][0]
+					}
+					for j, c := range m.f32 {
+						if p, ok := moved32[j]; ok && p != &c[:1][0] {
+							t.Fatalf("%s: chunk %d moved", name, j+1)
+						}
+						moved32[j] = &c[:1][0]
+					}
+				}
+				checkNewest(t, name, w, all)
+			}
+			if int64(w.Bytes()) > w.Footprint() && w.Mode() == Exact {
+				t.Errorf("%s: %d bytes, footprint %d", name, w.Bytes(), w.Footprint())
+			}
+			enc, _ := w.AppendBinary(nil)
+			var d Window
+			if err := d.UnmarshalBinary(enc); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			checkNewest(t, name+" decoded", &d, all)
+			again, _ := d.AppendBinary(nil)
+			if !bytes.Equal(again, enc) {
+				t.Errorf("%s: decoded and encoded again, %d bytes differ from the %d first encoded", name, len(again), len(enc))
+			}
+			if d.ring.room() != d.ring.len() && d.ring.len() > chunkLen {
+				t.Errorf("%s: decoded ring has room for %d values, holds %d", name, d.ring.room(), d.ring.len())
+			}
+		}
+	}
+}
+
+// checkNewest checks that the newest values w keeps raw are the last of
+// all, oldest first.
+func checkNewest(t *testing.T, name string, w *Window, all []float64) {
+	t.Helper()
+	l := w.ring.len()
+	for _, n := range []int64{1, l / 3, l - 1, l} {
+		if n <= 0 {
+			continue
+		}
+		got := w.last(nil, n)
+		if want := all[int64(len(all))-n:]; !slices.Equal(got, want) {
+			t.Fatalf("%s: the newest %d values after %d differ", name, n, len(all))
+		}
 	}
 }
