@@ -3,6 +3,7 @@ package slidingwindow
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // ring holds a window's newest values raw: the last len() of them, the
@@ -287,6 +288,7 @@ func convert[E, T float32 | float64](dst []E, src []T) {
 // last appends the newest n values (n ≤ len()) to dst, oldest first; pos
 // is the window's position.
 func (r *ring) last(dst []float64, n, pos int64) []float64 {
+	dst = slices.Grow(dst, int(n))
 	if r.float32 {
 		var tail [][]float32
 		if r.more != nil {
