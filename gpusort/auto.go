@@ -18,14 +18,28 @@ var ErrNoGPU = errors.New("gpusort: no usable OpenGL context")
 // "gpu" tag.
 var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build tag)")
 
-// Auto schedules batches between a GPU back-end and the CPU back-end by
-// their measured throughput, so that a daemon using it is never slower
-// than the CPU alone: each batch goes to the side that is expected to
-// finish it first, given the keys already queued there and that side's
-// rate (an exponentially weighted moving average of keys per second over
-// the batches it has done). Until both rates are known, an idle side with
-// no rate yet takes the next batch. The GPU side runs one batch at a time;
-// the CPU side sorts each batch on all cores.
+// Auto schedules batches between a GPU back-end and the CPU back-end, so
+// that a daemon using it gets the GPU's lead where there is one and the
+// CPU's where the GPU is of little use. Sorting on the CPU takes cores
+// from the rest of the daemon (accepting values, the summaries), so the
+// GPU takes every batch while it keeps up — while the keys queued there,
+// the batch's with them, would be done within autoBacklog at its rate —
+// unless the CPU's rate is autoCPULead times the GPU's or more. Until a
+// span of autoSpan at least has measured the GPU, it takes them all: its
+// first batch alone, with none to share a submission with, says little of
+// it. Otherwise
+// each batch goes to the side expected to finish it first, given the keys
+// queued there and that side's rate. A GPU side left idle for autoProbe
+// is sent the next batch, to measure it again.
+//
+// A side's rate is the keys it finished per second of the time it had
+// batches in flight (an exponentially weighted moving average over spans
+// of that time), not the keys of one batch over its latency: the compute
+// back-end takes every batch waiting into one submission, so it finishes
+// hundreds of batches in the round trip that one batch alone would take,
+// and a rate per batch would rank it hundreds of times too slow. Until
+// both rates are known, an idle side with no rate yet takes the next
+// batch.
 //
 // Auto helps only when batches arrive concurrently (several pipeline
 // workers calling Sort or Digest): a single caller gets the faster side.
@@ -36,21 +50,61 @@ type Auto struct {
 	cpu    *CPU
 
 	mu      sync.Mutex
-	sides   [2]autoSide // 0: GPU, 1: CPU
-	pairs   [2]autoSide // the same for SortPairs, in pairs
+	sides   schedule // batches
+	pairs   schedule // windows of pairs
 	closed  bool
 	pending sync.WaitGroup
 }
 
+// A schedule holds the queues and rates of Auto's two sides for one kind
+// of work: 0 is the GPU, 1 the CPU.
+type schedule [2]autoSide
+
 // autoSide is one side's queue and measured rate.
 type autoSide struct {
-	queued int     // keys sent and not yet done
-	rate   float64 // keys per second, EWMA; 0 until measured
-	done   int64   // batches done
+	queued  int     // keys sent and not yet done
+	batches int     // batches sent and not yet done
+	rate    float64 // keys per second while busy, EWMA; 0 until measured
+	done    int64   // batches done
+
+	// The span being measured: the keys finished in it, the time the side
+	// was busy in it (had a batch or more in flight), and when a batch was
+	// last sent to it or done.
+	spanKeys int
+	spanBusy time.Duration
+	last     time.Time
+
+	probe   bool // the side was sent a batch to measure it again
+	spanned bool // its rate was measured over a whole span
 }
 
-// autoWeight is the EWMA weight of the newest batch's rate.
+// autoWeight is the EWMA weight of the newest span's rate.
 const autoWeight = 0.25
+
+// autoSpan is the busy time a side's rate is measured over after its
+// first batch: long enough to take in several of the compute back-end's
+// submissions.
+const autoSpan = 10 * time.Millisecond
+
+// autoBacklog is how long the keys queued on the GPU side may take, at its
+// rate, before batches may go to the CPU. It is long: with 256 pipeline
+// workers waiting on it, the compute back-end's queue holds some 60 ms of
+// 16 fat streams, and sending what passes 20 ms to the CPU cost those
+// streams a quarter of their rate on the H200's 16 cores.
+const autoBacklog = 250 * time.Millisecond
+
+// autoCPULead is how many times the GPU's rate the CPU's must be for
+// batches to go to the CPU while the GPU keeps up. The CPU's rate is
+// measured on cores that the rest of the daemon would otherwise use (on
+// its first batch, on idle ones), and the GPU's at whatever load it had:
+// with 4, 16 fat streams on the H200's 16 cores sent a share of their
+// batches to the CPU and lost a quarter of their rate.
+const autoCPULead = 16
+
+// autoProbe is how long the GPU side may sit idle before it is sent a
+// batch to measure it again: a rate measured once too low (a slow first
+// batch) would otherwise keep batches from it, and so keep itself.
+const autoProbe = 250 * time.Millisecond
 
 // NewAuto returns a scheduler over gpu (which may be nil) and cpu. gpuErr,
 // when not nil, is why there is no GPU side: Auto reports it with GPUErr.
@@ -94,22 +148,46 @@ func (a *Auto) Close() error {
 	return errors.Join(err, a.cpu.Close())
 }
 
-// pick chooses a side of sides (a.sides, or a.pairs) for a batch of n
-// keys and queues it there.
-func (a *Auto) pick(sides *[2]autoSide, n int) (side int, err error) {
+// pick chooses a side of s (a.sides, or a.pairs) for a batch of n keys and
+// queues it there.
+func (a *Auto) pick(s *schedule, n int) (side int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return 0, ErrClosed
 	}
-	side = 1
-	if a.gpu != nil {
-		g, c := &sides[0], &sides[1]
+	side = s.pick(n, a.gpu != nil, time.Now())
+	a.pending.Add(1)
+	return side, nil
+}
+
+// finish records that a batch of n keys sent to side of s is done, well
+// or not.
+func (a *Auto) finish(s *schedule, side, n int, ok bool) {
+	a.mu.Lock()
+	s.finish(side, n, ok, time.Now())
+	a.mu.Unlock()
+	a.pending.Done()
+}
+
+// pick chooses a side for a batch of n keys sent at now, the GPU only if
+// there is one (gpu), and queues it there.
+func (s *schedule) pick(n int, gpu bool, now time.Time) int {
+	side := 1
+	if gpu {
+		g, c := &s[0], &s[1]
 		switch {
-		case g.rate == 0 && g.queued == 0:
+		case g.rate == 0 && g.batches == 0:
 			side = 0 // measure the GPU
-		case c.rate == 0 && c.queued == 0:
+		case c.rate == 0 && c.batches == 0:
 			side = 1 // measure the CPU
+		case g.batches == 0 && now.Sub(g.last) >= autoProbe:
+			side = 0 // measure the GPU again, in case its rate is stale
+			g.probe, g.spanKeys, g.spanBusy = true, 0, 0
+		case g.rate > 0 && !g.spanned:
+			side = 0 // until a whole span measures the GPU
+		case g.rate > 0 && c.rate <= autoCPULead*g.rate && float64(g.queued+n)/g.rate <= autoBacklog.Seconds():
+			side = 0 // the GPU is of use and keeps up: leave the cores to the rest
 		case g.rate > 0 && c.rate > 0:
 			if float64(g.queued+n)/g.rate <= float64(c.queued+n)/c.rate {
 				side = 0
@@ -118,27 +196,48 @@ func (a *Auto) pick(sides *[2]autoSide, n int) (side int, err error) {
 			side = 0 // the CPU is still on its first batch
 		}
 	}
-	sides[side].queued += n
-	a.pending.Add(1)
-	return side, nil
+	x := &s[side]
+	x.advance(now)
+	x.queued += n
+	x.batches++
+	return side
 }
 
-// finish records that a batch of n keys took d on side of sides.
-func (a *Auto) finish(sides *[2]autoSide, side, n int, d time.Duration, ok bool) {
-	a.mu.Lock()
-	s := &sides[side]
-	s.queued -= n
-	if ok && n > 0 && d > 0 {
-		r := float64(n) / d.Seconds()
-		if s.rate == 0 {
-			s.rate = r
-		} else {
-			s.rate += autoWeight * (r - s.rate)
-		}
-		s.done++
+// finish records that a batch of n keys sent to side is done at now, well
+// (ok) or not: a failed batch's time counts against the side's rate, its
+// keys do not.
+func (s *schedule) finish(side, n int, ok bool, now time.Time) {
+	x := &s[side]
+	x.advance(now)
+	x.queued -= n
+	x.batches--
+	if !ok {
+		return
 	}
-	a.mu.Unlock()
-	a.pending.Done()
+	x.done++
+	x.spanKeys += n
+	if x.spanBusy <= 0 || (x.rate > 0 && !x.probe && x.spanBusy < autoSpan) {
+		return
+	}
+	r := float64(x.spanKeys) / x.spanBusy.Seconds()
+	if x.rate == 0 || x.probe || !x.spanned {
+		// The first batch's rate, alone, says little of a side that
+		// takes batches together: the first whole span replaces it.
+		x.rate, x.probe = r, false
+	} else {
+		x.rate += autoWeight * (r - x.rate)
+	}
+	x.spanned = x.spanned || x.spanBusy >= autoSpan
+	x.spanKeys, x.spanBusy = 0, 0
+}
+
+// advance adds the time since the side's last event to its busy time, if
+// it had a batch in flight, and makes now its last event.
+func (x *autoSide) advance(now time.Time) {
+	if x.batches > 0 {
+		x.spanBusy += now.Sub(x.last)
+	}
+	x.last = now
 }
 
 // Sort sorts b's windows on the side expected to finish first.
@@ -151,13 +250,12 @@ func (a *Auto) Sort(ctx context.Context, b *Quad) error {
 	if side == 0 {
 		a.calibrate(ctx, b)
 	}
-	start := time.Now()
 	if side == 0 {
 		err = a.gpu.Sort(ctx, b)
 	} else {
 		err = a.cpu.Sort(ctx, b)
 	}
-	a.finish(&a.sides, side, n, time.Since(start), err == nil)
+	a.finish(&a.sides, side, n, err == nil)
 	return err
 }
 
@@ -172,13 +270,12 @@ func (a *Auto) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.Win
 	if side == 0 {
 		a.calibrate(ctx, b)
 	}
-	start := time.Now()
 	if side == 0 {
 		err = a.gpu.Digest(ctx, b, specs, out)
 	} else {
 		err = a.cpu.Digest(ctx, b, specs, out)
 	}
-	a.finish(&a.sides, side, n, time.Since(start), err == nil)
+	a.finish(&a.sides, side, n, err == nil)
 	return err
 }
 
@@ -193,8 +290,9 @@ func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
 }
 
 // calibrate lets the GPU side make its per-size measurements for b's
-// windows before the batch is timed, so that they do not count against the
-// GPU's rate. An error is left for the batch itself to meet.
+// windows, a batch sent to it, and takes the time they took off the GPU's
+// busy time, so that they do not count against its rate. An error is left
+// for the batch itself to meet.
 func (a *Auto) calibrate(ctx context.Context, b *Quad) {
 	c, ok := a.gpu.(Calibrator)
 	if !ok {
@@ -205,6 +303,12 @@ func (a *Auto) calibrate(ctx context.Context, b *Quad) {
 		n32 = max(n32, len(b.F32[i]))
 		n64 = max(n64, len(b.F64[i]))
 	}
+	start := time.Now()
 	_ = c.Calibrate(ctx, n32, false)
 	_ = c.Calibrate(ctx, n64, true)
+	if d := time.Since(start); d >= time.Millisecond {
+		a.mu.Lock()
+		a.sides[0].spanBusy -= d
+		a.mu.Unlock()
+	}
 }
