@@ -22,15 +22,16 @@ var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build 
 // that a daemon using it gets the GPU's lead where there is one and the
 // CPU's where the GPU is of little use. Sorting on the CPU takes cores
 // from the rest of the daemon (accepting values, the summaries), so the
-// GPU takes every batch while it keeps up — while the keys queued there,
-// the batch's with them, would be done within autoBacklog at its rate —
-// unless the CPU's rate is autoCPULead times the GPU's or more. Until a
-// span of autoSpan at least has measured the GPU, it takes them all: its
-// first batch alone, with none to share a submission with, says little of
-// it. Otherwise
+// GPU takes every batch unless the CPU's rate is autoCPULead times its
+// own or more: on the H200, sending batches to the CPU whenever the GPU's
+// queue was long, or whenever the CPU would finish them first, cost 16 fat
+// streams a quarter of the gpu sorter's rate, and 100,000 thin ones on 8
+// cores a third. Until a span of autoSpan at least has measured the GPU,
+// it takes them all: its first batch alone, with none to share a
+// submission with, says little of it. Where the CPU leads by that much,
 // each batch goes to the side expected to finish it first, given the keys
-// queued there and that side's rate. A GPU side left idle for autoProbe
-// is sent the next batch, to measure it again.
+// queued there and that side's rate. A GPU side left idle for autoProbe is
+// sent the next batch, to measure it again.
 //
 // A side's rate is the keys it finished per second of the time it had
 // batches in flight (an exponentially weighted moving average over spans
@@ -86,15 +87,8 @@ const autoWeight = 0.25
 // submissions.
 const autoSpan = 10 * time.Millisecond
 
-// autoBacklog is how long the keys queued on the GPU side may take, at its
-// rate, before batches may go to the CPU. It is long: with 256 pipeline
-// workers waiting on it, the compute back-end's queue holds some 60 ms of
-// 16 fat streams, and sending what passes 20 ms to the CPU cost those
-// streams a quarter of their rate on the H200's 16 cores.
-const autoBacklog = 250 * time.Millisecond
-
 // autoCPULead is how many times the GPU's rate the CPU's must be for
-// batches to go to the CPU while the GPU keeps up. The CPU's rate is
+// batches to go to the CPU. The CPU's rate is
 // measured on cores that the rest of the daemon would otherwise use (on
 // its first batch, on idle ones), and the GPU's at whatever load it had:
 // with 4, 16 fat streams on the H200's 16 cores sent a share of their
@@ -186,8 +180,8 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 			g.probe, g.spanKeys, g.spanBusy = true, 0, 0
 		case g.rate > 0 && !g.spanned:
 			side = 0 // until a whole span measures the GPU
-		case g.rate > 0 && c.rate <= autoCPULead*g.rate && float64(g.queued+n)/g.rate <= autoBacklog.Seconds():
-			side = 0 // the GPU is of use and keeps up: leave the cores to the rest
+		case g.rate > 0 && c.rate <= autoCPULead*g.rate:
+			side = 0 // the GPU is of use: leave the cores to the rest
 		case g.rate > 0 && c.rate > 0:
 			if float64(g.queued+n)/g.rate <= float64(c.queued+n)/c.rate {
 				side = 0
