@@ -22,8 +22,8 @@ var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build 
 // that a daemon using it gets the GPU's lead where there is one and the
 // CPU's where the GPU is of little use. Sorting on the CPU takes cores
 // from the rest of the daemon (accepting values, the summaries), so the
-// GPU takes every batch unless the CPU's rate is autoCPULead times its
-// own or more: on the H200, sending batches to the CPU whenever the GPU's
+// GPU takes every batch unless the CPU's first batch went autoCPULead
+// times its rate or more: on the H200, sending batches to the CPU whenever the GPU's
 // queue was long, or whenever the CPU would finish them first, cost 16 fat
 // streams a quarter of the gpu sorter's rate, and 100,000 thin ones on 8
 // cores a third. Until a span of autoSpan at least has measured the GPU,
@@ -75,8 +75,9 @@ type autoSide struct {
 	spanBusy time.Duration
 	last     time.Time
 
-	probe   bool // the side was sent a batch to measure it again
-	spanned bool // its rate was measured over a whole span
+	first   float64 // the rate of its first batch, alone
+	probe   bool    // the side was sent a batch to measure it again
+	spanned bool    // its rate was measured over a whole span
 }
 
 // autoWeight is the EWMA weight of the newest span's rate.
@@ -87,12 +88,14 @@ const autoWeight = 0.25
 // submissions.
 const autoSpan = 10 * time.Millisecond
 
-// autoCPULead is how many times the GPU's rate the CPU's must be for
-// batches to go to the CPU. The CPU's rate is
-// measured on cores that the rest of the daemon would otherwise use (on
-// its first batch, on idle ones), and the GPU's at whatever load it had:
-// with 4, 16 fat streams on the H200's 16 cores sent a share of their
-// batches to the CPU and lost a quarter of their rate.
+// autoCPULead is how many times the GPU's rate the CPU's first batch's
+// must be for batches to go to the CPU. That batch ran alone, on idle
+// cores: the CPU's rate at load grows with the batches it is sent, so
+// compared with the GPU's it would keep sending the CPU more, and it is
+// made on cores that the rest of the daemon would otherwise use. With the
+// CPU's rate at load and a lead of 4, 16 fat streams on the H200's 16
+// cores sent a share of their batches to the CPU and lost a fifth of their
+// rate.
 const autoCPULead = 16
 
 // autoProbe is how long the GPU side may sit idle before it is sent a
@@ -180,7 +183,7 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 			g.probe, g.spanKeys, g.spanBusy = true, 0, 0
 		case g.rate > 0 && !g.spanned:
 			side = 0 // until a whole span measures the GPU
-		case g.rate > 0 && c.rate <= autoCPULead*g.rate:
+		case g.rate > 0 && c.first <= autoCPULead*g.rate:
 			side = 0 // the GPU is of use: leave the cores to the rest
 		case g.rate > 0 && c.rate > 0:
 			if float64(g.queued+n)/g.rate <= float64(c.queued+n)/c.rate {
@@ -214,6 +217,9 @@ func (s *schedule) finish(side, n int, ok bool, now time.Time) {
 		return
 	}
 	r := float64(x.spanKeys) / x.spanBusy.Seconds()
+	if x.rate == 0 {
+		x.first = r
+	}
 	if x.rate == 0 || x.probe || !x.spanned {
 		// The first batch's rate, alone, says little of a side that
 		// takes batches together: the first whole span replaces it.
