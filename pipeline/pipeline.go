@@ -747,6 +747,10 @@ type Counters struct {
 	Queued        int
 }
 
+// Sorter returns the sorter the pipeline digests its windows with
+// (Config.Sorter).
+func (p *Pipeline) Sorter() gpusort.Digester { return p.cfg.Sorter }
+
 // Counters returns the pipeline's counters.
 func (p *Pipeline) Counters() Counters {
 	return Counters{

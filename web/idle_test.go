@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"streamd/feed"
+	"streamd/gpusort"
 	"streamd/pipeline"
 	"streamd/summary"
 )
@@ -49,5 +50,54 @@ func TestMetricsIdleFlush(t *testing.T) {
 			t.Fatalf("flushes: %v digested, %v shrunk; want 1 and 1", d, sh)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestMetricsAutoSorter: with the auto sorter, /metrics says how many
+// batches each side sorted and the rate it measured for each; without a
+// GPU every batch is the CPU's. With another sorter the families are left
+// out.
+func TestMetricsAutoSorter(t *testing.T) {
+	cfg := pipeline.Config{Defaults: summary.Config{Epsilon: 0.05, WindowSize: 1024, SlidingWindow: 1024}}
+	cfg.Sorter = gpusort.NewAuto(nil, nil, gpusort.NewCPU(0))
+	s := servePipeline(t, cfg, nil)
+	vals := make([]float64, 8*1024)
+	for i := range vals {
+		vals[i] = float64(i % 97)
+	}
+	if _, err := s.Pipeline.Accept(context.Background(), &feed.Batch{Stream: "a", Values: vals}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
+		e := parseExposition(t, text)
+		if e.types["streamd_sorter_batches_total"] != "counter" || e.types["streamd_sorter_rate_keys_per_second"] != "gauge" {
+			t.Fatalf("auto sorter families missing or mistyped:\n%s", text)
+		}
+		sorted := e.value(t, "streamd_windows_sorted_total")
+		gpu, cpu := e.value(t, `streamd_sorter_batches_total{side="gpu"}`), e.value(t, `streamd_sorter_batches_total{side="cpu"}`)
+		if sorted == 8 {
+			if gpu != 0 || cpu < 2 || cpu > 8 {
+				t.Fatalf("8 windows sorted in %v batches on the GPU and %v on the CPU; want none and 2 to 8", gpu, cpu)
+			}
+			if r := e.value(t, `streamd_sorter_rate_keys_per_second{side="cpu"}`); r <= 0 {
+				t.Fatalf("the CPU's rate %v after %v batches", r, cpu)
+			}
+			if r := e.value(t, `streamd_sorter_rate_keys_per_second{side="gpu"}`); r != 0 {
+				t.Fatalf("the GPU's rate %v without a GPU", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v of 8 windows sorted", sorted)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	plain := servePipeline(t, pipeline.Config{Defaults: cfg.Defaults}, nil)
+	_, text := get(t, http.DefaultClient, "http://"+plain.ListenAddr(), "/metrics", nil)
+	if e := parseExposition(t, text); e.types["streamd_sorter_batches_total"] != "" || e.types["streamd_sorter_rate_keys_per_second"] != "" {
+		t.Fatalf("auto sorter families with the cpu sorter:\n%s", text)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
+	"streamd/gpusort"
 )
 
 // CheckpointStats is what /metrics says of the daemon's checkpoints.
@@ -96,6 +97,13 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	single("streamd_sort_seconds_total", "counter", "Time spent sorting batches.", formatFloat(c.SortSeconds))
 	single("streamd_sort_errors_total", "counter", "Batches the configured sorter failed on (sorted on the CPU instead).", c.SortErrors)
 	single("streamd_windows_queued", "gauge", "Full windows waiting for the sorter.", c.Queued)
+	if a, ok := s.Pipeline.Sorter().(*gpusort.Auto); ok {
+		gpu, cpu, gpuBatches, cpuBatches := a.Rates()
+		family("streamd_sorter_batches_total", "counter", "Batches the auto sorter had each side sort.")
+		fmt.Fprintf(b, "streamd_sorter_batches_total{side=\"gpu\"} %d\nstreamd_sorter_batches_total{side=\"cpu\"} %d\n", gpuBatches, cpuBatches)
+		family("streamd_sorter_rate_keys_per_second", "gauge", "The rate the auto sorter measured for each side: keys per second of the time it had batches in flight; 0 until measured.")
+		fmt.Fprintf(b, "streamd_sorter_rate_keys_per_second{side=\"gpu\"} %s\nstreamd_sorter_rate_keys_per_second{side=\"cpu\"} %s\n", formatFloat(gpu), formatFloat(cpu))
+	}
 	idle := s.Pipeline.IdleStats()
 	family("streamd_idle_flushes_total", "counter", "Partial windows of quiet streams flushed (--idle-flush): digested into the summaries, or shrunk to their values.")
 	fmt.Fprintf(b, "streamd_idle_flushes_total{how=\"digested\"} %d\nstreamd_idle_flushes_total{how=\"shrunk\"} %d\n", idle.Digested, idle.Shrunk)
