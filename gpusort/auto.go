@@ -23,27 +23,26 @@ var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build 
 // CPU's where the GPU is of little use. Sorting on the CPU takes cores
 // from the rest of the daemon (accepting values, the summaries), so the
 // GPU takes every batch unless the CPU's first batch went autoCPULead
-// times its rate or more: on the H200, sending batches to the CPU whenever the GPU's
-// queue was long, or whenever the CPU would finish them first, cost 16 fat
-// streams a quarter of the gpu sorter's rate, and 100,000 thin ones on 8
-// cores a third. Until a span of autoSpan at least has measured the GPU,
-// it takes them all: its first batch alone, with none to share a
-// submission with, says little of it. Where the CPU leads by that much,
-// each batch goes to the side expected to finish it first, given the keys
-// queued there and that side's rate. A GPU side left idle for autoProbe is
-// sent the next batch, to measure it again.
+// times the GPU's rate or more. On the H200, sending batches to the CPU
+// whenever the GPU's queue was long, or whenever the CPU would finish them
+// first, cost 16 fat streams up to two fifths of the gpu sorter's rate.
+// Until a span of autoSpan at least has measured the GPU, it takes them
+// all: its first batch alone, with none to share a submission with, says
+// little of it. Where the CPU leads by that much, each batch goes to the
+// side expected to finish it first, given the keys queued there and that
+// side's rate. A GPU side left idle for autoProbe is sent the next batch,
+// to measure it again.
 //
 // A side's rate is the keys it finished per second of the time it had
 // batches in flight (an exponentially weighted moving average over spans
 // of that time), not the keys of one batch over its latency: the compute
 // back-end takes every batch waiting into one submission, so it finishes
 // hundreds of batches in the round trip that one batch alone would take,
-// and a rate per batch would rank it hundreds of times too slow. Until
-// both rates are known, an idle side with no rate yet takes the next
-// batch.
+// and a rate per batch would rank it hundreds of times too slow (so did
+// Auto once, and matched the cpu sorter where the compute back-end gave
+// 1.6 times its rate). Until both rates are known, an idle side with no
+// rate yet takes the next batch.
 //
-// Auto helps only when batches arrive concurrently (several pipeline
-// workers calling Sort or Digest): a single caller gets the faster side.
 // With no GPU, Auto is the CPU back-end under another name.
 type Auto struct {
 	gpu    Digester // nil without a GPU

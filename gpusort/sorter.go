@@ -14,7 +14,7 @@
 // a time by PairSorter.
 //
 // This package holds the interfaces, the Quad, the CPU back-end and
-// Auto (GPU and CPU scheduled by throughput), and imports no GL. The rest
+// Auto (the GPU unless the CPU is far faster), and imports no GL. The rest
 // is in subpackages, each importing this one:
 //
 //   - gpusort/registry lists the compiled-in back-ends by name (Lookup),
