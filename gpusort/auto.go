@@ -31,7 +31,8 @@ var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build 
 // little of it. Where the CPU leads by that much, each batch goes to the
 // side expected to finish it first, given the keys queued there and that
 // side's rate. A GPU side left idle for autoProbe is sent the next batch,
-// to measure it again.
+// to measure it again; one that failed a batch (and left it to the
+// caller's fallback) is sent none for autoProbe.
 //
 // A side's rate is the keys it finished per second of the time it had
 // batches in flight (an exponentially weighted moving average over spans
@@ -74,9 +75,10 @@ type autoSide struct {
 	spanBusy time.Duration
 	last     time.Time
 
-	first   float64 // the rate of its first batch, alone
-	probe   bool    // the side was sent a batch to measure it again
-	spanned bool    // its rate was measured over a whole span
+	failed  time.Time // when a batch last failed on it
+	first   float64   // the rate of its first batch, alone
+	probe   bool      // the side was sent a batch to measure it again
+	spanned bool      // its rate was measured over a whole span
 }
 
 // autoWeight is the EWMA weight of the newest span's rate.
@@ -173,6 +175,8 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 	if gpu {
 		g, c := &s[0], &s[1]
 		switch {
+		case !g.failed.IsZero() && now.Sub(g.failed) < autoProbe:
+			side = 1 // the GPU failed a batch lately: try it again later
 		case g.rate == 0 && g.batches == 0:
 			side = 0 // measure the GPU
 		case c.rate == 0 && c.batches == 0:
@@ -201,13 +205,14 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 
 // finish records that a batch of n keys sent to side is done at now, well
 // (ok) or not: a failed batch's time counts against the side's rate, its
-// keys do not.
+// keys do not, and it keeps batches from a GPU side for autoProbe.
 func (s *schedule) finish(side, n int, ok bool, now time.Time) {
 	x := &s[side]
 	x.advance(now)
 	x.queued -= n
 	x.batches--
 	if !ok {
+		x.failed = now
 		return
 	}
 	x.done++

@@ -119,3 +119,36 @@ func TestSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleGPUFails: a GPU side that fails a batch is sent none for
+// autoProbe, and then is tried again; a CPU side that fails one is not
+// left.
+func TestScheduleGPUFails(t *testing.T) {
+	var s schedule
+	at := time.Unix(0, 0)
+	const n = 4096
+	step := func(d time.Duration) time.Time { at = at.Add(d); return at }
+	// Both sides measured: the GPU far faster than the CPU's first batch.
+	if side := s.pick(n, true, step(0)); side != 0 {
+		t.Fatalf("first batch to side %d, want the GPU", side)
+	}
+	s.finish(0, n, true, step(20*time.Millisecond))
+	if side := s.pick(n, true, step(0)); side != 1 {
+		t.Fatalf("second batch to side %d, want the CPU to measure it", side)
+	}
+	s.finish(1, n, true, step(10*time.Millisecond))
+	if side := s.pick(n, true, step(0)); side != 0 {
+		t.Fatalf("batch to side %d, want the GPU", side)
+	}
+	s.finish(0, n, false, step(time.Millisecond))
+	for range 10 {
+		if side := s.pick(n, true, step(10*time.Millisecond)); side != 1 {
+			t.Fatalf("%v after a failed GPU batch: side %d, want the CPU", at.Sub(time.Unix(0, 0)), side)
+		}
+		s.finish(1, n, false, step(time.Millisecond)) // the CPU failing too changes nothing
+	}
+	step(autoProbe)
+	if side := s.pick(n, true, step(0)); side != 0 {
+		t.Fatalf("%v after the failure: side %d, want the GPU again", autoProbe, side)
+	}
+}
