@@ -75,10 +75,18 @@ type autoSide struct {
 	spanBusy time.Duration
 	last     time.Time
 
+	spanBatches int // batches finished in the span
+
+	// A batch alone: sent when the side had none in flight, and none sent
+	// after it while it is; aloneRate is an EWMA of such batches' rates.
+	alone      bool
+	aloneSince time.Time
+	aloneRate  float64
+
 	failed  time.Time // when a batch last failed on it
-	first   float64   // the rate of its first batch, alone
 	probe   bool      // the side was sent a batch to measure it again
-	spanned bool      // its rate was measured over a whole span
+	spanned bool      // its rate was measured over a span of several batches
+	due     bool      // the span is to close at the next event (settle)
 }
 
 // autoWeight is the EWMA weight of the newest span's rate.
@@ -89,9 +97,9 @@ const autoWeight = 0.25
 // submissions.
 const autoSpan = 10 * time.Millisecond
 
-// autoCPULead is how many times the GPU's rate the CPU's first batch's
-// must be for batches to go to the CPU. That batch ran alone, on idle
-// cores: the CPU's rate at load grows with the batches it is sent, so
+// autoCPULead is how many times the GPU's rate the CPU's rate for a batch
+// sorted alone must be for batches to go to the CPU. A batch alone runs on
+// idle cores; the CPU's rate at load grows with the batches it is sent, so
 // compared with the GPU's it would keep sending the CPU more, and it is
 // made on cores that the rest of the daemon would otherwise use. With the
 // CPU's rate at load and a lead of 4, 16 fat streams on the H200's 16
@@ -101,8 +109,17 @@ const autoCPULead = 16
 
 // autoProbe is how long the GPU side may sit idle before it is sent a
 // batch to measure it again: a rate measured once too low (a slow first
-// batch) would otherwise keep batches from it, and so keep itself.
+// batch) would otherwise keep batches from it, and so keep itself. It is
+// also how long a GPU that failed a batch is sent none.
 const autoProbe = 250 * time.Millisecond
+
+// autoCPUProbe is how long the CPU side may sit idle before it is sent a
+// batch, alone, to measure its rate for a batch alone again.
+const autoCPUProbe = time.Second
+
+// autoDrain bounds the batches a GPU not yet measured over a span of
+// several batches is sent: those its rate so far would finish within it.
+const autoDrain = 10 * autoSpan
 
 // NewAuto returns a scheduler over gpu (which may be nil) and cpu. gpuErr,
 // when not nil, is why there is no GPU side: Auto reports it with GPUErr.
@@ -159,11 +176,11 @@ func (a *Auto) pick(s *schedule, n int) (side int, err error) {
 	return side, nil
 }
 
-// finish records that a batch of n keys sent to side of s is done, well
-// or not.
-func (a *Auto) finish(s *schedule, side, n int, ok bool) {
+// finish records that a batch of n keys sent to side of s is done, with
+// err.
+func (a *Auto) finish(s *schedule, side, n int, err error) {
 	a.mu.Lock()
-	s.finish(side, n, ok, time.Now())
+	s.finish(side, n, err, time.Now())
 	a.mu.Unlock()
 	a.pending.Done()
 }
@@ -171,22 +188,31 @@ func (a *Auto) finish(s *schedule, side, n int, ok bool) {
 // pick chooses a side for a batch of n keys sent at now, the GPU only if
 // there is one (gpu), and queues it there.
 func (s *schedule) pick(n int, gpu bool, now time.Time) int {
+	s[0].settle(now)
+	s[1].settle(now)
 	side := 1
 	if gpu {
 		g, c := &s[0], &s[1]
+		cpu := c.aloneRate
+		if cpu == 0 {
+			cpu = c.rate // no batch has run alone yet
+		}
 		switch {
 		case !g.failed.IsZero() && now.Sub(g.failed) < autoProbe:
 			side = 1 // the GPU failed a batch lately: try it again later
 		case g.rate == 0 && g.batches == 0:
 			side = 0 // measure the GPU
-		case c.rate == 0 && c.batches == 0:
-			side = 1 // measure the CPU
+		case c.aloneRate == 0 && c.batches == 0:
+			side = 1 // measure the CPU, alone
 		case g.batches == 0 && now.Sub(g.last) >= autoProbe:
 			side = 0 // measure the GPU again, in case its rate is stale
-			g.probe, g.spanKeys, g.spanBusy = true, 0, 0
-		case g.rate > 0 && !g.spanned:
-			side = 0 // until a whole span measures the GPU
-		case g.rate > 0 && c.first <= autoCPULead*g.rate:
+			g.probe, g.spanned, g.due = true, false, false
+			g.spanKeys, g.spanBusy, g.spanBatches = 0, 0, 0
+		case c.batches == 0 && now.Sub(c.last) >= autoCPUProbe:
+			side = 1 // measure the CPU alone again
+		case g.rate > 0 && !g.spanned && float64(g.queued+n)/g.rate <= autoDrain.Seconds():
+			side = 0 // until a span of several batches measures the GPU
+		case g.rate > 0 && g.spanned && cpu <= autoCPULead*g.rate:
 			side = 0 // the GPU is of use: leave the cores to the rest
 		case g.rate > 0 && c.rate > 0:
 			if float64(g.queued+n)/g.rate <= float64(c.queued+n)/c.rate {
@@ -198,41 +224,65 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 	}
 	x := &s[side]
 	x.advance(now)
+	x.alone = x.batches == 0
+	x.aloneSince = now
 	x.queued += n
 	x.batches++
 	return side
 }
 
-// finish records that a batch of n keys sent to side is done at now, well
-// (ok) or not: a failed batch's time counts against the side's rate, its
-// keys do not, and it keeps batches from a GPU side for autoProbe.
-func (s *schedule) finish(side, n int, ok bool, now time.Time) {
+// finish records that a batch of n keys sent to side is done at now, with
+// err: a failed batch's time counts against the side's rate, its keys do
+// not, and it keeps batches from a GPU side for autoProbe; a canceled one
+// (the caller's context) counts neither way.
+func (s *schedule) finish(side, n int, err error, now time.Time) {
 	x := &s[side]
+	x.settle(now)
 	x.advance(now)
 	x.queued -= n
 	x.batches--
-	if !ok {
+	alone := x.alone
+	x.alone = false
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return
+	case err != nil:
 		x.failed = now
 		return
 	}
 	x.done++
+	if d := now.Sub(x.aloneSince); alone && d > 0 {
+		r := float64(n) / d.Seconds()
+		if x.aloneRate == 0 {
+			x.aloneRate = r
+		} else {
+			x.aloneRate += autoWeight * (r - x.aloneRate)
+		}
+	}
 	x.spanKeys += n
-	if x.spanBusy <= 0 || (x.rate > 0 && !x.probe && x.spanBusy < autoSpan) {
+	x.spanBatches++
+	x.due = x.spanBusy > 0 && (x.rate == 0 || x.probe || x.spanBusy >= autoSpan)
+}
+
+// settle closes the side's span if it is due — its busy time has reached
+// autoSpan, or it measures a first or probing batch — and time has moved
+// on since the batch that made it due, so that batches done together (a
+// GPU submission's) count in one span.
+func (x *autoSide) settle(now time.Time) {
+	if !x.due || !now.After(x.last) {
 		return
 	}
+	x.due = false
 	r := float64(x.spanKeys) / x.spanBusy.Seconds()
-	if x.rate == 0 {
-		x.first = r
-	}
 	if x.rate == 0 || x.probe || !x.spanned {
-		// The first batch's rate, alone, says little of a side that
-		// takes batches together: the first whole span replaces it.
+		// A batch alone says little of a side that takes batches
+		// together: the first span of several replaces its rate.
 		x.rate, x.probe = r, false
 	} else {
 		x.rate += autoWeight * (r - x.rate)
 	}
-	x.spanned = x.spanned || x.spanBusy >= autoSpan
-	x.spanKeys, x.spanBusy = 0, 0
+	x.spanned = x.spanned || (x.spanBusy >= autoSpan && x.spanBatches > 1)
+	x.spanKeys, x.spanBusy, x.spanBatches = 0, 0, 0
 }
 
 // advance adds the time since the side's last event to its busy time, if
@@ -259,7 +309,7 @@ func (a *Auto) Sort(ctx context.Context, b *Quad) error {
 	} else {
 		err = a.cpu.Sort(ctx, b)
 	}
-	a.finish(&a.sides, side, n, err == nil)
+	a.finish(&a.sides, side, n, err)
 	return err
 }
 
@@ -279,7 +329,7 @@ func (a *Auto) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.Win
 	} else {
 		err = a.cpu.Digest(ctx, b, specs, out)
 	}
-	a.finish(&a.sides, side, n, err == nil)
+	a.finish(&a.sides, side, n, err)
 	return err
 }
 
@@ -311,8 +361,14 @@ func (a *Auto) calibrate(ctx context.Context, b *Quad) {
 	_ = c.Calibrate(ctx, n32, false)
 	_ = c.Calibrate(ctx, n64, true)
 	if d := time.Since(start); d >= time.Millisecond {
+		// Batches waiting on one calibration each take it off: a span
+		// left with no busy time starts again.
 		a.mu.Lock()
-		a.sides[0].spanBusy -= d
+		if g := &a.sides[0]; g.spanBusy > d {
+			g.spanBusy -= d
+		} else {
+			g.spanKeys, g.spanBusy, g.spanBatches, g.due = 0, 0, 0, false
+		}
 		a.mu.Unlock()
 	}
 }

@@ -1,6 +1,9 @@
 package gpusort
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -8,38 +11,37 @@ import (
 // simSides simulates Auto's two sides under a closed loop of workers, each
 // sending its next batch as the last one is done, in steps of virtual
 // time: a GPU side that takes every batch waiting (up to perSubmission)
-// into one submission of a fixed round trip, and a CPU side of cores
-// that each sort one batch at a time.
+// into one submission of a fixed round trip, and a CPU side of cores that
+// each sort one batch at a time, or (sharing) share themselves among all
+// the batches sent to the CPU, as goroutines share them.
 type simSides struct {
 	roundTrip     time.Duration // a GPU submission's, whatever it holds
 	first         time.Duration // the first submission's, if longer
 	perSubmission int
 	cores         int
 	perBatch      time.Duration // a CPU core's time for a batch
-
-	gpuWaiting, gpuRunning int
-	gpuDoneAt              time.Duration
-	cpuWaiting             int
-	coreFree               []time.Duration
+	sharing       bool
 }
 
 // run sends batches of n keys from workers for the given virtual time
-// through s (or all to one side, if only is 0 or 1), and returns the
-// batches each side finished.
+// through a schedule (or all to one side, if only is 0 or 1), and returns
+// the batches each side finished.
 func (m simSides) run(workers int, span time.Duration, only int) (done [2]int) {
 	var s schedule
 	base := time.Unix(0, 0)
 	const n = 4 << 12
-	m.coreFree = make([]time.Duration, m.cores)
+	var gpuWaiting, gpuRunning int
+	var gpuDoneAt time.Duration
+	var cpuLeft []time.Duration // the CPU time left to each batch sent to it
 	send := func(now time.Duration) {
 		side := only
 		if side < 0 {
 			side = s.pick(n, true, base.Add(now))
 		}
 		if side == 0 {
-			m.gpuWaiting++
+			gpuWaiting++
 		} else {
-			m.cpuWaiting++
+			cpuLeft = append(cpuLeft, m.perBatch)
 		}
 	}
 	for range workers {
@@ -47,37 +49,51 @@ func (m simSides) run(workers int, span time.Duration, only int) (done [2]int) {
 	}
 	const step = 10 * time.Microsecond
 	for now := time.Duration(0); now < span; now += step {
-		if m.gpuRunning > 0 && now >= m.gpuDoneAt {
-			for range m.gpuRunning {
+		if gpuRunning > 0 && now >= gpuDoneAt {
+			for range gpuRunning {
 				if only < 0 {
-					s.finish(0, n, true, base.Add(now))
+					s.finish(0, n, nil, base.Add(now))
 				}
 				done[0]++
 				send(now)
 			}
-			m.gpuRunning = 0
+			gpuRunning = 0
 		}
-		if m.gpuRunning == 0 && m.gpuWaiting > 0 {
-			m.gpuRunning = min(m.gpuWaiting, m.perSubmission)
-			m.gpuWaiting -= m.gpuRunning
-			m.gpuDoneAt = now + m.roundTrip
+		if gpuRunning == 0 && gpuWaiting > 0 {
+			gpuRunning = min(gpuWaiting, m.perSubmission)
+			gpuWaiting -= gpuRunning
+			gpuDoneAt = now + m.roundTrip
 			if now == 0 {
-				m.gpuDoneAt = now + max(m.roundTrip, m.first)
+				gpuDoneAt = now + max(m.roundTrip, m.first)
 			}
 		}
-		for i, free := range m.coreFree {
-			if free > 0 && now >= free {
-				if only < 0 {
-					s.finish(1, n, true, base.Add(now))
-				}
-				done[1]++
-				m.coreFree[i] = 0
-				send(now)
+		// The first cores batches run, each on a core, or all share
+		// the cores.
+		running := min(len(cpuLeft), m.cores)
+		progress := step
+		if m.sharing && len(cpuLeft) > m.cores {
+			running = len(cpuLeft)
+			progress = step * time.Duration(m.cores) / time.Duration(running)
+		}
+		finished := 0
+		for i := range running {
+			if cpuLeft[i] -= progress; cpuLeft[i] <= 0 {
+				finished++
 			}
-			if m.coreFree[i] == 0 && m.cpuWaiting > 0 {
-				m.cpuWaiting--
-				m.coreFree[i] = now + m.perBatch
+		}
+		kept := cpuLeft[:0]
+		for _, l := range cpuLeft {
+			if l > 0 {
+				kept = append(kept, l)
 			}
+		}
+		cpuLeft = kept
+		for range finished {
+			if only < 0 {
+				s.finish(1, n, nil, base.Add(now))
+			}
+			done[1]++
+			send(now)
 		}
 	}
 	return done
@@ -93,19 +109,29 @@ func (m simSides) run(workers int, span time.Duration, only int) (done [2]int) {
 // measure it again); a GPU slower than the CPU by autoCPULead and more,
 // but not that slow, shares the batches with it.
 func TestSchedule(t *testing.T) {
+	coalescing := simSides{roundTrip: 2 * time.Millisecond, perSubmission: 1024, cores: 8, perBatch: 200 * time.Microsecond}
+	slowFirst := coalescing
+	slowFirst.roundTrip, slowFirst.first = 5*time.Millisecond, 500*time.Millisecond
+	slow := simSides{roundTrip: 50 * time.Millisecond, perSubmission: 1, cores: 8, perBatch: 200 * time.Microsecond}
+	behind := simSides{roundTrip: 5 * time.Millisecond, perSubmission: 1, cores: 8, perBatch: 200 * time.Microsecond}
 	for _, tc := range []struct {
 		name    string
 		m       simSides
+		span    time.Duration
 		gpuLeft float64 // the least share of the batches left to the GPU
 		cpuLeft float64 // and to the CPU
 		least   float64 // the least share of the better side's batches done
 	}{
-		{"coalescing GPU", simSides{roundTrip: 2 * time.Millisecond, perSubmission: 1024, cores: 8, perBatch: 200 * time.Microsecond}, 0.99, 0, 0.95},
-		{"coalescing GPU, slow first", simSides{roundTrip: 2 * time.Millisecond, first: 500 * time.Millisecond, perSubmission: 1024, cores: 8, perBatch: 200 * time.Microsecond}, 0.75, 0, 0.9},
-		{"slow GPU", simSides{roundTrip: 50 * time.Millisecond, perSubmission: 1, cores: 8, perBatch: 200 * time.Microsecond}, 0, 0.99, 0.95},
-		{"GPU behind", simSides{roundTrip: 5 * time.Millisecond, perSubmission: 1, cores: 8, perBatch: 200 * time.Microsecond}, 0.001, 0.5, 0.95},
+		{"coalescing GPU", coalescing, 2 * time.Second, 0.99, 0, 0.95},
+		{"coalescing GPU, slow first", slowFirst, 10 * time.Second, 0.9, 0, 0.95},
+		{"slow GPU", slow, 2 * time.Second, 0, 0.99, 0.95},
+		{"GPU behind", behind, 2 * time.Second, 0.001, 0.5, 0.95},
+		{"coalescing GPU, cores shared", sharing(coalescing), 2 * time.Second, 0.99, 0, 0.95},
+		{"slow GPU, cores shared", sharing(slow), 2 * time.Second, 0, 0.99, 0.95},
+		{"GPU behind, cores shared", sharing(behind), 2 * time.Second, 0.001, 0.5, 0.95},
 	} {
-		const workers, span = 256, 2 * time.Second
+		span := tc.span
+		const workers = 256
 		gpu := tc.m.run(workers, span, 0)[0]
 		cpu := tc.m.run(workers, span, 1)[1]
 		got := tc.m.run(workers, span, -1)
@@ -120,35 +146,39 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
+// sharing returns m with its CPU's cores shared among all its batches.
+func sharing(m simSides) simSides {
+	m.sharing = true
+	return m
+}
+
 // TestScheduleGPUFails: a GPU side that fails a batch is sent none for
 // autoProbe, and then is tried again; a CPU side that fails one is not
-// left.
+// left; a batch canceled by its caller is no failure.
 func TestScheduleGPUFails(t *testing.T) {
 	var s schedule
 	at := time.Unix(0, 0)
 	const n = 4096
 	step := func(d time.Duration) time.Time { at = at.Add(d); return at }
-	// Both sides measured: the GPU far faster than the CPU's first batch.
-	if side := s.pick(n, true, step(0)); side != 0 {
-		t.Fatalf("first batch to side %d, want the GPU", side)
-	}
-	s.finish(0, n, true, step(20*time.Millisecond))
-	if side := s.pick(n, true, step(0)); side != 1 {
-		t.Fatalf("second batch to side %d, want the CPU to measure it", side)
-	}
-	s.finish(1, n, true, step(10*time.Millisecond))
-	if side := s.pick(n, true, step(0)); side != 0 {
-		t.Fatalf("batch to side %d, want the GPU", side)
-	}
-	s.finish(0, n, false, step(time.Millisecond))
-	for range 10 {
-		if side := s.pick(n, true, step(10*time.Millisecond)); side != 1 {
-			t.Fatalf("%v after a failed GPU batch: side %d, want the CPU", at.Sub(time.Unix(0, 0)), side)
+	broken := errors.New("device lost")
+	want := func(side int, what string) {
+		t.Helper()
+		if got := s.pick(n, true, step(time.Microsecond)); got != side {
+			t.Fatalf("%s: side %d, want %d", what, got, side)
 		}
-		s.finish(1, n, false, step(time.Millisecond)) // the CPU failing too changes nothing
+	}
+	want(0, "first batch, to measure the GPU")
+	s.finish(0, n, nil, step(20*time.Millisecond))
+	want(1, "second batch, to measure the CPU")
+	s.finish(1, n, nil, step(10*time.Millisecond))
+	want(0, "a batch once both are measured")
+	s.finish(0, n, broken, step(time.Millisecond))
+	for i := range 10 {
+		want(1, fmt.Sprintf("batch %d after a failed GPU batch", i))
+		s.finish(1, n, broken, step(10*time.Millisecond)) // the CPU failing too changes nothing
 	}
 	step(autoProbe)
-	if side := s.pick(n, true, step(0)); side != 0 {
-		t.Fatalf("%v after the failure: side %d, want the GPU again", autoProbe, side)
-	}
+	want(0, "a batch once the GPU's wait is over")
+	s.finish(0, n, fmt.Errorf("sort: %w", context.Canceled), step(time.Millisecond))
+	want(0, "a batch after a canceled one")
 }

@@ -87,7 +87,7 @@ func (a *Auto) SortPairs(ctx context.Context, x, y []float64) error {
 	} else {
 		err = a.cpu.SortPairs(ctx, x, y)
 	}
-	a.finish(&a.pairs, side, n, err == nil)
+	a.finish(&a.pairs, side, n, err)
 	return err
 }
 
