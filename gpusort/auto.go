@@ -76,6 +76,7 @@ type autoSide struct {
 	last     time.Time
 
 	spanBatches int // batches finished in the span
+	spanPeak    int // the most batches in flight at once in the span
 
 	// A batch alone: sent when the side had none in flight, and none sent
 	// after it while it is; aloneRate is an EWMA of such batches' rates.
@@ -85,7 +86,7 @@ type autoSide struct {
 
 	failed  time.Time // when a batch last failed on it
 	probe   bool      // the side was sent a batch to measure it again
-	spanned bool      // its rate was measured over a span of several batches
+	spanned bool      // its rate was measured over a span of autoSpanPeak batches at once
 	due     bool      // the span is to close at the next event (settle)
 }
 
@@ -117,9 +118,19 @@ const autoProbe = 250 * time.Millisecond
 // batch, alone, to measure its rate for a batch alone again.
 const autoCPUProbe = time.Second
 
+// autoSpanPeak is how many batches at once, at least, a span must have
+// held to measure the GPU: a compute back-end sent one batch at a time
+// does one per round trip, however many more it could take together.
+const autoSpanPeak = 4
+
 // autoDrain bounds the batches a GPU not yet measured over a span of
 // several batches is sent: those its rate so far would finish within it.
-const autoDrain = 10 * autoSpan
+// Until then the GPU is left only when the CPU's rate is autoCPULead²
+// times its rate so far (a first batch's, or one at a time's).
+// It is long, since that rate is a first batch's, on a cold GPU: at 100 ms,
+// 16 fat streams on the H200 sent a quarter to a third of their batches
+// to the CPU before the GPU's rate was known, and lost 15% of their rate.
+const autoDrain = time.Second
 
 // NewAuto returns a scheduler over gpu (which may be nil) and cpu. gpuErr,
 // when not nil, is why there is no GPU side: Auto reports it with GPUErr.
@@ -210,7 +221,7 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 			g.spanKeys, g.spanBusy, g.spanBatches = 0, 0, 0
 		case c.batches == 0 && now.Sub(c.last) >= autoCPUProbe:
 			side = 1 // measure the CPU alone again
-		case g.rate > 0 && !g.spanned && float64(g.queued+n)/g.rate <= autoDrain.Seconds():
+		case g.rate > 0 && !g.spanned && cpu <= autoCPULead*autoCPULead*g.rate && float64(g.queued+n)/g.rate <= autoDrain.Seconds():
 			side = 0 // until a span of several batches measures the GPU
 		case g.rate > 0 && g.spanned && cpu <= autoCPULead*g.rate:
 			side = 0 // the GPU is of use: leave the cores to the rest
@@ -228,6 +239,7 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 	x.aloneSince = now
 	x.queued += n
 	x.batches++
+	x.spanPeak = max(x.spanPeak, x.batches)
 	return side
 }
 
@@ -281,8 +293,8 @@ func (x *autoSide) settle(now time.Time) {
 	} else {
 		x.rate += autoWeight * (r - x.rate)
 	}
-	x.spanned = x.spanned || (x.spanBusy >= autoSpan && x.spanBatches > 1)
-	x.spanKeys, x.spanBusy, x.spanBatches = 0, 0, 0
+	x.spanned = x.spanned || (x.spanBusy >= autoSpan && x.spanPeak >= autoSpanPeak)
+	x.spanKeys, x.spanBusy, x.spanBatches, x.spanPeak = 0, 0, 0, x.batches
 }
 
 // advance adds the time since the side's last event to its busy time, if
