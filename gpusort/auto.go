@@ -22,27 +22,35 @@ var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build 
 // that a daemon using it gets the GPU's lead where there is one and the
 // CPU's where the GPU is of little use. Sorting on the CPU takes cores
 // from the rest of the daemon (accepting values, the summaries), so the
-// GPU takes every batch unless the CPU's first batch went autoCPULead
-// times the GPU's rate or more. On the H200, sending batches to the CPU
-// whenever the GPU's queue was long, or whenever the CPU would finish them
-// first, cost 16 fat streams up to two fifths of the gpu sorter's rate.
-// Until a span of autoSpan at least has measured the GPU, it takes them
-// all: its first batch alone, with none to share a submission with, says
-// little of it. Where the CPU leads by that much, each batch goes to the
+// GPU takes every batch unless the CPU's rate for a batch alone is
+// autoCPULead times the GPU's rate or more. On the H200, sending batches
+// to the CPU whenever the GPU's queue was long, or whenever the CPU would
+// finish them first, cost 16 fat streams up to two fifths of the gpu
+// sorter's rate. Where the CPU leads by that much, each batch goes to the
 // side expected to finish it first, given the keys queued there and that
-// side's rate. A GPU side left idle for autoProbe is sent the next batch,
-// to measure it again; one that failed a batch (and left it to the
-// caller's fallback) is sent none for autoProbe.
+// side's rate.
 //
-// A side's rate is the keys it finished per second of the time it had
+// The GPU's rate is the keys it finished per second of the time it had
 // batches in flight (an exponentially weighted moving average over spans
-// of that time), not the keys of one batch over its latency: the compute
+// of autoSpan), not the keys of one batch over its latency: the compute
 // back-end takes every batch waiting into one submission, so it finishes
 // hundreds of batches in the round trip that one batch alone would take,
 // and a rate per batch would rank it hundreds of times too slow (so did
 // Auto once, and matched the cpu sorter where the compute back-end gave
-// 1.6 times its rate). Until both rates are known, an idle side with no
-// rate yet takes the next batch.
+// 1.6 times its rate). A span counts only if it held autoSpanPeak batches
+// at once; until one has, the GPU takes what its rate so far would finish
+// within autoDrain. The CPU's rate for a batch alone is measured on
+// batches sent to it when it has none, again after autoCPUProbe idle; its
+// rate while busy grows with the batches it is sent, and would keep
+// sending it more. A GPU side left idle for autoProbe is sent the next
+// batch, to measure it again; one that failed a batch (left to the
+// caller's fallback) is sent none for autoProbe. Until both sides are
+// measured, an idle side with no rate yet takes the next batch, and the
+// CPU the batches that come while the GPU's first is out.
+//
+// Auto assumes many concurrent callers, as the daemon's 256 sort workers
+// with a GPU sorter: with a few, a compute back-end does one small
+// submission per round trip, and the CPU would have done more.
 //
 // With no GPU, Auto is the CPU back-end under another name.
 type Auto struct {
