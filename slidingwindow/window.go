@@ -221,9 +221,12 @@ func (w *Window) Bytes() int {
 // Growth returns how many bytes more Bytes counts once n more values are
 // added, for what grows in steps: the ring of raw values, whose first
 // chunk starts at the first values' count and doubles (up to 4096 values
-// or R) when they do not fit, and which then takes whole chunks. What
-// grows beside it, its time marks and, in Blocks mode, its block
-// summaries, is small against it and left to Bytes to measure.
+// or R) when they do not fit, and which then takes whole chunks. It is
+// exact in Exact mode; in Blocks mode Add splits values at block
+// boundaries, so the first chunk may double in more steps than one push
+// of n would take. What grows beside the ring, its time marks and, in
+// Blocks mode, its block summaries, is small against it and left to Bytes
+// to measure.
 func (w *Window) Growth(n int64) int64 { return w.ring.growth(n) }
 
 // blockOverhead is what Bytes counts for a block besides its entries: the
@@ -233,8 +236,8 @@ const blockOverhead = 64
 // Footprint returns the bytes w holds once full, as Bytes counts them.
 //
 // In Exact mode that is vN (v = 8 bytes a value, 4 for NewFloat32), the
-// list of the ring's chunks and its time marks, a bound: the ring never grows past N values, nor its
-// marks past twice maxMarks.
+// list of the ring's chunks and its time marks, a bound: the ring never
+// grows past N values, nor its marks past twice maxMarks.
 // In Blocks mode it is an estimate: the ring and the sealing buffers, and
 // for each level j (blocks of s_j = s0·2^j values, up to s_j ≤ εn/8, since
 // two blocks join only at a distance of 8·s_{j+1}/ε) at most
