@@ -52,29 +52,29 @@ func (r *ring) len() int64 {
 }
 
 // tailLen reports how many values the chunks after the first hold.
-func tailLen[E float32 | float64](tail [][]E) int64 {
-	k := len(tail)
-	if k == 0 {
-		return 0
-	}
-	return int64(k-1)<<chunkShift + int64(len(tail[k-1]))
-}
+func tailLen[E float32 | float64](tail [][]E) int64 { return tailSize(tail, false) }
 
 // room reports how many values the ring has room for without growing.
 func (r *ring) room() int64 {
 	n := int64(cap(r.f64) + cap(r.f32))
 	if r.more != nil {
-		n += tailRoom(r.more.f64) + tailRoom(r.more.f32)
+		n += tailSize(r.more.f64, true) + tailSize(r.more.f32, true)
 	}
 	return n
 }
 
-func tailRoom[E float32 | float64](tail [][]E) int64 {
+// tailSize reports how many values the chunks after the first hold, or
+// with room have room for: every chunk but the last is full.
+func tailSize[E float32 | float64](tail [][]E, room bool) int64 {
 	k := len(tail)
 	if k == 0 {
 		return 0
 	}
-	return int64(k-1)<<chunkShift + int64(cap(tail[k-1]))
+	last := len(tail[k-1])
+	if room {
+		last = cap(tail[k-1])
+	}
+	return int64(k-1)<<chunkShift + int64(last)
 }
 
 // valueBytes reports the bytes of one value as the ring keeps it.
