@@ -3,6 +3,8 @@ package gpusort
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -355,12 +357,44 @@ func (a *Auto) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.Win
 
 // Calibrate lets the GPU side, if it measures something per window size
 // (compute.Sorter: which of its sorts is faster), do it now for windows of n
-// keys rather than on the first such batch.
+// keys rather than on the first such batch. Then, if neither side has a
+// rate yet, it sorts a batch of four windows of random keys (of n keys,
+// at most 65,536) on each, alone, so that the first batches of values
+// find both sides measured: without, those that come while the GPU's
+// first batch is out all go to the CPU.
 func (a *Auto) Calibrate(ctx context.Context, n int, key64 bool) error {
+	var err error
 	if c, ok := a.gpu.(Calibrator); ok {
-		return c.Calibrate(ctx, n, key64)
+		err = c.Calibrate(ctx, n, key64)
 	}
-	return nil
+	a.mu.Lock()
+	measured := a.sides[0].rate > 0 || a.sides[1].rate > 0
+	a.mu.Unlock()
+	if a.gpu == nil || measured || n <= 0 {
+		return err
+	}
+	n = min(n, 1<<16)
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	for range 2 { // the GPU's first batch, then the CPU's (pick)
+		var b Quad
+		for i := range Channels {
+			if key64 {
+				b.F64[i] = make([]float64, n)
+				for j := range b.F64[i] {
+					b.F64[i][j] = r.NormFloat64()
+				}
+			} else {
+				b.F32[i] = make([]float32, n)
+				for j := range b.F32[i] {
+					b.F32[i][j] = float32(r.NormFloat64())
+				}
+			}
+		}
+		if e := a.Sort(ctx, &b); e != nil {
+			return errors.Join(err, fmt.Errorf("measure the sides: %w", e))
+		}
+	}
+	return err
 }
 
 // calibrate lets the GPU side make its per-size measurements for b's

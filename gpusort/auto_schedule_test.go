@@ -182,3 +182,45 @@ func TestScheduleGPUFails(t *testing.T) {
 	s.finish(0, n, fmt.Errorf("sort: %w", context.Canceled), step(time.Millisecond))
 	want(0, "a batch after a canceled one")
 }
+
+// TestCalibrateMeasuresBothSides: Calibrate sorts a batch on each side, so
+// that a burst of batches right after it finds the GPU measured and goes
+// to it, where without it all but the first would go to the CPU. The GPU
+// side here is a CPU back-end of one worker.
+func TestCalibrateMeasuresBothSides(t *testing.T) {
+	for _, key64 := range []bool{false, true} {
+		a := NewAuto(NewCPU(1), nil, NewCPU(0))
+		ctx := context.Background()
+		if err := a.Calibrate(ctx, 1<<12, key64); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, g, c := a.Rates(); g != 1 || c != 1 {
+			t.Fatalf("key64=%v: Calibrate sorted %d batches on the GPU and %d on the CPU, want 1 and 1", key64, g, c)
+		}
+		if err := a.Calibrate(ctx, 1<<12, key64); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, g, c := a.Rates(); g != 1 || c != 1 {
+			t.Fatalf("key64=%v: a second Calibrate sorted again: %d and %d batches", key64, g, c)
+		}
+		errc := make(chan error, 8)
+		for range 8 {
+			go func() {
+				var b Quad
+				for i := range Channels {
+					b.F32[i] = []float32{3, 1, 2}
+				}
+				errc <- a.Sort(ctx, &b)
+			}()
+		}
+		for range 8 {
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, g, c := a.Rates(); g != 9 || c != 1 {
+			t.Errorf("key64=%v: a burst of 8 batches after Calibrate: %d on the GPU, %d on the CPU in all; want 9 and 1", key64, g, c)
+		}
+		a.Close()
+	}
+}
