@@ -48,7 +48,8 @@ var ErrNotBuilt = errors.New("gpusort: built without GPU support (the gpu build 
 // batch, to measure it again; one that failed a batch (left to the
 // caller's fallback) is sent none for autoProbe. Until both sides are
 // measured, an idle side with no rate yet takes the next batch, and the
-// CPU the batches that come while the GPU's first is out.
+// CPU the batches that come while the GPU's first is out: Calibrate
+// measures both before values come.
 //
 // Auto assumes many concurrent callers, as the daemon's 256 sort workers
 // with a GPU sorter: with a few, a compute back-end does one small
