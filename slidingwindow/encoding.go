@@ -120,21 +120,19 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	}
 	if width == 4 {
 		d.ring.float32 = true
-		vals, err := readRing(r, nr, d.ring.capacity, d.pos, r.Float32)
-		if err != nil {
+		var tail [][]float32
+		if d.ring.f32, tail, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float32); err != nil {
 			return err
 		}
-		var tail [][]float32
-		if d.ring.f32, tail = fill(d.ring.capacity, vals); tail != nil {
+		if tail != nil {
 			d.ring.moreChunks().f32 = tail
 		}
 	} else {
-		vals, err := readRing(r, nr, d.ring.capacity, d.pos, r.Float64)
-		if err != nil {
+		var tail [][]float64
+		if d.ring.f64, tail, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float64); err != nil {
 			return err
 		}
-		var tail [][]float64
-		if d.ring.f64, tail = fill(d.ring.capacity, vals); tail != nil {
+		if tail != nil {
 			d.ring.moreChunks().f64 = tail
 		}
 	}
@@ -182,28 +180,33 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 }
 
 // readRing reads the n values, oldest first, of a ring of capacity values
-// that holds the last of pos values, with read, and returns them in the
-// order of their indices in the ring: the newest at (pos−1) mod capacity.
-func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read func() E) ([]E, error) {
-	if r.Err() != nil {
-		return nil, nil
+// that holds the last of pos values, with read, into the chunks a ring
+// that was pushed them would have: the newest at (pos−1) mod capacity.
+func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read func() E) ([]E, [][]E, error) {
+	if r.Err() != nil || n == 0 {
+		return nil, nil, nil
 	}
-	vals := make([]E, 0, n)
-	for range n {
+	// Lay out the chunks as pushing n values would, a chunk of zeros at a
+	// time, then read the values into them.
+	var head []E
+	var tail [][]E
+	zeros := make([]E, min(n, chunkLen))
+	for laid := int64(0); laid < n; {
+		k := min(int64(len(zeros)), n-laid)
+		head, tail, laid = pushTo(head, tail, capacity, laid, zeros[:k])
+	}
+	start := int64(0)
+	if n == capacity {
+		start = pos % capacity
+	}
+	for i := range n {
 		v := read()
 		if v != v {
-			return nil, fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
+			return nil, nil, fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
 		}
-		vals = append(vals, v)
+		at(head, tail, (start+i)%capacity)[0] = v
 	}
-	if int64(len(vals)) == capacity && capacity > 0 {
-		k := int(pos % capacity)
-		rotated := make([]E, len(vals))
-		copy(rotated[k:], vals[:len(vals)-k])
-		copy(rotated[:k], vals[len(vals)-k:])
-		vals = rotated
-	}
-	return vals, nil
+	return head, tail, nil
 }
 
 func readVarint(r *codec.Reader) int64 {

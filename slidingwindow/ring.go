@@ -373,9 +373,3 @@ func narrow(c []float64) []float32 {
 	convert(n, c)
 	return n
 }
-
-// fill sets the ring's values to vals, in the order of their indices.
-func fill[E float32 | float64](capacity int64, vals []E) ([]E, [][]E) {
-	head, tail, _ := pushTo[E, E](nil, nil, capacity, 0, vals)
-	return head, tail
-}

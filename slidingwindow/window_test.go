@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -531,5 +532,38 @@ func checkNewest(t *testing.T, name string, w *Window, all []float64) {
 		if want := all[int64(len(all))-n:]; !slices.Equal(got, want) {
 			t.Fatalf("%s: the newest %d values after %d differ", name, n, len(all))
 		}
+	}
+}
+
+// TestDecodeRingInPlace: decoding a full, wrapped ring of chunks reads its
+// values straight into their chunks: what the decoding allocates is about
+// what the window then holds, not two more copies of the values.
+func TestDecodeRingInPlace(t *testing.T) {
+	const capacity = 5*chunkLen + 100
+	w, _ := NewFloat32(0.001, capacity)
+	all := make([]float64, 3*capacity+17)
+	for i := range all {
+		all[i] = float64(float32(i%1013) / 8)
+	}
+	for i := 0; i < len(all); i += 1000 {
+		w.Add(int64(i), all[i:min(i+1000, len(all))]...)
+	}
+	enc, err := w.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	var d Window
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := d.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	checkNewest(t, "decoded", &d, all)
+	allocated, held := after.TotalAlloc-before.TotalAlloc, uint64(d.Bytes())
+	t.Logf("decoding allocated %d bytes for a window holding %d", allocated, held)
+	if allocated > held+held/2 {
+		t.Errorf("decoding allocated %d bytes for a window holding %d", allocated, held)
 	}
 }
