@@ -154,26 +154,33 @@ func (r *ring) growth(n int64) int64 {
 // push appends vals, the values at positions pos, pos+1, … of the window,
 // and returns the position after them.
 func push[T float32 | float64](r *ring, pos int64, vals []T) int64 {
+	var tail32 [][]float32
+	var tail64 [][]float64
 	if r.float32 {
-		var tail [][]float32
-		if r.more != nil {
-			tail = r.more.f32
-		}
-		r.f32, tail, pos = pushTo(r.f32, tail, r.capacity, pos, vals)
-		if tail != nil {
-			r.moreChunks().f32 = tail
-		}
-		return pos
+		r.f32, tail32, pos = pushTo(r.f32, r.tail32(), r.capacity, pos, vals)
+	} else {
+		r.f64, tail64, pos = pushTo(r.f64, r.tail64(), r.capacity, pos, vals)
 	}
-	var tail [][]float64
-	if r.more != nil {
-		tail = r.more.f64
-	}
-	r.f64, tail, pos = pushTo(r.f64, tail, r.capacity, pos, vals)
-	if tail != nil {
-		r.moreChunks().f64 = tail
+	if tail32 != nil || tail64 != nil {
+		m := r.moreChunks()
+		m.f32, m.f64 = tail32, tail64
 	}
 	return pos
+}
+
+// tail32 and tail64 return the ring's chunks after the first, if any.
+func (r *ring) tail32() [][]float32 {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.f32
+}
+
+func (r *ring) tail64() [][]float64 {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.f64
 }
 
 // moreChunks returns the ring's chunks after the first, made if need be.
@@ -290,18 +297,16 @@ func convert[E, T float32 | float64](dst []E, src []T) {
 func (r *ring) last(dst []float64, n, pos int64) []float64 {
 	dst = slices.Grow(dst, int(n))
 	if r.float32 {
-		var tail [][]float32
-		if r.more != nil {
-			tail = r.more.f32
-		}
-		eachOldestFirst(r.f32, tail, r.capacity, n, pos, func(run []float32) { dst = appendWide(dst, run) })
-		return dst
+		return appendOldestFirst(dst, r.f32, r.tail32(), r.capacity, n, pos)
 	}
-	var tail [][]float64
-	if r.more != nil {
-		tail = r.more.f64
-	}
-	eachOldestFirst(r.f64, tail, r.capacity, n, pos, func(run []float64) { dst = append(dst, run...) })
+	return appendOldestFirst(dst, r.f64, r.tail64(), r.capacity, n, pos)
+}
+
+// appendOldestFirst appends the newest n values of the ring of chunks
+// head and tail, of capacity values at position pos, widened, oldest
+// first.
+func appendOldestFirst[E float32 | float64](dst []float64, head []E, tail [][]E, capacity, n, pos int64) []float64 {
+	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) { dst = appendWide(dst, run) })
 	return dst
 }
 
@@ -320,30 +325,32 @@ func appendWide[E float32 | float64](dst []float64, src []E) []float64 {
 // length as a uvarint and its values, oldest first, little-endian at their
 // precision, for a window at position pos (the encoding's width and ring).
 func (r *ring) appendEncoded(dst []byte, pos int64) []byte {
-	n := r.len()
 	if r.float32 {
+		return appendValues(dst, r.f32, r.tail32(), r.capacity, r.len(), pos)
+	}
+	return appendValues(dst, r.f64, r.tail64(), r.capacity, r.len(), pos)
+}
+
+// appendValues appends the width of E, n and the newest n values of the
+// ring of chunks head and tail (see appendEncoded).
+func appendValues[E float32 | float64](dst []byte, head []E, tail [][]E, capacity, n, pos int64) []byte {
+	switch any(head).(type) {
+	case []float32:
 		dst = append(dst, 4)
-		dst = binary.AppendUvarint(dst, uint64(n))
-		var tail [][]float32
-		if r.more != nil {
-			tail = r.more.f32
-		}
-		eachOldestFirst(r.f32, tail, r.capacity, n, pos, func(run []float32) {
+	default:
+		dst = append(dst, 8)
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
+		switch run := any(run).(type) {
+		case []float32:
 			for _, v := range run {
 				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
 			}
-		})
-		return dst
-	}
-	dst = append(dst, 8)
-	dst = binary.AppendUvarint(dst, uint64(n))
-	var tail [][]float64
-	if r.more != nil {
-		tail = r.more.f64
-	}
-	eachOldestFirst(r.f64, tail, r.capacity, n, pos, func(run []float64) {
-		for _, v := range run {
-			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+		case []float64:
+			for _, v := range run {
+				dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+			}
 		}
 	})
 	return dst
