@@ -536,8 +536,15 @@ func readPending(r *codec.Reader) []float64 {
 // later, in the sorter's loop, which panics on a digest the summaries
 // refuse.
 func checkPending(sum *summary.History, pending []float64) error {
-	if st := sum.Stats(); int64(len(pending)) != st.Count-st.Summarised {
-		return fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, len(pending), st.Count-st.Summarised)
+	return checkPendingCount(sum, len(pending), pending)
+}
+
+// checkPendingCount is checkPending for n pending values, of which those
+// given are checked for NaN and ±Inf: the others, a mirrored part's, are
+// its stream's sliding window's, which its decoding checked.
+func checkPendingCount(sum *summary.History, n int, pending []float64) error {
+	if st := sum.Stats(); int64(n) != st.Count-st.Summarised {
+		return fmt.Errorf("%w: %d pending values for %d unsummarised", codec.ErrCorrupt, n, st.Count-st.Summarised)
 	}
 	for _, v := range pending {
 		if v-v != 0 { // NaN or ±Inf
@@ -557,9 +564,10 @@ type decodedPart struct {
 	rejected map[feed.Reason]uint64
 	key      items.Key    // for an item part: the key of its fingerprints
 	names    *items.Names // for an item part: its strings
-	// mirrored marks pending values read from the stream's sliding
-	// window (a part of version 2): the part mirrors them again.
-	mirrored bool
+	// mirrored counts the pending values of a part of version 2, in
+	// place of pending: they are the newest of the stream's sliding
+	// window, which the part mirrors again.
+	mirrored int
 }
 
 // unmarshalPart decodes a part encoding: version 1, or with recent, the
@@ -605,7 +613,7 @@ func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, err
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		d.pending, d.mirrored = recent.AppendNewest(nil, n), true
+		d.mirrored = int(n)
 	} else {
 		d.pending = readPending(r)
 	}
@@ -627,7 +635,7 @@ func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, err
 	if err := r.Done(); err != nil {
 		return nil, err
 	}
-	if err := checkPending(d.sum, d.pending); err != nil {
+	if err := checkPendingCount(d.sum, len(d.pending)+d.mirrored, d.pending); err != nil {
 		return nil, err
 	}
 	if d.names != nil {
@@ -682,12 +690,15 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 		}
 		pt.items = newItemPart(d.sum.Config(), d.names)
 	}
-	if d.mirrored && mirrors(s.cfg, s.recent) && len(d.pending) < s.cfg.WindowSize {
+	if d.mirrored > 0 && mirrors(s.cfg, s.recent) && d.mirrored < s.cfg.WindowSize {
 		// The values are the sliding window's newest, and were the
 		// part's partial window when it was written: the part mirrors
 		// them again rather than copy them.
-		pt.mirrored, pt.mirror = int32(len(d.pending)), true
+		pt.mirrored, pt.mirror = int32(d.mirrored), true
 	} else {
+		if d.mirrored > 0 {
+			d.pending = s.recent.AppendNewest(nil, int64(d.mirrored))
+		}
 		// The pending items fill the part's windows not yet summarised,
 		// in order (unmarshalPart checks it): the i-th window refilled
 		// starts where the i-th of them does.

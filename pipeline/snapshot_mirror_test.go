@@ -82,6 +82,14 @@ func TestSnapshotMirroredOnce(t *testing.T) {
 					if err != nil || !slices.Equal(d.pending, s.recent.AppendNewest(nil, n)) {
 						t.Fatalf("the part alone: %v, %d pending values, want its %d", err, len(d.pending), n)
 					}
+					// Decoded in its stream, the part counts its values and
+					// copies none: a restore of a million thin streams would
+					// otherwise copy each one's values for nothing.
+					if d, err := unmarshalPart(inStream, s.recent); err != nil {
+						t.Fatalf("the part in its stream: %v", err)
+					} else if d.pending != nil || d.mirrored != n {
+						t.Fatalf("the part in its stream: %d values copied, %d mirrored; want none and %d", len(d.pending), d.mirrored, n)
+					}
 
 					data, err := p.Snapshot()
 					if err != nil {
