@@ -3,6 +3,7 @@ package slidingwindow
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -10,14 +11,15 @@ import (
 // value at position p at index p mod capacity once it is full. A window of
 // float32 values keeps them as float32, in half the memory.
 //
-// The values lie in chunks: a first chunk of up to chunkLen values, which
-// starts at the size of the first values and doubles as they come, then,
-// for a ring of more than chunkLen values, chunks of chunkLen values each
-// (the last one to the capacity), allocated whole as they are reached. So
-// growing copies no value past the first chunk: a ring that grew by
-// doubling one slice up to 2^20 values copied each value once more on the
-// way, from memory long out of the cache, and left the old slices to the
-// collector.
+// The values lie in chunks: a first chunk of up to headLen values, which
+// starts at the size of the first values and doubles as they come; then
+// chunks that double in size, from headLen values up to chunkLen; then
+// chunks of chunkLen values each (the last one to the capacity). Each chunk
+// past the first is allocated whole as it is reached and never moves. So
+// a ring holds at most about twice its values, as one doubling slice
+// would, but growing copies no value past the first headLen: a ring that
+// grew by doubling one slice copied each value once more on the way, from
+// memory long out of the cache, and left the old slices to the collector.
 type ring struct {
 	f64      []float64 // the first chunk
 	f32      []float32
@@ -32,13 +34,41 @@ type moreChunks struct {
 	f32 [][]float32
 }
 
-// chunkShift sets chunkLen, the values of a chunk: 4096, 16 KiB of float32
-// values, a small step of memory for a ring of 2^20.
+// headShift sets headLen, the most values of a ring's first chunk, the
+// one that grows by copying: 256, 1 KiB of float32 values, as much as most
+// thin streams hold. chunkShift sets chunkLen, the values of each chunk
+// from index chunkLen on: 4096, 16 KiB of float32 values, a small step of
+// memory for a ring of 2^20. Between them lie doublingChunks chunks of
+// 256, 512, 1024 and 2048 values.
 const (
-	chunkShift = 12
-	chunkLen   = 1 << chunkShift
-	chunkMask  = chunkLen - 1
+	headShift      = 8
+	headLen        = 1 << headShift
+	chunkShift     = 12
+	chunkLen       = 1 << chunkShift
+	doublingChunks = chunkShift - headShift
 )
+
+// chunkOf reports the chunk that holds index i: 0 for the first.
+func chunkOf(i int64) int64 {
+	switch {
+	case i < headLen:
+		return 0
+	case i < chunkLen:
+		return int64(bits.Len64(uint64(i >> headShift)))
+	}
+	return doublingChunks + i>>chunkShift
+}
+
+// chunkStart reports the index of chunk j's first value.
+func chunkStart(j int64) int64 {
+	switch {
+	case j == 0:
+		return 0
+	case j <= doublingChunks:
+		return headLen << (j - 1)
+	}
+	return (j - doublingChunks) << chunkShift
+}
 
 // moreBytes is what a ring counts for its moreChunks besides the chunks.
 const moreBytes = 48
@@ -46,7 +76,7 @@ const moreBytes = 48
 // len reports how many values the ring holds.
 func (r *ring) len() int64 {
 	if r.more != nil {
-		return chunkLen + tailLen(r.more.f64) + tailLen(r.more.f32)
+		return headLen + tailLen(r.more.f64) + tailLen(r.more.f32)
 	}
 	return int64(len(r.f64) + len(r.f32))
 }
@@ -74,7 +104,7 @@ func tailSize[E float32 | float64](tail [][]E, room bool) int64 {
 	if room {
 		last = cap(tail[k-1])
 	}
-	return int64(k-1)<<chunkShift + int64(last)
+	return chunkStart(int64(k)) - headLen + int64(last)
 }
 
 // valueBytes reports the bytes of one value as the ring keeps it.
@@ -98,7 +128,7 @@ func (r *ring) bytes() int {
 // maxTail reports the most chunks after the first a ring of capacity
 // values holds.
 func maxTail(capacity int64) int64 {
-	return max(0, (capacity-1)>>chunkShift)
+	return chunkOf(max(0, capacity-1))
 }
 
 // growTail returns the capacity of the list of chunks after the first once
@@ -111,7 +141,7 @@ func growTail(n, capacity int64) int64 {
 // maxOverhead reports the most bytes a ring of capacity values counts
 // besides its values: the list of its chunks past the first.
 func maxOverhead(capacity int64) int64 {
-	if capacity <= chunkLen {
+	if capacity <= headLen {
 		return 0
 	}
 	return moreBytes + 24*maxTail(capacity)
@@ -119,7 +149,7 @@ func maxOverhead(capacity int64) int64 {
 
 // growth returns how many bytes more the ring holds once it keeps n more
 // values, pushed at once: its first chunk doubles (at least to what they
-// need, at most to chunkLen or its capacity) when they do not fit, and
+// need, at most to headLen or its capacity) when they do not fit, and
 // starts at the size of the first values, so that a stream of a few
 // values holds only those; past it, the ring takes whole chunks.
 func (r *ring) growth(n int64) int64 {
@@ -130,12 +160,13 @@ func (r *ring) growth(n int64) int64 {
 	}
 	v := r.valueBytes()
 	head := int64(cap(r.f64) + cap(r.f32))
-	if need <= chunkLen {
-		return (min(r.capacity, chunkLen, max(need, 2*head)) - head) * v
+	if need <= headLen {
+		return (min(r.capacity, headLen, max(need, 2*head)) - head) * v
 	}
-	// The first chunk fills to chunkLen; kt chunks follow it, each whole.
-	grown := (chunkLen - head) * v
-	kt := (need - 1) >> chunkShift
+	// The first chunk fills to headLen; chunks 1 to kt follow it, each
+	// whole.
+	grown := (headLen - head) * v
+	kt := chunkOf(need - 1)
 	var k0, c0 int64
 	if r.more != nil {
 		k0 = int64(len(r.more.f64) + len(r.more.f32))
@@ -143,7 +174,7 @@ func (r *ring) growth(n int64) int64 {
 	} else {
 		grown += moreBytes
 	}
-	grown += (min(r.capacity, (kt+1)<<chunkShift) - (k0+1)<<chunkShift) * v
+	grown += (min(r.capacity, chunkStart(kt+1)) - chunkStart(k0+1)) * v
 	c := c0
 	for c < kt {
 		c = growTail(c, r.capacity)
@@ -193,7 +224,7 @@ func (r *ring) moreChunks() *moreChunks {
 
 func pushTo[E, T float32 | float64](head []E, tail [][]E, capacity, pos int64, vals []T) ([]E, [][]E, int64) {
 	for len(vals) > 0 {
-		if n, limit := int64(len(head)), min(capacity, chunkLen); n < limit {
+		if n, limit := int64(len(head)), min(capacity, headLen); n < limit {
 			k := min(int64(len(vals)), limit-n)
 			if need := n + k; need > int64(cap(head)) {
 				grown := make([]E, n, min(limit, max(need, 2*int64(cap(head)))))
@@ -206,7 +237,7 @@ func pushTo[E, T float32 | float64](head []E, tail [][]E, capacity, pos int64, v
 			pos += k
 			continue
 		}
-		if l := chunkLen + tailLen(tail); l < capacity {
+		if l := headLen + tailLen(tail); l < capacity {
 			j := len(tail) - 1
 			if j < 0 || len(tail[j]) == cap(tail[j]) {
 				if len(tail) == cap(tail) {
@@ -214,7 +245,9 @@ func pushTo[E, T float32 | float64](head []E, tail [][]E, capacity, pos int64, v
 					copy(grown, tail)
 					tail = grown
 				}
-				tail = append(tail, make([]E, 0, min(chunkLen, capacity-l)))
+				// l is where chunk len(tail)+1 starts.
+				next := chunkStart(int64(len(tail)) + 2)
+				tail = append(tail, make([]E, 0, min(next, capacity)-l))
 				j++
 			}
 			c := tail[j]
@@ -239,10 +272,11 @@ func pushTo[E, T float32 | float64](head []E, tail [][]E, capacity, pos int64, v
 
 // at returns the values from index i to the end of its chunk.
 func at[E float32 | float64](head []E, tail [][]E, i int64) []E {
-	if i < chunkLen {
+	if i < headLen {
 		return head[i:]
 	}
-	return tail[i>>chunkShift-1][i&chunkMask:]
+	j := chunkOf(i)
+	return tail[j-1][i-chunkStart(j):]
 }
 
 // eachRun calls fn with the values from index from to index to (not

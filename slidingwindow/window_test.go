@@ -380,7 +380,8 @@ func TestFloat32Ring(t *testing.T) {
 }
 
 // TestRingGrows: the ring of raw values starts at the size of the first
-// values and doubles up to its capacity as values come, and Growth says by how much it grows.
+// values and doubles up to headLen as values come, then takes chunks that
+// double in size, up to its capacity; Growth says by how much it grows.
 func TestRingGrows(t *testing.T) {
 	for _, f32 := range []bool{false, true} {
 		w, err := New(0.001, 1000)
@@ -390,11 +391,7 @@ func TestRingGrows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := 8
-		if f32 {
-			v = 4
-		}
-		var caps []int
+		var caps []int64
 		for _, n := range []int{1, 63, 1, 100, 400, 1, 2000, 5} {
 			before := w.ring.bytes()
 			grow := w.Growth(int64(n))
@@ -402,9 +399,11 @@ func TestRingGrows(t *testing.T) {
 			if got := int64(w.ring.bytes() - before); got != grow {
 				t.Fatalf("float32=%v: %d more values grew the ring by %d bytes, Growth said %d", f32, n, got, grow)
 			}
-			caps = append(caps, w.ring.bytes()/v)
+			caps = append(caps, w.ring.room())
 		}
-		want := []int{1, 64, 128, 256, 565, 1000, 1000, 1000}
+		// 565 values: the first chunk's 256, then chunks of 256 and (to
+		// the capacity) 488.
+		want := []int64{1, 64, 128, 256, 1000, 1000, 1000, 1000}
 		if !slices.Equal(caps, want) {
 			t.Errorf("float32=%v: ring sizes %v, want %v", f32, caps, want)
 		}
@@ -448,7 +447,7 @@ func TestDecodeVersion2(t *testing.T) {
 func TestChunkedRing(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, f32 := range []bool{false, true} {
-		for _, capacity := range []int64{chunkLen - 1, chunkLen, chunkLen + 1, 3*chunkLen + 100, 5 * chunkLen} {
+		for _, capacity := range []int64{headLen - 1, headLen, headLen + 1, 1000, 2*headLen + 1, chunkLen - 1, chunkLen, chunkLen + 1, 3*chunkLen + 100, 5 * chunkLen} {
 			name := fmt.Sprintf("float32=%v capacity=%d", f32, capacity)
 			var w *Window
 			if f32 {
