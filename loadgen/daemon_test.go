@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -287,6 +288,80 @@ func TestVerifyBadAnswers(t *testing.T) {
 		return &pb.StatsResponse{Count: n - 1, Epsilon: 0.01}, nil
 	}
 	check("values missing", c, loadgen.VerifyConfig{}, false)
+}
+
+// TestVerifyLastN checks that Verify asks a stream whose values arrived in
+// order for its quantiles over the last n values too, and catches answers
+// over other values than the last n.
+func TestVerifyLastN(t *testing.T) {
+	const n, window = 10_000, 8192
+	values := make([]float64, n)
+	for i := range values {
+		values[i] = float64(i) // ascending: the last n differ from all history
+	}
+	// answer answers exactly over the last m values of values, or over
+	// the first m when wrong is set.
+	answer := func(wrong bool) func(*pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+		return func(req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+			over := values
+			if m := int(req.LastN); m > 0 && m < n {
+				over = values[n-m:]
+				if wrong {
+					over = values[:m]
+				}
+			}
+			resp := &pb.QuantilesResponse{Count: uint64(len(over)), Epsilon: 0.001}
+			for _, phi := range req.Phis {
+				r := max(1, int(math.Ceil(phi*float64(len(over)))))
+				resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: over[r-1], RankMin: uint64(r), RankMax: uint64(r)})
+			}
+			return resp, nil
+		}
+	}
+	client := func(wrong bool, asked map[uint64]bool) *fakeClient {
+		quantiles := answer(wrong)
+		return &fakeClient{
+			stats: func(*pb.StatsRequest) (*pb.StatsResponse, error) {
+				return &pb.StatsResponse{Count: n, Epsilon: 0.001, SlidingWindow: window, Float64: true}, nil
+			},
+			quantiles: func(req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+				asked[req.LastN] = true
+				return quantiles(req)
+			},
+			heavyHitters: func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
+				return &pb.HeavyHittersResponse{Count: n, Epsilon: 0.001}, nil
+			},
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		ordered bool
+		wrong   bool
+		asked   []uint64
+		ok      bool
+	}{
+		{"in order", true, false, []uint64{0, 1, 257, 2730, 4097, window}, true},
+		{"in order, answered over the first n", true, true, []uint64{0, 1, 257, 2730, 4097, window}, false},
+		{"out of order", false, true, []uint64{0}, true},
+	} {
+		res := &loadgen.Result{Sent: n, Streams: map[string]*loadgen.StreamResult{"s": {Sent: n, Values: values, Ordered: tc.ordered}}}
+		asked := make(map[uint64]bool)
+		v, err := loadgen.Verify(context.Background(), client(tc.wrong, asked), res, loadgen.VerifyConfig{Timeout: time.Second, Poll: time.Millisecond})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var out bytes.Buffer
+		v.WriteTo(&out)
+		if v.OK() != tc.ok {
+			t.Errorf("%s: OK = %v, want %v\n%s", tc.name, v.OK(), tc.ok, out.String())
+		}
+		if got := slices.Sorted(maps.Keys(asked)); !slices.Equal(got, tc.asked) {
+			t.Errorf("%s: asked over the last %v values, want %v", tc.name, got, tc.asked)
+		}
+		if tc.ordered && !strings.Contains(out.String(), "last 4097") {
+			t.Errorf("%s: the report does not show the answers over the last 4097 values:\n%s", tc.name, out.String())
+		}
+	}
 }
 
 // TestVerifyBadItemAnswers checks that Verify catches heavy hitters of an

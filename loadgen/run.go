@@ -148,6 +148,10 @@ type StreamResult struct {
 	// order.
 	Values []float64
 	Counts []int64
+	// Ordered says that Values arrived at the daemon in their order: the
+	// stream went over one connection, so Verify can check answers over
+	// its last n values too.
+	Ordered bool
 	// Items holds the items sent, with Runner.Keep, for an item stream.
 	Items []string
 	// PairX and PairY hold the pairs sent, with Runner.Keep, for a pair
@@ -395,7 +399,7 @@ func (s *runSink) stream(name string) *StreamResult {
 		if s.r.Track != nil && !s.r.Track(name) {
 			return nil
 		}
-		st = &StreamResult{Skipped: make(map[feed.Reason]int64)}
+		st = &StreamResult{Skipped: make(map[feed.Reason]int64), Ordered: s.r.Conns <= 1 || s.r.SplitStreams}
 		s.streams[name] = st
 	}
 	s.last, s.lastName = st, name

@@ -102,6 +102,21 @@ func TestZipfStreamsVerify(t *testing.T) {
 			if lines := strings.Count(out.String(), ": ok\n"); lines != len(sample) {
 				t.Errorf("%d lines of streams ok, want %d:\n%s", lines, len(sample), out.String())
 			}
+			// A stream goes over one connection when the streams are
+			// dealt to the connections: then its answers over the last
+			// n values are checked too.
+			ordered := tt.lanes > 0 || tt.rendered
+			for _, s := range v.Streams {
+				var lastN int
+				for _, q := range s.Quantiles {
+					if q.LastN > 0 {
+						lastN++
+					}
+				}
+				if (lastN > 0) != ordered || (ordered && lastN < 2*len(loadgen.DefaultPhis())) {
+					t.Errorf("stream %s of %d values: %d answers over the last n values checked", s.Stream, s.N, lastN)
+				}
+			}
 			var ls []string
 			for tok := ""; ; {
 				resp, err := d.Client.ListStreams(ctx, &pb.ListStreamsRequest{PageSize: 10_000, PageToken: tok, Prefix: "zipf."})

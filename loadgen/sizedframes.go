@@ -241,7 +241,8 @@ func (f *SizedFrames) results(res *Result, lanes []*sizedLane) {
 	stream := func(i uint32) *StreamResult {
 		st := res.Streams[f.streams[i]]
 		if st == nil {
-			st = &StreamResult{Skipped: make(map[feed.Reason]int64)}
+			// Each stream goes over one connection, in order.
+			st = &StreamResult{Skipped: make(map[feed.Reason]int64), Ordered: true}
 			res.Streams[f.streams[i]] = st
 		}
 		return st

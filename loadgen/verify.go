@@ -145,11 +145,12 @@ type HHHCheck struct {
 // with its rank error against the bound εN.
 type QuantileCheck struct {
 	Phi              float64
+	LastN            uint64 // the answer is over the last LastN values; 0 for all history
 	Exact            float64
 	Got              float64
 	RankMin, RankMax uint64 // the daemon's rank bounds of Got
 	RankError        int64
-	Bound            float64 // εN
+	Bound            float64 // εN, with N the values the answer covers
 	Err              error
 }
 
@@ -383,6 +384,13 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 		}
 		sc.Quantiles = append(sc.Quantiles, q)
 	}
+	if sent.Ordered && counts == nil && stats.SlidingWindow > 0 {
+		last, err := verifyLastN(ctx, client, name, values, int64(stats.SlidingWindow), cfg.Phis)
+		if err != nil {
+			return nil, fmt.Errorf("verify %s: %w", name, err)
+		}
+		sc.Quantiles = append(sc.Quantiles, last...)
+	}
 
 	hr, err := client.HeavyHitters(ctx, &pb.HeavyHittersRequest{Stream: name, Support: cfg.Support})
 	if err != nil {
@@ -405,6 +413,48 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 		}
 	}
 	return sc, nil
+}
+
+// verifyLastN checks the quantiles at phis over the last n values of the
+// stream name, for a few n up to its sliding window w, against the exact
+// quantiles of the last n of values, which arrived in that order: each
+// answer must cover min(n, len(values)) values, and hold the rank bounds
+// and the ε that it states. The n include one past the first chunks of
+// the window's raw ring (slidingwindow), and w itself.
+func verifyLastN(ctx context.Context, client pb.StreamdClient, name string, values []float64, w int64, phis []float64) ([]QuantileCheck, error) {
+	var checks []QuantileCheck
+	top := min(w, int64(len(values)))
+	ns := []int64{1, 257, 4097, top / 3, top, w}
+	slices.Sort(ns)
+	for _, n := range slices.Compact(ns) {
+		if n < 1 || n > w || (n > top && n != w) {
+			continue
+		}
+		qr, err := client.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: phis, LastN: uint64(n)})
+		if err != nil {
+			return nil, fmt.Errorf("quantiles over the last %d values: %w", n, err)
+		}
+		covered := min(n, int64(len(values)))
+		key := exact.New(values[int64(len(values))-covered:])
+		for i, phi := range phis {
+			q := QuantileCheck{Phi: phi, LastN: uint64(n), Exact: key.Quantile(phi), Bound: qr.Epsilon * float64(covered)}
+			switch {
+			case qr.Count != uint64(covered):
+				q.Err = fmt.Errorf("the answer covers %d values, not the last %d", qr.Count, covered)
+			case i >= len(qr.Quantiles):
+				q.Err = errors.New("no answer")
+			default:
+				a := qr.Quantiles[i]
+				q.Got, q.RankMin, q.RankMax = a.Value, a.RankMin, a.RankMax
+				q.RankError, q.Err = key.RankError(phi, a.Value)
+				if q.Err == nil {
+					q.Err = key.CheckQuantile(phi, a.Value, qr.Epsilon, int64(a.RankMin), int64(a.RankMax))
+				}
+			}
+			checks = append(checks, q)
+		}
+	}
+	return checks, nil
 }
 
 // missing is the error of a heavy hitter of count c among n that the
@@ -536,11 +586,20 @@ func (v *Verification) WriteBrief(w io.Writer) (int64, error) {
 			continue
 		}
 		var worst int64
+		lastNs := make(map[uint64]bool)
 		for _, q := range s.Quantiles {
+			if q.LastN > 0 {
+				lastNs[q.LastN] = true
+				continue
+			}
 			worst = max(worst, q.RankError, -q.RankError)
 		}
-		fmt.Fprintf(cw, "stream %s: N=%d ε=%v: worst rank error %d ≤ εN=%.1f, %s at support %v: ok\n",
-			s.Stream, s.N, s.Epsilon, worst, s.Epsilon*float64(s.N), plural(len(s.HeavyHitters), "heavy hitter"), s.Support)
+		last := ""
+		if len(lastNs) > 0 {
+			last = fmt.Sprintf(", over the last n values for %s of n", plural(len(lastNs), "size"))
+		}
+		fmt.Fprintf(cw, "stream %s: N=%d ε=%v: worst rank error %d ≤ εN=%.1f%s, %s at support %v: ok\n",
+			s.Stream, s.N, s.Epsilon, worst, s.Epsilon*float64(s.N), last, plural(len(s.HeavyHitters), "heavy hitter"), s.Support)
 	}
 	if v.OK() {
 		fmt.Fprintf(cw, "\nverify: every answer within its bound (%s)\n", plural(len(v.Streams), "stream"))
@@ -572,9 +631,13 @@ func writeStream(cw io.Writer, s *StreamCheck) {
 		s.Stream, s.N, s.Epsilon, s.Epsilon*float64(s.N), what, s.Rejected)
 	if len(s.Quantiles) > 0 {
 		tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "φ\texact\tstreamd\trank min\trank max\trank error\t≤ εN\t")
+		fmt.Fprintln(tw, "over\tφ\texact\tstreamd\trank min\trank max\trank error\t≤ εN\t")
 		for _, q := range s.Quantiles {
-			fmt.Fprintf(tw, "%v\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", q.Phi, f32(q.Exact, s.Float32), f32(q.Got, s.Float32),
+			over := "all"
+			if q.LastN > 0 {
+				over = fmt.Sprintf("last %d", q.LastN)
+			}
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", over, q.Phi, f32(q.Exact, s.Float32), f32(q.Got, s.Float32),
 				q.RankMin, q.RankMax, q.RankError, okString(q.Err), errString(q.Err))
 		}
 		tw.Flush()

@@ -156,8 +156,13 @@
 // time, with exit status 3), then asks it over gRPC (--grpc-addr) for the
 // quantiles at φ ∈ {0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}
 // and the heavy hitters at --support, and prints them side by side with
-// the exact answers, with each answer's rank error against εN. Streams
-// must be new: a stream holding other values fails the check.
+// the exact answers, with each answer's rank error against εN. A stream
+// whose values went over one connection in order (--conns 1, or
+// --stream-sizes, which deals the streams to the connections; not the
+// repeated frames of tcp-binary) has its quantiles over the last n values
+// checked too, for n of 1, 257, 4097, a third of its values and its
+// sliding window. Streams must be new: a stream holding other values
+// fails the check.
 //
 // # Record
 //
