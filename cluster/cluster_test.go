@@ -382,8 +382,9 @@ func FuzzDecodeMember(f *testing.F) {
 }
 
 // TestDirectory: members of a group find each other through the
-// announcements topic, see each other's generation and partitions, forget
-// a member that withdraws, and ignore other groups and bad announcements.
+// announcements topic, see each other's generation and partitions, see a
+// member that says it is leaving as such, forget a member that withdraws,
+// and ignore other groups and bad announcements.
 func TestDirectory(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
 	if err != nil {
@@ -435,6 +436,14 @@ func TestDirectory(t *testing.T) {
 	if ms := a.Members(); len(ms) != 1 {
 		t.Fatalf("bad or stale announcements listed: %+v", ms)
 	}
+	if a.Members()[0].Leaving {
+		t.Fatal("b listed as leaving before it said so")
+	}
+	b.Leave()
+	wait("b leaving", func() bool {
+		ms := a.Members()
+		return len(ms) == 1 && ms[0].Leaving && ms[0].Generation == 4 && len(ms[0].Partitions) == 2
+	})
 	stopB()
 	<-doneB
 	wait("b's withdrawal", func() bool { return len(a.Members()) == 0 })

@@ -36,7 +36,10 @@ type Member struct {
 	Addr       string        `json:"addr"` // gRPC address
 	Generation int           `json:"generation"`
 	Partitions []feed.Source `json:"partitions"`
-	Time       time.Time     `json:"-"` // when it was announced
+	// Leaving says the member is stopping: it takes no partition over,
+	// so one that gives partitions up need not wait for it to fetch them.
+	Leaving bool      `json:"leaving,omitempty"`
+	Time    time.Time `json:"-"` // when it was announced
 }
 
 // decodeMember decodes an announcement; bad input gives an error.
@@ -187,6 +190,19 @@ func (d *Directory) Update(generation int, partitions []feed.Source) {
 	d.mu.Lock()
 	d.self.Generation = generation
 	d.self.Partitions = slices.Clone(partitions)
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Leave announces that the member is stopping (Member.Leaving). It stays
+// announced, as leaving, until Run's ctx ends.
+func (d *Directory) Leave() {
+	d.init()
+	d.mu.Lock()
+	d.self.Leaving = true
 	d.mu.Unlock()
 	select {
 	case d.wake <- struct{}{}:

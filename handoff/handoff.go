@@ -87,6 +87,8 @@ type Directory interface {
 	Members() []cluster.Member
 	// Update announces the member's generation and partitions.
 	Update(generation int, partitions []feed.Source)
+	// Leave announces that the member is stopping.
+	Leave()
 }
 
 // Handoff hands partitions' states over between the members of a group.
@@ -163,15 +165,23 @@ func (h *Handoff) Open(ctx context.Context) error {
 
 // Leaving says that the daemon is stopping: the partitions revoked from now
 // on (Revoked) are given up, and Close waits until they are handed over.
-// The daemon calls it before it stops its consumer.
-func (h *Handoff) Leaving() { h.leaving.Store(true) }
+// It announces so in the Directory, so that members stopping at the same
+// time do not wait for each other. The daemon calls it before it stops its
+// consumer.
+func (h *Handoff) Leaving() {
+	h.leaving.Store(true)
+	if h.Directory != nil {
+		h.Directory.Leave()
+	}
+}
 
 // Close is called once the consumer has stopped: from then on the states
 // served to peers are the ones the consumer left (Offsets). It waits until
 // the partitions given up while leaving have been fetched by their new
-// owners, for at most WaitTimeout or until ctx ends, and only when the
-// Directory knows other members; then it stops the Handoff's goroutines
-// and waits for them. The Handoff still serves its states after Close.
+// owners, for at most WaitTimeout or until ctx ends, and only while the
+// Directory knows other members that are not leaving too; then it stops
+// the Handoff's goroutines and waits for them. The Handoff still serves
+// its states after Close.
 func (h *Handoff) Close(ctx context.Context) {
 	h.stopped.Store(true)
 	h.await(ctx)
@@ -184,7 +194,8 @@ func (h *Handoff) Close(ctx context.Context) {
 	h.wg.Wait()
 }
 
-// await waits until the partitions given up are handed over.
+// await waits until the partitions given up are handed over, while a
+// member that could take them over stays.
 func (h *Handoff) await(ctx context.Context) {
 	h.leftMu.Lock()
 	left, done := len(h.left), h.done
@@ -194,15 +205,45 @@ func (h *Handoff) await(ctx context.Context) {
 	}
 	t := time.NewTimer(orDefault(h.WaitTimeout, DefaultWaitTimeout))
 	defer t.Stop()
-	select {
-	case <-done:
-		h.logger().Info("partitions handed over", "partitions", left)
-	case <-t.C:
-		h.leftMu.Lock()
-		h.logger().Warn("partitions not handed over in time: their new owners recover them otherwise", "partitions", len(h.left))
-		h.leftMu.Unlock()
-	case <-ctx.Done():
+	// The members that stop with this one announce it as they go: a group
+	// stopped whole does not wait out WaitTimeout.
+	poll := time.NewTicker(awaitPoll)
+	defer poll.Stop()
+	for {
+		if !h.othersStay() {
+			h.leftMu.Lock()
+			h.logger().Info("partitions not handed over: every other member is leaving too", "partitions", len(h.left))
+			h.leftMu.Unlock()
+			return
+		}
+		select {
+		case <-done:
+			h.logger().Info("partitions handed over", "partitions", left)
+			return
+		case <-poll.C:
+		case <-t.C:
+			h.leftMu.Lock()
+			h.logger().Warn("partitions not handed over in time: their new owners recover them otherwise", "partitions", len(h.left))
+			h.leftMu.Unlock()
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
+}
+
+// awaitPoll is how often Close looks again whether other members stay.
+const awaitPoll = 50 * time.Millisecond
+
+// othersStay reports whether the Directory knows another member that is
+// not leaving.
+func (h *Handoff) othersStay() bool {
+	for _, m := range h.Directory.Members() {
+		if !m.Leaving {
+			return true
+		}
+	}
+	return false
 }
 
 // Revoked is called when the consumer gives partitions up, with the

@@ -95,21 +95,40 @@ func (c *fakeConsumer) Partitions(ctx context.Context) ([]feed.Source, error) {
 	return c.partitions(ctx)
 }
 
-// fakeDirectory knows fixed members and records the announcements.
+// fakeDirectory knows members set by the test and records the
+// announcements.
 type fakeDirectory struct {
-	members []cluster.Member
-
 	mu        sync.Mutex
+	members   []cluster.Member
 	announced []feed.Source
 	gen       int
+	leaving   bool
 }
 
 func (d *fakeDirectory) Sync(ctx context.Context) error { return nil }
-func (d *fakeDirectory) Members() []cluster.Member      { return d.members }
+
+func (d *fakeDirectory) Members() []cluster.Member {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.members)
+}
+
+func (d *fakeDirectory) setMembers(ms []cluster.Member) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.members = ms
+}
+
 func (d *fakeDirectory) Update(gen int, tps []feed.Source) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.gen, d.announced = gen, slices.Clone(tps)
+}
+
+func (d *fakeDirectory) Leave() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.leaving = true
 }
 
 // syncBuffer is a log that the handoffs' goroutines write to.
@@ -363,8 +382,8 @@ func TestCloseCancelsHandoff(t *testing.T) {
 }
 
 // TestCloseWait: Close waits for the partitions given up only while the
-// group has other members, and for at most WaitTimeout or until its ctx
-// ends.
+// group has other members that are not leaving, and for at most
+// WaitTimeout or until its ctx ends.
 func TestCloseWait(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -374,6 +393,7 @@ func TestCloseWait(t *testing.T) {
 		log     string
 	}{
 		{"alone", nil, time.Hour, context.Background, ""},
+		{"others leaving", []cluster.Member{{ID: "b", Leaving: true}, {ID: "c", Leaving: true}}, 30 * time.Second, context.Background, "every other member is leaving too"},
 		{"timeout", []cluster.Member{{ID: "b"}}, time.Millisecond, context.Background, "not handed over in time"},
 		{"cancelled", []cluster.Member{{ID: "b"}}, time.Hour, func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -393,6 +413,43 @@ func TestCloseWait(t *testing.T) {
 				t.Errorf("log %q, want %q", log.String(), tc.log)
 			}
 		})
+	}
+}
+
+// TestCloseOthersLeave: a member that gives partitions up announces that
+// it is leaving, and stops waiting for them to be handed over once every
+// other member announces the same: a group stopped whole does not wait
+// out WaitTimeout.
+func TestCloseOthersLeave(t *testing.T) {
+	var log syncBuffer
+	h := newHandoff(t, "a", &fakePipeline{}, &log)
+	dir := &fakeDirectory{members: []cluster.Member{{ID: "b"}, {ID: "c"}}}
+	h.Directory = dir
+	h.WaitTimeout = time.Hour
+	h.Leaving()
+	if !dir.leaving {
+		t.Error("Leaving did not announce that the member leaves")
+	}
+	h.Revoked(map[feed.Source]int64{p0: 1})
+	closed := make(chan struct{})
+	go func() {
+		h.Close(context.Background())
+		close(closed)
+	}()
+	dir.setMembers([]cluster.Member{{ID: "b", Leaving: true}, {ID: "c"}})
+	select {
+	case <-closed:
+		t.Fatal("Close stopped waiting while c stays")
+	case <-time.After(5 * awaitPoll):
+	}
+	dir.setMembers([]cluster.Member{{ID: "b", Leaving: true}, {ID: "c", Leaving: true}})
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("Close waited for members that are all leaving")
+	}
+	if !strings.Contains(log.String(), "every other member is leaving too") {
+		t.Errorf("log %q", log.String())
 	}
 }
 
