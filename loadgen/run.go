@@ -399,11 +399,19 @@ func (s *runSink) stream(name string) *StreamResult {
 		if s.r.Track != nil && !s.r.Track(name) {
 			return nil
 		}
-		st = &StreamResult{Skipped: make(map[feed.Reason]int64), Ordered: s.r.Conns <= 1 || s.r.SplitStreams}
+		st = &StreamResult{Skipped: make(map[feed.Reason]int64), Ordered: (s.r.Conns <= 1 || s.r.SplitStreams) && keepsOrder(s.r.Target)}
 		s.streams[name] = st
 	}
 	s.last, s.lastName = st, name
 	return st
+}
+
+// keepsOrder reports whether t delivers what one connection sends to a
+// stream in the order sent: all but a Kafka target without keys, which
+// spreads a stream over the topic's partitions, consumed side by side.
+func keepsOrder(t Target) bool {
+	k, ok := t.(*Kafka)
+	return !ok || !k.NoKey
 }
 
 // Accept implements ingest.Sink: it cuts the values or items of b into

@@ -224,3 +224,65 @@ func TestZipfKeysKafka(t *testing.T) {
 		t.Errorf("the consumer read %d values and rejected %d, want %d and none", got.Values, got.Rejected, total)
 	}
 }
+
+// TestVerifyKafkaNoKey sends one stream to Kafka without keys, spread over
+// the topic's partitions, over one connection, has a daemon consume the
+// topic, and verifies its answers: they hold, and none over the last n
+// values is asked, since the daemon consumes the partitions side by side
+// and the values arrive in another order than sent.
+func TestVerifyKafkaNoKey(t *testing.T) {
+	const topic = "spread.verify"
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	brokers := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := &loadgen.Runner{
+		Source: &loadgen.Synth{Spec: synth.Spec{Dist: synth.Uniform, Seed: 3}, Count: 6000, Streams: []string{topic}},
+		Target: &loadgen.Kafka{Brokers: brokers, Topic: topic, ValuesPerMessage: 100, NoKey: true},
+		Conns:  1,
+		Keep:   true,
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := daemontest.Start(t)
+	consumer := &ingest.KafkaConsumer{
+		Brokers: brokers, Topics: []string{topic}, Group: "streamd", Sink: d.Pipeline,
+		Logger:            slog.New(slog.DiscardHandler),
+		SessionTimeout:    6 * time.Second,
+		HeartbeatInterval: 100 * time.Millisecond,
+		JoinGroupBackoff:  100 * time.Millisecond,
+		FetchMaxWait:      100 * time.Millisecond,
+	}
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(cctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("consumer: %v", err)
+		}
+	}()
+	v, err := loadgen.Verify(ctx, d.Client, res, loadgen.VerifyConfig{Timeout: 45 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	v.WriteTo(&out)
+	if !v.OK() {
+		t.Fatalf("verify failed:\n%s", out.String())
+	}
+	for _, s := range v.Streams {
+		for _, q := range s.Quantiles {
+			if q.LastN > 0 {
+				t.Fatalf("stream %s: an answer over the last %d values checked:\n%s", s.Stream, q.LastN, out.String())
+			}
+		}
+	}
+}

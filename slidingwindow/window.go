@@ -220,7 +220,7 @@ func (w *Window) Bytes() int {
 
 // Growth returns how many bytes more Bytes counts once n more values are
 // added, for what grows in steps: the ring of raw values, whose first
-// chunk starts at the first values' count and doubles (up to 4096 values
+// chunk starts at the first values' count and doubles (up to 256 values
 // or R) when they do not fit, and which then takes whole chunks. It is
 // exact in Exact mode; in Blocks mode Add splits values at block
 // boundaries, so the first chunk may double in more steps than one push

@@ -159,10 +159,11 @@
 // the exact answers, with each answer's rank error against εN. A stream
 // whose values went over one connection in order (--conns 1, or
 // --stream-sizes, which deals the streams to the connections; not the
-// repeated frames of tcp-binary) has its quantiles over the last n values
-// checked too, for n of 1, 257, 4097, a third of its values and its
-// sliding window. Streams must be new: a stream holding other values
-// fails the check.
+// repeated frames of tcp-binary, nor Kafka messages without keys, whose
+// partitions the daemon reads side by side) has its quantiles over the
+// last n values checked too, for n of 1, 257, 4097, a third of its values
+// and its sliding window. Streams must be new: a stream holding other
+// values fails the check.
 //
 // # Record
 //
