@@ -364,6 +364,36 @@ func TestVerifyLastN(t *testing.T) {
 	}
 }
 
+// TestVerifyAllRejected: a float32 stream that rejected every value sent,
+// all beyond float32's range, passes when the daemon answers over none of
+// them, and fails when it answers over some.
+func TestVerifyAllRejected(t *testing.T) {
+	values := []float64{1e39, -1e39, math.MaxFloat64}
+	res := &loadgen.Result{Sent: 3, Streams: map[string]*loadgen.StreamResult{"s": {Sent: 3, Values: values, Ordered: true}}}
+	for _, count := range []uint64{0, 1} {
+		c := &fakeClient{
+			stats: func(*pb.StatsRequest) (*pb.StatsResponse, error) {
+				return &pb.StatsResponse{Epsilon: 0.001, SlidingWindow: 1 << 20, RejectedTotal: 3}, nil
+			},
+			quantiles: func(*pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+				return &pb.QuantilesResponse{Count: count, Epsilon: 0.001}, nil
+			},
+			heavyHitters: func(*pb.HeavyHittersRequest) (*pb.HeavyHittersResponse, error) {
+				return &pb.HeavyHittersResponse{Epsilon: 0.001}, nil
+			},
+		}
+		v, err := loadgen.Verify(context.Background(), c, res, loadgen.VerifyConfig{Timeout: time.Second, Poll: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		v.WriteTo(&out)
+		if v.OK() != (count == 0) || v.Streams[0].N != 0 {
+			t.Errorf("answers over %d values: OK = %v, N = %d\n%s", count, v.OK(), v.Streams[0].N, out.String())
+		}
+	}
+}
+
 // TestVerifyBadItemAnswers checks that Verify catches heavy hitters of an
 // item stream that break their bounds.
 func TestVerifyBadItemAnswers(t *testing.T) {
