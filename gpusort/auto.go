@@ -85,9 +85,7 @@ type autoSide struct {
 	spanKeys int
 	spanBusy time.Duration
 	last     time.Time
-
-	spanBatches int // batches finished in the span
-	spanPeak    int // the most batches in flight at once in the span
+	spanPeak int // the most batches in flight at once in the span
 
 	// A batch alone: sent when the side had none in flight, and none sent
 	// after it while it is; aloneRate is an EWMA of such batches' rates.
@@ -229,7 +227,7 @@ func (s *schedule) pick(n int, gpu bool, now time.Time) int {
 		case g.batches == 0 && now.Sub(g.last) >= autoProbe:
 			side = 0 // measure the GPU again, in case its rate is stale
 			g.probe, g.spanned, g.due = true, false, false
-			g.spanKeys, g.spanBusy, g.spanBatches = 0, 0, 0
+			g.restartSpan()
 		case c.batches == 0 && now.Sub(c.last) >= autoCPUProbe:
 			side = 1 // measure the CPU alone again
 		case g.rate > 0 && !g.spanned && cpu <= autoCPULead*autoCPULead*g.rate && float64(g.queued+n)/g.rate <= autoDrain.Seconds():
@@ -283,7 +281,6 @@ func (s *schedule) finish(side, n int, err error, now time.Time) {
 		}
 	}
 	x.spanKeys += n
-	x.spanBatches++
 	x.due = x.spanBusy > 0 && (x.rate == 0 || x.probe || x.spanBusy >= autoSpan)
 }
 
@@ -305,7 +302,13 @@ func (x *autoSide) settle(now time.Time) {
 		x.rate += autoWeight * (r - x.rate)
 	}
 	x.spanned = x.spanned || (x.spanBusy >= autoSpan && x.spanPeak >= autoSpanPeak)
-	x.spanKeys, x.spanBusy, x.spanBatches, x.spanPeak = 0, 0, 0, x.batches
+	x.restartSpan()
+}
+
+// restartSpan starts a new span: no keys done and no busy time in it yet,
+// and as many batches at once as are in flight now.
+func (x *autoSide) restartSpan() {
+	x.spanKeys, x.spanBusy, x.spanPeak = 0, 0, x.batches
 }
 
 // advance adds the time since the side's last event to its busy time, if
@@ -319,26 +322,17 @@ func (x *autoSide) advance(now time.Time) {
 
 // Sort sorts b's windows on the side expected to finish first.
 func (a *Auto) Sort(ctx context.Context, b *Quad) error {
-	n := b.Len()
-	side, err := a.pick(&a.sides, n)
-	if err != nil {
-		return err
-	}
-	if side == 0 {
-		a.calibrate(ctx, b)
-	}
-	if side == 0 {
-		err = a.gpu.Sort(ctx, b)
-	} else {
-		err = a.cpu.Sort(ctx, b)
-	}
-	a.finish(&a.sides, side, n, err)
-	return err
+	return a.run(ctx, b, func(d Digester) error { return d.Sort(ctx, b) })
 }
 
 // Digest digests b's windows (see Digester) on the side expected to finish
 // first.
 func (a *Auto) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.WindowSpec, out *[Channels]summary.Digest) error {
+	return a.run(ctx, b, func(d Digester) error { return d.Digest(ctx, b, specs, out) })
+}
+
+// run does work, Sort or Digest of b, on the side picked for b's keys.
+func (a *Auto) run(ctx context.Context, b *Quad, work func(Digester) error) error {
 	n := b.Len()
 	side, err := a.pick(&a.sides, n)
 	if err != nil {
@@ -346,11 +340,9 @@ func (a *Auto) Digest(ctx context.Context, b *Quad, specs *[Channels]summary.Win
 	}
 	if side == 0 {
 		a.calibrate(ctx, b)
-	}
-	if side == 0 {
-		err = a.gpu.Digest(ctx, b, specs, out)
+		err = work(a.gpu)
 	} else {
-		err = a.cpu.Digest(ctx, b, specs, out)
+		err = work(a.cpu)
 	}
 	a.finish(&a.sides, side, n, err)
 	return err
@@ -422,7 +414,8 @@ func (a *Auto) calibrate(ctx context.Context, b *Quad) {
 		if g := &a.sides[0]; g.spanBusy > d {
 			g.spanBusy -= d
 		} else {
-			g.spanKeys, g.spanBusy, g.spanBatches, g.due = 0, 0, 0, false
+			g.restartSpan()
+			g.due = false
 		}
 		a.mu.Unlock()
 	}

@@ -224,3 +224,34 @@ func TestCalibrateMeasuresBothSides(t *testing.T) {
 		a.Close()
 	}
 }
+
+// TestProbeSpanStartsFresh: a GPU measured again after sitting idle
+// (autoProbe) is sent one batch; that batch alone, however long it takes,
+// must not count as a span of several batches at once, even when the
+// span before the GPU went idle held many: a lone batch says nothing of a
+// back-end that takes batches together.
+func TestProbeSpanStartsFresh(t *testing.T) {
+	var s schedule
+	t0 := time.Unix(0, 0)
+	g, c := &s[0], &s[1]
+	// Both sides measured; the GPU's last span held 8 batches at once,
+	// and it then finished them without closing another span.
+	g.rate, g.spanned, g.spanPeak, g.last = 1e9, true, 8, t0
+	c.rate, c.aloneRate, c.last = 1e6, 1e6, t0.Add(time.Second)
+	now := t0.Add(time.Second)
+	if side := s.pick(1000, true, now); side != 0 {
+		t.Fatalf("an idle GPU was not sent a batch to measure it again (side %d)", side)
+	}
+	if g.spanPeak != 1 {
+		t.Errorf("the probe's span starts with a peak of %d batches at once, want 1", g.spanPeak)
+	}
+	now = now.Add(20 * time.Millisecond) // a slow batch, longer than autoSpan
+	s.finish(0, 1000, nil, now)
+	g.settle(now.Add(time.Microsecond))
+	if g.spanned {
+		t.Error("one probing batch counted as a span of several batches at once")
+	}
+	if want := 1000 / 0.02; g.rate != want {
+		t.Errorf("rate %v after the probe, want its batch's %v", g.rate, want)
+	}
+}
