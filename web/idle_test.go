@@ -31,23 +31,37 @@ func TestMetricsIdleFlush(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
-		e := parseExposition(t, text)
+	pollMetrics(t, s, func(e exposition, text string) bool {
 		if e.types["streamd_idle_flushes_total"] != "counter" || e.types["streamd_idle_freed_bytes_total"] != "counter" {
 			t.Fatalf("idle flush families missing or mistyped:\n%s", text)
 		}
 		d, sh := e.value(t, `streamd_idle_flushes_total{how="digested"}`), e.value(t, `streamd_idle_flushes_total{how="shrunk"}`)
-		if d == 1 && sh == 1 {
-			// 3 values in a buffer of 4 shrink to 3.
-			if freed := e.value(t, "streamd_idle_freed_bytes_total"); freed != 4*(4-3) {
-				t.Fatalf("freed %v bytes, want %d", freed, 4*(4-3))
-			}
+		if d > 1 || sh > 1 {
+			t.Fatalf("flushes: %v digested, %v shrunk; want 1 and 1", d, sh)
+		}
+		if d < 1 || sh < 1 {
+			return false
+		}
+		// 3 values in a buffer of 4 shrink to 3.
+		if freed := e.value(t, "streamd_idle_freed_bytes_total"); freed != 4*(4-3) {
+			t.Fatalf("freed %v bytes, want %d", freed, 4*(4-3))
+		}
+		return true
+	})
+}
+
+// pollMetrics reads s's /metrics until done, given the exposition and its
+// text, reports true; it fails the test after 10 s.
+func pollMetrics(t *testing.T, s *Server, done func(e exposition, text string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
+		if done(parseExposition(t, text), text) {
 			return
 		}
-		if d > 1 || sh > 1 || time.Now().After(deadline) {
-			t.Fatalf("flushes: %v digested, %v shrunk; want 1 and 1", d, sh)
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics after 10 s:\n%s", text)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -68,32 +82,25 @@ func TestMetricsAutoSorter(t *testing.T) {
 	if _, err := s.Pipeline.Accept(context.Background(), &feed.Batch{Stream: "a", Values: vals}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, text := get(t, http.DefaultClient, "http://"+s.ListenAddr(), "/metrics", nil)
-		e := parseExposition(t, text)
+	pollMetrics(t, s, func(e exposition, text string) bool {
 		if e.types["streamd_sorter_batches_total"] != "counter" || e.types["streamd_sorter_rate_keys_per_second"] != "gauge" {
 			t.Fatalf("auto sorter families missing or mistyped:\n%s", text)
 		}
-		sorted := e.value(t, "streamd_windows_sorted_total")
+		if e.value(t, "streamd_windows_sorted_total") < 8 {
+			return false
+		}
 		gpu, cpu := e.value(t, `streamd_sorter_batches_total{side="gpu"}`), e.value(t, `streamd_sorter_batches_total{side="cpu"}`)
-		if sorted == 8 {
-			if gpu != 0 || cpu < 2 || cpu > 8 {
-				t.Fatalf("8 windows sorted in %v batches on the GPU and %v on the CPU; want none and 2 to 8", gpu, cpu)
-			}
-			if r := e.value(t, `streamd_sorter_rate_keys_per_second{side="cpu"}`); r <= 0 {
-				t.Fatalf("the CPU's rate %v after %v batches", r, cpu)
-			}
-			if r := e.value(t, `streamd_sorter_rate_keys_per_second{side="gpu"}`); r != 0 {
-				t.Fatalf("the GPU's rate %v without a GPU", r)
-			}
-			break
+		if gpu != 0 || cpu < 2 || cpu > 8 {
+			t.Fatalf("8 windows sorted in %v batches on the GPU and %v on the CPU; want none and 2 to 8", gpu, cpu)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v of 8 windows sorted", sorted)
+		if r := e.value(t, `streamd_sorter_rate_keys_per_second{side="cpu"}`); r <= 0 {
+			t.Fatalf("the CPU's rate %v after %v batches", r, cpu)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		if r := e.value(t, `streamd_sorter_rate_keys_per_second{side="gpu"}`); r != 0 {
+			t.Fatalf("the GPU's rate %v without a GPU", r)
+		}
+		return true
+	})
 
 	plain := servePipeline(t, pipeline.Config{Defaults: cfg.Defaults}, nil)
 	_, text := get(t, http.DefaultClient, "http://"+plain.ListenAddr(), "/metrics", nil)
