@@ -51,11 +51,7 @@ func TestKafka(t *testing.T) {
 	const topic = "values"
 	for _, format := range []loadgen.KafkaFormat{loadgen.KafkaFloat64, loadgen.KafkaFloat32, loadgen.KafkaText} {
 		t.Run(string(format), func(t *testing.T) {
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := fakeKafka(t, 3, topic)
 			brokers := c.ListenAddrs()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -138,6 +134,18 @@ func TestDecodeMessage(t *testing.T) {
 	}
 }
 
+// fakeKafka starts a Kafka cluster of one broker with topic in
+// partitions, closed once the test and its other cleanups are done.
+func fakeKafka(t *testing.T, partitions int32, topic string) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(partitions, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 // TestKafkaNoKey: without keys, one stream's messages — values, and items
 // — spread over every partition, and read back as the topic's stream; its
 // values are not taken as sent in order (Verify checks no last-n answer).
@@ -149,11 +157,7 @@ func TestKafkaNoKey(t *testing.T) {
 
 func testKafkaNoKey(t *testing.T, items bool) {
 	const topic = "spread"
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := fakeKafka(t, 3, topic)
 	brokers := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -147,11 +146,7 @@ func TestZipfKeysKafka(t *testing.T) {
 	if testing.Short() {
 		n = 2_000
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(4, topic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := fakeKafka(t, 4, topic)
 	var produces atomic.Int64
 	c.ControlKey(kmsg.Produce.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
 		produces.Add(1)
@@ -186,23 +181,7 @@ func TestZipfKeysKafka(t *testing.T) {
 	}
 
 	d := daemontest.Start(t)
-	consumer := &ingest.KafkaConsumer{
-		Brokers: brokers, Topics: []string{topic}, Group: "streamd", Sink: d.Pipeline,
-		Logger:            slog.New(slog.DiscardHandler),
-		SessionTimeout:    6 * time.Second,
-		HeartbeatInterval: 100 * time.Millisecond,
-		JoinGroupBackoff:  100 * time.Millisecond,
-		FetchMaxWait:      100 * time.Millisecond,
-	}
-	cctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- consumer.Run(cctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("consumer: %v", err)
-		}
-	}()
+	consumer := consumeKafka(ctx, t, d, brokers, topic)
 	// Every stream, one after the other, until the daemon counts its size.
 	for i, name := range names {
 		for {
@@ -225,6 +204,30 @@ func TestZipfKeysKafka(t *testing.T) {
 	}
 }
 
+// consumeKafka has d consume topic from brokers, in a group of its own,
+// until the test ends or ctx does.
+func consumeKafka(ctx context.Context, t *testing.T, d *daemontest.Daemon, brokers []string, topic string) *ingest.KafkaConsumer {
+	t.Helper()
+	consumer := &ingest.KafkaConsumer{
+		Brokers: brokers, Topics: []string{topic}, Group: "streamd", Sink: d.Pipeline,
+		Logger:            slog.New(slog.DiscardHandler),
+		SessionTimeout:    6 * time.Second,
+		HeartbeatInterval: 100 * time.Millisecond,
+		JoinGroupBackoff:  100 * time.Millisecond,
+		FetchMaxWait:      100 * time.Millisecond,
+	}
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- consumer.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("consumer: %v", err)
+		}
+	})
+	return consumer
+}
+
 // TestVerifyKafkaNoKey sends one stream to Kafka without keys, spread over
 // the topic's partitions, over one connection, has a daemon consume the
 // topic, and verifies its answers: they hold, and none over the last n
@@ -232,11 +235,7 @@ func TestZipfKeysKafka(t *testing.T) {
 // and the values arrive in another order than sent.
 func TestVerifyKafkaNoKey(t *testing.T) {
 	const topic = "spread.verify"
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := fakeKafka(t, 3, topic)
 	brokers := c.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -252,23 +251,7 @@ func TestVerifyKafkaNoKey(t *testing.T) {
 	}
 
 	d := daemontest.Start(t)
-	consumer := &ingest.KafkaConsumer{
-		Brokers: brokers, Topics: []string{topic}, Group: "streamd", Sink: d.Pipeline,
-		Logger:            slog.New(slog.DiscardHandler),
-		SessionTimeout:    6 * time.Second,
-		HeartbeatInterval: 100 * time.Millisecond,
-		JoinGroupBackoff:  100 * time.Millisecond,
-		FetchMaxWait:      100 * time.Millisecond,
-	}
-	cctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- consumer.Run(cctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("consumer: %v", err)
-		}
-	}()
+	consumeKafka(ctx, t, d, brokers, topic)
 	v, err := loadgen.Verify(ctx, d.Client, res, loadgen.VerifyConfig{Timeout: 45 * time.Second})
 	if err != nil {
 		t.Fatal(err)
