@@ -299,26 +299,33 @@ func TestVerifyLastN(t *testing.T) {
 	for i := range values {
 		values[i] = float64(i) // ascending: the last n differ from all history
 	}
-	// answer answers exactly over the last m values of values, or over
-	// the first m when wrong is set.
-	answer := func(wrong bool) func(*pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
+	// answer answers exactly over the last m values of values; or, with
+	// wrong "first", over the first m; or, with wrong "loose", the least
+	// of the last m for every φ, with ranks 1 to m and ε = 1, which its
+	// ε holds.
+	answer := func(wrong string) func(*pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
 		return func(req *pb.QuantilesRequest) (*pb.QuantilesResponse, error) {
 			over := values
-			if m := int(req.LastN); m > 0 && m < n {
+			m := int(req.LastN)
+			if m > 0 && m < n {
 				over = values[n-m:]
-				if wrong {
+				if wrong == "first" {
 					over = values[:m]
 				}
 			}
 			resp := &pb.QuantilesResponse{Count: uint64(len(over)), Epsilon: 0.001}
 			for _, phi := range req.Phis {
 				r := max(1, int(math.Ceil(phi*float64(len(over)))))
-				resp.Quantiles = append(resp.Quantiles, &pb.QuantilesResponse_Quantile{Phi: phi, Value: over[r-1], RankMin: uint64(r), RankMax: uint64(r)})
+				q := &pb.QuantilesResponse_Quantile{Phi: phi, Value: over[r-1], RankMin: uint64(r), RankMax: uint64(r)}
+				if wrong == "loose" && m > 0 {
+					q.Value, q.RankMin, q.RankMax, resp.Epsilon = over[0], 1, uint64(len(over)), 1
+				}
+				resp.Quantiles = append(resp.Quantiles, q)
 			}
 			return resp, nil
 		}
 	}
-	client := func(wrong bool, asked map[uint64]bool) *fakeClient {
+	client := func(wrong string, asked map[uint64]bool) *fakeClient {
 		quantiles := answer(wrong)
 		return &fakeClient{
 			stats: func(*pb.StatsRequest) (*pb.StatsResponse, error) {
@@ -336,13 +343,14 @@ func TestVerifyLastN(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		ordered bool
-		wrong   bool
+		wrong   string
 		asked   []uint64
 		ok      bool
 	}{
-		{"in order", true, false, []uint64{0, 1, 257, 2730, 4097, window}, true},
-		{"in order, answered over the first n", true, true, []uint64{0, 1, 257, 2730, 4097, window}, false},
-		{"out of order", false, true, []uint64{0}, true},
+		{"in order", true, "", []uint64{0, 1, 257, 2730, 4097, window}, true},
+		{"in order, answered over the first n", true, "first", []uint64{0, 1, 257, 2730, 4097, window}, false},
+		{"in order, answered with ε = 1", true, "loose", []uint64{0, 1, 257, 2730, 4097, window}, false},
+		{"out of order", false, "first", []uint64{0}, true},
 	} {
 		res := &loadgen.Result{Sent: n, Streams: map[string]*loadgen.StreamResult{"s": {Sent: n, Values: values, Ordered: tc.ordered}}}
 		asked := make(map[uint64]bool)

@@ -360,8 +360,6 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 	} else {
 		key = exact.New(values)
 	}
-	bound := sc.Epsilon * float64(sc.N)
-
 	qr, err := client.Quantiles(ctx, &pb.QuantilesRequest{Stream: name, Phis: cfg.Phis})
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: quantiles: %w", name, err)
@@ -373,23 +371,9 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 		// The stream rejected every value sent: nothing to compare.
 		return sc, nil
 	}
-	for i, phi := range cfg.Phis {
-		q := QuantileCheck{Phi: phi, Exact: key.Quantile(phi), Bound: bound}
-		if i >= len(qr.Quantiles) {
-			q.Err = errors.New("no answer")
-			sc.Quantiles = append(sc.Quantiles, q)
-			continue
-		}
-		a := qr.Quantiles[i]
-		q.Got, q.RankMin, q.RankMax = a.Value, a.RankMin, a.RankMax
-		q.RankError, q.Err = key.RankError(phi, a.Value)
-		if q.Err == nil {
-			q.Err = key.CheckQuantile(phi, a.Value, sc.Epsilon, int64(a.RankMin), int64(a.RankMax))
-		}
-		sc.Quantiles = append(sc.Quantiles, q)
-	}
+	sc.Quantiles = checkQuantiles(key, qr, cfg.Phis, sc.Epsilon, 0)
 	if sent.Ordered && counts == nil && stats.SlidingWindow > 0 {
-		last, err := verifyLastN(ctx, client, name, values, int64(stats.SlidingWindow), cfg.Phis)
+		last, err := verifyLastN(ctx, client, name, values, int64(stats.SlidingWindow), cfg.Phis, sc.Epsilon)
 		if err != nil {
 			return nil, fmt.Errorf("verify %s: %w", name, err)
 		}
@@ -419,13 +403,37 @@ func verifyStream(ctx context.Context, client pb.StreamdClient, name string, sen
 	return sc, nil
 }
 
+// checkQuantiles checks the answer qr at phis against the exact quantiles
+// of key: each value must be one of key's, within eps·N ranks of its φ,
+// and hold its stated rank bounds. lastN is what the answer covers (0 for
+// all history).
+func checkQuantiles(key *exact.Stream, qr *pb.QuantilesResponse, phis []float64, eps float64, lastN uint64) []QuantileCheck {
+	checks := make([]QuantileCheck, len(phis))
+	for i, phi := range phis {
+		q := &checks[i]
+		*q = QuantileCheck{Phi: phi, LastN: lastN, Exact: key.Quantile(phi), Bound: eps * float64(key.N())}
+		if i >= len(qr.Quantiles) {
+			q.Err = errors.New("no answer")
+			continue
+		}
+		a := qr.Quantiles[i]
+		q.Got, q.RankMin, q.RankMax = a.Value, a.RankMin, a.RankMax
+		q.RankError, q.Err = key.RankError(phi, a.Value)
+		if q.Err == nil {
+			q.Err = key.CheckQuantile(phi, a.Value, eps, int64(a.RankMin), int64(a.RankMax))
+		}
+	}
+	return checks
+}
+
 // verifyLastN checks the quantiles at phis over the last n values of the
 // stream name, for a few n up to its sliding window w, against the exact
 // quantiles of the last n of values, which arrived in that order: each
-// answer must cover min(n, len(values)) values, and hold the rank bounds
-// and the ε that it states. The n include one past the first chunks of
-// the window's raw ring (slidingwindow), and w itself.
-func verifyLastN(ctx context.Context, client pb.StreamdClient, name string, values []float64, w int64, phis []float64) ([]QuantileCheck, error) {
+// answer must cover min(n, len(values)) values, state an ε no larger than
+// the stream's eps, and hold its rank bounds and that ε. The n include one
+// past the first chunks of the window's raw ring (slidingwindow), and w
+// itself.
+func verifyLastN(ctx context.Context, client pb.StreamdClient, name string, values []float64, w int64, phis []float64, eps float64) ([]QuantileCheck, error) {
 	var checks []QuantileCheck
 	top := min(w, int64(len(values)))
 	ns := []int64{1, 257, 4097, top / 3, top, w}
@@ -440,23 +448,16 @@ func verifyLastN(ctx context.Context, client pb.StreamdClient, name string, valu
 		}
 		covered := min(n, int64(len(values)))
 		key := exact.New(values[int64(len(values))-covered:])
-		for i, phi := range phis {
-			q := QuantileCheck{Phi: phi, LastN: uint64(n), Exact: key.Quantile(phi), Bound: qr.Epsilon * float64(covered)}
+		qs := checkQuantiles(key, qr, phis, qr.Epsilon, uint64(n))
+		for i := range qs {
 			switch {
 			case qr.Count != uint64(covered):
-				q.Err = fmt.Errorf("the answer covers %d values, not the last %d", qr.Count, covered)
-			case i >= len(qr.Quantiles):
-				q.Err = errors.New("no answer")
-			default:
-				a := qr.Quantiles[i]
-				q.Got, q.RankMin, q.RankMax = a.Value, a.RankMin, a.RankMax
-				q.RankError, q.Err = key.RankError(phi, a.Value)
-				if q.Err == nil {
-					q.Err = key.CheckQuantile(phi, a.Value, qr.Epsilon, int64(a.RankMin), int64(a.RankMax))
-				}
+				qs[i].Err = fmt.Errorf("the answer covers %d values, not the last %d", qr.Count, covered)
+			case qr.Epsilon > eps:
+				qs[i].Err = fmt.Errorf("the answer states ε = %v, above the stream's %v", qr.Epsilon, eps)
 			}
-			checks = append(checks, q)
 		}
+		checks = append(checks, qs...)
 	}
 	return checks, nil
 }
