@@ -195,16 +195,16 @@ func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read
 		k := min(int64(len(zeros)), n-laid)
 		head, tail, laid = pushTo(head, tail, capacity, laid, zeros[:k])
 	}
-	start := int64(0)
-	if n == capacity {
-		start = pos % capacity
-	}
-	for i := range n {
-		v := read()
-		if v != v {
-			return nil, nil, fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
+	nan := false
+	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
+		for i := range run {
+			v := read()
+			nan = nan || v != v
+			run[i] = v
 		}
-		at(head, tail, (start+i)%capacity)[0] = v
+	})
+	if nan {
+		return nil, nil, fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
 	}
 	return head, tail, nil
 }
