@@ -63,10 +63,10 @@ func (w *Window) AppendBinary(dst []byte) ([]byte, error) {
 		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(w.marks)))
-	for _, m := range w.marks {
+	for i, m := range w.marks {
 		dst = binary.AppendUvarint(dst, uint64(m.start))
 		dst = binary.AppendVarint(dst, m.first)
-		dst = binary.AppendVarint(dst, m.last)
+		dst = binary.AppendVarint(dst, w.markLast(i))
 	}
 	return codec.End(dst, start), nil
 }
@@ -168,6 +168,9 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 		}
 	} else {
 		d.marks = version1Marks(d)
+	}
+	if k := len(d.marks); k > 0 {
+		d.markStart = d.marks[k-1].start
 	}
 	if err := checkMarks(d); err != nil && r.Err() == nil {
 		return fmt.Errorf("decode sliding window: %w: %w", codec.ErrCorrupt, err)

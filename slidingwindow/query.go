@@ -275,7 +275,7 @@ func (w *Window) Since(cutoff int64) (*Snapshot, Span) {
 	oldest := w.pos - w.Count() // the oldest value held
 	// The newest mark ends with the newest value, which arrived at or
 	// after cutoff, so k < len(marks).
-	k := sort.Search(len(w.marks), func(i int) bool { return w.marks[i].last >= cutoff })
+	k := sort.Search(len(w.marks), func(i int) bool { return w.markLast(i) >= cutoff })
 	m := w.marks[k]
 	start, first := m.start, m.first
 	unit := w.pos - m.start

@@ -23,6 +23,10 @@ func TestSince(t *testing.T) {
 	}{
 		{"exact", 0.01, 20000, 15000},
 		{"exact-expired", 0.01, 5000, 23000},
+		// A stream's default sliding window: a mark every 256 values,
+		// so that several batches share one, and the newest mark's last
+		// time is the window's own.
+		{"exact-shared-marks", 0.001, 1 << 20, 40000},
 		{"blocks", 0.1, 1 << 22, 60000},
 		// Blocks with values expired: capacities of at least 1/ε² keep
 		// blocks rather than every value (RawCapacity).

@@ -89,8 +89,13 @@ type Window struct {
 	lastT  int64   // arrival time of the newest value
 	firstT int64   // arrival time of the oldest value not yet in a block
 
-	marks   []mark // arrival times of the values in the ring, oldest first
-	markGap int64  // a new mark starts once the newest holds this many values
+	// marks are the arrival times of the values in the ring, oldest first.
+	// The newest mark's last time is lastT (markLast), which add keeps
+	// in the Window alone, with the newest mark's start: a batch of a
+	// thin stream then touches the Window and the ring, and not the
+	// marks, which are apart from both.
+	marks     []mark
+	markStart int64 // start of the newest mark
 
 	bufs *sealBuffers // nil until the first block is sealed
 }
@@ -122,6 +127,18 @@ type mark struct {
 	start       int64
 	first, last int64
 }
+
+// markLast returns the arrival time of the newest value of mark i.
+func (w *Window) markLast(i int) int64 {
+	if i == len(w.marks)-1 {
+		return w.lastT
+	}
+	return w.marks[i].last
+}
+
+// markGap returns how many values the newest mark holds before a batch
+// starts a new one: at most about maxMarks marks for a full ring.
+func (w *Window) markGap() int64 { return max(1, w.ring.capacity/maxMarks) }
 
 // maxMarks is about the most marks a full ring holds.
 const maxMarks = 4096
@@ -159,7 +176,6 @@ func New(eps float64, n int64) (*Window, error) {
 	} else {
 		w.mode, w.ring.capacity = Blocks, r
 	}
-	w.markGap = max(1, w.ring.capacity/maxMarks)
 	return w, nil
 }
 
@@ -291,10 +307,12 @@ func add[T float32 | float64](w *Window, t int64, values []T) {
 		return
 	}
 	t = max(t, w.lastT)
-	if k := len(w.marks); k > 0 && w.pos-w.marks[k-1].start < w.markGap {
-		w.marks[k-1].last = t
-	} else {
+	if k := len(w.marks); k == 0 || w.pos-w.markStart >= w.markGap() {
+		if k > 0 {
+			w.marks[k-1].last = w.lastT // no longer the newest
+		}
 		w.marks = append(w.marks, mark{start: w.pos, first: t, last: t})
+		w.markStart = w.pos
 	}
 	for len(values) > 0 {
 		k := int64(len(values))
