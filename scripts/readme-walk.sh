@@ -37,19 +37,23 @@ PATH=$PATH:$(go env GOPATH)/bin
 # A token in the caller's environment would change what the README shows.
 unset STREAMD_TOKEN STREAMD_GRPC_ADDR STREAMD_KAFKA_PASSWORD
 
-# rw_stop stops the processes pids: SIGTERM, then SIGKILL after 15 s.
+# rw_stop stops the processes pids: SIGTERM, then SIGKILL to those that
+# still run after 15 s. Each pass asks once whether any still runs: asking
+# twice, a process that stops between the questions would make those
+# still stopping look stopped, and they would be killed.
 rw_stop() {
 	[ $# -gt 0 ] || return 0
 	kill -TERM "$@" 2>/dev/null
-	local pid
+	local pid running
 	for _ in $(seq 150); do
+		running=()
 		for pid in "$@"; do
-			rw_alive "$pid" && break
+			rw_alive "$pid" && running+=("$pid")
 		done
-		rw_alive "$pid" || break
+		[ ${#running[@]} -gt 0 ] || return 0
 		sleep 0.1
 	done
-	kill -KILL "$@" 2>/dev/null
+	kill -KILL "${running[@]}" 2>/dev/null
 }
 
 # rw_cleanup stops every job the README started, the daemons before the
@@ -199,12 +203,20 @@ rw_listens() { # pid port
 	return 1
 }
 
-# rw_alive reports whether the process pid runs (exists and is no zombie).
+# rw_alive reports whether the process pid runs: it exists and one of its
+# threads is no zombie. The main thread alone is not enough: it may be a
+# zombie while the process's other threads still run, as they stop.
 rw_alive() {
-	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	stat=${stat##*) }
-	[ "${stat%% *}" != Z ]
+	local stat task
+	for task in /proc/"$1"/task/*/stat; do
+		stat=$(cat "$task" 2>/dev/null) || continue
+		stat=${stat##*) }
+		case ${stat%% *} in
+		Z | X) ;;
+		*) return 0 ;;
+		esac
+	done
+	return 1
 }
 
 # rw_wait_ready waits until the ports of every new job answer, served by
