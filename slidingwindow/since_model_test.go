@@ -2,10 +2,14 @@ package slidingwindow
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"streamd/internal/codec"
 )
 
 // timeModel is the reference a window's time windows are checked against:
@@ -423,5 +427,74 @@ func sameSince(t *testing.T, w, d *Window, cutoff int64, what string) {
 		if v1 != v2 || lo1 != lo2 || hi1 != hi2 {
 			t.Fatalf("%s: since %d, quantile %v: decoded twin %v [%d, %d], the other %v [%d, %d]", what, cutoff, phi, v2, lo2, hi2, v1, lo1, hi1)
 		}
+	}
+}
+
+// appendVersion1 appends the version-1 encoding of w, a window in Exact
+// mode: its times were those of its newest value and of the first value
+// of its current run of s0 values, and it kept no marks.
+func appendVersion1(dst []byte, w *Window) []byte {
+	start := len(dst)
+	dst = codec.Begin(dst, magic, 1)
+	dst = codec.AppendFloat64(dst, w.eps)
+	dst = binary.AppendUvarint(dst, uint64(w.capacity))
+	dst = binary.AppendUvarint(dst, uint64(w.pos))
+	dst = binary.AppendVarint(dst, w.firstT)
+	dst = binary.AppendVarint(dst, w.lastT)
+	dst = binary.AppendUvarint(dst, uint64(w.RawLen()))
+	for _, v := range w.AppendNewest(nil, w.RawLen()) {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+	}
+	dst = binary.AppendUvarint(dst, 0) // blocks
+	return codec.End(dst, start)
+}
+
+// TestSinceAfterVersion1 decodes version-1 windows, whose marks are made
+// from their two times, and feeds them more: a batch goes on with the
+// newest mark, that of the current run of s0 values, until it holds
+// markGap values, as it would have in the window encoded.
+func TestSinceAfterVersion1(t *testing.T) {
+	for _, c := range []struct {
+		eps      float64
+		capacity int64
+		pos      int64 // values before the encoding
+		newMark  bool  // whether the batch after it starts a mark
+	}{
+		// s0 = 1000 values, a mark every 256: the run from 2000 holds 100.
+		{0.001, 1 << 20, 2100, false},
+		{0.001, 1 << 20, 2255, false},
+		{0.001, 1 << 20, 2256, true},
+		// s0 = 100 values, a mark for every batch; 50 values expired.
+		{0.01, 4000, 4050, true},
+	} {
+		t.Run(fmt.Sprint(c.capacity, "/", c.pos), func(t *testing.T) {
+			w, err := New(c.eps, c.capacity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, c.pos)
+			for i := range x {
+				x[i] = float64(i % 71)
+			}
+			for i := int64(0); i < c.pos; i += 10 {
+				w.Add(1000+i, x[i:min(i+10, c.pos)]...)
+			}
+			var d Window
+			if err := d.UnmarshalBinary(appendVersion1(nil, w)); err != nil {
+				t.Fatal(err)
+			}
+			open := c.pos - c.pos%w.s0 // the current run of s0 values
+			now := w.lastT + 500
+			d.Add(now, 7, 8, 9)
+			pos := c.pos + 3
+			snap, span := d.Since(now)
+			wantN, want := int64(3), Span{First: now, Last: now}
+			if !c.newMark {
+				wantN, want = pos-open, Span{First: w.firstT, Last: now, OlderMax: pos - open - 1}
+			}
+			if snap.Count() != wantN || span != want {
+				t.Fatalf("since the batch after decoding: %d values, %+v; want %d, %+v", snap.Count(), span, wantN, want)
+			}
+		})
 	}
 }
