@@ -246,18 +246,40 @@ func (m *timeModel) checkMarksModel(t *testing.T, w *Window, what string) {
 	}
 }
 
+// A modelCase is a window to feed values until it has held so many.
+type modelCase struct {
+	eps      float64
+	capacity int64
+	values   int
+	float32  bool
+}
+
+// String names c for its subtest.
+func (c modelCase) String() string {
+	return fmt.Sprintf("eps=%v,n=%d,float32=%v", c.eps, c.capacity, c.float32)
+}
+
+// window returns the empty window of c.
+func (c modelCase) window(t *testing.T) *Window {
+	t.Helper()
+	newWindow := New
+	if c.float32 {
+		newWindow = NewFloat32
+	}
+	w, err := newWindow(c.eps, c.capacity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // TestSinceModel feeds windows of capacities around and below the 4096
 // marks a ring holds, multiples of it and far above it, in both modes,
 // batches of one value to thousands at times that stay, go on, go back
 // and are unknown (0), and checks every time window, after batch after
 // batch, against the reference: the values and their arrival times.
 func TestSinceModel(t *testing.T) {
-	for _, c := range []struct {
-		eps      float64
-		capacity int64
-		values   int
-		float32  bool
-	}{
+	for _, c := range []modelCase{
 		{0.01, 1, 200, false},
 		{0.01, 2, 300, false},
 		{0.01, 100, 3000, false},
@@ -275,16 +297,8 @@ func TestSinceModel(t *testing.T) {
 		{0.03, 1 << 24, 14000, false},
 		{0.02, 1 << 30, 24000, false},
 	} {
-		name := fmt.Sprintf("eps=%v,n=%d,float32=%v", c.eps, c.capacity, c.float32)
-		t.Run(name, func(t *testing.T) {
-			newWindow := New
-			if c.float32 {
-				newWindow = NewFloat32
-			}
-			w, err := newWindow(c.eps, c.capacity)
-			if err != nil {
-				t.Fatal(err)
-			}
+		t.Run(c.String(), func(t *testing.T) {
+			w := c.window(t)
 			m := newTimeModel(w)
 			rng := rand.New(rand.NewPCG(uint64(c.capacity), 7))
 			now := int64(1_000_000)
@@ -314,12 +328,7 @@ func TestSinceModel(t *testing.T) {
 // exactly alike: the same encoding, the same entries and the same answer
 // to every time window, which the model checks too.
 func TestSinceDecodedTwin(t *testing.T) {
-	for _, c := range []struct {
-		eps      float64
-		capacity int64
-		values   int
-		float32  bool
-	}{
+	for _, c := range []modelCase{
 		{0.01, 1, 100, false},
 		{0.01, 3, 300, false},
 		{0.01, 4095, 10000, false},
@@ -330,17 +339,8 @@ func TestSinceDecodedTwin(t *testing.T) {
 		{0.03, 1 << 24, 12000, false},
 		{0.02, 1 << 30, 24000, true},
 	} {
-		name := fmt.Sprintf("eps=%v,n=%d,float32=%v", c.eps, c.capacity, c.float32)
-		t.Run(name, func(t *testing.T) {
-			newWindow := New
-			if c.float32 {
-				newWindow = NewFloat32
-			}
-			w, err := newWindow(c.eps, c.capacity)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, _ := newWindow(c.eps, c.capacity)
+		t.Run(c.String(), func(t *testing.T) {
+			w, d := c.window(t), c.window(t)
 			m := newTimeModel(w)
 			rng := rand.New(rand.NewPCG(uint64(c.capacity), 11))
 			now := int64(5_000_000)
