@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/feed"
 	"streamd/synth"
@@ -48,11 +45,7 @@ func BenchmarkQuantilesLatency(b *testing.B) {
 	for s.Stats().Summarised != n {
 		time.Sleep(time.Millisecond)
 	}
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(b, d.GRPCAddr())
 	c := pb.NewStreamdClient(conn)
 	phis := []float64{0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}
 	for _, lastN := range []uint64{0, 10000} {
@@ -100,11 +93,7 @@ func BenchmarkClusterQuantilesLatency(b *testing.B) {
 		defer d.Close(context.Background())
 		ds = append(ds, d)
 	}
-	conn, err := grpc.NewClient(ds[0].GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(b, ds[0].GRPCAddr())
 	c := pb.NewStreamdClient(conn)
 	ctx := context.Background()
 	// Wait until the three share the partitions and have summarised every

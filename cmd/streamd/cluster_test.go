@@ -26,7 +26,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -367,11 +366,7 @@ func startProcess(t *testing.T, bin string, brokers []string, topic, group strin
 	for sc.Scan() {
 		if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
 			go io.Copy(log, stderr)
-			conn, err := grpc.NewClient(m[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { conn.Close() })
+			conn := dialGRPC(t, m[1])
 			return cmd, pb.NewStreamdClient(conn), m[1]
 		}
 	}

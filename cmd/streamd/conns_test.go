@@ -255,11 +255,7 @@ func TestGRPCHandshakeTimeout(t *testing.T) {
 // idle).
 func TestGRPCIdleTimeout(t *testing.T) {
 	d, _ := startDaemon(t, func(c *Config) { c.GRPCIdleTimeout = 200 * time.Millisecond })
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, d.GRPCAddr())
 	if _, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Fatal(err)
 	}

@@ -55,12 +55,20 @@ func startDaemon(t *testing.T, mod func(*Config)) (*Daemon, pb.StreamdClient) {
 			t.Error(err)
 		}
 	})
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := dialGRPC(t, d.GRPCAddr())
 	return d, pb.NewStreamdClient(conn)
+}
+
+// dialGRPC returns a client connection to the daemon's gRPC address addr,
+// without TLS, closed when the test ends.
+func dialGRPC(tb testing.TB, addr string) *grpc.ClientConn {
+	tb.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // waitCount polls Stats until the stream has want values.
@@ -502,11 +510,7 @@ func TestSecondSignalAborts(t *testing.T) {
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 	}()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, addr)
 	c := pb.NewStreamdClient(conn)
 	ctx := context.Background()
 	p, _ := c.Push(ctx)

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "streamd/api/proto/streamd/v1"
 	"streamd/ingest"
@@ -60,11 +58,7 @@ func openOn(t *testing.T, dir string, log io.Writer, mod func(*Config)) (*Daemon
 	if err := d.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := dialGRPC(t, d.GRPCAddr())
 	return d, pb.NewStreamdClient(conn)
 }
 
@@ -383,11 +377,7 @@ func TestCrashRecovery(t *testing.T) {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	}()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, addr)
 	c := pb.NewStreamdClient(conn)
 	// Killed members hold their partitions until their sessions expire.
 	deadline := time.Now().Add(180 * time.Second)

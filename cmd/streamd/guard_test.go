@@ -21,9 +21,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -276,11 +274,7 @@ func TestMemoryBudgetHolds(t *testing.T) {
 	// pages go back to the system.
 	idle := vmRSS(t, cmd.Process.Pid)
 	allowed += idle + allowed*3/100
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, addr)
 	c := pb.NewStreamdClient(conn)
 	ctx := context.Background()
 

@@ -16,9 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -91,11 +89,7 @@ func TestCheckpointFailureDegradesHealth(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "--grpc-addr", "127.0.0.1:0", "--tcp-addr", "", "--metrics-addr", "127.0.0.1:0",
 		"--data-dir", dir, "--sorter", "cpu", "--checkpoint-interval", "20ms")
 	addrs, log := startBinary(t, cmd, "grpc", "metrics")
-	conn, err := grpc.NewClient(addrs["grpc"], grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, addrs["grpc"])
 	c, hc := pb.NewStreamdClient(conn), healthpb.NewHealthClient(conn)
 	ctx := context.Background()
 

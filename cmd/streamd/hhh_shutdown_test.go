@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -92,11 +90,7 @@ func TestSignalDuringHierarchyPushes(t *testing.T) {
 				"--data-dir", dir, "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
 				"--checkpoint-interval", "100ms", "--shutdown-timeout", "60s")
 			addrs, log := startBinary(t, cmd, "grpc")
-			conn, err := grpc.NewClient(addrs["grpc"], grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
+			conn := dialGRPC(t, addrs["grpc"])
 			c := pb.NewStreamdClient(conn)
 			items := []*itemPushClient{{stream: "hhh.a"}, {stream: "hhh.b"}}
 			var wg sync.WaitGroup

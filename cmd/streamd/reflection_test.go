@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
@@ -15,11 +13,7 @@ import (
 // Streamd with their request types, so that grpcurl can call them.
 func TestReflectionListsMethods(t *testing.T) {
 	d, _ := startDaemon(t, nil)
-	conn, err := grpc.NewClient(d.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, d.GRPCAddr())
 	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)

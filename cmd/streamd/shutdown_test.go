@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	pb "streamd/api/proto/streamd/v1"
@@ -212,11 +210,7 @@ func TestSIGTERMKeepsAcknowledgedPushes(t *testing.T) {
 		"--data-dir", dir, "--sorter", "cpu", "--window-size", "4096", "--sliding-window", "50000",
 		"--checkpoint-interval", "0", "--shutdown-timeout", "60s")
 	addrs, log := startBinary(t, cmd, "grpc")
-	conn, err := grpc.NewClient(addrs["grpc"], grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := dialGRPC(t, addrs["grpc"])
 	clients, wg := pushClients(t, pb.NewStreamdClient(conn))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
