@@ -198,16 +198,19 @@ func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read
 		k := min(int64(len(zeros)), n-laid)
 		head, tail, laid = pushTo(head, tail, capacity, laid, zeros[:k])
 	}
-	nan := false
+	// No value kept is NaN or ±Inf: ingest rejects them, and an item's
+	// fingerprint is a finite float. A stream's part that mirrors its
+	// partial window here takes these values as its own, unchecked.
+	finite := true
 	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
 		for i := range run {
 			v := read()
-			nan = nan || v != v
+			finite = finite && v-v == 0
 			run[i] = v
 		}
 	})
-	if nan {
-		return nil, nil, fmt.Errorf("decode sliding window: %w: NaN value", codec.ErrCorrupt)
+	if !finite {
+		return nil, nil, fmt.Errorf("decode sliding window: %w: NaN or ±Inf value", codec.ErrCorrupt)
 	}
 	return head, tail, nil
 }

@@ -571,50 +571,52 @@ func TestDecodeRingInPlace(t *testing.T) {
 	}
 }
 
-// TestDecodeRingNaN: an encoded ring holding a NaN, in any chunk, of a
-// ring wrapped or not, float32 or float64, is refused as corrupt, though
-// its checksum holds.
-func TestDecodeRingNaN(t *testing.T) {
-	const marked = 12345.5 // a value found once in the encoding, then made NaN
-	for _, f32 := range []bool{false, true} {
-		for _, tc := range []struct{ capacity, n, at int }{
-			{100, 50, 10},          // the first chunk
-			{5000, 3000, 2000},     // a doubling chunk
-			{9000, 20000, 19990},   // a wrapped ring of whole chunks
-			{10_000, 10_000, 9999}, // the newest value
-		} {
-			name := fmt.Sprintf("float32=%v capacity=%d n=%d at=%d", f32, tc.capacity, tc.n, tc.at)
-			w, _ := New(0.01, int64(tc.capacity))
-			if f32 {
-				w, _ = NewFloat32(0.01, int64(tc.capacity))
-			}
-			vals := make([]float64, tc.n)
-			for i := range vals {
-				vals[i] = float64(i % 1000)
-			}
-			vals[tc.at] = marked
-			w.Add(1, vals...)
-			enc, err := w.AppendBinary(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want, nan []byte
-			if f32 {
-				want = binary.LittleEndian.AppendUint32(nil, math.Float32bits(marked))
-				nan = binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(math.NaN())))
-			} else {
-				want = binary.LittleEndian.AppendUint64(nil, math.Float64bits(marked))
-				nan = binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.NaN()))
-			}
-			if bytes.Count(enc, want) != 1 {
-				t.Fatalf("%s: the marked value is in the encoding %d times", name, bytes.Count(enc, want))
-			}
-			// The value made NaN, and the checksum made again.
-			forged := bytes.Replace(enc, want, nan, 1)
-			forged = codec.End(forged[:len(forged)-4], 0)
-			var d Window
-			if err := d.UnmarshalBinary(forged); !errors.Is(err, codec.ErrCorrupt) || !strings.Contains(err.Error(), "NaN") {
-				t.Errorf("%s: a NaN in the ring decoded with %v", name, err)
+// TestDecodeRingNonFinite: an encoded ring holding a NaN or a ±Inf, in any
+// chunk, of a ring wrapped or not, float32 or float64, is refused as
+// corrupt, though its checksum holds: no value accepted is either.
+func TestDecodeRingNonFinite(t *testing.T) {
+	const marked = 12345.5 // a value found once in the encoding, then replaced
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, f32 := range []bool{false, true} {
+			for _, tc := range []struct{ capacity, n, at int }{
+				{100, 50, 10},          // the first chunk
+				{5000, 3000, 2000},     // a doubling chunk
+				{9000, 20000, 19990},   // a wrapped ring of whole chunks
+				{10_000, 10_000, 9999}, // the newest value
+			} {
+				name := fmt.Sprintf("%v float32=%v capacity=%d n=%d at=%d", bad, f32, tc.capacity, tc.n, tc.at)
+				w, _ := New(0.01, int64(tc.capacity))
+				if f32 {
+					w, _ = NewFloat32(0.01, int64(tc.capacity))
+				}
+				vals := make([]float64, tc.n)
+				for i := range vals {
+					vals[i] = float64(i % 1000)
+				}
+				vals[tc.at] = marked
+				w.Add(1, vals...)
+				enc, err := w.AppendBinary(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want, forgedValue []byte
+				if f32 {
+					want = binary.LittleEndian.AppendUint32(nil, math.Float32bits(marked))
+					forgedValue = binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(bad)))
+				} else {
+					want = binary.LittleEndian.AppendUint64(nil, math.Float64bits(marked))
+					forgedValue = binary.LittleEndian.AppendUint64(nil, math.Float64bits(bad))
+				}
+				if bytes.Count(enc, want) != 1 {
+					t.Fatalf("%s: the marked value is in the encoding %d times", name, bytes.Count(enc, want))
+				}
+				// The value replaced, and the checksum made again.
+				forged := bytes.Replace(enc, want, forgedValue, 1)
+				forged = codec.End(forged[:len(forged)-4], 0)
+				var d Window
+				if err := d.UnmarshalBinary(forged); !errors.Is(err, codec.ErrCorrupt) || !strings.Contains(err.Error(), "NaN or ±Inf") {
+					t.Errorf("%s: the ring decoded with %v", name, err)
+				}
 			}
 		}
 	}
