@@ -399,7 +399,7 @@ func (r *result) pair(stream string, x, y float64) {
 	switch {
 	case math.IsNaN(x) || math.IsNaN(y):
 		r.reject(stream, feed.ReasonNaN, 1)
-	case math.IsInf(x, 0) || math.IsInf(y, 0):
+	case math.Abs(x) > feed.MaxPair || math.Abs(y) > feed.MaxPair: // ±Inf too
 		r.reject(stream, feed.ReasonInf, 1)
 	default:
 		r.add(pairsKey(stream), x+0, y+0)
