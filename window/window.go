@@ -39,10 +39,9 @@ func (w *Buffer) AppendValues(dst []float64) []float64 {
 // Filler fills one stream's windows. Values are rounded to float32 unless
 // the stream keeps float64. The zero Filler is not usable; use NewFiller or Init.
 type Filler struct {
-	pool  *Pool
-	whole *sync.Pool // pool's whole windows of f's size and precision; nil without pool
-	f32   []float32
-	f64   []float64
+	pool *Pool
+	f32  []float32
+	f64  []float64
 	// W and the flags come last, together, to keep a Filler small: a
 	// daemon holds one for each part of each stream.
 	size    int32 // W
@@ -65,9 +64,6 @@ func NewFiller(size int, float64 bool, pool *Pool) *Filler {
 // part of a stream, costs no allocation of its own.
 func (f *Filler) Init(size int, float64 bool, pool *Pool) {
 	*f = Filler{size: int32(size), float64: float64, pool: pool}
-	if pool != nil {
-		f.whole = pool.of(size, float64)
-	}
 }
 
 // Size reports W.
@@ -107,9 +103,9 @@ func (f *Filler) Append(values []float64, full func(*Buffer)) {
 func (f *Filler) start(k int) {
 	switch {
 	case f.float64 && f.f64 == nil:
-		f.f64, f.staged = f.pool.getF64(f.initialCap(k), f.filled, f.whole)
+		f.f64, f.staged = f.pool.getF64(f.initialCap(k), f.filled)
 	case !f.float64 && f.f32 == nil:
-		f.f32, f.staged = f.pool.getF32(f.initialCap(k), f.filled, f.whole)
+		f.f32, f.staged = f.pool.getF32(f.initialCap(k), f.filled)
 	}
 }
 
@@ -160,8 +156,8 @@ func (f *Filler) BytesAfter(n int) int {
 // window returns the partial window, to pass on or to recycle.
 func (f *Filler) window() *Buffer {
 	w := &Buffer{F32: f.f32, F64: f.f64, Staged: f.staged}
-	if !f.staged && cap(f.f32)+cap(f.f64) == f.Size() {
-		w.home = f.whole
+	if f.pool != nil && !f.staged && cap(f.f32)+cap(f.f64) == f.Size() {
+		w.home = f.pool.of(f.Size(), f.float64)
 	}
 	return w
 }
@@ -276,9 +272,10 @@ type poolKey struct {
 	float64 bool
 }
 
-// of returns the pool of whole windows of size values. A Filler looks its
-// pool up once, as it is made: with streams created by the million on
-// every core, a lookup that takes no lock.
+// of returns the pool of whole windows of size values, in a lookup that
+// takes no lock. A Filler looks it up as it takes or passes on a whole
+// window, not as it is made: keeping it would cost each of a million thin
+// streams, which never fill one, a pointer for the collector to trace.
 func (p *Pool) of(size int, float64 bool) *sync.Pool {
 	k := poolKey{size, float64}
 	if sp, ok := p.pools.Load(k); ok {
@@ -290,8 +287,9 @@ func (p *Pool) of(size int, float64 bool) *sync.Pool {
 
 // getF32 returns an empty buffer of capacity c. When whole is set (c is
 // then W) it is lent by the Stager if it lends one (staged is then set),
-// else taken from pool, the pool of whole windows, if that holds one.
-func (p *Pool) getF32(c int, whole bool, pool *sync.Pool) (_ []float32, staged bool) {
+// else taken from the pool of whole windows of c values, if that holds
+// one.
+func (p *Pool) getF32(c int, whole bool) (_ []float32, staged bool) {
 	if p == nil || !whole {
 		return make([]float32, 0, c), false
 	}
@@ -300,14 +298,14 @@ func (p *Pool) getF32(c int, whole bool, pool *sync.Pool) (_ []float32, staged b
 			return b[:0], true
 		}
 	}
-	if b, ok := pool.Get().(*[]float32); ok {
+	if b, ok := p.of(c, false).Get().(*[]float32); ok {
 		return (*b)[:0], false
 	}
 	return make([]float32, 0, c), false
 }
 
 // getF64 is getF32 for float64 buffers.
-func (p *Pool) getF64(c int, whole bool, pool *sync.Pool) (_ []float64, staged bool) {
+func (p *Pool) getF64(c int, whole bool) (_ []float64, staged bool) {
 	if p == nil || !whole {
 		return make([]float64, 0, c), false
 	}
@@ -316,7 +314,7 @@ func (p *Pool) getF64(c int, whole bool, pool *sync.Pool) (_ []float64, staged b
 			return b[:0], true
 		}
 	}
-	if b, ok := pool.Get().(*[]float64); ok {
+	if b, ok := p.of(c, true).Get().(*[]float64); ok {
 		return (*b)[:0], false
 	}
 	return make([]float64, 0, c), false

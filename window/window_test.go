@@ -117,7 +117,7 @@ func TestPool(t *testing.T) {
 		}
 	}
 	var none *Pool
-	if b, staged := none.getF32(8, true, nil); cap(b) != 8 || len(b) != 0 || staged {
+	if b, staged := none.getF32(8, true); cap(b) != 8 || len(b) != 0 || staged {
 		t.Errorf("nil pool: buffer len %d cap %d, staged %v", len(b), cap(b), staged)
 	}
 	none.Recycle(&Buffer{F32: make([]float32, 8)})
