@@ -971,6 +971,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if s.local == nil && len(s.kafka) == 0 {
 		return nil, fmt.Errorf("%w: a stream without parts", codec.ErrCorrupt)
 	}
+	s.first = s.partsLocked()[0]
 	s.remirrorLocked()
 	if cfg.Hierarchy != "" {
 		if s.hier, err = p.readLevels(r, name, cfg, key, hash); err != nil {

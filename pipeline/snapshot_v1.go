@@ -43,6 +43,6 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	}
 	cfg := sum.Config()
 	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
-	s.install(d, p.itemKey)
+	s.first = s.install(d, p.itemKey)
 	return s, nil
 }

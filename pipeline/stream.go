@@ -52,6 +52,11 @@ type Stream struct {
 	hier     *hierarchy         // nil unless a hierarchy stream
 	pairs    *pairStream        // nil but for a pair stream
 	mem      *membudget.Account // its share of the memory budget
+	// first is the part the stream was made or restored with, set before
+	// the stream is published and never changed, so that Prefetch reads
+	// it without the lock; it may have left the stream since
+	// (ReplacePartition).
+	first *part
 
 	// version counts the changes to the parts; merged caches the merged
 	// view of the parts, nil until View makes one.
@@ -235,10 +240,11 @@ func (p *Pipeline) newStream(name string, cfg summary.Config, src feed.Source) (
 	if err := s.initPart(&blk.first, &blk.filler, src); err != nil {
 		return nil, err
 	}
+	s.first = &blk.first
 	if src == feed.Local {
-		s.local = &blk.first
+		s.local = s.first
 	} else {
-		s.kafka = []*part{&blk.first}
+		s.kafka = []*part{s.first}
 	}
 	blk.first.mirror = mirrors(s.cfg, recent)
 	if cfg.Hierarchy != "" {

@@ -128,6 +128,18 @@ func (t *streamTable) get(name string) *Stream {
 	return s
 }
 
+// peek returns the stream whose name's hash is name's, or nil: the named
+// stream but in the rare case of a hash shared (see streamShard), which it
+// does not check, so as not to read the stream or its name.
+func (t *streamTable) peek(name []byte) *Stream {
+	h := maphash.Bytes(t.seed, name)
+	sh := &t.shards[h%streamShards]
+	sh.mu.RLock()
+	s := sh.m[h]
+	sh.mu.RUnlock()
+	return s
+}
+
 // getLocked is get for a caller that holds name's shard's lock, or all of
 // them.
 func (t *streamTable) getLocked(name string) *Stream {

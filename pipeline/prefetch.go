@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"unsafe"
+
+	"streamd/internal/membudget"
+	"streamd/internal/prefetch"
+	"streamd/slidingwindow"
+	"streamd/summary"
+)
+
+// prefetchMax is the most names Prefetch looks up in one call.
+const prefetchMax = 32
+
+// prefetchMinStreams is the fewest streams a pipeline holds for Prefetch
+// to look any up. Below it, their memory stays in the processor's caches
+// and the lookups cost more than they save: BenchmarkAcceptThin, batches
+// of 20 values, dev machine, measured ahead 32 against none at 1.1× the
+// time at 1,000 streams, 0.7× at 10,000 and 0.45× at 30,000.
+const prefetchMinStreams = 4096
+
+// Prefetch hints that batches of the named streams come next, in that
+// order, as the frames a connection has buffered tell. Among many
+// streams, each batch meets its stream's memory cold: the stream, its
+// first part, its sliding window, its history and its budget account are
+// each a miss, which the batch waits for one after another. Prefetch looks
+// the streams up and asks the processor for that memory all at once
+// (package prefetch), so that the misses of many batches are fetched side
+// by side, and each batch then finds its stream in the cache.
+//
+// It changes nothing and takes no stream's lock: a name of no stream is
+// passed over, and one whose hash is another stream's (about one in 10^7
+// daemons of a million streams; see streamShard) prefetches the wrong
+// stream, which costs only the fetch. Only the first prefetchMax names
+// count. The names are read only during the call. It returns how many
+// streams it prefetched: none when the pipeline holds fewer than
+// prefetchMinStreams, whose memory the caches keep.
+func (p *Pipeline) Prefetch(names [][]byte) (found int) {
+	if p.streams.len() < prefetchMinStreams {
+		return 0
+	}
+	var streams [prefetchMax]*Stream
+	n := 0
+	for _, name := range names[:min(len(names), prefetchMax)] {
+		if s := p.streams.peek(name); s != nil {
+			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(Stream{}))
+			streams[n] = s
+			n++
+		}
+	}
+	// What a stream points to here is set before the stream is published
+	// and never changed: reading it needs no lock.
+	for _, s := range streams[:n] {
+		prefetch.Range(unsafe.Pointer(s.first), unsafe.Sizeof(partBlock{}))
+		prefetch.Range(unsafe.Pointer(unsafe.StringData(s.name)), uintptr(len(s.name)))
+		prefetch.Range(unsafe.Pointer(s.recent), unsafe.Sizeof(slidingwindow.Window{}))
+		prefetch.Range(unsafe.Pointer(s.mem), unsafe.Sizeof(membudget.Account{}))
+	}
+	for _, s := range streams[:n] {
+		prefetch.Range(unsafe.Pointer(s.first.sum), unsafe.Sizeof(summary.History{}))
+	}
+	return n
+}
