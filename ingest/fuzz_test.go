@@ -36,6 +36,17 @@ func fuzzDecode(t *testing.T, in []byte, chunk uint8, smallBuffer bool) {
 	if d := diff(got, want); d != "" {
 		t.Fatalf("decoding %q:\n%s", in, d)
 	}
+	// A sink that takes hints of the frames ahead gets the same.
+	ps, perr := decodePrefetching(in, sizes, bufSize, fuzzMaxLine, fuzzMaxFrame)
+	if fmt.Sprint(perr) != fmt.Sprint(err) {
+		t.Fatalf("decoding %q with hints returned %v, without %v", in, perr, err)
+	}
+	if d := diff(ps.result(), got); d != "" {
+		t.Fatalf("decoding %q with hints:\n%s", in, d)
+	}
+	if len(ps.bad) > 0 {
+		t.Fatalf("decoding %q: hints break the contract: %q", in, ps.bad)
+	}
 }
 
 func FuzzLineProtocol(f *testing.F) {

@@ -620,6 +620,14 @@ func (c countingSink) Accept(ctx context.Context, b *feed.Batch) (int, error) {
 	return accepted, err
 }
 
+// Prefetch passes the hint on to the Sink, if it takes hints.
+func (c countingSink) Prefetch(names [][]byte) int {
+	if pf, ok := c.Sink.(Prefetcher); ok {
+		return pf.Prefetch(names)
+	}
+	return 0
+}
+
 func (c countingSink) Reject(stream string, src feed.Source, reason feed.Reason, n int) {
 	c.Sink.Reject(stream, src, reason, n)
 	c.rejected.Add(uint64(n))
