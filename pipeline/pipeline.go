@@ -44,7 +44,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -154,6 +153,8 @@ type Pipeline struct {
 	defaultFootprint membudget.Footprint // StreamFootprint(cfg.Defaults)
 
 	sendMu  [openStripes]openStripe // guard sending on full against its closing (lockOpen)
+	stripes sync.Pool               // of *openStripe: the stripe of sendMu each processor last took
+	striped atomic.Uint32           // stripes handed out by stripes.New, round robin
 	full    chan fullWindow
 	buffers window.Pool // window buffers, recycled once digested
 
@@ -230,6 +231,7 @@ func New(cfg Config) (*Pipeline, error) {
 		itemHash: items.SipHash(cfg.ItemKey),
 	}
 	p.defaultFootprint = StreamFootprint(p.cfg.Defaults)
+	p.stripes.New = func() any { return &p.sendMu[p.striped.Add(1)%openStripes] }
 	// Windows are filled in place in the sorter's upload memory when it
 	// lends some (the GPU back-ends: no host copy before the upload).
 	if st, ok := cfg.Sorter.(gpusort.Stager); ok {
@@ -666,10 +668,16 @@ type openStripe struct {
 // or fails with ErrClosed, and unlocked, once Close has begun. The accept
 // then adds its values to the stream and calls send, which unlocks it:
 // Close write-locks them all, so it waits for the accepts that got in, and
-// no values are added after it. Each accept picks a lock at random, so
-// that accepts on every core do not take turns at one lock's counter.
+// no values are added after it.
+//
+// An accept takes the lock its processor took last, which the processor's
+// own slot of the stripes pool keeps: accepts on different cores then
+// take turns at no one lock's counter, and a lock's cache line stays with
+// its core. A lock picked at random, as before, was mostly one another
+// core had just written.
 func (p *Pipeline) lockOpen() (*openStripe, error) {
-	open := &p.sendMu[rand.Uint32()%openStripes]
+	open := p.stripes.Get().(*openStripe)
+	p.stripes.Put(open)
 	open.RLock()
 	if p.closed.Load() {
 		open.RUnlock()
