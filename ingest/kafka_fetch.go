@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ type partitionConsumer struct {
 	list    items.Batch  // or its items
 	px, py  []float64    // or its pairs
 	rejects []unitReject // the rejects of the unit (reject)
+	hints   hinter       // tells the sink the streams of the units ahead
 }
 
 // A unitReject is n inputs of stream rejected for reason.
@@ -52,6 +54,10 @@ type fetched struct {
 // otherwise.
 func (p *partitionConsumer) run(ctx, pctx context.Context, start int64) error {
 	p.format = p.c.Formats[p.tp.Topic]
+	if !p.c.StreamFromTopic {
+		// A topic of one stream needs no hints.
+		p.hints = newHinter(p.c.Sink)
+	}
 	fctx, cancel := context.WithCancel(pctx)
 	defer cancel()
 	ch := make(chan fetched, 1)
@@ -250,6 +256,9 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 		if err := p.c.gate.enter(pctx); err != nil {
 			return err
 		}
+		if p.hints.due() {
+			p.hintAhead(msgs)
+		}
 		n, err := p.unit(ctx, msgs)
 		if err == nil {
 			next := f.next
@@ -271,6 +280,30 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 			return err
 		}
 	}
+}
+
+// hintAhead tells the sink the streams of the units of msgs from the
+// first on (see hinter): their messages' keys, up to prefetchFrames of
+// them, counting a unit for each change of key. A message without a key
+// goes to the topic's stream, which is not told.
+func (p *partitionConsumer) hintAhead(msgs []kafka.Message) {
+	units := 0
+	var last []byte
+	for i := range msgs {
+		key := msgs[i].Key
+		if i > 0 && bytes.Equal(key, last) {
+			continue
+		}
+		if units == prefetchFrames {
+			break
+		}
+		units++
+		last = key
+		if len(key) > 0 {
+			p.hints.add(key)
+		}
+	}
+	p.hints.tell(units)
 }
 
 // unit delivers the first unit of msgs and returns the number of messages
