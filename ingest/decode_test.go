@@ -379,21 +379,28 @@ func (s *funcSink) Reject(stream string, _ feed.Source, reason feed.Reason, n in
 func (s *funcSink) IsItemStream(string) bool { return false }
 
 // TestDecodeNoDelay checks that values are handed over as soon as their
-// line or frame has arrived, while the rest of the input is still to come.
+// line or frame has arrived, while the rest of the input is still to come,
+// also to a sink that takes hints of the frames ahead.
 func TestDecodeNoDelay(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		parts [][]byte
+		hints bool
 	}{
-		{"line", [][]byte{[]byte("a 1\na"), []byte(" 2\na 3"), []byte("\n")}},
-		{"frame", [][]byte{frames(t, true, "a", []float64{1, 2})[:len(Magic)+4+4+4+3], {0x40}, frames(t, false, "a", []float64{3})[len(Magic):]}},
+		{"line", [][]byte{[]byte("a 1\na"), []byte(" 2\na 3"), []byte("\n")}, false},
+		{"frame", [][]byte{frames(t, true, "a", []float64{1, 2})[:len(Magic)+4+4+4+3], {0x40}, frames(t, false, "a", []float64{3})[len(Magic):]}, false},
+		{"frame with hints", [][]byte{frames(t, true, "a", []float64{1, 2})[:len(Magic)+4+4+4+3], {0x40}, frames(t, false, "a", []float64{3})[len(Magic):]}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newRecordSink()
+			var sink Sink = s
+			if tt.hints {
+				sink = &prefetchSink{recordSink: s, hinted: make(map[string]bool)}
+			}
 			pr, pw := io.Pipe()
 			done := make(chan error, 1)
 			go func() {
-				d := Decoder{Sink: s}
+				d := Decoder{Sink: sink}
 				done <- d.Decode(context.Background(), pr)
 			}()
 			var want result

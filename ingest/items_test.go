@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -165,6 +166,18 @@ func FuzzItemFrames(f *testing.F) {
 			buf = 16
 		}
 		s, err := decodeItems(t, in, buf, sizes)
+		// A sink that takes hints of the frames ahead gets the same.
+		ps := newPrefetchSink()
+		ps.isItems = s.isItems
+		if _, perr := decodeInto(ps, in, sizes, buf, 0, 1<<16); fmt.Sprint(perr) != fmt.Sprint(err) {
+			t.Fatalf("decoding %q with hints returned %v, without %v", in, perr, err)
+		}
+		if d := diff(ps.result(), s.result()); d != "" || !maps.EqualFunc(ps.items, s.items, slices.Equal) {
+			t.Fatalf("decoding %q with hints: items %q, want %q\n%s", in, ps.items, s.items, d)
+		}
+		if len(ps.bad) > 0 {
+			t.Fatalf("decoding %q: hints break the contract: %q", in, ps.bad)
+		}
 		want, rejects, fail, cut := itemFrameModel(body)
 		if fail != (err != nil) {
 			t.Fatalf("Decode returned %v, want failure %v", err, fail)

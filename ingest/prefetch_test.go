@@ -181,12 +181,17 @@ func isSubsequence(a, b []string) bool {
 func TestFramePrefetchJunk(t *testing.T) {
 	good := frames(t, true, "a", []float64{1, 2}, "b", []float64{3})[len(Magic):]
 	for _, body := range [][]byte{
-		rawFrame(u16(0), []byte{typeFloat32}),                           // no name
-		rawFrame(u16(5), []byte("ab")),                                  // name longer than the frame
-		rawFrame(u16(2), []byte("c\x00"), []byte{typeFloat32}),          // a bad name
-		rawFrame(u16(1), []byte("d"), []byte{9}, []byte{1, 2, 3, 4}),    // a bad type
-		append(binary.LittleEndian.AppendUint32(nil, 1<<31), u16(1)...), // too long, cut short
-		append(rawFrame(u16(1), []byte("e"), []byte{typeFloat32}), 0),   // a stray byte after
+		rawFrame(u16(0), []byte{typeFloat32}),                                                            // no name
+		rawFrame(u16(5), []byte("ab")),                                                                   // name longer than the frame
+		rawFrame(u16(2), []byte("c\x00"), []byte{typeFloat32}),                                           // a bad name
+		rawFrame(u16(1), []byte("d"), []byte{9}, []byte{1, 2, 3, 4}),                                     // a bad type
+		append(binary.LittleEndian.AppendUint32(nil, 1<<31), u16(1)...),                                  // too long, cut short
+		append(rawFrame(u16(1), []byte("e"), []byte{typeFloat32}), 0),                                    // a stray byte after
+		slices.Concat([]byte{0xff, 0xff, 0xff, 0xff}, u16(1), []byte("f"), []byte{typeFloat32}, f32s(1)), // 2^32−1 bytes
+		slices.Concat([]byte{0xfc, 0xff, 0xff, 0xff}, u16(0xffff), []byte("g")),                          // a name past the input
+		slices.Concat([]byte{9, 0, 0, 0}, u16(7), []byte("h")),                                           // a name past the frame
+		rawFrame(u16(2), []byte("ii"), []byte{typeItems}, u16(3), []byte("x")),                           // an item past the frame
+		rawFrame(u16(2), []byte("jj"), []byte{typePairs64}, f32s(1, 2, 3)),                               // pairs cut short
 	} {
 		in := append([]byte(Magic), slices.Concat(good, body, good)...)
 		for _, sizes := range [][]int{nil, {1}, {5, 3}} {

@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -675,9 +676,19 @@ type openStripe struct {
 // take turns at no one lock's counter, and a lock's cache line stays with
 // its core. A lock picked at random, as before, was mostly one another
 // core had just written.
+//
+// Under the race detector an accept picks its lock at random: there a
+// sync.Pool orders each Get after the Put of the same object, which would
+// order every accept after those that took its lock before, and hide
+// from the detector any race between them.
 func (p *Pipeline) lockOpen() (*openStripe, error) {
-	open := p.stripes.Get().(*openStripe)
-	p.stripes.Put(open)
+	var open *openStripe
+	if raceEnabled {
+		open = &p.sendMu[rand.Uint32()%openStripes]
+	} else {
+		open = p.stripes.Get().(*openStripe)
+		p.stripes.Put(open)
+	}
 	open.RLock()
 	if p.closed.Load() {
 		open.RUnlock()

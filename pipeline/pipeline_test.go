@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -334,6 +335,100 @@ func TestCloseRacesAccepts(t *testing.T) {
 			if got := s.Stats().Count; got != acked[i].Load() {
 				t.Errorf("stream %s counts %d, want the %d accepted", name, got, acked[i].Load())
 			}
+		}
+	}
+}
+
+// TestCloseRacesManyAccepts closes the pipeline while more goroutines
+// than sendMu has stripes accept values, values from Kafka partitions
+// and items, each into its own stream, and the collector runs again and
+// again, emptying the pool of stripes that lockOpen takes its lock from:
+// every accept that succeeded is counted, and no value is added once
+// Close has returned.
+func TestCloseRacesManyAccepts(t *testing.T) {
+	const producers = 2*openStripes + 3
+	p, err := New(Config{Defaults: summary.Config{WindowSize: 64}, Sorter: gpusort.NewCPU(0), Queue: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var (
+		producing sync.WaitGroup
+		acked     [producers]atomic.Int64
+		started   sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	var collecting sync.WaitGroup
+	collecting.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	})
+	started.Add(producers)
+	for g := range producers {
+		name := fmt.Sprintf("g%d", g)
+		producing.Go(func() {
+			for i := 0; ; i++ {
+				var err error
+				switch g % 3 {
+				case 0:
+					err = acceptValues(ctx, p, feed.Local, name, []float64{1, 2, 3, 4, 5}, time.Time{})
+				case 1:
+					err = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: g}, name, []float64{1, 2, 3, 4, 5}, time.Time{})
+				default:
+					var b items.Batch
+					for k := range 5 {
+						b.AppendString(fmt.Sprint(k))
+					}
+					err = acceptItemBatch(ctx, p, feed.Local, name, &b, time.Time{})
+				}
+				if err != nil {
+					if !errors.Is(err, ErrClosed) {
+						t.Errorf("accept: %v, want nil or ErrClosed", err)
+					}
+					if i == 0 {
+						started.Done()
+					}
+					return
+				}
+				acked[g].Add(5)
+				if i == 0 {
+					started.Done()
+				}
+			}
+		})
+	}
+	started.Wait()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var atClose [producers]int64
+	for g := range producers {
+		if s, err := p.Stream(fmt.Sprintf("g%d", g)); err == nil {
+			atClose[g] = s.Stats().Count
+		}
+	}
+	producing.Wait()
+	close(stop)
+	collecting.Wait()
+	for g := range producers {
+		var count int64
+		if s, err := p.Stream(fmt.Sprintf("g%d", g)); err == nil {
+			count = s.Stats().Count
+		}
+		if count != atClose[g] {
+			t.Errorf("stream g%d counts %d, %d when Close returned", g, count, atClose[g])
+		}
+		if want := acked[g].Load(); count != want {
+			t.Errorf("stream g%d counts %d, want the %d accepted", g, count, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -330,5 +331,55 @@ func TestFillerShrinkTake(t *testing.T) {
 		if got := w.AppendValues(nil); !slices.Equal(got, vals[70:75]) {
 			t.Fatalf("float64=%v: taken window %v, want %v", f64, got, vals[70:75])
 		}
+	}
+}
+
+// TestPoolHomes: Fillers of two sizes and both precisions share one
+// Pool, with a Stager that lends one buffer of each precision: each whole
+// window from the heap goes home to the pool of its size and precision,
+// the staged ones back to the Stager, and every later window is whole, of
+// its Filler's size and precision.
+func TestPoolHomes(t *testing.T) {
+	st := newFakeStager(1)
+	pool := &Pool{Stager: st}
+	homes := map[*sync.Pool]string{}
+	staged := 0
+	for _, size := range []int{64, 100} {
+		for _, f64 := range []bool{false, true} {
+			name := fmt.Sprintf("W=%d float64=%v", size, f64)
+			f := NewFiller(size, f64, pool)
+			var full []*Buffer
+			f.Append(make([]float64, 4*size+1), func(w *Buffer) { full = append(full, w) })
+			for i, w := range full {
+				if (w.F64 != nil) != f64 || w.Len() != size || cap(w.F32)+cap(w.F64) != size {
+					t.Errorf("%s: window %d of %d values in a buffer of %d, float64 %v", name, i, w.Len(), cap(w.F32)+cap(w.F64), w.F64 != nil)
+				}
+				switch {
+				case w.Staged:
+					staged++
+					if w.home != nil {
+						t.Errorf("%s: staged window %d has a home pool", name, i)
+					}
+				case w.home != pool.of(size, f64):
+					t.Errorf("%s: window %d goes home to %p, want the pool of its size and precision %p", name, i, w.home, pool.of(size, f64))
+				}
+				if w.home != nil {
+					if other, ok := homes[w.home]; ok && other != name {
+						t.Errorf("%s: window %d goes home to the pool of %s", name, i, other)
+					}
+					homes[w.home] = name
+				}
+				pool.Recycle(w)
+			}
+			if c := cap(f.f32) + cap(f.f64); c != size || (f.f64 != nil) != f64 {
+				t.Errorf("%s: partial window's buffer holds %d values, float64 %v", name, c, f.f64 != nil)
+			}
+		}
+	}
+	if len(homes) != 4 {
+		t.Errorf("windows go home to %d pools, want 4", len(homes))
+	}
+	if staged != 2 || st.back32 != 1 || st.back64 != 1 {
+		t.Errorf("%d windows staged, %d float32 and %d float64 handed back; want 2, 1, 1", staged, st.back32, st.back64)
 	}
 }

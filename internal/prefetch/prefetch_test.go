@@ -35,8 +35,12 @@ func TestRangeNeverFaults(t *testing.T) {
 	var local [3]int64
 	Range(unsafe.Pointer(&local), unsafe.Sizeof(local))
 	Range(nil, 0)
-	Range(nil, 256)          // address 0: unmapped
-	lines(1<<47-lineSize, 2) // the top of the user address space, and past it
+	Range(nil, 256) // address 0: unmapped
+	// The top of a 47-bit user address space, and past it. Not a
+	// constant, so that the test builds where uintptr has 32 bits: the
+	// conversion keeps the low bits there (and lines does nothing).
+	top := uint64(1)<<47 - lineSize
+	lines(uintptr(top), 2)
 }
 
 func BenchmarkRange(b *testing.B) {
