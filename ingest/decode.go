@@ -120,8 +120,7 @@ func (d *Decoder) Decode(ctx context.Context, r io.Reader) error {
 		// length, must fit in the buffer, which only tests make smaller
 		// than that.
 		br = bufio.NewReaderSize(br, max(2+feed.MaxNameLen+1, 2+items.MaxLen))
-		fd := frameDecoder{br: br, b: b, max: maxFrame}
-		fd.prefetcher, _ = d.Sink.(Prefetcher)
+		fd := frameDecoder{br: br, b: b, max: maxFrame, hints: newHinter(d.Sink)}
 		return fd.run()
 	case feed.IsNameByte(c), isBlank(c), c == '\r', c == '\n', c == '#':
 		ld := lineDecoder{br: br, b: b, max: maxLine}

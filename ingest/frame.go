@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -80,34 +79,16 @@ type frameDecoder struct {
 	b   *batch
 	max int // MaxFrameBytes
 
-	// prefetcher, if the sink is one, is told the streams of the frames
-	// buffered ahead (see prefetch); ahead counts the frames to decode
-	// before it is told again, and names holds the names told.
-	prefetcher Prefetcher
-	ahead      int
-	names      [][]byte
+	// hints tells the sink, if it takes hints, the streams of the frames
+	// buffered ahead (see prefetch).
+	hints hinter
 }
-
-// prefetchFrames is the most frames whose streams prefetch tells the
-// sink of at once: enough for the memory of a few dozen streams to be
-// fetched side by side, few enough that it is still in the cache when
-// their frames are decoded.
-const prefetchFrames = 32
-
-// prefetchBackoff is how many frames the decoder reads without telling
-// the sink of them after a hint whose names were mostly of no stream it
-// holds, as while a connection creates its streams, or of a sink that
-// fetches nothing: the sink's lookups would be wasted.
-const prefetchBackoff = 256
 
 // run decodes frames until the input ends.
 func (d *frameDecoder) run() error {
 	for {
-		if d.prefetcher != nil {
-			if d.ahead == 0 {
-				d.ahead = d.prefetch()
-			}
-			d.ahead--
+		if d.hints.due() {
+			d.prefetch()
 		}
 		hdr, err := d.peek(4)
 		if err != nil {
@@ -131,18 +112,13 @@ func (d *frameDecoder) run() error {
 	}
 }
 
-// prefetch tells the prefetcher the streams of the frames from the next
-// one on, as far as the buffer holds their heads and up to
-// prefetchFrames of them, and returns how many frames to decode before it
-// is called again: those it looked at, at least one, so that a frame
-// whose head has not arrived is looked at again only once it is decoded,
-// and prefetchBackoff more if the sink found fewer than half of the
-// streams. A name repeated from the frame before is told once. The heads
-// are only read here: the frames are checked as they are decoded, and a
-// name that is no stream's costs the sink a lookup.
-func (d *frameDecoder) prefetch() int {
+// prefetch tells the sink the streams of the frames from the next one
+// on, as far as the buffer holds their heads and up to prefetchFrames of
+// them (see hinter). The heads are only read here: the frames are checked
+// as they are decoded. A name no stream can have (empty, or longer than
+// feed.MaxNameLen) is not told.
+func (d *frameDecoder) prefetch() {
 	buf, _ := d.br.Peek(d.br.Buffered())
-	d.names = d.names[:0]
 	frames := 0
 	for frames < prefetchFrames && len(buf) >= 6 {
 		n := int64(binary.LittleEndian.Uint32(buf))
@@ -150,9 +126,8 @@ func (d *frameDecoder) prefetch() int {
 		if n < int64(2+nameLen+1) || len(buf) < 6+nameLen {
 			break
 		}
-		name := buf[6 : 6+nameLen]
-		if k := len(d.names); k == 0 || !bytes.Equal(name, d.names[k-1]) {
-			d.names = append(d.names, name)
+		if nameLen > 0 && nameLen <= feed.MaxNameLen {
+			d.hints.add(buf[6 : 6+nameLen])
 		}
 		frames++
 		if n > int64(len(buf)-4) {
@@ -160,14 +135,7 @@ func (d *frameDecoder) prefetch() int {
 		}
 		buf = buf[4+n:]
 	}
-	ahead := max(frames, 1)
-	if len(d.names) > 0 {
-		if found := d.prefetcher.Prefetch(d.names); 2*found < len(d.names) {
-			ahead += prefetchBackoff
-		}
-	}
-	clear(d.names) // keep no view of the buffer
-	return ahead
+	d.hints.tell(frames)
 }
 
 // peek returns the next n bytes of input, as bufio.Reader.Peek does, n ≤

@@ -2,6 +2,18 @@ package ingest
 
 import "bytes"
 
+// prefetchFrames is the most batches (frames, or Kafka units) whose
+// streams a hint names: enough for the memory of a few dozen streams to be
+// fetched side by side, few enough that it is still in the cache when
+// their batches come.
+const prefetchFrames = 32
+
+// prefetchBackoff is how many batches go without a hint after one whose
+// names were mostly of no stream the sink holds, as while a connection
+// creates its streams, or of a sink that fetches nothing: the sink's
+// lookups would be wasted.
+const prefetchBackoff = 256
+
 // A hinter tells a Prefetcher sink the streams of the batches ahead of
 // the next one, every prefetchFrames batches or so, as a decoder finds
 // them in what it has read but not yet decoded.

@@ -37,6 +37,9 @@ func (s *prefetchSink) Prefetch(names [][]byte) int {
 		if i > 0 && hint[i] == hint[i-1] {
 			s.bad = append(s.bad, fmt.Sprintf("hint %d repeats %q", len(s.hints), name))
 		}
+		if len(name) == 0 || len(name) > feed.MaxNameLen {
+			s.bad = append(s.bad, fmt.Sprintf("hint %d names %d bytes, no stream's name", len(s.hints), len(name)))
+		}
 	}
 	if len(hint) == 0 || len(hint) > prefetchFrames {
 		s.bad = append(s.bad, fmt.Sprintf("hint %d of %d names", len(s.hints), len(hint)))
