@@ -32,15 +32,15 @@ type Sink interface {
 }
 
 // A Prefetcher is a Sink that takes hints of the streams whose batches
-// come next. The framed protocol's decoder tells it the streams of the
-// frames it has read ahead, so that a sink holding many streams can fetch
-// their state from memory side by side before the batches come (see
-// pipeline.Pipeline.Prefetch). A hint changes nothing that Accept or
-// Reject would see. The names are the decoder's buffer: valid only
-// during the call, and not to be written.
+// come next. The framed protocol's decoder and the Kafka consumer tell it
+// the streams of the frames or messages they have read ahead, so that a
+// sink holding many streams can fetch their state from memory side by
+// side before the batches come (see pipeline.Pipeline.Prefetch). A hint
+// changes nothing that Accept or Reject would see. The names are the
+// caller's buffers: valid only during the call, and not to be written.
 //
 // Prefetch returns how many of the names are streams it fetched: the
-// decoder gives fewer hints while most are not, as while a connection
+// callers give fewer hints while most are not, as while a connection
 // creates its streams.
 type Prefetcher interface {
 	Prefetch(names [][]byte) (found int)

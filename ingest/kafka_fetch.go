@@ -285,7 +285,8 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 // hintAhead tells the sink the streams of the units of msgs from the
 // first on (see hinter): their messages' keys, up to prefetchFrames of
 // them, counting a unit for each change of key. A message without a key
-// goes to the topic's stream, which is not told.
+// goes to the topic's stream, which is not told, nor is a key longer than
+// a stream name may be.
 func (p *partitionConsumer) hintAhead(msgs []kafka.Message) {
 	units := 0
 	var last []byte
@@ -299,7 +300,7 @@ func (p *partitionConsumer) hintAhead(msgs []kafka.Message) {
 		}
 		units++
 		last = key
-		if len(key) > 0 {
+		if len(key) > 0 && len(key) <= feed.MaxNameLen {
 			p.hints.add(key)
 		}
 	}
