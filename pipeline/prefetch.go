@@ -20,7 +20,8 @@ const prefetchMax = 32
 const prefetchMinStreams = 4096
 
 // Prefetch hints that batches of the named streams come next, in that
-// order, as the frames a connection has buffered tell. Among many
+// order, as the frames a connection has buffered or the messages a Kafka
+// partition has fetched tell. Among many
 // streams, each batch meets its stream's memory cold: the stream, its
 // first part, its sliding window, its history and its budget account are
 // each a miss, which the batch waits for one after another. Prefetch looks
