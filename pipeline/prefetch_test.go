@@ -46,12 +46,31 @@ func prefetchStreams(t *testing.T, p *Pipeline, n int) [][]byte {
 	return names
 }
 
-// TestPrefetch checks that Prefetch changes nothing: names of streams,
-// of none, empty and too many leave the pipeline's snapshot as it was,
-// in a pipeline made by Accept and in one restored from its snapshot.
+// TestPrefetch checks that Prefetch finds the streams it is told of, as
+// Accept's lookup by name does, up to prefetchMax, and none below
+// prefetchMinStreams streams; and that it changes nothing: names of
+// streams, of none, empty and too many leave the pipeline's snapshot as
+// it was, in a pipeline made by Accept and in one restored from its
+// snapshot.
 func TestPrefetch(t *testing.T) {
+	few := open(t, Config{})
+	if got := few.Prefetch(prefetchStreams(t, few, prefetchMinStreams-1)[:10]); got != 0 {
+		t.Errorf("Prefetch among %d streams found %d, want 0", few.Len(), got)
+	}
 	p := open(t, Config{})
 	names := prefetchStreams(t, p, prefetchMinStreams+100)
+	for _, c := range []struct {
+		names [][]byte
+		want  int
+	}{
+		{names[:10], 10},
+		{names[100:140], prefetchMax},
+		{[][]byte{[]byte("none"), names[7], {}, []byte("s7x"), names[4000]}, 2},
+	} {
+		if got := p.Prefetch(c.names); got != c.want {
+			t.Errorf("Prefetch(%q) found %d streams, want %d", c.names, got, c.want)
+		}
+	}
 	snapshot, err := p.Snapshot()
 	if err != nil {
 		t.Fatal(err)

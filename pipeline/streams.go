@@ -65,8 +65,11 @@ func (t *streamTable) hash(name string) uint64 { return maphash.String(t.seed, n
 // locate returns the shard of name and the hash of name.
 func (t *streamTable) locate(name string) (*streamShard, uint64) {
 	h := t.hash(name)
-	return &t.shards[h%streamShards], h
+	return t.shardOf(h), h
 }
+
+// shardOf returns the shard of the names whose hash is h.
+func (t *streamTable) shardOf(h uint64) *streamShard { return &t.shards[h%streamShards] }
 
 // find returns the stream of sh named name, whose hash is h, or nil; the
 // caller holds sh's lock.
@@ -132,8 +135,8 @@ func (t *streamTable) get(name string) *Stream {
 // stream but in the rare case of a hash shared (see streamShard), which it
 // does not check, so as not to read the stream or its name.
 func (t *streamTable) peek(name []byte) *Stream {
-	h := maphash.Bytes(t.seed, name)
-	sh := &t.shards[h%streamShards]
+	h := maphash.Bytes(t.seed, name) // as t.hash(string(name))
+	sh := t.shardOf(h)
 	sh.mu.RLock()
 	s := sh.m[h]
 	sh.mu.RUnlock()
