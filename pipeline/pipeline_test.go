@@ -347,13 +347,7 @@ func TestCloseRacesAccepts(t *testing.T) {
 // Close has returned.
 func TestCloseRacesManyAccepts(t *testing.T) {
 	const producers = 2*openStripes + 3
-	p, err := New(Config{Defaults: summary.Config{WindowSize: 64}, Sorter: gpusort.NewCPU(0), Queue: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	p := open(t, Config{Defaults: summary.Config{WindowSize: 64}, Queue: 2}) // closed below; Close again is a no-op
 	ctx := context.Background()
 	var (
 		producing sync.WaitGroup
