@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"streamd/feed"
@@ -251,3 +252,22 @@ func BenchmarkFramesPrefetch(b *testing.B) {
 type hintDiscardSink struct{ *discardSink }
 
 func (hintDiscardSink) Prefetch(names [][]byte) int { return len(names) }
+
+// TestCountingSinkPrefetch checks that the TCP server's counting wrapper
+// passes hints on to a sink that takes them, with its count of streams
+// found, and finds none for a sink that takes none.
+func TestCountingSinkPrefetch(t *testing.T) {
+	var values, rejected atomic.Uint64
+	ps := newPrefetchSink()
+	names := [][]byte{[]byte("a"), []byte("b")}
+	pf, ok := counting(ps, &values, &rejected).(Prefetcher)
+	if !ok {
+		t.Fatal("the counting sink takes no hints")
+	}
+	if got := pf.Prefetch(names); got != 2 || len(ps.hints) != 1 || !slices.Equal(ps.hints[0], []string{"a", "b"}) {
+		t.Errorf("Prefetch found %d, the sink was told %q; want 2, [[a b]]", got, ps.hints)
+	}
+	if got := counting(newRecordSink(), &values, &rejected).(Prefetcher).Prefetch(names); got != 0 {
+		t.Errorf("Prefetch through a sink that takes no hints found %d, want 0", got)
+	}
+}
