@@ -40,10 +40,16 @@ func (p *Pipeline) Prefetch(names [][]byte) (found int) {
 	if p.streams.len() < prefetchMinStreams {
 		return 0
 	}
+	names = names[:min(len(names), prefetchMax)]
+	var hashes [prefetchMax]uint64
+	for i, name := range names {
+		hashes[i] = p.streams.hashBytes(name)
+		p.streams.cache.prefetch(hashes[i])
+	}
 	var streams [prefetchMax]*Stream
 	n := 0
-	for _, name := range names[:min(len(names), prefetchMax)] {
-		if s := p.streams.peek(name); s != nil {
+	for _, h := range hashes[:len(names)] {
+		if s := p.streams.peekHash(h); s != nil {
 			prefetch.Range(unsafe.Pointer(s), unsafe.Sizeof(Stream{}))
 			streams[n] = s
 			n++

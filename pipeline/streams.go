@@ -31,6 +31,7 @@ type streamTable struct {
 	seed   maphash.Seed
 	shards [streamShards]streamShard
 	count  atomic.Int64 // streams in the map, or reserved by a creation under way
+	cache  streamCache  // finds most streams without a shard's lock
 }
 
 // A streamShard is one shard of a streamTable: its streams and their
@@ -56,6 +57,7 @@ func newStreamTable() *streamTable {
 	for i := range t.shards {
 		t.shards[i].m = make(map[uint64]*Stream)
 	}
+	t.cache.reset(0)
 	return t
 }
 
@@ -124,9 +126,16 @@ func (sh *streamShard) len() int { return len(sh.m) + len(sh.overflow) }
 
 // get returns the named stream, or nil.
 func (t *streamTable) get(name string) *Stream {
-	sh, h := t.locate(name)
+	h := t.hash(name)
+	if s := t.cache.get(h, name); s != nil {
+		return s
+	}
+	sh := t.shardOf(h)
 	sh.mu.RLock()
 	s := sh.find(h, name)
+	if s != nil {
+		t.cache.put(h, s)
+	}
 	sh.mu.RUnlock()
 	return s
 }
@@ -135,10 +144,23 @@ func (t *streamTable) get(name string) *Stream {
 // stream but in the rare case of a hash shared (see streamShard), which it
 // does not check, so as not to read the stream or its name.
 func (t *streamTable) peek(name []byte) *Stream {
-	h := maphash.Bytes(t.seed, name) // as t.hash(string(name))
+	return t.peekHash(t.hashBytes(name))
+}
+
+// hashBytes returns the hash of name, as hash(string(name)).
+func (t *streamTable) hashBytes(name []byte) uint64 { return maphash.Bytes(t.seed, name) }
+
+// peekHash is peek for the name whose hash is h.
+func (t *streamTable) peekHash(h uint64) *Stream {
+	if s := t.cache.peek(h); s != nil {
+		return s
+	}
 	sh := t.shardOf(h)
 	sh.mu.RLock()
 	s := sh.m[h]
+	if s != nil {
+		t.cache.put(h, s)
+	}
 	sh.mu.RUnlock()
 	return s
 }
@@ -178,6 +200,8 @@ func (t *streamTable) unreserve() { t.count.Add(-1) }
 func (t *streamTable) putLocked(sh *streamShard, h uint64, s *Stream) {
 	sh.put(h, s)
 	sh.names.add(s.name)
+	t.cache.fit(t.count.Load())
+	t.cache.put(h, s)
 }
 
 // deleteLocked removes the named stream from sh and from the count, and
@@ -190,6 +214,7 @@ func (t *streamTable) deleteLocked(sh *streamShard, h uint64, name string) *Stre
 	}
 	sh.names.remove(name)
 	t.count.Add(-1)
+	t.cache.remove(h, s)
 	return s
 }
 
@@ -299,6 +324,7 @@ func (t *streamTable) replaceLocked(streams map[string]*Stream) []*Stream {
 		t.shards[i].names = newNameIndex(names[i])
 	}
 	t.count.Store(int64(len(streams)))
+	t.cache.reset(int64(len(streams)))
 	return old
 }
 
@@ -310,6 +336,7 @@ func (t *streamTable) recountLocked() {
 		n += t.shards[i].len()
 	}
 	t.count.Store(int64(n))
+	t.cache.fit(int64(n))
 }
 
 // page appends to dst the names after the name after ("" for none), in
