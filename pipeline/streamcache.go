@@ -68,7 +68,7 @@ func (c *streamCache) get(h uint64, name string) *Stream {
 }
 
 // peek returns a stream whose name's hash is h, if the cache holds one,
-// without reading the stream: a hint, as streamTable.peek.
+// without reading the stream: a hint, as streamTable.peekHash.
 func (c *streamCache) peek(h uint64) *Stream {
 	b := bucket(*c.buckets.Load(), h)
 	for i := range b {

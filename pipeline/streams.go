@@ -140,17 +140,12 @@ func (t *streamTable) get(name string) *Stream {
 	return s
 }
 
-// peek returns the stream whose name's hash is name's, or nil: the named
-// stream but in the rare case of a hash shared (see streamShard), which it
-// does not check, so as not to read the stream or its name.
-func (t *streamTable) peek(name []byte) *Stream {
-	return t.peekHash(t.hashBytes(name))
-}
-
 // hashBytes returns the hash of name, as hash(string(name)).
 func (t *streamTable) hashBytes(name []byte) uint64 { return maphash.Bytes(t.seed, name) }
 
-// peekHash is peek for the name whose hash is h.
+// peekHash returns the stream whose name's hash is h, or nil: the stream
+// of that name but in the rare case of a hash shared (see streamShard),
+// which it does not check, so as not to read the stream or its name.
 func (t *streamTable) peekHash(h uint64) *Stream {
 	if s := t.cache.peek(h); s != nil {
 		return s
