@@ -1,0 +1,233 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"streamd/feed"
+	"streamd/gpusort"
+	"streamd/items"
+)
+
+// TestStreamCacheGenerations deletes and makes again, from several
+// goroutines, streams of values and of items under names of their own,
+// each time with a count of values of its own, while other goroutines
+// grow the table (and with it the cache, which is then empty) and shrink
+// it, look every name up, Prefetch them, and feed streams that stay. Each
+// stream made again holds exactly what was accepted after its name's
+// deletion, never a deleted stream's values, and a lookup after the
+// deletion finds no stream; each stream that stays holds exactly the
+// values accepted to it. Run with -race, it also checks the cache's words
+// are read and written atomically.
+func TestStreamCacheGenerations(t *testing.T) {
+	p := open(t, Config{MaxStreams: 1 << 20})
+	ctx := context.Background()
+	const bases = prefetchMinStreams + 64 // so that Prefetch looks streams up
+	for i := range bases {
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: fmt.Sprintf("b%d", i), Values: []float64{1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const owners, owned, rounds = 3, 8, 40
+	var all [][]byte
+	for g := range owners {
+		for j := range owned {
+			all = append(all, []byte(fmt.Sprintf("o%d-%d", g, j)))
+		}
+	}
+	var stop atomic.Bool
+	var readers, owning sync.WaitGroup
+	for g := range 2 { // lookups and Prefetch of every name
+		readers.Go(func() {
+			for i := g; !stop.Load(); i++ {
+				name := all[i%len(all)]
+				if s := p.lookup(string(name)); s != nil && s.name != string(name) {
+					t.Errorf("lookup(%q) found %q", name, s.name)
+					return
+				}
+				k := i % len(all)
+				p.Prefetch(all[k:min(k+prefetchMax, len(all))])
+				if s := p.lookup(fmt.Sprintf("b%d", i%bases)); s == nil {
+					t.Errorf("lookup(b%d) found no stream", i%bases)
+					return
+				}
+			}
+		})
+	}
+	owning.Go(func() { // grows the table past the cache's buckets, twice, and shrinks it
+		for i := range 5 * bases {
+			name := fmt.Sprintf("g%d", i)
+			if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Values: []float64{1}}); err != nil {
+				t.Error(err)
+				return
+			}
+			if i%3 == 0 {
+				if err := p.Delete(name); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	})
+	owning.Go(func() { // feeds the streams that stay, once more each
+		for i := range bases {
+			if _, err := p.Accept(ctx, &feed.Batch{Stream: fmt.Sprintf("b%d", i), Values: []float64{2}}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for g := range owners {
+		owning.Go(func() {
+			prev := make([]*Stream, owned)
+			for r := range rounds {
+				for j := range owned {
+					if !generation(t, p, fmt.Sprintf("o%d-%d", g, j), r, &prev[j]) {
+						return
+					}
+				}
+			}
+		})
+	}
+	owning.Wait()
+	stop.Store(true)
+	readers.Wait()
+	if t.Failed() {
+		return
+	}
+	for i := range bases {
+		name := fmt.Sprintf("b%d", i)
+		s := p.lookup(name)
+		if s == nil {
+			t.Fatalf("lookup(%q) found no stream", name)
+		}
+		if st := s.Stats(); st.Count != 2 || st.Min != 1 || st.Max != 2 {
+			t.Fatalf("%q holds %d values in [%g, %g], want the 2 accepted, 1 and 2", name, st.Count, st.Min, st.Max)
+		}
+	}
+}
+
+// generation deletes the stream name (made by the call of the round
+// before, in *prev, if any), checks that a lookup then finds none, makes
+// it again as a value stream (even rounds) or an item stream (odd ones)
+// with round%4+1 batches of one value or item, round or "r<round>", and
+// checks that a lookup finds a new stream that holds exactly those. It
+// reports whether the checks passed.
+func generation(t *testing.T, p *Pipeline, name string, round int, prev **Stream) bool {
+	ctx := context.Background()
+	if err := p.Delete(name); err != nil && !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete %q: %v", name, err)
+		return false
+	}
+	if s := p.lookup(name); s != nil {
+		t.Errorf("round %d: lookup(%q) after Delete returned found a stream (the deleted one: %v)", round, name, s == *prev)
+		return false
+	}
+	k := round%4 + 1
+	for range k {
+		b := feed.Batch{Stream: name, Values: []float64{float64(round)}}
+		if round%2 == 1 {
+			var list items.Batch
+			list.AppendString(fmt.Sprintf("r%d", round))
+			b = feed.Batch{Stream: name, Items: &list}
+		}
+		if _, err := p.Accept(ctx, &b); err != nil {
+			t.Errorf("round %d: accept %q: %v", round, name, err)
+			return false
+		}
+	}
+	s := p.lookup(name)
+	if s == nil || s == *prev {
+		t.Errorf("round %d: lookup(%q) after it was made again = %p, the deleted stream %p", round, name, s, *prev)
+		return false
+	}
+	*prev = s
+	st := s.Stats()
+	if round%2 == 1 {
+		if !s.IsItems() || st.Count != int64(k) {
+			t.Errorf("round %d: %q (items: %v) holds %d items, want the %d accepted after its deletion", round, name, s.IsItems(), st.Count, k)
+			return false
+		}
+		return true
+	}
+	if s.IsItems() || st.Count != int64(k) || st.Min != float64(round) || st.Max != float64(round) {
+		t.Errorf("round %d: %q (items: %v) holds %d values in [%g, %g], want the %d accepted after its deletion, %d", round, name, s.IsItems(), st.Count, st.Min, st.Max, k, round)
+		return false
+	}
+	return true
+}
+
+// TestStreamCacheRestore looks streams up, which puts them in the cache,
+// in a pipeline restored from a snapshot, then restores a delta over it
+// that replaces one stream, deletes another and adds a third, then the
+// snapshot again: each lookup after a restore finds the stream it
+// restored, with what that holds, never one it replaced or dropped.
+func TestStreamCacheRestore(t *testing.T) {
+	p := open(t, Config{})
+	ctx := context.Background()
+	accept := func(name string, vs ...float64) {
+		t.Helper()
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Values: vs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accept("kept", 1)
+	accept("changed", 1)
+	accept("dropped", 1)
+	quiesce(t, p)
+	base, _ := save(t, p, false, true)
+	accept("changed", 2, 3)
+	accept("added", 4)
+	if err := p.Delete("dropped"); err != nil {
+		t.Fatal(err)
+	}
+	quiesce(t, p)
+	delta, _ := save(t, p, true, true)
+
+	q, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// want checks q's lookups: count[name] values for each stream named,
+	// none for the others, and no stream of before.
+	want := func(count map[string]int64, before map[string]*Stream) map[string]*Stream {
+		t.Helper()
+		found := map[string]*Stream{}
+		for _, name := range []string{"kept", "changed", "dropped", "added"} {
+			s, err := q.Stream(name)
+			switch {
+			case count[name] == 0 && err == nil:
+				t.Fatalf("Stream(%q) found a stream (%p; before: %p), want none", name, s, before[name])
+			case count[name] == 0:
+				continue
+			case err != nil:
+				t.Fatalf("Stream(%q): %v", name, err)
+			case s == before[name]:
+				t.Fatalf("Stream(%q) found the stream of before the restore", name)
+			}
+			if got := s.Stats().Count; got != count[name] {
+				t.Fatalf("Stream(%q) holds %d values, want %d", name, got, count[name])
+			}
+			found[name] = s
+		}
+		return found
+	}
+	if err := q.Restore(base); err != nil {
+		t.Fatal(err)
+	}
+	got := want(map[string]int64{"kept": 1, "changed": 1, "dropped": 1}, nil)
+	if err := q.RestoreDelta(delta); err != nil {
+		t.Fatal(err)
+	}
+	delete(got, "kept") // the delta does not hold it: it stays
+	want(map[string]int64{"kept": 1, "changed": 3, "added": 1}, got)
+	got = want(map[string]int64{"kept": 1, "changed": 3, "added": 1}, nil)
+	if err := q.Restore(base); err != nil {
+		t.Fatal(err)
+	}
+	want(map[string]int64{"kept": 1, "changed": 1, "dropped": 1}, got)
+}
