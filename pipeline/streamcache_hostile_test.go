@@ -231,3 +231,54 @@ func TestStreamCacheRestore(t *testing.T) {
 	}
 	want(map[string]int64{"kept": 1, "changed": 1, "dropped": 1}, got)
 }
+
+// TestStreamCacheTornWay checks that a stream the cache holds beside
+// another stream's hash is found in the cache again once a lookup has
+// found it in the table. Two puts into one free way from two shards at
+// once store the way's stream and hash apart, and may leave the one's
+// stream beside the other's hash: every lookup of that stream then
+// misses the cache, and it stays there, found by Prefetch for the other
+// name.
+func TestStreamCacheTornWay(t *testing.T) {
+	tab := newStreamTable()
+	// Two names whose hashes fall in one bucket and in two shards.
+	var names [2]string
+	var hs [2]uint64
+	buckets := *tab.cache.buckets.Load()
+	for i := 0; names[1] == ""; i++ {
+		name := fmt.Sprintf("n%d", i)
+		h := tab.hash(name)
+		switch {
+		case names[0] == "":
+			names[0], hs[0] = name, h
+		case bucket(buckets, h) == bucket(buckets, hs[0]) && h%streamShards != hs[0]%streamShards:
+			names[1], hs[1] = name, h
+		}
+	}
+	var streams [2]*Stream
+	for i, name := range names {
+		streams[i] = &Stream{name: name}
+		sh, h := tab.locate(name)
+		tab.count.Add(1)
+		sh.mu.Lock()
+		sh.put(h, streams[i])
+		sh.names.add(name)
+		sh.mu.Unlock()
+	}
+	// The way as the two puts left it: the second stream beside the
+	// first's hash.
+	b := bucket(buckets, hs[0])
+	b[0].stream.Store(streams[1])
+	b[0].hash.Store(hs[0])
+	for i := range 3 {
+		if s := tab.get(names[1]); s != streams[1] {
+			t.Fatalf("lookup %d of %q = %p, want %p", i, names[1], s, streams[1])
+		}
+	}
+	if s := tab.cache.get(hs[1], names[1]); s != streams[1] {
+		t.Fatalf("the cache, after the table found %q, finds %p, want %p", names[1], s, streams[1])
+	}
+	if s := tab.cache.peek(hs[0]); s == streams[1] {
+		t.Fatalf("the cache peeks %q for the hash of %q", names[1], names[0])
+	}
+}
