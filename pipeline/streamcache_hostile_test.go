@@ -11,13 +11,15 @@ import (
 	"streamd/feed"
 	"streamd/gpusort"
 	"streamd/items"
+	"streamd/summary"
 )
 
 // TestStreamCacheGenerations deletes and makes again, from several
-// goroutines, streams of values and of items under names of their own,
-// each time with a count of values of its own, while other goroutines
-// grow the table (and with it the cache, which is then empty) and shrink
-// it, look every name up, Prefetch them, and feed streams that stay. Each
+// goroutines, streams of values, items, pairs and hierarchies of items
+// under names of their own, each time with a count of values of its own,
+// while other goroutines grow the table (and with it the cache, which is
+// then empty) and shrink it, look every name up, Prefetch them, and feed
+// streams that stay. Each
 // stream made again holds exactly what was accepted after its name's
 // deletion, never a deleted stream's values, and a lookup after the
 // deletion finds no stream; each stream that stays holds exactly the
@@ -113,10 +115,10 @@ func TestStreamCacheGenerations(t *testing.T) {
 
 // generation deletes the stream name (made by the call of the round
 // before, in *prev, if any), checks that a lookup then finds none, makes
-// it again as a value stream (even rounds) or an item stream (odd ones)
-// with round%4+1 batches of one value or item, round or "r<round>", and
-// checks that a lookup finds a new stream that holds exactly those. It
-// reports whether the checks passed.
+// it again, of the kind round picks (values, items, pairs, a hierarchy of
+// items), with round%3+1 batches of one value, item or pair of round's,
+// and checks that a lookup finds a new stream of that kind that holds
+// exactly those. It reports whether the checks passed.
 func generation(t *testing.T, p *Pipeline, name string, round int, prev **Stream) bool {
 	ctx := context.Background()
 	if err := p.Delete(name); err != nil && !errors.Is(err, ErrNotFound) {
@@ -127,13 +129,26 @@ func generation(t *testing.T, p *Pipeline, name string, round int, prev **Stream
 		t.Errorf("round %d: lookup(%q) after Delete returned found a stream (the deleted one: %v)", round, name, s == *prev)
 		return false
 	}
-	k := round%4 + 1
+	kind := []string{"value", "item", "pair", "hierarchy"}[round%4]
+	if kind == "hierarchy" {
+		if _, err := p.Create(name, summary.Config{Hierarchy: "path/3"}); err != nil {
+			t.Errorf("round %d: create %q: %v", round, name, err)
+			return false
+		}
+	}
+	k := round%3 + 1
+	v := float64(round)
 	for range k {
-		b := feed.Batch{Stream: name, Values: []float64{float64(round)}}
-		if round%2 == 1 {
+		b := feed.Batch{Stream: name}
+		switch kind {
+		case "value":
+			b.Values = []float64{v}
+		case "pair":
+			b.Pairs = feed.Pairs{X: []float64{v}, Y: []float64{v}}
+		default:
 			var list items.Batch
-			list.AppendString(fmt.Sprintf("r%d", round))
-			b = feed.Batch{Stream: name, Items: &list}
+			list.AppendString(fmt.Sprintf("/r/%d/x", round))
+			b.Items = &list
 		}
 		if _, err := p.Accept(ctx, &b); err != nil {
 			t.Errorf("round %d: accept %q: %v", round, name, err)
@@ -146,16 +161,18 @@ func generation(t *testing.T, p *Pipeline, name string, round int, prev **Stream
 		return false
 	}
 	*prev = s
-	st := s.Stats()
-	if round%2 == 1 {
-		if !s.IsItems() || st.Count != int64(k) {
-			t.Errorf("round %d: %q (items: %v) holds %d items, want the %d accepted after its deletion", round, name, s.IsItems(), st.Count, k)
-			return false
-		}
-		return true
+	got := "value"
+	switch {
+	case s.hier != nil:
+		got = "hierarchy"
+	case s.IsItems():
+		got = "item"
+	case s.IsPairs():
+		got = "pair"
 	}
-	if s.IsItems() || st.Count != int64(k) || st.Min != float64(round) || st.Max != float64(round) {
-		t.Errorf("round %d: %q (items: %v) holds %d values in [%g, %g], want the %d accepted after its deletion, %d", round, name, s.IsItems(), st.Count, st.Min, st.Max, k, round)
+	st := s.Stats()
+	if got != kind || st.Count != int64(k) || kind != "item" && kind != "hierarchy" && (st.Min != v || st.Max != v) {
+		t.Errorf("round %d: %q, a %s stream, holds %d in [%g, %g]; want a %s stream of the %d accepted after its deletion, %g", round, name, got, st.Count, st.Min, st.Max, kind, k, v)
 		return false
 	}
 	return true
