@@ -181,8 +181,9 @@ func generation(t *testing.T, p *Pipeline, name string, round int, prev **Stream
 // TestStreamCacheRestore looks streams up, which puts them in the cache,
 // in a pipeline restored from a snapshot, then restores a delta over it
 // that replaces one stream, deletes another and adds a third, then the
-// snapshot again: each lookup after a restore finds the stream it
-// restored, with what that holds, never one it replaced or dropped.
+// snapshot again, and so on, while other goroutines look the streams up
+// too: each lookup after a restore finds the stream it restored, with
+// what that holds, never one it replaced or dropped.
 func TestStreamCacheRestore(t *testing.T) {
 	p := open(t, Config{})
 	ctx := context.Background()
@@ -233,20 +234,35 @@ func TestStreamCacheRestore(t *testing.T) {
 		}
 		return found
 	}
-	if err := q.Restore(base); err != nil {
-		t.Fatal(err)
+	var stop atomic.Bool
+	var lookers sync.WaitGroup
+	for range 2 { // lookups, which put the streams they find in the cache
+		lookers.Go(func() {
+			for !stop.Load() {
+				for _, name := range []string{"kept", "changed", "dropped", "added"} {
+					if s := q.lookup(name); s != nil && s.name != name {
+						t.Errorf("lookup(%q) found %q", name, s.name)
+						return
+					}
+				}
+			}
+		})
 	}
-	got := want(map[string]int64{"kept": 1, "changed": 1, "dropped": 1}, nil)
-	if err := q.RestoreDelta(delta); err != nil {
-		t.Fatal(err)
+	defer lookers.Wait()
+	defer stop.Store(true)
+	var got map[string]*Stream
+	for range 10 {
+		if err := q.Restore(base); err != nil {
+			t.Fatal(err)
+		}
+		got = want(map[string]int64{"kept": 1, "changed": 1, "dropped": 1}, got)
+		if err := q.RestoreDelta(delta); err != nil {
+			t.Fatal(err)
+		}
+		delete(got, "kept") // the delta does not hold it: it stays
+		want(map[string]int64{"kept": 1, "changed": 3, "added": 1}, got)
+		got = want(map[string]int64{"kept": 1, "changed": 3, "added": 1}, nil)
 	}
-	delete(got, "kept") // the delta does not hold it: it stays
-	want(map[string]int64{"kept": 1, "changed": 3, "added": 1}, got)
-	got = want(map[string]int64{"kept": 1, "changed": 3, "added": 1}, nil)
-	if err := q.Restore(base); err != nil {
-		t.Fatal(err)
-	}
-	want(map[string]int64{"kept": 1, "changed": 1, "dropped": 1}, got)
 }
 
 // TestStreamCacheTornWay checks that a stream the cache holds beside
