@@ -315,3 +315,87 @@ func TestStreamCacheTornWay(t *testing.T) {
 		t.Fatalf("the cache peeks %q for the hash of %q", names[1], names[0])
 	}
 }
+
+// TestStreamTableCacheChurn deletes and puts back, from several
+// goroutines, streams of names of their own in a table, a new stream each
+// time, while another goroutine grows the table from empty to thousands
+// of streams (the cache is replaced, empty, at each doubling, as other
+// shards put and remove streams in it) and others look every name up and
+// peek at its hash. In the goroutine that deletes a stream, a lookup after
+// the deletion finds none, and one after the new stream's put finds it.
+func TestStreamTableCacheChurn(t *testing.T) {
+	tab := newStreamTable()
+	const owners, owned, grown = 4, 64, 8000
+	put := func(name string) *Stream {
+		s := &Stream{name: name}
+		sh, h := tab.locate(name)
+		tab.count.Add(1)
+		sh.mu.Lock()
+		tab.putLocked(sh, h, s)
+		sh.mu.Unlock()
+		return s
+	}
+	del := func(name string) *Stream {
+		sh, h := tab.locate(name)
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return tab.deleteLocked(sh, h, name)
+	}
+	var growing atomic.Bool
+	growing.Store(true)
+	var stop atomic.Bool
+	var writers, readers sync.WaitGroup
+	writers.Go(func() {
+		defer growing.Store(false)
+		for i := range grown {
+			name := fmt.Sprintf("g%d", i)
+			put(name)
+			if i%3 == 0 {
+				del(name)
+			}
+		}
+	})
+	for g := range owners {
+		writers.Go(func() {
+			prev := make([]*Stream, owned)
+			for r := 0; r < 20*owned || growing.Load(); r++ {
+				i := r % owned
+				name := fmt.Sprintf("o%d-%d", g, i)
+				if s := del(name); s != prev[i] {
+					t.Errorf("deleted %q: %p, want the stream put before, %p", name, s, prev[i])
+					return
+				}
+				if s := tab.get(name); s != nil {
+					t.Errorf("lookup of %q after its deletion found %p (the deleted one: %v)", name, s, s == prev[i])
+					return
+				}
+				prev[i] = put(name)
+				if s := tab.get(name); s != prev[i] {
+					t.Errorf("lookup of %q after its put found %p, want %p", name, s, prev[i])
+					return
+				}
+			}
+		})
+	}
+	for g := range 2 {
+		readers.Go(func() {
+			for i := g; !stop.Load(); i++ {
+				name := fmt.Sprintf("o%d-%d", i%owners, i%owned)
+				if s := tab.get(name); s != nil && s.name != name {
+					t.Errorf("lookup of %q found %q", name, s.name)
+					return
+				}
+				tab.peekHash(tab.hash(name))
+			}
+		})
+	}
+	writers.Wait()
+	stop.Store(true)
+	readers.Wait()
+	if got, want := tab.len(), grown-(grown+2)/3+owners*owned; got != want {
+		t.Errorf("%d streams, want %d", got, want)
+	}
+	if got, want := len(*tab.cache.buckets.Load()), cacheBuckets(int64(tab.len())); got != want {
+		t.Errorf("%d buckets, want %d", got, want)
+	}
+}
