@@ -96,6 +96,13 @@ func (c *streamCache) put(h uint64, s *Stream) {
 	for i := range b {
 		switch b[i].stream.Load() {
 		case s:
+			// Two puts into one way at once store its words apart, and
+			// may leave s beside the other stream's hash, where get does
+			// not find it, and so the caller puts s: its hash goes beside
+			// it again.
+			if b[i].hash.Load() != h {
+				b[i].hash.Store(h)
+			}
 			return
 		case nil:
 			if victim < 0 {
