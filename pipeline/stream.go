@@ -442,17 +442,25 @@ func (s *Stream) takePending() []fullWindow {
 	return full
 }
 
-// appendIfRoom is append, for any number of values, when they need no
-// growth charged (chargeValues): they fit the buffers the stream holds
-// and fill no window. It reports whether it kept them; if not, it changed
-// nothing, and returns the growth they need.
+// appendIfRoom is append, for any number of values, when the growth they
+// need (chargeValues) is none, as when they fit the buffers the stream
+// holds and fill no window, or fits the budget now and the stream has no
+// windows pending: then it charges the growth under the stream's lock,
+// where it measures what the values make the stream hold, rather than
+// leaving the lock to wait for memory and taking it again. It reports
+// whether it kept them; if not, it changed nothing, and returns the growth
+// they need.
 func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, m feed.Moments, inf int, now int64) ([]fullWindow, growth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pt := s.partLocked(src)
 	if s.mem != nil {
 		if grow, windows := s.growthLocked(pt, len(values)+len(f32)); grow > 0 || windows > 0 {
-			return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
+			if len(s.pendingQ) > 0 || !s.mem.TryGrow(grow, windows) {
+				return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
+			}
+			s.rejectLocked(src, feed.ReasonInf, inf)
+			return s.appendLocked(pt, values, f32, m, now, nil), growth{}, true
 		}
 	}
 	s.rejectLocked(src, feed.ReasonInf, inf)

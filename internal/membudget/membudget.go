@@ -414,15 +414,45 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 				return true
 			}
 		}
-		a.measured += n
-		a.prepaid += windows
-		b.addSums(0, w, int64(windows), d)
+		a.chargedLocked(n, windows, d, w)
 		return true
 	})
 	if werr != nil {
 		return werr
 	}
 	return err
+}
+
+// TryGrow is Grow for a caller that must not wait, such as one that holds
+// its stream's lock: it charges n bytes and the given number of windows
+// and reports true if the budget holds them now (or the account is
+// released, which charges nothing), and otherwise charges nothing and
+// reports false, for the caller to Grow. It takes only the account's lock.
+func (a *Account) TryGrow(n int64, windows int) bool {
+	if a == nil || (n <= 0 && windows <= 0) {
+		return true
+	}
+	n, windows = max(n, 0), max(windows, 0)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := max(a.measured+n-a.fp.Summaries, 0) - a.growthLocked()
+	w := int64(windows) * a.fp.Window
+	switch {
+	case a.released:
+		return true
+	case !a.b.take(d + w):
+		return false
+	}
+	a.chargedLocked(n, windows, d, w)
+	return true
+}
+
+// chargedLocked records a charge of n bytes and windows that took d bytes
+// of growth and w of windows from the budget. The caller holds a.mu.
+func (a *Account) chargedLocked(n int64, windows int, d, w int64) {
+	a.measured += n
+	a.prepaid += windows
+	a.b.addSums(0, w, int64(windows), d)
 }
 
 // Close records that the stream is gone. Its charges are returned once its

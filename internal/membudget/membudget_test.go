@@ -394,3 +394,63 @@ func TestAccountSize(t *testing.T) {
 		t.Errorf("an Account takes %d bytes, want at most 80", n)
 	}
 }
+
+// TestTryGrow checks that TryGrow charges what Grow charges when the
+// budget holds it, and when it does not, charges nothing and reports
+// false at once where Grow would wait; and that a closed account's
+// charges come back, TryGrow's with Grow's, and it charges it nothing more.
+func TestTryGrow(t *testing.T) {
+	fp := Footprint{Reserve: 1000, Window: 300, Summaries: 200}
+	tried, grown := New(3000), New(3000)
+	ta, _ := tried.Open(fp)
+	ga, _ := grown.Open(fp)
+	for i, c := range []struct {
+		bytes   int64
+		windows int
+	}{{100, 0}, {150, 0}, {0, 1}, {400, 2}, {0, 0}, {-5, 0}} {
+		if !ta.TryGrow(c.bytes, c.windows) {
+			t.Fatalf("charge %d (%+v): TryGrow refused it with %d of %d used", i, c, tried.Stats().Used, tried.Stats().Limit)
+		}
+		if err := ga.Grow(context.Background(), c.bytes, c.windows); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tried.Stats(), grown.Stats(); got != want {
+			t.Fatalf("charge %d (%+v): TryGrow left %+v, Grow %+v", i, c, got, want)
+		}
+	}
+	// 1,000 reserved, 900 for three windows, 450 past the summaries'
+	// share of 200: 650 left.
+	before := tried.Stats()
+	if ta.TryGrow(651, 0) {
+		t.Fatal("TryGrow charged 651 bytes with 650 free")
+	}
+	if ta.TryGrow(0, 3) {
+		t.Fatal("TryGrow charged three windows of 300 with 650 bytes free")
+	}
+	// Grow would wait for the windows in flight: with a context already
+	// done, it gives up, charging nothing either.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ga.Grow(done, 651, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Grow of what TryGrow refused: %v, want it to wait", err)
+	}
+	if got, want := tried.Stats(), grown.Stats(); got.Used != want.Used || got.Growth != want.Growth || got.Windows != want.Windows {
+		t.Fatalf("after a refused charge: TryGrow left %+v, Grow %+v", got, want)
+	}
+	if got := tried.Stats(); got != before {
+		t.Fatalf("a refused TryGrow changed the budget: %+v, was %+v", got, before)
+	}
+	if !ta.TryGrow(650, 0) {
+		t.Fatal("TryGrow refused 650 bytes with 650 free")
+	}
+	if got := tried.Stats().Used; got != 3000 {
+		t.Fatalf("used %d after charging what was free, want 3000", got)
+	}
+	ta.Close()
+	if !ta.TryGrow(500, 1) {
+		t.Fatal("TryGrow on a closed account reported false")
+	}
+	if got := tried.Stats(); got.Used != 0 {
+		t.Fatalf("a closed account left %+v charged", got)
+	}
+}
