@@ -121,7 +121,7 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 	if width == 4 {
 		d.ring.float32 = true
 		var tail [][]float32
-		if d.ring.f32, tail, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float32); err != nil {
+		if d.ring.f32, tail, err = readRing[float32](r, nr, d.ring.capacity, d.pos); err != nil {
 			return err
 		}
 		if tail != nil {
@@ -129,7 +129,7 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 		}
 	} else {
 		var tail [][]float64
-		if d.ring.f64, tail, err = readRing(r, nr, d.ring.capacity, d.pos, r.Float64); err != nil {
+		if d.ring.f64, tail, err = readRing[float64](r, nr, d.ring.capacity, d.pos); err != nil {
 			return err
 		}
 		if tail != nil {
@@ -183,9 +183,10 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 }
 
 // readRing reads the n values, oldest first, of a ring of capacity values
-// that holds the last of pos values, with read, into the chunks a ring
-// that was pushed them would have: the newest at (pos−1) mod capacity.
-func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read func() E) ([]E, [][]E, error) {
+// that holds the last of pos values, little-endian of E's width, into the
+// chunks a ring that was pushed them would have: the newest at (pos−1) mod
+// capacity. A value short leaves r failed, and zeros in the ring.
+func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64) ([]E, [][]E, error) {
 	if r.Err() != nil || n == 0 {
 		return nil, nil, nil
 	}
@@ -203,10 +204,27 @@ func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64, read
 	// partial window here takes these values as its own, unchecked.
 	finite := true
 	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
-		for i := range run {
-			v := read()
-			finite = finite && v-v == 0
-			run[i] = v
+		switch run := any(run).(type) {
+		case []float32:
+			b := r.Next("values", 4*len(run))
+			if b == nil {
+				return
+			}
+			for i := range run {
+				v := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+				finite = finite && v-v == 0
+				run[i] = v
+			}
+		case []float64:
+			b := r.Next("values", 8*len(run))
+			if b == nil {
+				return
+			}
+			for i := range run {
+				v := math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+				finite = finite && v-v == 0
+				run[i] = v
+			}
 		}
 	})
 	if !finite {

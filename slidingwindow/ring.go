@@ -376,14 +376,19 @@ func appendValues[E float32 | float64](dst []byte, head []E, tail [][]E, capacit
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
 	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
+		k := len(dst)
 		switch run := any(run).(type) {
 		case []float32:
-			for _, v := range run {
-				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+			dst = slices.Grow(dst, 4*len(run))[:k+4*len(run)]
+			b := dst[k:]
+			for i, v := range run {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
 			}
 		case []float64:
-			for _, v := range run {
-				dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v))
+			dst = slices.Grow(dst, 8*len(run))[:k+8*len(run)]
+			b := dst[k:]
+			for i, v := range run {
+				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
 			}
 		}
 	})

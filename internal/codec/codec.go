@@ -179,6 +179,20 @@ func (r *Reader) Bytes(what string, max int) []byte {
 	return v
 }
 
+// Next reads the next n bytes (not copied), n ≥ 0.
+func (r *Reader) Next(what string, n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if len(r.b) < n {
+		r.fail(what)
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
 // Remaining reports how many bytes are left.
 func (r *Reader) Remaining() int { return len(r.b) }
 
