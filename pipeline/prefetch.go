@@ -25,14 +25,18 @@ const prefetchMinStreams = 4096
 // streams, each batch meets its stream's memory cold: the stream, its
 // first part, its sliding window, its history and its budget account are
 // each a miss, which the batch waits for one after another. Prefetch looks
-// the streams up and asks the processor for that memory all at once
-// (package prefetch), so that the misses of many batches are fetched side
-// by side, and each batch then finds its stream in the cache.
+// the streams up, asking for the buckets of the table's lookup cache
+// (streamCache) of all the names first, and asks the processor for that
+// memory all at once (package prefetch), so that the misses of many
+// batches are fetched side by side, and each batch then finds its stream
+// in the cache.
 //
-// It changes nothing and takes no stream's lock: a name of no stream is
-// passed over, and one whose hash is another stream's (about one in 10^7
-// daemons of a million streams; see streamShard) prefetches the wrong
-// stream, which costs only the fetch. Only the first prefetchMax names
+// It changes no stream and takes no stream's lock (a name the lookup cache
+// misses is looked up in its shard, read-locked, and put in the cache, as
+// Accept's lookup does): a name of no stream is passed over, and one whose
+// hash is another stream's (about one in 10^7 daemons of a million
+// streams; see streamShard) prefetches the wrong stream, which costs only
+// the fetch. Only the first prefetchMax names
 // count. The names are read only during the call. It returns how many
 // streams it prefetched: none when the pipeline holds fewer than
 // prefetchMinStreams, whose memory the caches keep.
