@@ -23,7 +23,9 @@ const streamShards = 64
 // between all cores as every accept looks its stream up. A page of names
 // folds each shard's recent names into its index, then merges the shards'
 // indexes, read-locking them all: it sees every stream created before it
-// and none deleted before it.
+// and none deleted before it. A lookup by name reads the table's cache
+// (streamCache) first, without a lock, and takes its shard's read lock
+// only for a stream the cache does not hold.
 //
 // Locks are taken in this order: shards (in increasing index), then
 // Pipeline.mu.
