@@ -56,9 +56,16 @@ type bucket struct {
 // NewSketch returns an empty Sketch with error ε in (0, 1).
 func NewSketch(eps float64) (*Sketch, error) {
 	if !(eps > 0 && eps < 1) {
-		return nil, fmt.Errorf("gksketch: epsilon %v outside (0, 1)", eps)
+		return nil, badEpsilon(eps)
 	}
+	// Small enough to inline, so that an empty sketch made only to be
+	// encoded, as a stream's history before its first window is, need not
+	// be allocated.
 	return &Sketch{eps: eps}, nil
+}
+
+func badEpsilon(eps float64) error {
+	return fmt.Errorf("gksketch: epsilon %v outside (0, 1)", eps)
 }
 
 // Epsilon reports the sketch's ε.

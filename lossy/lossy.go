@@ -62,9 +62,16 @@ type Summary struct {
 // New returns an empty summary with error ε in (0, 1).
 func New(eps float64) (*Summary, error) {
 	if !(eps > 0 && eps < 1) {
-		return nil, fmt.Errorf("lossy: epsilon %v outside (0, 1)", eps)
+		return nil, badEpsilon(eps)
 	}
+	// Small enough to inline, so that an empty summary made only to be
+	// encoded, as a stream's before its first window, need not be
+	// allocated.
 	return &Summary{eps: eps}, nil
+}
+
+func badEpsilon(eps float64) error {
+	return fmt.Errorf("lossy: epsilon %v outside (0, 1)", eps)
 }
 
 // Epsilon reports ε.

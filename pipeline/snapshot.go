@@ -380,21 +380,15 @@ func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
 }
 
 // appendPrefixed appends what enc appends to dst, preceded by its length
-// as a uvarint, as codec.AppendBytes does, without a copy of it elsewhere:
-// enc appends past room left for the longest length, and what it appended
-// moves back over the room the length does not take.
+// as a uvarint, as codec.AppendBytes does, without a copy of it elsewhere
+// (codec.BeginLength).
 func appendPrefixed(dst []byte, enc func([]byte) ([]byte, error)) ([]byte, error) {
-	var room [binary.MaxVarintLen64]byte
-	start := len(dst)
-	body := start + len(room)
-	dst, err := enc(append(dst, room[:]...))
+	dst, start := codec.BeginLength(dst)
+	dst, err := enc(dst)
 	if err != nil {
 		return nil, err
 	}
-	n := len(dst) - body
-	k := len(binary.AppendUvarint(dst[start:start], uint64(n)))
-	copy(dst[start+k:], dst[body:])
-	return dst[:start+k+n], nil
+	return codec.EndLength(dst, start), nil
 }
 
 func appendConfig(dst []byte, cfg summary.Config) []byte {

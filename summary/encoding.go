@@ -52,13 +52,27 @@ func (s *History) AppendBinary(dst []byte) ([]byte, error) {
 	dst = codec.AppendFloat64(dst, s.sum)
 	dst = codec.AppendFloat64(dst, s.min)
 	dst = codec.AppendFloat64(dst, s.max)
-	for _, enc := range []func([]byte) ([]byte, error){s.Sketch().AppendBinary, s.Counts().AppendBinary} {
-		b, err := enc(nil)
-		if err != nil {
-			return nil, fmt.Errorf("encode stream: %w", err)
-		}
-		dst = codec.AppendBytes(dst, b)
+	// The summaries, each prefixed with its length, encoded in place, and
+	// before the first window as empty ones made on the stack: a
+	// checkpoint encodes every stream changed, most of a million of them
+	// with no summary yet.
+	sketch, counts := s.history, s.counts
+	if sketch == nil {
+		sketch, _ = gksketch.NewSketch(s.cfg.Epsilon) // the config was validated
 	}
+	if counts == nil {
+		counts, _ = lossy.New(s.cfg.Epsilon)
+	}
+	dst, at := codec.BeginLength(dst)
+	dst, err := sketch.AppendBinary(dst)
+	if err != nil {
+		return nil, fmt.Errorf("encode stream: %w", err)
+	}
+	dst, at = codec.BeginLength(codec.EndLength(dst, at))
+	if dst, err = counts.AppendBinary(dst); err != nil {
+		return nil, fmt.Errorf("encode stream: %w", err)
+	}
+	dst = codec.EndLength(dst, at)
 	dst = codec.AppendBytes(dst, nil) // no sliding window
 	return codec.End(dst, start), nil
 }

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"streamd/feed"
+	"streamd/gksketch"
 	"streamd/internal/codec"
 	"streamd/internal/exact"
 	"streamd/internal/radix"
@@ -262,6 +264,40 @@ func FuzzStreamUnmarshal(f *testing.F) {
 		v.HeavyHitters(0.5)
 		_ = s.AddSorted([]float64{1, 2, 3})
 	})
+}
+
+// TestEmptyHistoryEncoding: a history before its first window, as most of
+// a million thin streams are at each checkpoint, encodes into a buffer
+// with room without allocating, and decodes to an empty history of its
+// configuration, whose summaries encode as NewSketch's and lossy.New's.
+func TestEmptyHistoryEncoding(t *testing.T) {
+	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}
+	s, err := NewHistory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddMoments(feed.Measure([]float64{1, 2, 3}))
+	buf := make([]byte, 0, 1024)
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.AppendBinary(buf[:0]) }); n != 0 {
+		t.Errorf("encoding an empty history allocates %v times", n)
+	}
+	d := reencode(t, s)
+	if got, want := d.Stats(), s.Stats(); got != want {
+		t.Errorf("stats after round trip %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want func() ([]byte, error)
+	}{
+		{"sketch", d.Sketch().MarshalBinary, func() ([]byte, error) { k, _ := gksketch.NewSketch(cfg.Epsilon); return k.MarshalBinary() }},
+		{"counts", d.Counts().MarshalBinary, func() ([]byte, error) { k, _ := lossy.New(cfg.Epsilon); return k.MarshalBinary() }},
+	} {
+		got, err1 := c.got()
+		want, err2 := c.want()
+		if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+			t.Errorf("the decoded history's %s encodes as %x (%v), an empty one as %x (%v)", c.name, got, err1, want, err2)
+		}
+	}
 }
 
 // TestHistoryEncoding: a history round-trips, and an encoding that holds a

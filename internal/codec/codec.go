@@ -207,6 +207,26 @@ func AppendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
+// BeginLength starts a section of dst prefixed with its length, as
+// AppendBytes writes one, for bytes appended in place rather than built
+// apart: it appends room for the longest length and returns dst and where
+// the section starts, for EndLength once the section's bytes follow.
+func BeginLength(dst []byte) ([]byte, int) {
+	var room [binary.MaxVarintLen64]byte
+	return append(dst, room[:]...), len(dst)
+}
+
+// EndLength ends the section that BeginLength started at start, which runs
+// to the end of dst: it writes the section's length and moves its bytes
+// back over the room the length left.
+func EndLength(dst []byte, start int) []byte {
+	body := start + binary.MaxVarintLen64
+	n := len(dst) - body
+	k := len(binary.AppendUvarint(dst[start:start], uint64(n)))
+	copy(dst[start+k:], dst[body:])
+	return dst[:start+k+n]
+}
+
 // Byte reads one byte.
 func (r *Reader) Byte() byte {
 	if r.err != nil {
