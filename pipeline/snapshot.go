@@ -611,7 +611,9 @@ func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, err
 	} else {
 		d.pending = readPending(r)
 	}
-	d.rejected = readRejects(r)
+	if d.rejected = readRejects(r); len(d.rejected) == 0 {
+		d.rejected = nil // as a part keeps it until its first reject
+	}
 	cfg := d.sum.Config()
 	if cfg.Items {
 		for i := range d.key {
@@ -960,6 +962,9 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if c := d.sum.Config(); c.Items != cfg.Items || c.Pairs != cfg.Pairs {
 			return nil, fmt.Errorf("%w: a part of another kind of stream", codec.ErrCorrupt)
 		}
+		// The stream's parts share its configuration, as when it was made,
+		// rather than each keep the copy it was decoded with.
+		d.sum.ShareConfig(s.cfg)
 		s.install(d, key)
 	}
 	if s.local == nil && len(s.kafka) == 0 {

@@ -151,5 +151,9 @@ func decodeHistory(p []byte, version byte) (*History, []byte, error) {
 	case d.history.Count() != d.counts.Count() || d.history.Count() > d.count:
 		return nil, nil, fmt.Errorf("%w: summaries count %d and %d of %d values", codec.ErrCorrupt, d.history.Count(), d.counts.Count(), d.count)
 	}
+	if d.history.Count() == 0 {
+		// As before its first window: a history makes its summaries then.
+		d.history, d.counts = nil, nil
+	}
 	return d, recent, nil
 }

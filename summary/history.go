@@ -201,6 +201,20 @@ func NewHistoryOf(cfg *Config) (*History, error) {
 	return &History{cfg: cfg}, nil
 }
 
+// ShareConfig makes s keep cfg, a configuration that several histories
+// share (see NewHistoryOf), in place of its own, as a history decoded has,
+// if cfg configures the same summaries; it reports whether it did. cfg
+// must have its defaults set and must not change.
+func (s *History) ShareConfig(cfg *Config) bool {
+	c := s.cfg
+	if cfg.Epsilon != c.Epsilon || cfg.WindowSize != c.WindowSize || cfg.SlidingWindow != c.SlidingWindow ||
+		cfg.Float64 != c.Float64 || cfg.Items != c.Items || cfg.Pairs != c.Pairs {
+		return false
+	}
+	s.cfg = cfg
+	return true
+}
+
 // summaries makes s's summaries if it has none yet.
 func (s *History) summaries() {
 	if s.history == nil {

@@ -285,6 +285,21 @@ func TestEmptyHistoryEncoding(t *testing.T) {
 	if got, want := d.Stats(), s.Stats(); got != want {
 		t.Errorf("stats after round trip %+v, want %+v", got, want)
 	}
+	first, _ := s.MarshalBinary()
+	if again, _ := d.MarshalBinary(); !bytes.Equal(again, first) {
+		t.Errorf("a decoded empty history encodes as %x, was %x", again, first)
+	}
+	// A decoded history keeps a copy of its configuration until it shares
+	// one that configures the same summaries.
+	shared := cfg.WithDefaults()
+	other := shared
+	other.Epsilon = 0.02
+	if d.ShareConfig(&other) {
+		t.Error("ShareConfig took a configuration of another ε")
+	}
+	if !d.ShareConfig(&shared) || d.Config().Epsilon != shared.Epsilon || d.Config().SlidingWindow != shared.SlidingWindow {
+		t.Errorf("ShareConfig of the history's own configuration: %+v, want %+v", d.Config(), shared)
+	}
 	for _, c := range []struct {
 		name      string
 		got, want func() ([]byte, error)
