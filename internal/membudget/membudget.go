@@ -358,41 +358,39 @@ func (a *Account) Charge(ctx context.Context, n int64) error { return a.Grow(ctx
 // waits for those, which would be waiting for itself. When the charge
 // fits, Grow takes only the account's lock.
 func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Account) error {
-	if a == nil || (n <= 0 && windows <= 0) {
+	if a.TryGrow(n, windows) {
 		return nil
 	}
 	n, windows = max(n, 0), max(windows, 0)
 	b := a.b
 	var err error
 	_, werr := b.waitUntil(ctx, func(slow bool) bool {
+		if !slow {
+			return false // TryGrow was the try that does not wait
+		}
 		// The windows that the held accounts charged ahead would make no
 		// room: the caller fills them only after this Grow returns. Read
 		// them before a.mu is locked, which is never held with another
 		// account's lock.
 		var heldInflight, heldRoom int64
-		if slow {
-			for _, h := range held {
-				if h == nil || h == a {
-					continue
-				}
-				h.mu.Lock()
-				if !h.released {
-					heldInflight += int64(h.prepaid)
-					heldRoom += int64(h.prepaid) * h.fp.Window
-				}
-				h.mu.Unlock()
+		for _, h := range held {
+			if h == nil || h == a {
+				continue
 			}
+			h.mu.Lock()
+			if !h.released {
+				heldInflight += int64(h.prepaid)
+				heldRoom += int64(h.prepaid) * h.fp.Window
+			}
+			h.mu.Unlock()
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		d := max(a.measured+n-a.fp.Summaries, 0) - a.growthLocked()
-		w := int64(windows) * a.fp.Window
+		d, w := a.costLocked(n, windows)
 		switch {
 		case a.released:
 			return true
 		case b.take(d + w):
-		case !slow:
-			return false
 		case b.closed.Load():
 			b.used.Add(d + w) // past the limit: nothing would make room
 		default:
@@ -435,8 +433,7 @@ func (a *Account) TryGrow(n int64, windows int) bool {
 	n, windows = max(n, 0), max(windows, 0)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	d := max(a.measured+n-a.fp.Summaries, 0) - a.growthLocked()
-	w := int64(windows) * a.fp.Window
+	d, w := a.costLocked(n, windows)
 	switch {
 	case a.released:
 		return true
@@ -445,6 +442,13 @@ func (a *Account) TryGrow(n int64, windows int) bool {
 	}
 	a.chargedLocked(n, windows, d, w)
 	return true
+}
+
+// costLocked returns what charging n bytes and windows takes from the
+// budget: d bytes of summary growth past the stream's share, and w bytes
+// of windows. The caller holds a.mu.
+func (a *Account) costLocked(n int64, windows int) (d, w int64) {
+	return max(a.measured+n-a.fp.Summaries, 0) - a.growthLocked(), int64(windows) * a.fp.Window
 }
 
 // chargedLocked records a charge of n bytes and windows that took d bytes
