@@ -115,8 +115,7 @@ func (d *frameDecoder) run() error {
 // prefetch tells the sink the streams of the frames from the next one
 // on, as far as the buffer holds their heads and up to prefetchFrames of
 // them (see hinter). The heads are only read here: the frames are checked
-// as they are decoded. A name no stream can have (empty, or longer than
-// feed.MaxNameLen) is not told.
+// as they are decoded.
 func (d *frameDecoder) prefetch() {
 	buf, _ := d.br.Peek(d.br.Buffered())
 	frames := 0
@@ -126,9 +125,7 @@ func (d *frameDecoder) prefetch() {
 		if n < int64(2+nameLen+1) || len(buf) < 6+nameLen {
 			break
 		}
-		if nameLen > 0 && nameLen <= feed.MaxNameLen {
-			d.hints.add(buf[6 : 6+nameLen])
-		}
+		d.hints.add(buf[6 : 6+nameLen])
 		frames++
 		if n > int64(len(buf)-4) {
 			break

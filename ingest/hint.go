@@ -1,6 +1,10 @@
 package ingest
 
-import "bytes"
+import (
+	"bytes"
+
+	"streamd/feed"
+)
 
 // prefetchFrames is the most batches (frames, or Kafka units) whose
 // streams a hint names: enough for the memory of a few dozen streams to be
@@ -45,8 +49,13 @@ func (h *hinter) due() bool {
 }
 
 // add adds name, the stream of a batch ahead, to the hint, unless it is
-// the stream of the batch before.
+// the stream of the batch before or a name no stream can have (empty, or
+// longer than feed.MaxNameLen: a hostile frame's name is not hashed for
+// nothing).
 func (h *hinter) add(name []byte) {
+	if len(name) == 0 || len(name) > feed.MaxNameLen {
+		return
+	}
 	if k := len(h.names); k == 0 || !bytes.Equal(name, h.names[k-1]) {
 		h.names = append(h.names, name)
 	}

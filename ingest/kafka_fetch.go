@@ -285,8 +285,7 @@ func (p *partitionConsumer) deliver(ctx, pctx context.Context, f fetched) error 
 // hintAhead tells the sink the streams of the units of msgs from the
 // first on (see hinter): their messages' keys, up to prefetchFrames of
 // them, counting a unit for each change of key. A message without a key
-// goes to the topic's stream, which is not told, nor is a key longer than
-// a stream name may be.
+// goes to the topic's stream, which is not told (hinter.add).
 func (p *partitionConsumer) hintAhead(msgs []kafka.Message) {
 	units := 0
 	var last []byte
@@ -300,9 +299,7 @@ func (p *partitionConsumer) hintAhead(msgs []kafka.Message) {
 		}
 		units++
 		last = key
-		if len(key) > 0 && len(key) <= feed.MaxNameLen {
-			p.hints.add(key)
-		}
+		p.hints.add(key)
 	}
 	p.hints.tell(units)
 }
