@@ -174,14 +174,13 @@ func (s *Stream) levelStreams() []*Stream {
 func (p *Pipeline) openLevels(s *Stream) error {
 	levels := s.levelStreams()
 	for i, lvl := range levels {
-		mem, err := p.mem.Open(p.footprint(lvl.cfg))
-		if err != nil {
+		if err := p.mem.OpenAt(&lvl.account, p.footprint(lvl.cfg)); err != nil {
 			for _, l := range levels[:i] {
 				l.mem.Close()
 			}
 			return fmt.Errorf("stream %q, level %d: %w", s.name, i+1, err)
 		}
-		lvl.mem = mem
+		lvl.mem = &lvl.account
 	}
 	return nil
 }

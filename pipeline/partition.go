@@ -132,7 +132,7 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 		if err != nil {
 			return fmt.Errorf("replace partition %s: %w", tp, err)
 		}
-		d, err := unmarshalPart(st.Data, nil)
+		d, err := unmarshalPart(st.Data, nil, nil)
 		if err != nil {
 			return fmt.Errorf("replace partition %s, stream %q: %w", tp, st.Stream, err)
 		}

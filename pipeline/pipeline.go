@@ -429,14 +429,13 @@ func (p *Pipeline) create(name string, cfg summary.Config, src feed.Source) (*St
 	if !p.streams.reserve(p.cfg.MaxStreams) {
 		return nil, false, fmt.Errorf("%w: %d streams", ErrStreamLimit, p.cfg.MaxStreams)
 	}
-	mem, err := p.mem.Open(fp)
-	if err != nil {
+	if err := p.mem.OpenAt(&s.account, fp); err != nil {
 		p.streams.unreserve()
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
-	s.mem = mem
+	s.mem = &s.account
 	if err := p.openLevels(s); err != nil {
-		mem.Close()
+		s.mem.Close()
 		p.streams.unreserve()
 		return nil, false, err
 	}

@@ -3,10 +3,8 @@ package pipeline
 import (
 	"unsafe"
 
-	"streamd/internal/membudget"
 	"streamd/internal/prefetch"
 	"streamd/slidingwindow"
-	"streamd/summary"
 )
 
 // prefetchMax is the most names Prefetch looks up in one call.
@@ -65,10 +63,6 @@ func (p *Pipeline) Prefetch(names [][]byte) (found int) {
 		prefetch.Range(unsafe.Pointer(s.first), unsafe.Sizeof(partBlock{}))
 		prefetch.Range(unsafe.Pointer(unsafe.StringData(s.name)), uintptr(len(s.name)))
 		prefetch.Range(unsafe.Pointer(s.recent), unsafe.Sizeof(slidingwindow.Window{}))
-		prefetch.Range(unsafe.Pointer(s.mem), unsafe.Sizeof(membudget.Account{}))
-	}
-	for _, s := range streams[:n] {
-		prefetch.Range(unsafe.Pointer(s.first.sum), unsafe.Sizeof(summary.History{}))
 	}
 	return n
 }

@@ -554,6 +554,7 @@ type decodedPart struct {
 	src      feed.Source
 	released bool
 	sum      *summary.History
+	blk      *partBlock // where sum lies and the part goes; nil: sum lies apart
 	pending  []float64
 	rejected map[feed.Reason]uint64
 	key      items.Key    // for an item part: the key of its fingerprints
@@ -566,9 +567,10 @@ type decodedPart struct {
 
 // unmarshalPart decodes a part encoding: version 1, or with recent, the
 // sliding window of the stream whose only part it is, version 2, whose
-// pending values are recent's newest. Bad input gives an error wrapping
-// codec.ErrCorrupt.
-func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, error) {
+// pending values are recent's newest. Its history is decoded into blk,
+// which the part is installed in; a nil blk is a new one. Bad input gives
+// an error wrapping codec.ErrCorrupt.
+func unmarshalPart(data []byte, recent *slidingwindow.Window, blk *partBlock) (*decodedPart, error) {
 	newest := byte(partVersion)
 	if recent != nil {
 		newest = partMirrored
@@ -595,7 +597,10 @@ func unmarshalPart(data []byte, recent *slidingwindow.Window) (*decodedPart, err
 	if d.src.Topic == "" && (d.src.Partition != 0 || d.released) {
 		return nil, fmt.Errorf("%w: local part with a partition", codec.ErrCorrupt)
 	}
-	d.sum = new(summary.History)
+	if blk == nil {
+		blk = new(partBlock)
+	}
+	d.blk, d.sum = blk, &blk.history
 	if err := d.sum.UnmarshalBinary(sumBytes); err != nil {
 		return nil, err
 	}
@@ -677,7 +682,12 @@ func (d *decodedPart) rekey(hash items.Hash) {
 func (s *Stream) install(d *decodedPart, key items.Key) *part {
 	s.unmirrorLocked()
 	s.version++
-	pt := partOf(s, d.src, d.sum)
+	blk := d.blk
+	if blk == nil {
+		blk = new(partBlock) // its history unused: d.sum was decoded apart
+	}
+	pt := &blk.part
+	pt.init(s, d.src, d.sum, &blk.filler)
 	pt.released = d.released
 	pt.rejected = d.rejected
 	if d.names != nil {
@@ -771,7 +781,7 @@ func (p *Pipeline) Restore(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
-			x.mem = p.mem.Restore(p.footprint(x.cfg))
+			x.mem = p.mem.RestoreAt(&x.account, p.footprint(x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -854,7 +864,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range s.withLevels() {
-			x.mem = p.mem.Restore(p.footprint(x.cfg))
+			x.mem = p.mem.RestoreAt(&x.account, p.footprint(x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
 					x.mem.WindowFull()
@@ -913,7 +923,9 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
+	blk := new(streamBlock)
+	s := &blk.stream
+	*s = Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}
@@ -952,7 +964,11 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if nparts == 1 {
 			recent = s.recent
 		}
-		d, err := unmarshalPart(b, recent)
+		var pb *partBlock // the first part lies in the stream's block
+		if i == 0 {
+			pb = &blk.first
+		}
+		d, err := unmarshalPart(b, recent, pb)
 		if err != nil {
 			return nil, err
 		}

@@ -65,7 +65,7 @@ func TestSnapshotMirroredOnce(t *testing.T) {
 					if alone[4] != partVersion || inStream[4] != partMirrored || len(alone)-len(inStream) < 8*n {
 						t.Fatalf("part alone: version %d, %d bytes; in its stream: version %d, %d bytes", alone[4], len(alone), inStream[4], len(inStream))
 					}
-					if _, err := unmarshalPart(inStream, nil); !errors.Is(err, codec.ErrCorrupt) {
+					if _, err := unmarshalPart(inStream, nil, nil); !errors.Is(err, codec.ErrCorrupt) {
 						t.Fatalf("a mirrored part alone: %v, want corrupt", err)
 					}
 					short, err := slidingwindow.New(0.01, 2*w)
@@ -75,17 +75,17 @@ func TestSnapshotMirroredOnce(t *testing.T) {
 					for i := range n - 1 {
 						short.Add(0, float64(i))
 					}
-					if _, err := unmarshalPart(inStream, short); !errors.Is(err, codec.ErrCorrupt) {
+					if _, err := unmarshalPart(inStream, short, nil); !errors.Is(err, codec.ErrCorrupt) {
 						t.Fatalf("a mirrored part of %d values over %d raw: %v, want corrupt", n, short.RawLen(), err)
 					}
-					d, err := unmarshalPart(alone, nil)
+					d, err := unmarshalPart(alone, nil, nil)
 					if err != nil || !slices.Equal(d.pending, s.recent.AppendNewest(nil, n)) {
 						t.Fatalf("the part alone: %v, %d pending values, want its %d", err, len(d.pending), n)
 					}
 					// Decoded in its stream, the part counts its values and
 					// copies none: a restore of a million thin streams would
 					// otherwise copy each one's values for nothing.
-					if d, err := unmarshalPart(inStream, s.recent); err != nil {
+					if d, err := unmarshalPart(inStream, s.recent, nil); err != nil {
 						t.Fatalf("the part in its stream: %v", err)
 					} else if d.pending != nil || d.mirrored != n {
 						t.Fatalf("the part in its stream: %d values copied, %d mirrored; want none and %d", len(d.pending), d.mirrored, n)

@@ -12,7 +12,6 @@ import (
 	"streamd/items"
 	"streamd/summary"
 	"streamd/synth"
-	"streamd/window"
 )
 
 // heapPerStream returns the heap bytes that each of count streams holds in
@@ -158,23 +157,21 @@ func BenchmarkStreamBytes(b *testing.B) {
 	}
 }
 
-// TestStreamBlockSize: a stream, its first part and the part's filler,
-// which newStream allocates together, fit the 352-byte allocation size
-// class; a daemon of a million streams holds a million of them.
+// TestStreamBlockSize: a stream and its first part, with the part's
+// filler and history and the stream's memory account, which newStream
+// allocates together (streamBlock), fit the 512-byte allocation size
+// class, the largest whose objects need no header; a daemon of a million
+// streams holds a million of them.
 func TestStreamBlockSize(t *testing.T) {
-	var blk struct {
-		stream Stream
-		first  part
-		filler window.Filler
-	}
-	if n := unsafe.Sizeof(blk.stream) + unsafe.Sizeof(blk.first) + unsafe.Sizeof(blk.filler); n > 352 {
-		t.Errorf("a stream with its first part and filler takes %d bytes, want at most 352", n)
+	if n := unsafe.Sizeof(streamBlock{}); n > 512 {
+		t.Errorf("a stream with its first part takes %d bytes, want at most 512", n)
 	}
 }
 
 // TestNewStreamAllocs: making a stream of the default configuration takes
-// 5 allocations, one of them the stream with its first part and filler;
-// the filler, made in place, takes none of its own.
+// 2 allocations: the stream with its first part (streamBlock) and its
+// sliding window. The filler and the history, made in place, take none
+// of their own, nor does the memory account that create opens.
 func TestNewStreamAllocs(t *testing.T) {
 	p, err := New(Config{Sorter: gpusort.NewCPU(0)})
 	if err != nil {
@@ -185,8 +182,8 @@ func TestNewStreamAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if n > 5 {
-		t.Errorf("making a stream takes %.0f allocations, want at most 5", n)
+	if n > 2 {
+		t.Errorf("making a stream takes %.0f allocations, want at most 2", n)
 	}
 }
 

@@ -156,7 +156,7 @@ func (c Config) Validate() error {
 // History holds the all-history summaries of a stream's values, or of one
 // source's share of them, and their count, sum, min and max.
 type History struct {
-	cfg *Config // never changed; shared by the histories of NewHistoryOf
+	cfg *Config // never changed; shared by the histories that Init makes
 	// The all-history summaries: both nil until the first window, so that
 	// a stream of a few values, all still pending, holds none.
 	history *gksketch.Sketch
@@ -190,19 +190,23 @@ type historyOf struct {
 	cfg Config
 }
 
-// NewHistoryOf is NewHistory for a configuration that several histories
-// share, such as the parts of the streams of one configuration: it keeps
-// cfg, which must have its defaults set (WithDefaults) and must not
-// change, instead of a copy of its own, 64 bytes.
-func NewHistoryOf(cfg *Config) (*History, error) {
+// Init makes s, a zero History, an empty history of a configuration that
+// several histories share, such as the parts of the streams of one
+// configuration: it keeps cfg, which must have its defaults set
+// (WithDefaults) and must not change, instead of a copy of its own, 64
+// bytes. A History that Init makes may lie inside a larger structure, such
+// as its stream's, where NewHistory allocates one of its own. s must not be
+// copied after.
+func (s *History) Init(cfg *Config) error {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return err
 	}
-	return &History{cfg: cfg}, nil
+	*s = History{cfg: cfg}
+	return nil
 }
 
 // ShareConfig makes s keep cfg, a configuration that several histories
-// share (see NewHistoryOf), in place of its own, as a history decoded has,
+// share (see Init), in place of its own, as a history decoded has,
 // if cfg configures the same summaries; it reports whether it did. cfg
 // must have its defaults set and must not change.
 func (s *History) ShareConfig(cfg *Config) bool {

@@ -393,17 +393,15 @@ func TestHistoryBeforeWindow(t *testing.T) {
 	}
 }
 
-// TestHistoryOf: histories of one shared configuration keep it, not a
+// TestHistoryOf: histories of one shared configuration (Init) keep it, not a
 // copy each, and answer as a history of their own configuration does.
 func TestHistoryOf(t *testing.T) {
 	cfg := Config{Epsilon: 0.01, WindowSize: 100, SlidingWindow: 1000}.WithDefaults()
-	a, err := NewHistoryOf(&cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewHistoryOf(&cfg)
-	if err != nil {
-		t.Fatal(err)
+	a, b := new(History), new(History)
+	for _, h := range []*History{a, b} {
+		if err := h.Init(&cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if a.cfg != &cfg || b.cfg != &cfg || a.Config().Epsilon != cfg.Epsilon {
 		t.Errorf("histories keep %p and %p, not the shared %p", a.cfg, b.cfg, &cfg)
@@ -425,7 +423,7 @@ func TestHistoryOf(t *testing.T) {
 		t.Errorf("pending %d and %d values", len(pa), len(po))
 	}
 	bad := Config{Epsilon: 2}
-	if _, err := NewHistoryOf(&bad); !errors.Is(err, ErrOutOfRange) {
+	if err := new(History).Init(&bad); !errors.Is(err, ErrOutOfRange) {
 		t.Errorf("epsilon 2: %v, want ErrOutOfRange", err)
 	}
 }

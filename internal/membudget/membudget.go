@@ -183,25 +183,40 @@ func (b *Budget) fell() {
 // error wrapping ErrExhausted if the charges would pass the limit or the
 // stream's worst case (fp.Worst) is more than the whole limit.
 func (b *Budget) Open(fp Footprint) (*Account, error) {
+	a := new(Account)
+	if err := b.OpenAt(a, fp); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// OpenAt is Open for an account that the caller holds, such as one inside
+// its stream's structure, which spares the collector an object a stream:
+// it makes *a, a zero Account, the new stream's account. a must not be
+// copied after.
+func (b *Budget) OpenAt(a *Account, fp Footprint) error {
 	worst := max(fp.Worst, fp.Reserve)
 	if b.limit > 0 && worst > b.limit {
 		b.refused.Add(1)
-		return nil, fmt.Errorf("%w: the stream needs up to %s, more than the whole budget of %s", ErrExhausted, Size(worst), Size(b.limit))
+		return fmt.Errorf("%w: the stream needs up to %s, more than the whole budget of %s", ErrExhausted, Size(worst), Size(b.limit))
 	}
 	if !b.take(fp.Reserve) {
 		b.refused.Add(1)
-		return nil, fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used.Load(), 0)), Size(b.limit))
+		return fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used.Load(), 0)), Size(b.limit))
 	}
 	b.addSums(fp.Reserve, 0, 0, 0)
-	return &Account{b: b, fp: fp}, nil
+	*a = Account{b: b, fp: fp}
+	return nil
 }
 
-// Restore reserves fp.Reserve for a stream that exists already, such as one
-// restored from a checkpoint, even past the limit: its values were
-// accepted and are never dropped.
-func (b *Budget) Restore(fp Footprint) *Account {
+// RestoreAt reserves fp.Reserve for a stream that exists already, such as
+// one restored from a checkpoint, even past the limit: its values were
+// accepted and are never dropped. It makes *a, a zero Account held by
+// the caller (see OpenAt), the stream's account, and returns a.
+func (b *Budget) RestoreAt(a *Account, fp Footprint) *Account {
 	b.add(fp.Reserve, 0, 0, 0)
-	return &Account{b: b, fp: fp}
+	*a = Account{b: b, fp: fp}
+	return a
 }
 
 // Close ends every wait and makes later ones return at once: once the
