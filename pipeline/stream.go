@@ -603,6 +603,11 @@ func (s *Stream) dropLocked(pt *part) {
 	pt.inflight = nil
 	pt.filler.Release(s.pool)
 	pt.mirrored, pt.mirror = 0, false
+	// Nothing reads the part again, but it may stay reachable: the
+	// stream's first part lies in the stream's block (Stream.first). What
+	// it held goes, uncharged as it now is.
+	pt.sum.Release()
+	pt.view, pt.items, pt.rejected = nil, nil, nil
 	s.version++
 	s.mem.Summaries(s.summaryBytes())
 }

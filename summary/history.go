@@ -205,6 +205,12 @@ func (s *History) Init(cfg *Config) error {
 	return nil
 }
 
+// Release empties s, for a history that no answer reads again, such as
+// that of a part its stream dropped: its summaries and statistics go to
+// the collector, though s itself stays reachable. It keeps its
+// configuration, so that Spec still answers for its windows in flight.
+func (s *History) Release() { *s = History{cfg: s.cfg} }
+
 // ShareConfig makes s keep cfg, a configuration that several histories
 // share (see Init), in place of its own, as a history decoded has,
 // if cfg configures the same summaries; it reports whether it did. cfg
