@@ -151,16 +151,24 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 	}
 	for _, s := range p.all() {
 		if d := decoded[s.name]; d != nil && s.IsItems() == d.sum.Config().Items && s.checkLevelParts(d, levels[s.name]) == nil {
-			continue // installed below, in place of its part of tp
+			continue // installed below, in place of its part of tp, with its levels'
+		}
+		// A hierarchy stream's part and its levels' go at one cut
+		// (hierarchy.mu), as they are installed: a query or a snapshot
+		// never sees the levels count other items than the stream, which
+		// a snapshot would not restore (sameCounts).
+		if s.hier != nil {
+			s.hier.mu.Lock()
 		}
 		s.mu.Lock()
 		if pt := s.removeKafkaPart(tp); pt != nil {
 			s.dropLocked(pt)
 		}
 		s.mu.Unlock()
-	}
-	for _, s := range p.all() {
-		s.dropLevelParts(tp) // installed again below, with their stream's
+		s.dropLevelParts(tp)
+		if s.hier != nil {
+			s.hier.mu.Unlock()
+		}
 	}
 	for name, d := range decoded {
 		s, _, err := p.getOrCreate(name, d.sum.Config(), d.src)
@@ -183,16 +191,20 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 		if s.hier != nil {
 			s.hier.mu.Lock()
 		}
+		// Each level's part of tp is replaced in the cut that replaces the
+		// stream's (install drops the old one), or dropped where the level
+		// has none to install: an empty part (checkLevelParts).
 		for l, x := range s.withLevels() {
 			dl := d
 			if l > 0 {
 				dl = levels[name][l]
 			}
-			if dl == nil {
-				continue // an empty part: checkLevelParts
-			}
 			x.mu.Lock()
-			x.install(dl, p.itemKey)
+			if dl != nil {
+				x.install(dl, p.itemKey)
+			} else if pt := x.removeKafkaPart(tp); pt != nil {
+				x.dropLocked(pt)
+			}
 			x.mu.Unlock()
 		}
 		if s.hier != nil {
