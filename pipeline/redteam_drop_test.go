@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -279,5 +281,74 @@ func TestFailedOpenLeavesNoCharge(t *testing.T) {
 	}
 	if m := p.Memory(); m.Used != 0 || m.Reserved != 0 || m.Growth != 0 || m.Windows != 0 {
 		t.Fatalf("every stream deleted, the budget still charges %+v", m)
+	}
+}
+
+// TestGoldenRestoresGiveBackTheirCharges: the streams of the golden
+// snapshots, version 1 and version 2 with parts of version 1, restored
+// in place (their first parts in their streams' blocks, or apart for
+// version 1) count what they did once a partition is moved away and
+// back, a snapshot of them restores to the same counts, and once
+// deleted they give back every charge of the budget.
+func TestGoldenRestoresGiveBackTheirCharges(t *testing.T) {
+	for _, file := range []string{"testdata/pipeline-v1.bin", "testdata/pipeline-v2-part-v1.bin"} {
+		t.Run(file, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{MaxMemory: 1 << 30}
+			p := openRestored(t, cfg, data)
+			quiesce(t, p)
+			ctx := context.Background()
+			counts := func(q *Pipeline) map[string]int64 {
+				m := make(map[string]int64)
+				for _, name := range q.List() {
+					m[name] = mustStream(t, q, name).Stats().Count
+				}
+				return m
+			}
+			before := counts(p)
+			if len(before) == 0 {
+				t.Fatal("no streams restored")
+			}
+			// Every stream gets a part of a partition, which moves away and
+			// back.
+			for name := range before {
+				if err := acceptValues(ctx, p, tpOf(9), name, []float64{1, 2, 3, 4, 5}, time.Time{}); err != nil {
+					t.Fatal(err)
+				}
+				before[name] += 5
+			}
+			states, err := p.PartitionState(tpOf(9))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range [][]PartState{nil, states} {
+				if err := p.ReplacePartition(ctx, tpOf(9), st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			quiesce(t, p)
+			snap, err := p.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := openRestored(t, cfg, snap)
+			quiesce(t, r)
+			for _, q := range []*Pipeline{p, r} {
+				if got := counts(q); !maps.Equal(got, before) {
+					t.Fatalf("counts %v, want %v", got, before)
+				}
+				for _, name := range q.List() {
+					if err := q.Delete(name); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if m := q.Memory(); m.Used != 0 || m.Reserved != 0 || m.Growth != 0 || m.Windows != 0 {
+					t.Fatalf("every stream deleted, the budget still charges %+v", m)
+				}
+			}
+		})
 	}
 }
