@@ -682,6 +682,10 @@ func (d *decodedPart) rekey(hash items.Hash) {
 func (s *Stream) install(d *decodedPart, key items.Key) *part {
 	s.unmirrorLocked()
 	s.version++
+	// The part shares its stream's configuration, as when it was made,
+	// rather than keep the copy it was decoded with, unless it was made
+	// with another (a part handed over from a daemon configured otherwise).
+	d.sum.ShareConfig(s.cfg)
 	blk := d.blk
 	if blk == nil {
 		blk = new(partBlock) // its history unused: d.sum was decoded apart
@@ -978,9 +982,6 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 		if c := d.sum.Config(); c.Items != cfg.Items || c.Pairs != cfg.Pairs {
 			return nil, fmt.Errorf("%w: a part of another kind of stream", codec.ErrCorrupt)
 		}
-		// The stream's parts share its configuration, as when it was made,
-		// rather than each keep the copy it was decoded with.
-		d.sum.ShareConfig(s.cfg)
 		s.install(d, key)
 	}
 	if s.local == nil && len(s.kafka) == 0 {
