@@ -7,6 +7,7 @@ import (
 
 	"streamd/feed"
 	"streamd/items"
+	"streamd/summary"
 )
 
 // OwnPartitions says which Kafka partitions the daemon consumes now: the
@@ -170,6 +171,13 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			s.hier.mu.Unlock()
 		}
 	}
+	// The parts that came with another configuration than their stream's,
+	// and the first of them.
+	var other struct {
+		n            int
+		name         string
+		part, stream summary.Config
+	}
 	for name, d := range decoded {
 		s, _, err := p.getOrCreate(name, d.sum.Config(), d.src)
 		if err == nil && s.IsItems() != d.sum.Config().Items {
@@ -187,6 +195,15 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			}
 			p.Reject(name, tp, reason, int(st.Count))
 			continue
+		}
+		// A part made with another ε, window or sliding window (a daemon
+		// of the group configured otherwise) keeps its own: its values
+		// are kept, and the stream's answers merge both bounds.
+		if !d.sum.ShareConfig(s.cfg) {
+			if other.n == 0 {
+				other.name, other.part, other.stream = name, d.sum.Config(), *s.cfg
+			}
+			other.n++
 		}
 		if s.hier != nil {
 			s.hier.mu.Lock()
@@ -215,6 +232,13 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 				return fmt.Errorf("replace partition %s: %w", tp, err)
 			}
 		}
+	}
+	if other.n > 0 {
+		p.cfg.Logger.Warn("replace partition: parts made with another configuration than their streams' here; kept, and their streams' answers merge both bounds",
+			"partition", tp.String(), "parts", other.n, "stream", other.name,
+			"part_epsilon", other.part.Epsilon, "stream_epsilon", other.stream.Epsilon,
+			"part_window", other.part.WindowSize, "stream_window", other.stream.WindowSize,
+			"part_sliding_window", other.part.SlidingWindow, "stream_sliding_window", other.stream.SlidingWindow)
 	}
 	for name := range levels {
 		if decoded[name] == nil {

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
+	"strings"
 	"testing"
 
 	"streamd/feed"
@@ -68,4 +71,43 @@ func TestDroppedPartFreesItsMemory(t *testing.T) {
 		t.Errorf("the %d parts dropped held %d B; the heap fell by %d B: the parts kept what they held", streams, dropped, freed)
 	}
 	runtime.KeepAlive(p)
+}
+
+// TestReplacePartitionOtherConfig: a part handed over from a daemon that
+// configures its stream otherwise (another ε) is installed, its values
+// counted, and ReplacePartition says so in one warning for the call.
+func TestReplacePartitionOtherConfig(t *testing.T) {
+	ctx := context.Background()
+	tp := tpOf(0)
+	from := open(t, Config{Defaults: summary.Config{Epsilon: 0.01}})
+	x, _ := synth.Generate(synth.Spec{Dist: synth.LogNormal, Seed: 3}, 5000)
+	for _, name := range []string{"a", "b"} {
+		if _, err := from.Accept(ctx, &feed.Batch{Stream: name, Source: tp, Values: x}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	states, err := from.PartitionState(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	to := open(t, Config{Defaults: summary.Config{Epsilon: 0.001}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, name := range []string{"a", "b"} {
+		if _, err := to.Accept(ctx, &feed.Batch{Stream: name, Values: x[:100]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := to.ReplacePartition(ctx, tp, states); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if got := mustStream(t, to, name).Stats().Count; got != 5100 {
+			t.Errorf("stream %s counts %d values, want 5100", name, got)
+		}
+	}
+	out := logs.String()
+	if strings.Count(out, "another configuration") != 1 || !strings.Contains(out, "parts=2") ||
+		!strings.Contains(out, "part_epsilon=0.01") || !strings.Contains(out, "stream_epsilon=0.001") {
+		t.Errorf("want one warning of 2 parts of ε 0.01 into streams of 0.001; the log:\n%s", out)
+	}
 }
