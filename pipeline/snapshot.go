@@ -778,7 +778,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		if streams[name] != nil {
 			return fmt.Errorf("restore: %w: stream %q twice", codec.ErrCorrupt, name)
 		}
-		streams[name] = s
+		streams[s.name] = s // the name the stream keeps, in its block if it fits
 	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("restore: %w", err)
@@ -861,7 +861,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 		if streams[name] != nil {
 			return fmt.Errorf("restore delta: %w: stream %q twice", codec.ErrCorrupt, name)
 		}
-		streams[name] = s
+		streams[s.name] = s // the name the stream keeps, in its block if it fits
 	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("restore delta: %w", err)
@@ -929,7 +929,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	}
 	blk := new(streamBlock)
 	s := &blk.stream
-	*s = Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
+	*s = Stream{name: blk.keepName(name), pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
 	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
 		return nil, err
 	}

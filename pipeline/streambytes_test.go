@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -158,14 +159,50 @@ func BenchmarkStreamBytes(b *testing.B) {
 }
 
 // TestStreamBlockSize: a stream and its first part, with the part's
-// filler and history and the stream's memory account, which newStream
-// allocates together (streamBlock), fit the 512-byte allocation size
-// class, the largest whose objects need no header; a daemon of a million
-// streams holds a million of them.
+// filler and history, the stream's memory account and a name of up to
+// blockNameLen bytes, which newStream allocates together (streamBlock),
+// fit the 512-byte allocation size class, the largest whose objects need
+// no header; a daemon of a million streams holds a million of them.
 func TestStreamBlockSize(t *testing.T) {
 	if n := unsafe.Sizeof(streamBlock{}); n > 512 {
 		t.Errorf("a stream with its first part takes %d bytes, want at most 512", n)
 	}
+}
+
+// TestStreamNameInBlock: a stream made or restored keeps a name of up to
+// blockNameLen bytes in its block, and a longer one apart; both read back
+// as given.
+func TestStreamNameInBlock(t *testing.T) {
+	ctx := context.Background()
+	names := []string{"host0000001.cpu", strings.Repeat("n", blockNameLen), strings.Repeat("m", blockNameLen+1)}
+	inBlock := func(s *Stream) bool {
+		start := uintptr(unsafe.Pointer(s))
+		at := uintptr(unsafe.Pointer(unsafe.StringData(s.name)))
+		return at >= start && at < start+unsafe.Sizeof(streamBlock{})
+	}
+	check := func(p *Pipeline, how string) {
+		for _, name := range names {
+			s := mustStream(t, p, name)
+			if s.Name() != name {
+				t.Errorf("%s stream %q is named %q", how, name, s.Name())
+			}
+			if want := len(name) <= blockNameLen; inBlock(s) != want {
+				t.Errorf("%s stream of a %d-byte name: name in its block %v, want %v", how, len(name), inBlock(s), want)
+			}
+		}
+	}
+	p := open(t, Config{})
+	for _, name := range names {
+		if _, err := p.Accept(ctx, &feed.Batch{Stream: name, Values: []float64{1, 2}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(p, "made")
+	snap, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(openRestored(t, Config{}, snap), "restored")
 }
 
 // TestNewStreamAllocs: making a stream of the default configuration takes
