@@ -197,11 +197,11 @@ func (p *Pipeline) ReplacePartition(ctx context.Context, tp feed.Source, states 
 			continue
 		}
 		// A part made with another ε, window or sliding window (a daemon
-		// of the group configured otherwise) keeps its own: its values
-		// are kept, and the stream's answers merge both bounds.
-		if !d.sum.ShareConfig(s.cfg) {
+		// of the group configured otherwise) keeps its own (install): its
+		// values are kept, and the stream's answers merge both bounds.
+		if c := d.sum.Config(); !c.SameSummaries(*s.cfg) {
 			if other.n == 0 {
-				other.name, other.part, other.stream = name, d.sum.Config(), *s.cfg
+				other.name, other.part, other.stream = name, c, *s.cfg
 			}
 			other.n++
 		}

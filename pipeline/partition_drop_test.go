@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,7 +76,8 @@ func TestDroppedPartFreesItsMemory(t *testing.T) {
 
 // TestReplacePartitionOtherConfig: a part handed over from a daemon that
 // configures its stream otherwise (another ε) is installed, its values
-// counted, and ReplacePartition says so in one warning for the call.
+// answered within the larger ε of the two, and ReplacePartition says so
+// in one warning for the call.
 func TestReplacePartitionOtherConfig(t *testing.T) {
 	ctx := context.Background()
 	tp := tpOf(0)
@@ -100,10 +102,10 @@ func TestReplacePartitionOtherConfig(t *testing.T) {
 	if err := to.ReplacePartition(ctx, tp, states); err != nil {
 		t.Fatal(err)
 	}
+	// Every value of both parts is counted, within the larger ε of the
+	// two, against the exact answers.
 	for _, name := range []string{"a", "b"} {
-		if got := mustStream(t, to, name).Stats().Count; got != 5100 {
-			t.Errorf("stream %s counts %d values, want 5100", name, got)
-		}
+		checkStream(t, mustStream(t, to, name), append(slices.Clone(x), x[:100]...), 0.01)
 	}
 	out := logs.String()
 	if strings.Count(out, "another configuration") != 1 || !strings.Contains(out, "parts=2") ||

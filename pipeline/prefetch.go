@@ -20,8 +20,9 @@ const prefetchMinStreams = 4096
 // Prefetch hints that batches of the named streams come next, in that
 // order, as the frames a connection has buffered or the messages a Kafka
 // partition has fetched tell. Among many
-// streams, each batch meets its stream's memory cold: the stream, its
-// first part, its sliding window, its history and its budget account are
+// streams, each batch meets its stream's memory cold: the stream's block
+// (the stream, its budget account, its first part with its history, and
+// its name if short), its sliding window and its lookup cache bucket are
 // each a miss, which the batch waits for one after another. Prefetch looks
 // the streams up, asking for the buckets of the table's lookup cache
 // (streamCache) of all the names first, and asks the processor for that

@@ -216,13 +216,19 @@ func (s *History) Release() { *s = History{cfg: s.cfg} }
 // if cfg configures the same summaries; it reports whether it did. cfg
 // must have its defaults set and must not change.
 func (s *History) ShareConfig(cfg *Config) bool {
-	c := s.cfg
-	if cfg.Epsilon != c.Epsilon || cfg.WindowSize != c.WindowSize || cfg.SlidingWindow != c.SlidingWindow ||
-		cfg.Float64 != c.Float64 || cfg.Items != c.Items || cfg.Pairs != c.Pairs {
+	if !s.cfg.SameSummaries(*cfg) {
 		return false
 	}
 	s.cfg = cfg
 	return true
+}
+
+// SameSummaries reports whether histories of c and of o make the same
+// summaries: of one ε, window and sliding window, over values of one
+// width, of one kind (values, items or pairs).
+func (c Config) SameSummaries(o Config) bool {
+	return c.Epsilon == o.Epsilon && c.WindowSize == o.WindowSize && c.SlidingWindow == o.SlidingWindow &&
+		c.Float64 == o.Float64 && c.Items == o.Items && c.Pairs == o.Pairs
 }
 
 // summaries makes s's summaries if it has none yet.
