@@ -221,7 +221,7 @@ func (p *Pipeline) chargeValues(ctx context.Context, s *Stream, g growth) error 
 			return err
 		}
 	}
-	if err := s.mem.Grow(ctx, g.bytes, g.windows); err != nil {
+	if err := s.account.Grow(ctx, g.bytes, g.windows); err != nil {
 		return fmt.Errorf("values for stream %q: %w", s.name, err)
 	}
 	return nil

@@ -176,11 +176,10 @@ func (p *Pipeline) openLevels(s *Stream) error {
 	for i, lvl := range levels {
 		if err := p.mem.OpenAt(&lvl.account, p.footprint(lvl.cfg)); err != nil {
 			for _, l := range levels[:i] {
-				l.mem.Close()
+				l.account.Close()
 			}
 			return fmt.Errorf("stream %q, level %d: %w", s.name, i+1, err)
 		}
-		lvl.mem = &lvl.account
 	}
 	return nil
 }
@@ -261,7 +260,7 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 			// them again, which drops their charges.
 			for _, c := range streams[:l] {
 				c.mu.Lock()
-				c.mem.Summaries(c.summaryBytes())
+				c.account.Summaries(c.summaryBytes())
 				c.mu.Unlock()
 			}
 			return 0, fmt.Errorf("items for stream %q: %w", s.name, err)
@@ -299,7 +298,7 @@ func (p *Pipeline) acceptHierarchy(ctx context.Context, s *Stream, src feed.Sour
 func (p *Pipeline) sendLevels(ctx context.Context, streams []*Stream, full [][]fullWindow, open *openStripe) error {
 	defer func() {
 		for _, st := range streams {
-			st.mem.Wait(ctx)
+			st.account.Wait(ctx)
 		}
 	}()
 	defer open.RUnlock()

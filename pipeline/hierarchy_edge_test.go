@@ -144,7 +144,7 @@ func TestHierarchyWindowAtEveryLevelNeverWaitsOnItself(t *testing.T) {
 	ctx := context.Background()
 
 	s, used, level0, level1 := levelCharges(t, key, cfg, &b)
-	window := s.mem.Footprint().Window
+	window := s.account.Footprint().Window
 	if level0 < window || level1 < window {
 		t.Fatalf("the batch charges %d bytes at level 0 and %d at level 1, want a window (%d) at each", level0, level1, window)
 	}

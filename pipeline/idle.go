@@ -201,7 +201,7 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 			s.version++ // its checkpoint holds the pairs raw
 		}
 		if digested || shrunk {
-			s.mem.Summaries(s.summaryBytes())
+			s.account.Summaries(s.summaryBytes())
 		}
 		return
 	}
@@ -245,7 +245,7 @@ func (s *Stream) flushIdle(sw *sweeper, st *IdleStats) {
 	}
 	if freed > 0 || digested {
 		st.Freed += int64(freed)
-		s.mem.Summaries(s.summaryBytes())
+		s.account.Summaries(s.summaryBytes())
 	}
 }
 

@@ -223,9 +223,9 @@ func (p *Pipeline) chargeItems(ctx context.Context, s *Stream, src feed.Source, 
 	}
 	accounts := make([]*membudget.Account, len(held))
 	for i, h := range held {
-		accounts[i] = h.mem
+		accounts[i] = &h.account
 	}
-	return s.mem.Grow(ctx, cost, windows, accounts...)
+	return s.account.Grow(ctx, cost, windows, accounts...)
 }
 
 // IsItems reports whether s is an item stream.

@@ -73,7 +73,7 @@ func TestChargeFollowsValues(t *testing.T) {
 		last = charged - inflight
 	}
 	s := mustStream(t, p, "g")
-	if fp := s.mem.Footprint(); first != fp.Reserve+max(firstHeld-fp.Summaries, 0) || firstHeld > 1024 || first > 4<<10 {
+	if fp := s.account.Footprint(); first != fp.Reserve+max(firstHeld-fp.Summaries, 0) || firstHeld > 1024 || first > 4<<10 {
 		t.Errorf("after 100 values: charged %d, want the reservation %d and the %d bytes of the first buffers past its share, a few KiB", first, fp.Reserve, firstHeld)
 	}
 	// The sliding window alone keeps its last 20,000 values raw.
@@ -92,8 +92,8 @@ func checkCharge(t *testing.T, p *Pipeline, name string, n int) (charged, held, 
 	s := mustStream(t, p, name)
 	s.mu.Lock()
 	held, windows := s.summaryBytes(), len(s.local.inflight)
-	fp := s.mem.Footprint()
-	charged = s.mem.Charged()
+	fp := s.account.Footprint()
+	charged = s.account.Charged()
 	s.mu.Unlock()
 	inflight = int64(windows) * fp.Window
 	if want := fp.Reserve + max(held-fp.Summaries, 0) + inflight; charged != want {

@@ -232,7 +232,7 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 		n -= min(dropped, n)
 	}
 	s.version++
-	s.mem.Summaries(s.summaryBytes())
+	s.account.Summaries(s.summaryBytes())
 	return n, nil
 }
 
@@ -243,13 +243,13 @@ func (p *Pipeline) acceptPairs(ctx context.Context, b *feed.Batch) (int, error) 
 // ErrMemoryBudget when nothing would: then the pairs are refused, all of
 // them.
 func (p *Pipeline) chargePairs(ctx context.Context, s *Stream, n int) error {
-	if s.mem == nil {
+	if !s.account.Opened() {
 		return nil
 	}
 	s.mu.Lock()
 	grow, windows := s.pairs.growth(n, s.cfg.WindowSize)
 	s.mu.Unlock()
-	if err := s.mem.Grow(ctx, grow, windows); err != nil {
+	if err := s.account.Grow(ctx, grow, windows); err != nil {
 		return fmt.Errorf("pairs for stream %q: %w", s.name, err)
 	}
 	return nil
@@ -317,7 +317,7 @@ func (s *Stream) correlated(answer func(*corrsum.Summary) (corrsum.Answer, error
 	held := v.Bytes()
 	a, err := answer(v)
 	if v.Bytes() != held {
-		s.mem.Summaries(s.summaryBytes())
+		s.account.Summaries(s.summaryBytes())
 	}
 	if err != nil {
 		return PairAnswer{}, err
@@ -332,7 +332,7 @@ func (s *Stream) pairViewLocked() (*corrsum.Summary, error) {
 	cached := s.pairs.view != nil
 	v, err := s.pairs.current()
 	if err == nil && !cached {
-		s.mem.Summaries(s.summaryBytes())
+		s.account.Summaries(s.summaryBytes())
 	}
 	return v, err
 }

@@ -433,9 +433,8 @@ func (p *Pipeline) create(name string, cfg summary.Config, src feed.Source) (*St
 		p.streams.unreserve()
 		return nil, false, fmt.Errorf("stream %q: %w", name, err)
 	}
-	s.mem = &s.account
 	if err := p.openLevels(s); err != nil {
-		s.mem.Close()
+		s.account.Close()
 		p.streams.unreserve()
 		return nil, false, err
 	}
@@ -464,9 +463,9 @@ func (p *Pipeline) Delete(name string) error {
 		p.unreleased = append(p.unreleased, s)
 	}
 	p.mu.Unlock()
-	s.mem.Close()
+	s.account.Close()
 	for _, lvl := range s.levelStreams() {
-		lvl.mem.Close()
+		lvl.account.Close()
 	}
 	sh.mu.Unlock()
 	if !later {
@@ -700,7 +699,7 @@ func (p *Pipeline) lockOpen() (*openStripe, error) {
 // caller read-locked with lockOpen. Then it waits while the stream has
 // windows in flight and one more would pass the memory budget.
 func (p *Pipeline) send(ctx context.Context, s *Stream, full []fullWindow, open *openStripe) error {
-	defer s.mem.Wait(ctx)
+	defer s.account.Wait(ctx)
 	defer open.RUnlock()
 	for i, w := range full {
 		select {

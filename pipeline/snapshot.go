@@ -732,7 +732,7 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 	if old := s.putKafkaPart(pt); old != nil {
 		s.dropLocked(old)
 	}
-	s.mem.Summaries(s.summaryBytes())
+	s.account.Summaries(s.summaryBytes())
 	return pt
 }
 
@@ -785,13 +785,13 @@ func (p *Pipeline) Restore(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range append([]*Stream{s}, s.levelStreams()...) {
-			x.mem = p.mem.RestoreAt(&x.account, p.footprint(x.cfg))
+			p.mem.RestoreAt(&x.account, p.footprint(x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
-					x.mem.WindowFull()
+					x.account.WindowFull()
 				}
 			}
-			x.mem.Summaries(x.summaryBytes())
+			x.account.Summaries(x.summaryBytes())
 		}
 	}
 	for _, s := range streams {
@@ -800,9 +800,9 @@ func (p *Pipeline) Restore(data []byte) error {
 	p.streams.lockAll()
 	defer p.streams.unlockAll()
 	for _, s := range p.streams.replaceLocked(streams) {
-		s.mem.Close()
+		s.account.Close()
 		for _, lvl := range s.levelStreams() {
-			lvl.mem.Close()
+			lvl.account.Close()
 		}
 	}
 	p.mu.Lock()
@@ -868,13 +868,13 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	for _, s := range streams {
 		for _, x := range s.withLevels() {
-			x.mem = p.mem.RestoreAt(&x.account, p.footprint(x.cfg))
+			p.mem.RestoreAt(&x.account, p.footprint(x.cfg))
 			for _, pt := range x.partsLocked() {
 				for range pt.inflight {
-					x.mem.WindowFull()
+					x.account.WindowFull()
 				}
 			}
-			x.mem.Summaries(x.summaryBytes())
+			x.account.Summaries(x.summaryBytes())
 		}
 		s.markSaved()
 	}
@@ -887,7 +887,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 			// Its full windows were never sent (the pipeline is not open):
 			// done with them, as Delete is, its charges come back.
 			for _, x := range s.withLevels() {
-				x.mem.Close()
+				x.account.Close()
 				x.release(&p.buffers)
 			}
 		}

@@ -48,11 +48,10 @@ type Stream struct {
 	// kafka holds the parts of the Kafka partitions, in order of source:
 	// a slice, since a stream has few, mostly one.
 	kafka    []*part
-	pendingQ []fullWindow       // full windows not yet sent to the sorter
-	items    *itemStream        // nil for a value stream
-	hier     *hierarchy         // nil unless a hierarchy stream
-	pairs    *pairStream        // nil but for a pair stream
-	mem      *membudget.Account // its share of the memory budget: account once open, else nil
+	pendingQ []fullWindow // full windows not yet sent to the sorter
+	items    *itemStream  // nil for a value stream
+	hier     *hierarchy   // nil unless a hierarchy stream
+	pairs    *pairStream  // nil but for a pair stream
 	// first is the part the stream was made or restored with, set before
 	// the stream is published and never changed, so that Prefetch reads
 	// it without the lock; it may have left the stream since
@@ -65,8 +64,9 @@ type Stream struct {
 	saved   uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
 	merged  *mergedView
 
-	// account is mem's storage, inside the stream: an object fewer for
-	// the collector to trace a stream.
+	// account is its share of the memory budget, once opened (create,
+	// Restore); a zero account charges nothing. It lies inside the
+	// stream: an object fewer for the collector to trace a stream.
 	account membudget.Account
 }
 
@@ -288,7 +288,7 @@ type streamBlock struct {
 
 // blockNameLen is the longest name a streamBlock holds: the room left in
 // its 512-byte size class.
-const blockNameLen = 24
+const blockNameLen = 32
 
 // keepName returns name, as the string the stream keeps: its bytes in the
 // block when they fit, else name itself. The block's bytes never change.
@@ -376,7 +376,7 @@ func (s *Stream) partLocked(src feed.Source) *part {
 	} else {
 		s.putKafkaPart(pt)
 	}
-	s.mem.Summaries(s.summaryBytes())
+	s.account.Summaries(s.summaryBytes())
 	return pt
 }
 
@@ -470,9 +470,9 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pt := s.partLocked(src)
-	if s.mem != nil {
+	if s.account.Opened() {
 		if grow, windows := s.growthLocked(pt, len(values)+len(f32)); grow > 0 || windows > 0 {
-			if len(s.pendingQ) > 0 || !s.mem.TryGrow(grow, windows) {
+			if len(s.pendingQ) > 0 || !s.account.TryGrow(grow, windows) {
 				return nil, growth{bytes: grow, windows: windows, pending: len(s.pendingQ) > 0}, false
 			}
 			s.rejectLocked(src, feed.ReasonInf, inf)
@@ -492,7 +492,7 @@ func (s *Stream) appendIfRoom(src feed.Source, values []float64, f32 []float32, 
 	before := s.recent.Bytes()
 	full = s.addLocked(pt, values, f32, m, now, full)
 	if s.recent.Bytes() != before {
-		s.mem.Summaries(s.summaryBytes())
+		s.account.Summaries(s.summaryBytes())
 	}
 	return full, growth{}, true
 }
@@ -504,7 +504,7 @@ func (s *Stream) appendLocked(pt *part, values []float64, f32 []float32, m feed.
 	full = s.addLocked(pt, values, f32, m, now, full)
 	// Measure what the stream holds, which replaces what chargeValues
 	// charged.
-	s.mem.Summaries(s.summaryBytes())
+	s.account.Summaries(s.summaryBytes())
 	return full
 }
 
@@ -574,7 +574,7 @@ func (pt *part) addRejects(reason feed.Reason, n int) {
 // the memory budget. Queries read its values until it is summarised: the
 // sorter leaves them unchanged (gpusort.Digester).
 func (pt *part) addInflight(w *window.Buffer) {
-	pt.stream.mem.WindowFull()
+	pt.stream.account.WindowFull()
 	pt.inflight = append(pt.inflight, w)
 }
 
@@ -588,7 +588,7 @@ func (s *Stream) release(pool *window.Pool) {
 	for _, f := range s.pendingQ {
 		pt := f.Owner
 		pt.inflight = slices.DeleteFunc(pt.inflight, func(w *window.Buffer) bool { return w == f.Buffer })
-		s.mem.WindowDone()
+		s.account.WindowDone()
 		pool.Recycle(f.Buffer)
 	}
 	s.pendingQ = nil
@@ -611,7 +611,7 @@ func (s *Stream) dropLocked(pt *part) {
 			kept = append(kept, f)
 			continue
 		}
-		s.mem.WindowDone()
+		s.account.WindowDone()
 		s.pool.Recycle(f.Buffer)
 	}
 	clear(s.pendingQ[len(kept):])
@@ -625,7 +625,7 @@ func (s *Stream) dropLocked(pt *part) {
 	pt.sum.Release()
 	pt.view, pt.items, pt.rejected = nil, nil, nil
 	s.version++
-	s.mem.Summaries(s.summaryBytes())
+	s.account.Summaries(s.summaryBytes())
 }
 
 // requeue keeps windows that could not be sent, for the next Accept.
@@ -648,7 +648,7 @@ func (pt *part) addDigest(w *window.Buffer, d *summary.Digest, spec summary.Wind
 	s := pt.stream
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.mem.WindowDone()
+	s.account.WindowDone()
 	pt.addDigestLocked(w, d, spec)
 }
 
@@ -668,7 +668,7 @@ func (pt *part) addDigestLocked(w *window.Buffer, d *summary.Digest, spec summar
 	}
 	pt.changedLocked()
 	pt.inflight = slices.DeleteFunc(pt.inflight, func(f *window.Buffer) bool { return f == w })
-	s.mem.Summaries(s.summaryBytes())
+	s.account.Summaries(s.summaryBytes())
 }
 
 // changedLocked drops the views of the part and its stream, which no
@@ -829,7 +829,7 @@ func (s *Stream) Stats() Stats {
 		s.pairStatsLocked(&st)
 	}
 	st.Pending = st.Count - st.Summarised
-	st.Memory, st.Reserved = s.mem.Charged(), s.mem.Footprint().Reserve
+	st.Memory, st.Reserved = s.account.Charged(), s.account.Footprint().Reserve
 	for _, lvl := range s.levelStreams() {
 		x := lvl.Stats()
 		st.Entries += x.Entries

@@ -212,11 +212,10 @@ func (b *Budget) OpenAt(a *Account, fp Footprint) error {
 // RestoreAt reserves fp.Reserve for a stream that exists already, such as
 // one restored from a checkpoint, even past the limit: its values were
 // accepted and are never dropped. It makes *a, a zero Account held by
-// the caller (see OpenAt), the stream's account, and returns a.
-func (b *Budget) RestoreAt(a *Account, fp Footprint) *Account {
+// the caller (see OpenAt), the stream's account.
+func (b *Budget) RestoreAt(a *Account, fp Footprint) {
 	b.add(fp.Reserve, 0, 0, 0)
 	*a = Account{b: b, fp: fp}
-	return a
 }
 
 // Close ends every wait and makes later ones return at once: once the
@@ -243,7 +242,9 @@ func (b *Budget) Stats() Stats {
 }
 
 // Account is one stream's share of a Budget. Its methods are safe for
-// concurrent use, and do nothing on a nil Account.
+// concurrent use, and do nothing on a nil Account nor on a zero one, an
+// account not opened (OpenAt, RestoreAt): such a stream is charged
+// nothing.
 type Account struct {
 	b  *Budget
 	fp Footprint
@@ -256,13 +257,17 @@ type Account struct {
 	released bool  // its charges are returned
 }
 
+// Opened reports whether a is an account a Budget opened or restored,
+// rather than nil or zero.
+func (a *Account) Opened() bool { return a != nil && a.b != nil }
+
 // growthLocked returns the summary growth charged: what the summaries
 // measure past their share of the reservation. a.mu must be held.
 func (a *Account) growthLocked() int64 { return max(a.measured-a.fp.Summaries, 0) }
 
 // Footprint returns what the account's stream is charged.
 func (a *Account) Footprint() Footprint {
-	if a == nil {
+	if !a.Opened() {
 		return Footprint{}
 	}
 	return a.fp
@@ -271,7 +276,7 @@ func (a *Account) Footprint() Footprint {
 // Charged returns what the account's stream is charged now: its
 // reservation, its windows in flight, and its growth.
 func (a *Account) Charged() int64 {
-	if a == nil {
+	if !a.Opened() {
 		return 0
 	}
 	a.mu.Lock()
@@ -286,7 +291,7 @@ func (a *Account) Charged() int64 {
 // way to the sorter; it never waits. A window charged by Grow is charged
 // once.
 func (a *Account) WindowFull() {
-	if a == nil {
+	if !a.Opened() {
 		return
 	}
 	a.mu.Lock()
@@ -304,7 +309,7 @@ func (a *Account) WindowFull() {
 // WindowDone records that a window of the stream is summarised (or
 // dropped), and wakes the producers waiting for memory.
 func (a *Account) WindowDone() {
-	if a == nil {
+	if !a.Opened() {
 		return
 	}
 	a.mu.Lock()
@@ -329,7 +334,7 @@ func (a *Account) WindowDone() {
 // measures what it holds after the values Grow charged for are kept. When
 // nothing changed it only takes the account's lock.
 func (a *Account) Summaries(n int64) {
-	if a == nil {
+	if !a.Opened() {
 		return
 	}
 	a.mu.Lock()
@@ -442,7 +447,7 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 // released, which charges nothing), and otherwise charges nothing and
 // reports false, for the caller to Grow. It takes only the account's lock.
 func (a *Account) TryGrow(n int64, windows int) bool {
-	if a == nil || (n <= 0 && windows <= 0) {
+	if !a.Opened() || (n <= 0 && windows <= 0) {
 		return true
 	}
 	n, windows = max(n, 0), max(windows, 0)
@@ -478,7 +483,7 @@ func (a *Account) chargedLocked(n int64, windows int, d, w int64) {
 // last window in flight is done: until then the window keeps the stream's
 // memory alive.
 func (a *Account) Close() {
-	if a == nil {
+	if !a.Opened() {
 		return
 	}
 	a.mu.Lock()
@@ -515,7 +520,7 @@ func (a *Account) release() {
 // makes progress), and when ctx ends or the budget is closed. It reports
 // whether it waited.
 func (a *Account) Wait(ctx context.Context) bool {
-	if a == nil {
+	if !a.Opened() {
 		return false
 	}
 	b := a.b

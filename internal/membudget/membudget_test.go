@@ -454,3 +454,39 @@ func TestTryGrow(t *testing.T) {
 		t.Fatalf("a closed account left %+v charged", got)
 	}
 }
+
+// TestZeroAccount: an account never opened, as a stream holds before its
+// budget opens it, charges nothing and changes nothing, as a nil one.
+func TestZeroAccount(t *testing.T) {
+	b := New(1 << 20)
+	for _, a := range []*Account{nil, new(Account)} {
+		if a.Opened() {
+			t.Fatal("an account never opened reports itself opened")
+		}
+		if err := a.Grow(context.Background(), 1<<30, 3); err != nil {
+			t.Errorf("Grow: %v", err)
+		}
+		if !a.TryGrow(1<<30, 3) {
+			t.Error("TryGrow refused")
+		}
+		a.WindowFull()
+		a.WindowDone()
+		a.Summaries(1 << 30)
+		a.Wait(context.Background())
+		a.Close()
+		if got := a.Charged(); got != 0 {
+			t.Errorf("charged %d", got)
+		}
+	}
+	if st := b.Stats(); st.Used != 0 {
+		t.Errorf("the budget counts %d bytes", st.Used)
+	}
+	var a Account
+	if err := b.OpenAt(&a, Footprint{Reserve: 100, Window: 10, Worst: 200}); err != nil || !a.Opened() {
+		t.Fatalf("OpenAt: %v, opened %v", err, a.Opened())
+	}
+	a.Close()
+	if st := b.Stats(); st.Used != 0 {
+		t.Errorf("after Close the budget counts %d bytes", st.Used)
+	}
+}
