@@ -554,7 +554,7 @@ type decodedPart struct {
 	src      feed.Source
 	released bool
 	sum      *summary.History
-	blk      *partBlock // where sum lies and the part goes; nil: sum lies apart
+	blk      *partBlock // where sum lies and the part goes
 	pending  []float64
 	rejected map[feed.Reason]uint64
 	key      items.Key    // for an item part: the key of its fingerprints
@@ -616,9 +616,7 @@ func unmarshalPart(data []byte, recent *slidingwindow.Window, blk *partBlock) (*
 	} else {
 		d.pending = readPending(r)
 	}
-	if d.rejected = readRejects(r); len(d.rejected) == 0 {
-		d.rejected = nil // as a part keeps it until its first reject
-	}
+	d.rejected = readRejects(r)
 	cfg := d.sum.Config()
 	if cfg.Items {
 		for i := range d.key {
@@ -686,14 +684,12 @@ func (s *Stream) install(d *decodedPart, key items.Key) *part {
 	// rather than keep the copy it was decoded with, unless it was made
 	// with another (a part handed over from a daemon configured otherwise).
 	d.sum.ShareConfig(s.cfg)
-	blk := d.blk
-	if blk == nil {
-		blk = new(partBlock) // its history unused: d.sum was decoded apart
-	}
-	pt := &blk.part
-	pt.init(s, d.src, d.sum, &blk.filler)
+	pt := &d.blk.part
+	pt.init(s, d.src, d.sum, &d.blk.filler)
 	pt.released = d.released
-	pt.rejected = d.rejected
+	if len(d.rejected) > 0 { // else none, as a part keeps until its first reject
+		pt.rejected = d.rejected
+	}
 	if d.names != nil {
 		if d.key != key {
 			d.rekey(s.items.hash)

@@ -32,7 +32,11 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decodedPart{src: feed.Local, sum: sum}
+	// The stream and its part lie in one block, as a newer snapshot's do
+	// (readStream): the history decoded moves there.
+	blk := new(streamBlock)
+	blk.first.history = *sum
+	d := &decodedPart{src: feed.Local, sum: &blk.first.history, blk: &blk.first}
 	d.pending = readPending(r)
 	d.rejected = readRejects(r)
 	if err := r.Err(); err != nil {
@@ -42,7 +46,8 @@ func (p *Pipeline) readStreamV1(r *codec.Reader, name string) (*Stream, error) {
 		return nil, err
 	}
 	cfg := sum.Config()
-	s := &Stream{name: name, pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
+	s := &blk.stream
+	*s = Stream{name: blk.keepName(name), pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: recent}
 	s.first = s.install(d, p.itemKey)
 	return s, nil
 }
