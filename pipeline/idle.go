@@ -80,8 +80,8 @@ const DefaultIdleFlush = time.Minute
 // through the sorter's queue and batches.
 const sorterMin = 1 << 14
 
-// sweepPage is the number of streams a sweep takes from a shard of the
-// pipeline's streams at a time, holding that shard's lock only that long.
+// sweepPage is the number of streams a sweep flushes before it digests
+// and sends what they flushed.
 const sweepPage = 256
 
 // sweepEvery returns the time between two sweeps for IdleFlush d: a part
@@ -136,8 +136,8 @@ type sweeper struct {
 	small []flushed
 	send  []*Stream
 
-	page        []*Stream
-	pairScratch []uint64 // the pair streams' sort buffer
+	shard       []*Stream // the streams of the shard being swept
+	pairScratch []uint64  // the pair streams' sort buffer
 	sorted32    []float32
 	sorted64    []float64
 	keys32      []uint32
@@ -154,35 +154,39 @@ type IdleStats struct {
 
 // sweepIdle flushes the partial window of every part of every stream that
 // has had no value since a sweep IdleFlush or more ago (see quietLocked),
-// and returns what it did. It walks the streams a page at a time, without
-// holding the pipeline's lock between pages.
+// and returns what it did. It walks the streams a shard at a time,
+// holding the shard's lock only to list its streams (in the order of its
+// map: the walk needs none, and looking each up by name cost a hash and a
+// cache miss a stream, most of an idle daemon's time at a million
+// streams), and digests and sends what it flushed a page at a time.
 func (p *Pipeline) sweepIdle(ctx context.Context) IdleStats {
 	var st IdleStats
 	if p.cfg.IdleFlush < 0 {
 		return st
 	}
 	sw := &sweeper{now: p.cfg.Now().UnixNano(), after: p.cfg.IdleFlush}
-	shard, after := 0, ""
-	for shard < streamShards && ctx.Err() == nil && !p.closed.Load() {
-		clear(sw.page)
-		sw.page, after = p.streams.shardPage(shard, sw.page[:0], after, sweepPage)
-		if len(sw.page) < sweepPage { // the shard's last page
-			shard, after = shard+1, ""
-		}
-		for _, s := range sw.page {
-			s.flushIdle(sw, &st)
-			for _, lvl := range s.levelStreams() {
-				lvl.flushIdle(sw, &st)
+	for shard := 0; shard < streamShards && ctx.Err() == nil && !p.closed.Load(); shard++ {
+		clear(sw.shard)
+		sw.shard = p.streams.shardStreams(shard, sw.shard[:0])
+		for page := sw.shard; len(page) > 0 && ctx.Err() == nil && !p.closed.Load(); {
+			n := min(len(page), sweepPage)
+			for _, s := range page[:n] {
+				s.flushIdle(sw, &st)
+				for _, lvl := range s.levelStreams() {
+					lvl.flushIdle(sw, &st)
+				}
 			}
-		}
-		p.digestFlushed(sw)
-		for _, s := range sw.send {
-			if err := p.sendPending(ctx, s); err != nil {
-				break // closed: the windows stay queued, and counted
+			page = page[n:]
+			p.digestFlushed(sw)
+			for _, s := range sw.send {
+				if err := p.sendPending(ctx, s); err != nil {
+					break // closed: the windows stay queued, and counted
+				}
 			}
+			sw.send = sw.send[:0]
 		}
-		sw.send = sw.send[:0]
 	}
+	clear(sw.shard)
 	p.idleDigested.Add(st.Digested)
 	p.idleShrunk.Add(st.Shrunk)
 	p.idleFreed.Add(st.Freed)

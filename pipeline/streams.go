@@ -275,7 +275,7 @@ func (t *streamTable) foldAll() {
 
 // fold sorts the names sh's index holds unsorted into its blocks, under
 // sh's lock, for a reader of the index. It takes the lock for writing only
-// when there are some: the idle sweeper reads every shard, page by page.
+// when there are some: the pages of a listing read every shard's index.
 func (sh *streamShard) fold() {
 	sh.mu.RLock()
 	none := len(sh.names.recent) == 0
@@ -363,26 +363,14 @@ func (t *streamTable) page(dst []string, after, prefix string, n int) []string {
 	return dst
 }
 
-// shardPage appends to dst the streams of shard i whose names come after
-// after ("" for the first), in the order of their names, at most n of
-// them, and returns dst and the last name it took (after if none). It
+// shardStreams appends to dst the streams of shard i, in no order. It
 // read-locks that shard alone: a walk over every stream, shard by shard,
-// needs no order across shards.
-func (t *streamTable) shardPage(i int, dst []*Stream, after string, n int) ([]*Stream, string) {
+// holds no lock across shards.
+func (t *streamTable) shardStreams(i int, dst []*Stream) []*Stream {
 	sh := &t.shards[i]
-	sh.fold()
 	sh.mu.RLock()
 	defer sh.mu.RUnlock()
-	b, j := sh.names.start(after, "")
-	for ; n > 0; n-- {
-		name, nb, nj, ok := sh.names.next(b, j)
-		if !ok {
-			break
-		}
-		dst = append(dst, sh.find(t.hash(name), name))
-		after, b, j = name, nb, nj
-	}
-	return dst, after
+	return sh.appendStreams(dst)
 }
 
 // list returns every name, in increasing order. The count read before the
