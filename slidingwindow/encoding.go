@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"streamd/internal/codec"
 	"streamd/lossy"
@@ -202,29 +203,10 @@ func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64) ([]E
 	// No value kept is NaN or ±Inf: ingest rejects them, and an item's
 	// fingerprint is a finite float. A stream's part that mirrors its
 	// partial window here takes these values as its own, unchecked.
-	finite := true
+	finite, bulk := true, hostLittleEndian()
 	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
-		switch run := any(run).(type) {
-		case []float32:
-			b := r.Next("values", 4*len(run))
-			if b == nil {
-				return
-			}
-			for i := range run {
-				v := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-				finite = finite && v-v == 0
-				run[i] = v
-			}
-		case []float64:
-			b := r.Next("values", 8*len(run))
-			if b == nil {
-				return
-			}
-			for i := range run {
-				v := math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-				finite = finite && v-v == 0
-				run[i] = v
-			}
+		if b := r.Next("values", len(run)*int(unsafe.Sizeof(run[0]))); b != nil {
+			finite = readRun(run, b, bulk) && finite
 		}
 	})
 	if !finite {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // ring holds a window's newest values raw: the last len() of them, the
@@ -375,24 +376,74 @@ func appendValues[E float32 | float64](dst []byte, head []E, tail [][]E, capacit
 		dst = append(dst, 8)
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
-	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) {
-		k := len(dst)
+	bulk := hostLittleEndian()
+	eachOldestFirst(head, tail, capacity, n, pos, func(run []E) { dst = appendRun(dst, run, bulk) })
+	return dst
+}
+
+// appendRun appends the values of run to dst, little-endian at their
+// precision. With bulk, it copies their memory whole, which is their
+// encoding on a little-endian host (hostLittleEndian).
+func appendRun[E float32 | float64](dst []byte, run []E, bulk bool) []byte {
+	if bulk {
+		return append(dst, bytesOf(run)...)
+	}
+	k := len(dst)
+	switch run := any(run).(type) {
+	case []float32:
+		dst = slices.Grow(dst, 4*len(run))[:k+4*len(run)]
+		b := dst[k:]
+		for i, v := range run {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+	case []float64:
+		dst = slices.Grow(dst, 8*len(run))[:k+8*len(run)]
+		b := dst[k:]
+		for i, v := range run {
+			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+		}
+	}
+	return dst
+}
+
+// readRun reads the values of run from b, as appendRun wrote them (bulk
+// likewise), and reports whether they are all finite.
+func readRun[E float32 | float64](run []E, b []byte, bulk bool) bool {
+	if bulk {
+		copy(bytesOf(run), b)
+	} else {
 		switch run := any(run).(type) {
 		case []float32:
-			dst = slices.Grow(dst, 4*len(run))[:k+4*len(run)]
-			b := dst[k:]
-			for i, v := range run {
-				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+			for i := range run {
+				run[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 			}
 		case []float64:
-			dst = slices.Grow(dst, 8*len(run))[:k+8*len(run)]
-			b := dst[k:]
-			for i, v := range run {
-				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+			for i := range run {
+				run[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 			}
 		}
-	})
-	return dst
+	}
+	finite := true
+	for _, v := range run {
+		finite = finite && v-v == 0
+	}
+	return finite
+}
+
+// hostLittleEndian reports whether this machine keeps its values
+// little-endian, as the encoding does: its values' bytes then are their
+// encoding, copied whole.
+func hostLittleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// bytesOf returns the memory of vals as bytes, in the host's order.
+func bytesOf[E float32 | float64](vals []E) []byte {
+	if len(vals) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(vals))), len(vals)*int(unsafe.Sizeof(vals[0])))
 }
 
 // keepFloat32 turns a ring of float64 values that are all float32 values
