@@ -56,3 +56,44 @@ func BenchmarkBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkThinBatch runs, in parallel over a million accounts, what the
+// pipeline does for each batch of a thin stream: TryGrow for what the
+// batch adds to its buffers, and Summaries once it holds them. One op is
+// that on one account, picked at random.
+func BenchmarkThinBatch(b *testing.B) {
+	const accounts = 1 << 20
+	budget := New(1 << 50)
+	fp := Footprint{Reserve: 1 << 10, Window: 64 << 10, Summaries: 512}
+	as := make([]Account, accounts)
+	for i := range as {
+		if err := budget.OpenAt(&as[i], fp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	held := make([]atomic.Int64, accounts)
+	var seed atomic.Uint64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		x := seed.Add(0x9e3779b97f4a7c15)
+		for pb.Next() {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			i := x % accounts
+			n := held[i].Add(64)
+			if !as[i].TryGrow(64, 0) {
+				b.Error("refused")
+				return
+			}
+			as[i].Summaries(512 + n)
+		}
+	})
+	b.StopTimer()
+	for i := range as {
+		as[i].Close()
+	}
+	if st := budget.Stats(); st.Used != 0 {
+		b.Errorf("charges left after every account closed: %+v", st)
+	}
+}
