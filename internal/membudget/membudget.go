@@ -220,18 +220,21 @@ func (b *Budget) take(s *stripe, n int64) bool {
 	}
 	reclaimed := false
 	for {
+		// The room is compared, not the sums, which a charge near
+		// math.MaxInt64 would wrap around.
 		u := b.used.Load()
-		grab := n
-		if u+n+(2*budgetStripes+1)*b.refill <= b.limit {
-			grab += max(b.refill-s.credit.Load(), 0)
-		}
-		if u+grab > b.limit {
+		room := b.limit - u
+		if n > room {
 			if reclaimed {
 				return false
 			}
 			b.reclaim()
 			reclaimed = true
 			continue
+		}
+		grab := n
+		if room-n >= (2*budgetStripes+1)*b.refill {
+			grab += max(b.refill-s.credit.Load(), 0)
 		}
 		if b.used.CompareAndSwap(u, u+grab) {
 			if grab > n {
