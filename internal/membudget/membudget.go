@@ -203,17 +203,21 @@ func (b *Budget) sums() (reserved, windows, inflight, growth int64) {
 // there is none), and reports whether it did; the caller then adds the
 // parts of n to the sums of s with addSums.
 //
-// It takes n from the credit of s when that holds it. Otherwise it takes
-// n from the total, and while the total is far from the limit (more than
-// the credit the stripes could hold between them), enough more to bring
-// the credit of s to b.refill. When the total has no room for n, it gives every stripe's
-// credit back to the total and tries once more: so the credit never makes
-// take refuse what the total less the credit holds.
+// It takes n from the credit of s when that holds it and the total is
+// within the limit. Otherwise it takes n from the total, and while the
+// total is far from the limit (more than the credit the stripes could
+// hold between them), enough more to bring the credit of s to b.refill.
+// When the total has no room for n, it gives every stripe's credit back
+// to the total and tries once more: so the credit never makes take
+// refuse what the total less the credit holds.
 func (b *Budget) take(s *stripe, n int64) bool {
 	if b.limit == 0 {
 		return true
 	}
-	for c := s.credit.Load(); c >= n; c = s.credit.Load() {
+	// The credit is room only while the total is within the limit: a
+	// charge forced past it (RestoreAt, growth, WindowFull) or given back
+	// past it leaves credit that the charges already took.
+	for c := s.credit.Load(); c >= n && b.used.Load() <= b.limit; c = s.credit.Load() {
 		if s.credit.CompareAndSwap(c, c-n) {
 			return true
 		}
