@@ -76,7 +76,7 @@ func TestCreditPastTheLimitIsNoRoom(t *testing.T) {
 	if !b2.take(s, 10) || s.credit.Load() == 0 {
 		t.Fatalf("a charge far below the limit took no credit: %d", s.credit.Load())
 	}
-	s.addSums(10, 0, 0, 0)
+	b2.addSums(s, 10, 0, 0, 0)
 	b2.add(&b2.stripes[1], limit, 0, 0, 0) // forced: 10 past the limit
 	if b2.take(s, 1) {
 		t.Fatalf("a charge of 1 byte fitted with %d used of %d, from credit %d", b2.usedNow(), limit, s.credit.Load())

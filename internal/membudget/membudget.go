@@ -84,6 +84,15 @@ type Budget struct {
 	used atomic.Int64 // reserved + windows + growth + credit, kept only with a limit
 	_    [56]byte
 
+	// The windows are counted here, not in the stripes: a window is
+	// charged on its producer's processor and done on its sorter's, and
+	// Grow's slow path decides between waiting and refusing on these
+	// counts, which a read of every stripe, one after another, could see
+	// with a window done and not yet charged. They change once a window.
+	windows  atomic.Int64 // Window charges of windows in flight
+	inflight atomic.Int64 // windows in flight of the accounts not released
+	_        [48]byte
+
 	waiters atomic.Int64 // producers on the slow path of waitUntil
 	closed  atomic.Bool  // set, under mu, by Close
 
@@ -104,8 +113,9 @@ type Budget struct {
 // many as the processors of a large machine, so that each has its own.
 const budgetStripes = 32
 
-// A stripe holds a share of a Budget's sums, which the charges made on one
-// processor add to; each sum is the total of its stripes'. credit is room
+// A stripe holds a share of a Budget's sums of reservations and growth,
+// which the charges made on one processor add to; each sum is the total of
+// its stripes'. credit is room
 // that the stripe took from the total ahead of the charges that use it,
 // and room that charges falling on its processor gave back: a charge that
 // the credit holds takes it from the credit, and writes no line that
@@ -113,10 +123,8 @@ const budgetStripes = 32
 type stripe struct {
 	credit   atomic.Int64
 	reserved atomic.Int64 // Reserve of every live account
-	windows  atomic.Int64 // Window charges of windows in flight
-	inflight atomic.Int64 // windows in flight of the accounts not released
 	growth   atomic.Int64 // summary growth past the accounts' shares
-	_        [64 - 5*8]byte
+	_        [64 - 3*8]byte
 }
 
 // stripe returns the calling processor's stripe, as the pool last gave it
@@ -165,38 +173,38 @@ func (b *Budget) add(s *stripe, reserved, windows, inflight, growth int64) {
 	if d < 0 && b.limit > 0 {
 		b.free(s, -d)
 	}
-	s.addSums(reserved, windows, inflight, growth)
+	b.addSums(s, reserved, windows, inflight, growth)
 	if d > 0 && b.limit > 0 {
 		b.force(s, d)
 	}
 }
 
-// addSums adds to the sums that Stats reports, not to their total.
-func (s *stripe) addSums(reserved, windows, inflight, growth int64) {
+// addSums adds to the sums that Stats reports, in stripe s, not to their
+// total.
+func (b *Budget) addSums(s *stripe, reserved, windows, inflight, growth int64) {
 	if reserved != 0 {
 		s.reserved.Add(reserved)
 	}
 	if windows != 0 {
-		s.windows.Add(windows)
+		b.windows.Add(windows)
 	}
 	if inflight != 0 {
-		s.inflight.Add(inflight)
+		b.inflight.Add(inflight)
 	}
 	if growth != 0 {
 		s.growth.Add(growth)
 	}
 }
 
-// sums returns the totals of the stripes' sums.
+// sums returns the sums: the windows' counts, and the totals of the
+// stripes' reservations and growth.
 func (b *Budget) sums() (reserved, windows, inflight, growth int64) {
 	for i := range b.stripes {
 		s := &b.stripes[i]
 		reserved += s.reserved.Load()
-		windows += s.windows.Load()
-		inflight += s.inflight.Load()
 		growth += s.growth.Load()
 	}
-	return reserved, windows, inflight, growth
+	return reserved, b.windows.Load(), b.inflight.Load(), growth
 }
 
 // take adds n to the charges' total if it stays within the limit (or
@@ -209,7 +217,11 @@ func (b *Budget) sums() (reserved, windows, inflight, growth int64) {
 // hold between them), enough more to bring the credit of s to b.refill.
 // When the total has no room for n, it gives every stripe's credit back
 // to the total and tries once more: so the credit never makes take
-// refuse what the total less the credit holds.
+// refuse what the total less the credit holds. One race remains: credit
+// being moved back to the total (by another reclaim, or by free) has left
+// its stripe and not yet the total, and a charge that reads both then
+// counts it twice: within that credit (at most 2·refill) of the limit, it
+// may be refused though the charges leave room for it.
 func (b *Budget) take(s *stripe, n int64) bool {
 	if b.limit == 0 {
 		return true
@@ -337,7 +349,7 @@ func (b *Budget) OpenAt(a *Account, fp Footprint) error {
 		b.refused.Add(1)
 		return fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.usedNow(), 0)), Size(b.limit))
 	}
-	s.addSums(fp.Reserve, 0, 0, 0)
+	b.addSums(s, fp.Reserve, 0, 0, 0)
 	*a = Account{b: b, fp: fp}
 	return nil
 }
@@ -566,9 +578,8 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 			// window done meanwhile makes it fit. A window that another
 			// producer charges ahead meanwhile can be missed, and the
 			// charge refused as it would have been a moment before.
-			_, windows, inflight, _ := b.sums()
-			inflight -= heldInflight
-			room := windows - heldRoom
+			inflight := b.inflight.Load() - heldInflight
+			room := b.windows.Load() - heldRoom
 			if !b.take(s, d+w) {
 				used := b.usedNow()
 				if a.inflight > 0 || (inflight > 0 && used-room+d+w <= b.limit) {
@@ -625,7 +636,7 @@ func (a *Account) costLocked(n int64, windows int) (d, w int64) {
 func (a *Account) chargedLocked(s *stripe, n int64, windows int, d, w int64) {
 	a.measured += n
 	a.prepaid += windows
-	s.addSums(0, w, int64(windows), d)
+	a.b.addSums(s, 0, w, int64(windows), d)
 }
 
 // Close records that the stream is gone. Its charges are returned once its
