@@ -220,8 +220,9 @@ func (b *Budget) sums() (reserved, windows, inflight, growth int64) {
 // refuse what the total less the credit holds. One race remains: credit
 // being moved back to the total (by another reclaim, or by free) has left
 // its stripe and not yet the total, and a charge that reads both then
-// counts it twice: within that credit (at most 2·refill) of the limit, it
-// may be refused though the charges leave room for it.
+// counts it twice: within that credit of the limit (about 2·refill, more
+// while a large charge is given back), it may be refused though the
+// charges leave room for it.
 func (b *Budget) take(s *stripe, n int64) bool {
 	if b.limit == 0 {
 		return true
