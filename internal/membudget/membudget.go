@@ -103,6 +103,8 @@ type Budget struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed, and replaced, when the charges fall
 
+	moving sync.Mutex // held while credit moves back to the total, and by take's last try (see take)
+
 	local   sync.Pool     // of *stripe: the stripe each processor last took
 	striped atomic.Uint32 // stripes handed out to local, round robin
 	_       [64]byte
@@ -217,12 +219,10 @@ func (b *Budget) sums() (reserved, windows, inflight, growth int64) {
 // hold between them), enough more to bring the credit of s to b.refill.
 // When the total has no room for n, it gives every stripe's credit back
 // to the total and tries once more: so the credit never makes take
-// refuse what the total less the credit holds. One race remains: credit
-// being moved back to the total (by another reclaim, or by free) has left
-// its stripe and not yet the total, and a charge that reads both then
-// counts it twice: within that credit of the limit (about 2·refill, more
-// while a large charge is given back), it may be refused though the
-// charges leave room for it.
+// refuse what the total less the credit holds. Credit moving back to the
+// total has left its stripe before it reaches the total, and a charge
+// reading both meanwhile would count it twice; so the moves (reclaim,
+// free) and that last try hold b.moving, one at a time.
 func (b *Budget) take(s *stripe, n int64) bool {
 	if b.limit == 0 {
 		return true
@@ -235,19 +235,27 @@ func (b *Budget) take(s *stripe, n int64) bool {
 			return true
 		}
 	}
-	reclaimed := false
+	if b.takeTotal(s, n) {
+		return true
+	}
+	// No room in the total: take every stripe's credit back and try once
+	// more, with no credit moving meanwhile.
+	b.moving.Lock()
+	defer b.moving.Unlock()
+	b.reclaimLocked()
+	return b.takeTotal(s, n)
+}
+
+// takeTotal is take from the total, with a refill of the credit of s
+// while the total is far from the limit.
+func (b *Budget) takeTotal(s *stripe, n int64) bool {
 	for {
 		// The room is compared, not the sums, which a charge near
 		// math.MaxInt64 would wrap around.
 		u := b.used.Load()
 		room := b.limit - u
 		if n > room {
-			if reclaimed {
-				return false
-			}
-			b.reclaim()
-			reclaimed = true
-			continue
+			return false
 		}
 		grab := n
 		if room-n >= (2*budgetStripes+1)*b.refill {
@@ -277,7 +285,12 @@ func (b *Budget) force(s *stripe, n int64) {
 // next charges made on its processor, and what passes twice b.refill
 // there, from the total itself.
 func (b *Budget) free(s *stripe, n int64) {
-	for c := s.credit.Add(n); c > 2*b.refill; c = s.credit.Load() {
+	if s.credit.Add(n) <= 2*b.refill {
+		return
+	}
+	b.moving.Lock()
+	defer b.moving.Unlock()
+	for c := s.credit.Load(); c > 2*b.refill; c = s.credit.Load() {
 		if s.credit.CompareAndSwap(c, b.refill) {
 			b.used.Add(b.refill - c)
 			return
@@ -285,8 +298,9 @@ func (b *Budget) free(s *stripe, n int64) {
 	}
 }
 
-// reclaim gives every stripe's credit back to the total.
-func (b *Budget) reclaim() {
+// reclaimLocked gives every stripe's credit back to the total; the caller
+// holds b.moving.
+func (b *Budget) reclaimLocked() {
 	for i := range b.stripes {
 		s := &b.stripes[i]
 		if s.credit.Load() != 0 {
@@ -296,8 +310,11 @@ func (b *Budget) reclaim() {
 }
 
 // usedNow returns the charges' total less the stripes' credit: what the
-// charges take. It reads every stripe: for the slow paths.
+// charges take. It reads every stripe, with no credit moving (see take):
+// for the slow paths.
 func (b *Budget) usedNow() int64 {
+	b.moving.Lock()
+	defer b.moving.Unlock()
 	u := b.used.Load()
 	for i := range b.stripes {
 		u -= b.stripes[i].credit.Load()
