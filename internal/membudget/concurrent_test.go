@@ -127,13 +127,8 @@ func TestConcurrentChargesBalance(t *testing.T) {
 	if st.Reserved != 0 || st.Windows != 0 || st.Growth != 0 || st.Used != 0 {
 		t.Errorf("after every stream closed and every window is done: %+v", st)
 	}
-	if _, _, n, _ := b.sums(); b.usedNow() != 0 || n != 0 {
-		t.Errorf("after: total %d less the stripes' credit %d, windows in flight %d; want 0", b.used.Load(), b.used.Load()-b.usedNow(), n)
-	}
-	for i := range b.stripes {
-		if c := b.stripes[i].credit.Load(); c < 0 {
-			t.Errorf("stripe %d holds %d bytes of credit", i, c)
-		}
+	if u, n := b.used.Load(), b.inflight.Load(); u != 0 || n != 0 {
+		t.Errorf("after: total %d, windows in flight %d; want 0", u, n)
 	}
 	t.Logf("%d waits, %d charges refused", st.Waits, refused)
 }
@@ -313,59 +308,5 @@ func TestWakeupPingPong(t *testing.T) {
 		if st := b.Stats(); st.Used != 100 {
 			t.Errorf("grow %v: %+v after every window is done, want 100 used", grow, st)
 		}
-	}
-}
-
-// TestCreditFillsTheLimit: the credit that the stripes take ahead of the
-// charges never makes a charge fail that the charges themselves leave room
-// for. Accounts charged on eight goroutines leave credit in the stripes;
-// then a charge of exactly the room left (the limit less Stats.Used) fits,
-// and one byte more does not.
-func TestCreditFillsTheLimit(t *testing.T) {
-	const limit = 1 << 20
-	b := New(limit)
-	accounts := make([]Account, 64)
-	for i := range accounts {
-		if err := b.OpenAt(&accounts[i], Footprint{Reserve: 1000, Window: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; i < len(accounts); i += 8 {
-				for range 10 {
-					if !accounts[i].TryGrow(100, 0) {
-						t.Error("a charge far below the limit was refused")
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	st := b.Stats()
-	if st.Used != 64*(1000+10*100) {
-		t.Fatalf("used %d, want %d", st.Used, 64*(1000+10*100))
-	}
-	if b.used.Load() == st.Used {
-		t.Fatal("the stripes hold no credit: the test tests nothing")
-	}
-	room := limit - st.Used
-	a := &accounts[0]
-	if a.TryGrow(room+1, 0) {
-		t.Fatalf("a charge of %d bytes, one more than the room left, fitted", room+1)
-	}
-	if !a.TryGrow(room, 0) {
-		t.Fatalf("a charge of the %d bytes left was refused", room)
-	}
-	if st := b.Stats(); st.Used != limit || b.usedNow() != limit {
-		t.Fatalf("used %d (total less credit %d), want the limit %d", st.Used, b.usedNow(), limit)
-	}
-	for i := range accounts {
-		accounts[i].Close()
-	}
-	if st := b.Stats(); st.Used != 0 || b.usedNow() != 0 {
-		t.Fatalf("after every account closed: %+v, total less credit %d", st, b.usedNow())
 	}
 }

@@ -71,30 +71,16 @@ type Footprint struct {
 // it waits on before it checks again and waits or is refused, and to wake
 // such producers when the charges fall, only while there are some (see
 // waitUntil for why no wakeup is lost).
-//
-// The sums are split over stripes, one a processor as near as a sync.Pool
-// tells (see stripe): were they one set, every charge of every stream on
-// every core would write one cache line, and the charges of a million thin
-// streams, one a batch, would take turns on it.
 type Budget struct {
-	limit  int64
-	refill int64 // the credit a stripe takes beyond a charge (see take)
+	limit int64
 
-	_    [64]byte
-	used atomic.Int64 // reserved + windows + growth + credit, kept only with a limit
-	_    [56]byte
-
-	// The windows are counted here, not in the stripes: a window is
-	// charged on its producer's processor and done on its sorter's, and
-	// Grow's slow path decides between waiting and refusing on these
-	// counts, which a read of every stripe, one after another, could see
-	// with a window done and not yet charged. They change once a window.
+	used     atomic.Int64 // reserved + windows + growth, kept only with a limit
+	reserved atomic.Int64 // Reserve of every live account
 	windows  atomic.Int64 // Window charges of windows in flight
 	inflight atomic.Int64 // windows in flight of the accounts not released
-	_        [48]byte
-
-	waiters atomic.Int64 // producers on the slow path of waitUntil
-	closed  atomic.Bool  // set, under mu, by Close
+	growth   atomic.Int64 // summary growth past the accounts' shares
+	waiters  atomic.Int64 // producers on the slow path of waitUntil
+	closed   atomic.Bool  // set, under mu, by Close
 
 	refused   atomic.Uint64
 	waits     atomic.Uint64
@@ -102,45 +88,7 @@ type Budget struct {
 
 	mu      sync.Mutex
 	changed chan struct{} // closed, and replaced, when the charges fall
-
-	moving sync.Mutex // held while credit moves back to the total, and by take's last try (see take)
-
-	local   sync.Pool     // of *stripe: the stripe each processor last took
-	striped atomic.Uint32 // stripes handed out to local, round robin
-	_       [64]byte
-	stripes [budgetStripes]stripe
 }
-
-// budgetStripes is how many stripes a Budget's sums are split over: as
-// many as the processors of a large machine, so that each has its own.
-const budgetStripes = 32
-
-// A stripe holds a share of a Budget's sums of reservations and growth,
-// which the charges made on one processor add to; each sum is the total of
-// its stripes'. credit is room
-// that the stripe took from the total ahead of the charges that use it,
-// and room that charges falling on its processor gave back: a charge that
-// the credit holds takes it from the credit, and writes no line that
-// other processors write. See take.
-type stripe struct {
-	credit   atomic.Int64
-	reserved atomic.Int64 // Reserve of every live account
-	growth   atomic.Int64 // summary growth past the accounts' shares
-	_        [64 - 3*8]byte
-}
-
-// stripe returns the calling processor's stripe, as the pool last gave it
-// to this processor, or the next one round robin; the caller gives it
-// back with unstripe once its charges are made.
-func (b *Budget) stripe() *stripe {
-	if s, _ := b.local.Get().(*stripe); s != nil {
-		return s
-	}
-	return &b.stripes[b.striped.Add(1)%budgetStripes]
-}
-
-// unstripe gives back a stripe that stripe returned.
-func (b *Budget) unstripe(s *stripe) { b.local.Put(s) }
 
 // Stats are a Budget's figures.
 type Stats struct {
@@ -156,36 +104,33 @@ type Stats struct {
 
 // New returns a budget of limit bytes; 0 means no limit.
 func New(limit int64) *Budget {
-	limit = max(limit, 0)
-	return &Budget{limit: limit, refill: min(1<<20, limit/(64*budgetStripes)), changed: make(chan struct{})}
+	return &Budget{limit: max(limit, 0), changed: make(chan struct{})}
 }
 
 // Limit returns the limit in bytes, 0 for none.
 func (b *Budget) Limit() int64 { return b.limit }
 
-// add adds to the budget's sums, in stripe s, and to their total when
-// there is a limit. The total changes first when the charges fall and
-// last when they rise, so that, less the stripes' credit, it is not more
-// than the sum of the parts (but for a charge that take is making): a
-// producer that reads the parts and then the total (Grow) sees at most
-// the room that windows in flight would make, and waits rather than
-// being refused. Adding nothing reads nothing of b.
-func (b *Budget) add(s *stripe, reserved, windows, inflight, growth int64) {
+// add adds to the budget's sums, and to their total when there is a limit.
+// The total changes first when the charges fall and last when they rise,
+// so that it is not more than the sum of the parts (but for a charge that
+// take is making): a producer that reads the parts and then the total
+// (Grow) sees at most the room that windows in flight would make, and
+// waits rather than being refused. Adding nothing reads nothing of b.
+func (b *Budget) add(reserved, windows, inflight, growth int64) {
 	d := reserved + windows + growth
 	if d < 0 && b.limit > 0 {
-		b.free(s, -d)
+		b.used.Add(d)
 	}
-	b.addSums(s, reserved, windows, inflight, growth)
+	b.addSums(reserved, windows, inflight, growth)
 	if d > 0 && b.limit > 0 {
-		b.force(s, d)
+		b.used.Add(d)
 	}
 }
 
-// addSums adds to the sums that Stats reports, in stripe s, not to their
-// total.
-func (b *Budget) addSums(s *stripe, reserved, windows, inflight, growth int64) {
+// addSums adds to the sums that Stats reports, not to their total.
+func (b *Budget) addSums(reserved, windows, inflight, growth int64) {
 	if reserved != 0 {
-		s.reserved.Add(reserved)
+		b.reserved.Add(reserved)
 	}
 	if windows != 0 {
 		b.windows.Add(windows)
@@ -194,132 +139,28 @@ func (b *Budget) addSums(s *stripe, reserved, windows, inflight, growth int64) {
 		b.inflight.Add(inflight)
 	}
 	if growth != 0 {
-		s.growth.Add(growth)
+		b.growth.Add(growth)
 	}
-}
-
-// sums returns the sums: the windows' counts, and the totals of the
-// stripes' reservations and growth.
-func (b *Budget) sums() (reserved, windows, inflight, growth int64) {
-	for i := range b.stripes {
-		s := &b.stripes[i]
-		reserved += s.reserved.Load()
-		growth += s.growth.Load()
-	}
-	return reserved, b.windows.Load(), b.inflight.Load(), growth
 }
 
 // take adds n to the charges' total if it stays within the limit (or
 // there is none), and reports whether it did; the caller then adds the
-// parts of n to the sums of s with addSums.
-//
-// It takes n from the credit of s when that holds it and the total is
-// within the limit. Otherwise it takes n from the total, and while the
-// total is far from the limit (more than the credit the stripes could
-// hold between them), enough more to bring the credit of s to b.refill.
-// When the total has no room for n, it gives every stripe's credit back
-// to the total and tries once more: so the credit never makes take
-// refuse what the total less the credit holds. Credit moving back to the
-// total has left its stripe before it reaches the total, and a charge
-// reading both meanwhile would count it twice; so the moves (reclaim,
-// free) and that last try hold b.moving, one at a time.
-func (b *Budget) take(s *stripe, n int64) bool {
+// parts of n to the sums with addSums.
+func (b *Budget) take(n int64) bool {
 	if b.limit == 0 {
 		return true
 	}
-	// The credit is room only while the total is within the limit: a
-	// charge forced past it (RestoreAt, growth, WindowFull) or given back
-	// past it leaves credit that the charges already took.
-	for c := s.credit.Load(); c >= n && b.used.Load() <= b.limit; c = s.credit.Load() {
-		if s.credit.CompareAndSwap(c, c-n) {
-			return true
-		}
-	}
-	if b.takeTotal(s, n) {
-		return true
-	}
-	// No room in the total: take every stripe's credit back and try once
-	// more, with no credit moving meanwhile.
-	b.moving.Lock()
-	defer b.moving.Unlock()
-	b.reclaimLocked()
-	return b.takeTotal(s, n)
-}
-
-// takeTotal is take from the total, with a refill of the credit of s
-// while the total is far from the limit.
-func (b *Budget) takeTotal(s *stripe, n int64) bool {
 	for {
-		// The room is compared, not the sums, which a charge near
+		// The room is compared, not the sum, which a charge near
 		// math.MaxInt64 would wrap around.
 		u := b.used.Load()
-		room := b.limit - u
-		if n > room {
+		if n > b.limit-u {
 			return false
 		}
-		grab := n
-		if room-n >= (2*budgetStripes+1)*b.refill {
-			grab += max(b.refill-s.credit.Load(), 0)
-		}
-		if b.used.CompareAndSwap(u, u+grab) {
-			if grab > n {
-				s.credit.Add(grab - n)
-			}
+		if b.used.CompareAndSwap(u, u+n) {
 			return true
 		}
 	}
-}
-
-// force adds n to the charges' total even past the limit, from the credit
-// of s when it holds n.
-func (b *Budget) force(s *stripe, n int64) {
-	for c := s.credit.Load(); c >= n; c = s.credit.Load() {
-		if s.credit.CompareAndSwap(c, c-n) {
-			return
-		}
-	}
-	b.used.Add(n)
-}
-
-// free takes n from the charges' total: into the credit of s, for the
-// next charges made on its processor, and what passes twice b.refill
-// there, from the total itself.
-func (b *Budget) free(s *stripe, n int64) {
-	if s.credit.Add(n) <= 2*b.refill {
-		return
-	}
-	b.moving.Lock()
-	defer b.moving.Unlock()
-	for c := s.credit.Load(); c > 2*b.refill; c = s.credit.Load() {
-		if s.credit.CompareAndSwap(c, b.refill) {
-			b.used.Add(b.refill - c)
-			return
-		}
-	}
-}
-
-// reclaimLocked gives every stripe's credit back to the total; the caller
-// holds b.moving.
-func (b *Budget) reclaimLocked() {
-	for i := range b.stripes {
-		s := &b.stripes[i]
-		if s.credit.Load() != 0 {
-			b.used.Add(-s.credit.Swap(0))
-		}
-	}
-}
-
-// usedNow returns the charges' total less the stripes' credit: what the
-// charges take. It reads every stripe, with no credit moving (see take):
-// for the slow paths.
-func (b *Budget) usedNow() int64 {
-	b.moving.Lock()
-	defer b.moving.Unlock()
-	u := b.used.Load()
-	for i := range b.stripes {
-		u -= b.stripes[i].credit.Load()
-	}
-	return u
 }
 
 // wake wakes the producers waiting for memory after the charges fell; the
@@ -361,13 +202,11 @@ func (b *Budget) OpenAt(a *Account, fp Footprint) error {
 		b.refused.Add(1)
 		return fmt.Errorf("%w: the stream needs up to %s, more than the whole budget of %s", ErrExhausted, Size(worst), Size(b.limit))
 	}
-	s := b.stripe()
-	defer b.unstripe(s)
-	if !b.take(s, fp.Reserve) {
+	if !b.take(fp.Reserve) {
 		b.refused.Add(1)
-		return fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.usedNow(), 0)), Size(b.limit))
+		return fmt.Errorf("%w: the stream needs %s; %s of %s free", ErrExhausted, Size(fp.Reserve), Size(max(b.limit-b.used.Load(), 0)), Size(b.limit))
 	}
-	b.addSums(s, fp.Reserve, 0, 0, 0)
+	b.addSums(fp.Reserve, 0, 0, 0)
 	*a = Account{b: b, fp: fp}
 	return nil
 }
@@ -377,9 +216,7 @@ func (b *Budget) OpenAt(a *Account, fp Footprint) error {
 // accepted and are never dropped. It makes *a, a zero Account held by
 // the caller (see OpenAt), the stream's account.
 func (b *Budget) RestoreAt(a *Account, fp Footprint) {
-	s := b.stripe()
-	b.add(s, fp.Reserve, 0, 0, 0)
-	b.unstripe(s)
+	b.add(fp.Reserve, 0, 0, 0)
 	*a = Account{b: b, fp: fp}
 }
 
@@ -399,9 +236,9 @@ func (b *Budget) Close() {
 // always the sum of the others.
 func (b *Budget) Stats() Stats {
 	st := Stats{
-		Limit: b.limit, Refused: b.refused.Load(), Waits: b.waits.Load(), WaitSeconds: float64(b.waitNanos.Load()) / 1e9,
+		Limit: b.limit, Reserved: b.reserved.Load(), Windows: b.windows.Load(), Growth: b.growth.Load(),
+		Refused: b.refused.Load(), Waits: b.waits.Load(), WaitSeconds: float64(b.waitNanos.Load()) / 1e9,
 	}
-	st.Reserved, st.Windows, _, st.Growth = b.sums()
 	st.Used = st.Reserved + st.Windows + st.Growth
 	return st
 }
@@ -467,9 +304,7 @@ func (a *Account) WindowFull() {
 		return
 	}
 	if !a.released {
-		s := a.b.stripe()
-		a.b.add(s, 0, a.fp.Window, 1, 0)
-		a.b.unstripe(s)
+		a.b.add(0, a.fp.Window, 1, 0)
 	}
 }
 
@@ -485,9 +320,7 @@ func (a *Account) WindowDone() {
 		return
 	}
 	if !a.released {
-		s := a.b.stripe()
-		a.b.add(s, 0, -a.fp.Window, -1, 0)
-		a.b.unstripe(s)
+		a.b.add(0, -a.fp.Window, -1, 0)
 	}
 	a.inflight--
 	if a.closed && a.inflight == 0 {
@@ -512,18 +345,14 @@ func (a *Account) Summaries(n int64) {
 		return
 	}
 	freed := a.prepaid > 0
+	if freed {
+		a.b.add(0, -int64(a.prepaid)*a.fp.Window, -int64(a.prepaid), 0)
+		a.prepaid = 0
+	}
 	before := a.growthLocked()
 	a.measured = n
 	d := a.growthLocked() - before
-	if freed || d != 0 {
-		s := a.b.stripe()
-		if freed {
-			a.b.add(s, 0, -int64(a.prepaid)*a.fp.Window, -int64(a.prepaid), 0)
-			a.prepaid = 0
-		}
-		a.b.add(s, 0, 0, 0, d)
-		a.b.unstripe(s)
-	}
+	a.b.add(0, 0, 0, d)
 	a.mu.Unlock()
 	if freed || d < 0 {
 		a.b.wake()
@@ -579,15 +408,13 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 		}
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		s := b.stripe()
-		defer b.unstripe(s)
 		d, w := a.costLocked(n, windows)
 		switch {
 		case a.released:
 			return true
-		case b.take(s, d+w):
+		case b.take(d + w):
 		case b.closed.Load():
-			b.force(s, d+w) // past the limit: nothing would make room
+			b.used.Add(d + w) // past the limit: nothing would make room
 		default:
 			// Wait for the windows in flight that would make room, of
 			// this stream or of others; refuse when there are none. The
@@ -598,8 +425,8 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 			// charge refused as it would have been a moment before.
 			inflight := b.inflight.Load() - heldInflight
 			room := b.windows.Load() - heldRoom
-			if !b.take(s, d+w) {
-				used := b.usedNow()
+			if !b.take(d + w) {
+				used := b.used.Load()
 				if a.inflight > 0 || (inflight > 0 && used-room+d+w <= b.limit) {
 					return false
 				}
@@ -607,7 +434,7 @@ func (a *Account) Grow(ctx context.Context, n int64, windows int, held ...*Accou
 				return true
 			}
 		}
-		a.chargedLocked(s, n, windows, d, w)
+		a.chargedLocked(n, windows, d, w)
 		return true
 	})
 	if werr != nil {
@@ -628,16 +455,14 @@ func (a *Account) TryGrow(n int64, windows int) bool {
 	n, windows = max(n, 0), max(windows, 0)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := a.b.stripe()
-	defer a.b.unstripe(s)
 	d, w := a.costLocked(n, windows)
 	switch {
 	case a.released:
 		return true
-	case !a.b.take(s, d+w):
+	case !a.b.take(d + w):
 		return false
 	}
-	a.chargedLocked(s, n, windows, d, w)
+	a.chargedLocked(n, windows, d, w)
 	return true
 }
 
@@ -649,12 +474,11 @@ func (a *Account) costLocked(n int64, windows int) (d, w int64) {
 }
 
 // chargedLocked records a charge of n bytes and windows that took d bytes
-// of growth and w of windows from the budget, in stripe s. The caller
-// holds a.mu.
-func (a *Account) chargedLocked(s *stripe, n int64, windows int, d, w int64) {
+// of growth and w of windows from the budget. The caller holds a.mu.
+func (a *Account) chargedLocked(n int64, windows int, d, w int64) {
 	a.measured += n
 	a.prepaid += windows
-	a.b.addSums(s, 0, w, int64(windows), d)
+	a.b.addSums(0, w, int64(windows), d)
 }
 
 // Close records that the stream is gone. Its charges are returned once its
@@ -687,9 +511,7 @@ func (a *Account) release() {
 	}
 	a.released = true
 	n := int64(a.inflight + a.prepaid)
-	s := a.b.stripe()
-	a.b.add(s, -a.fp.Reserve, -n*a.fp.Window, -n, -a.growthLocked())
-	a.b.unstripe(s)
+	a.b.add(-a.fp.Reserve, -n*a.fp.Window, -n, -a.growthLocked())
 }
 
 // Wait blocks while the stream has windows in flight and one more window
@@ -711,9 +533,7 @@ func (a *Account) Wait(ctx context.Context) bool {
 		a.mu.Lock()
 		inflight := a.inflight
 		a.mu.Unlock()
-		// The total counts the stripes' credit: below the limit, there
-		// is room; above it, there may be, in the credit.
-		return inflight == 0 || b.closed.Load() || b.used.Load()+a.fp.Window <= b.limit || b.usedNow()+a.fp.Window <= b.limit
+		return inflight == 0 || b.closed.Load() || b.used.Load()+a.fp.Window <= b.limit
 	})
 	return waited
 }
