@@ -226,6 +226,26 @@ func firstStats(ctx context.Context, a *api.Server, limit int) ([]streamStats, e
 	return out, nil
 }
 
+// firstNames returns the names of the first limit streams by name, page
+// by page: O(limit + log N) for N streams.
+func firstNames(ctx context.Context, a *api.Server, limit int) ([]string, error) {
+	var out []string
+	req := &pb.ListStreamsRequest{}
+	for len(out) < limit {
+		req.PageSize = int32(min(limit-len(out), api.MaxPageSize))
+		page, err := a.ListStreams(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Streams...)
+		if page.NextPageToken == "" {
+			break
+		}
+		req.PageToken = page.NextPageToken
+	}
+	return out, nil
+}
+
 // historyResponse is the answer of /api/history.
 type historyResponse struct {
 	Stream string `json:"stream"`

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 )
@@ -21,6 +24,14 @@ const (
 	// past the budget, the streams asked least recently go first, so
 	// with many busy streams each one's samples are further apart.
 	sampleBudget = 0.05
+	// listBudget is the share of the intervals the sampler may spend, on
+	// average, listing the first streams by name. A listing is cheap but
+	// while streams are created by the thousand: it then sorts the names
+	// created since the last one into the index. Past the budget, the
+	// sampler keeps the streams of its last listing for a few rounds
+	// (at most maxListAge) before it lists them again.
+	listBudget = 0.01
+	maxListAge = 30
 )
 
 // chartPhis returns the φs the history samples for the page's charts; the
@@ -41,6 +52,12 @@ type history struct {
 	size     int       // samples kept per stream
 	rateSize int       // counts kept per stream, for rates
 	interval time.Duration
+
+	// names are the streams sampled: the first max by name at their
+	// listing, to be listed again at round relist. Only the sampler uses
+	// them.
+	names         []string
+	round, relist int
 
 	mu     sync.RWMutex
 	series map[string]*series
@@ -110,13 +127,21 @@ func (h *history) sample(ctx context.Context, now time.Time) {
 	if h.size == 0 {
 		return
 	}
-	listed, err := firstStats(ctx, h.api, h.max)
+	names, err := h.streams(ctx)
 	if err != nil {
 		return
 	}
-	stats := make(map[string]*pb.StatsResponse, len(listed))
-	for _, x := range listed {
-		stats[x.name] = x.stats
+	stats := make(map[string]*pb.StatsResponse, len(names))
+	for _, name := range names {
+		st, err := h.api.Stats(ctx, &pb.StatsRequest{Stream: name})
+		if status.Code(err) == codes.NotFound {
+			h.relist = h.round // a place among the first is free
+			continue
+		}
+		if err != nil {
+			return
+		}
+		stats[name] = st
 	}
 	ms := now.UnixMilli()
 	var todo []due
@@ -182,6 +207,32 @@ func (h *history) sample(ctx context.Context, now time.Time) {
 			s.samples.add(taken[i], h.size)
 		}
 	}
+}
+
+// streams returns the streams to sample this round, the first max by
+// name, from the last listing or a new one. A listing that took longer
+// than listBudget of an interval is kept for as many rounds as spread its
+// cost within that budget, up to maxListAge, so that a daemon creating
+// streams by the million does not sort their names into its index every
+// round for the sampler. Meanwhile a stream created before the sampled
+// ones waits for the next listing to be sampled; one deleted makes the
+// next round list again.
+func (h *history) streams(ctx context.Context) ([]string, error) {
+	h.round++
+	if h.round < h.relist {
+		return h.names, nil
+	}
+	start := time.Now()
+	names, err := firstNames(ctx, h.api, h.max)
+	if err != nil {
+		return nil, err
+	}
+	age := 1
+	if budget := time.Duration(listBudget * float64(h.interval)); budget > 0 {
+		age = int(min(max(time.Since(start)/budget, 1), maxListAge))
+	}
+	h.names, h.relist = names, h.round+age
+	return names, nil
 }
 
 // since returns a copy of the stream's samples taken after t (Unix

@@ -190,3 +190,41 @@ func TestHistoryBudget(t *testing.T) {
 		t.Errorf("streams sampled in the order %q, want abcabc", got)
 	}
 }
+
+// TestHistoryKeepsCostlyListing gives the sampler an interval that any
+// listing overruns: it keeps its listing for maxListAge rounds, so that a
+// stream created before the sampled ones waits, until a sampled stream is
+// deleted and the next round lists them again.
+func TestHistoryKeepsCostlyListing(t *testing.T) {
+	s := openServer(t, nil)
+	ctx := context.Background()
+	h := newHistory(s.api, nil, 2, time.Hour, time.Microsecond)
+	accept(t, s, "b", []float64{1})
+	accept(t, s, "c", []float64{2})
+	t0 := time.UnixMilli(1_700_000_000_000)
+	sampled := func(round int, want ...string) {
+		t.Helper()
+		h.sample(ctx, t0.Add(time.Duration(round)*time.Second))
+		for _, name := range []string{"a", "b", "c"} {
+			_, ok := h.since(name, 0)
+			if ok != slices.Contains(want, name) {
+				t.Fatalf("round %d: %s sampled %v, want the streams %v", round, name, ok, want)
+			}
+		}
+	}
+	sampled(0, "b", "c")
+	accept(t, s, "a", []float64{3})
+	for round := 1; round < maxListAge; round++ {
+		sampled(round, "b", "c")
+	}
+	sampled(maxListAge, "a", "b")
+	accept(t, s, "0", []float64{4})
+	if err := s.Pipeline.Delete("b"); err != nil {
+		t.Fatal(err)
+	}
+	sampled(maxListAge+1, "a")
+	h.sample(ctx, t0.Add(time.Duration(maxListAge+2)*time.Second))
+	if _, ok := h.since("0", 0); !ok {
+		t.Fatal("0 not sampled in the round after a sampled stream was deleted")
+	}
+}
