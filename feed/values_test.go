@@ -1,7 +1,9 @@
 package feed
 
 import (
+	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -40,9 +42,7 @@ func TestAppendFloat32(t *testing.T) {
 	if inf != 3 {
 		t.Errorf("AppendFloat32 left out %d, want 3", inf)
 	}
-	if wm := Measure(want[1:]); m != wm {
-		t.Errorf("moments %+v, want %+v", m, wm)
-	}
+	checkMoments(t, "AppendFloat32", want[1:], m)
 	if kept, inf := KeptFloat32(in); kept != len(want)-1 || inf != 3 {
 		t.Errorf("KeptFloat32 = %d, %d; want %d, 3", kept, inf, len(want)-1)
 	}
@@ -92,5 +92,97 @@ func TestCleanPairsBound(t *testing.T) {
 	kx, ky, nan, inf := CleanPairs(x, y)
 	if !slices.Equal(kx, []float64{MaxPair, -MaxPair}) || !slices.Equal(ky, []float64{-MaxPair, 1}) || nan != 0 || inf != 4 {
 		t.Fatalf("CleanPairs = %v %v, %d NaN, %d Inf", kx, ky, nan, inf)
+	}
+}
+
+// checkMoments checks m against Measure(vals): the count, min and max
+// exactly, the sum to within rounding, as a sum added in another order.
+func checkMoments(t *testing.T, name string, vals []float32, m Moments) {
+	t.Helper()
+	want := Measure(vals)
+	var abs float64
+	for _, v := range vals {
+		abs += math.Abs(float64(v))
+	}
+	if m.Count != want.Count || m.Min != want.Min || m.Max != want.Max || math.Abs(m.Sum-want.Sum) > 1e-12*abs {
+		t.Errorf("%s: moments %+v, want %+v", name, m, want)
+	}
+}
+
+// appendFloat32ByValue is AppendFloat32 a value at a time.
+func appendFloat32ByValue(dst []float32, vals []float64) ([]float32, int) {
+	inf := 0
+	for _, v := range vals {
+		if r, ok := Float32(v); ok {
+			dst = append(dst, r)
+		} else {
+			inf++
+		}
+	}
+	return dst, inf
+}
+
+// TestAppendFloat32Blocks holds AppendFloat32 to rounding a value at a
+// time, for runs that end inside, at and past a block, with values
+// beyond float32's range in one value in three, one in a thousand, or
+// none: blocks rounded at once and blocks rounded again value by value.
+func TestAppendFloat32Blocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	specials := []float64{3.5e38, -3.5e38, 1e300, -1e300, math.Nextafter(math.MaxFloat32, math.Inf(1)) * 1.0000001,
+		math.MaxFloat32, -1e-50, 1e-50, math.SmallestNonzeroFloat64, 0}
+	for _, every := range []int{3, 1000, 0} {
+		var in []float64
+		for range 3*roundBlock + 7 {
+			if every > 0 && r.IntN(every) == 0 {
+				in = append(in, specials[r.IntN(len(specials))])
+			} else {
+				in = append(in, r.NormFloat64()*1e6)
+			}
+		}
+		for _, n := range []int{0, 1, 3, 4, roundBlock - 1, roundBlock, roundBlock + 5, len(in)} {
+			got, m, inf := AppendFloat32([]float32{7}, in[:n])
+			want, wantInf := appendFloat32ByValue([]float32{7}, in[:n])
+			if !slices.Equal(got, want) || inf != wantInf {
+				t.Fatalf("one in %d special, %d values: %d kept, %d left out; want %d, %d", every, n, len(got)-1, inf, len(want)-1, wantInf)
+			}
+			if slices.ContainsFunc(got, func(v float32) bool { return v == 0 && math.Signbit(float64(v)) }) {
+				t.Fatalf("one in %d special, %d values: a -0 kept", every, n)
+			}
+			checkMoments(t, "AppendFloat32", got[1:], m)
+		}
+	}
+}
+
+// FuzzAppendFloat32 holds AppendFloat32 to rounding a value at a time,
+// for the clean values (CleanValues) of any bytes.
+func FuzzAppendFloat32(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x47, 0, 0, 0, 0, 0, 0, 0, 0x80})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var in []float64
+		for i := 0; i+8 <= len(data); i += 8 {
+			in = append(in, math.Float64frombits(binary.LittleEndian.Uint64(data[i:])))
+		}
+		in, _, _ = CleanValues(in)
+		got, m, inf := AppendFloat32(nil, in)
+		want, wantInf := appendFloat32ByValue(nil, in)
+		if !slices.Equal(got, want) || inf != wantInf {
+			t.Fatalf("AppendFloat32(%v) = %v, %d left out; want %v, %d", in, got, inf, want, wantInf)
+		}
+		checkMoments(t, "AppendFloat32", got, m)
+	})
+}
+
+// BenchmarkAppendFloat32 rounds and measures 65,536 clean float64 values,
+// as the pipeline does when a float32 stream takes float64 values.
+func BenchmarkAppendFloat32(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	in := make([]float64, 65536)
+	for i := range in {
+		in[i] = r.NormFloat64() * 1e3
+	}
+	dst := make([]float32, 0, len(in))
+	b.SetBytes(int64(8 * len(in)))
+	for b.Loop() {
+		dst, _, _ = AppendFloat32(dst[:0], in)
 	}
 }

@@ -131,7 +131,7 @@ func BenchmarkDecodeFloat32s(b *testing.B) {
 
 // BenchmarkDecodeValues decodes a frame of 65,536 finite float32 values
 // into float32 and float64 slices, as the framed decoder and the Kafka
-// consumer do.
+// consumer do, and one of 65,536 float64 values.
 func BenchmarkDecodeValues(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	src := make([]byte, 4*65536)
@@ -150,6 +150,17 @@ func BenchmarkDecodeValues(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
 			dst, _, _, _ = DecodeFloat32(dst[:0], src)
+		}
+	})
+	src64 := make([]byte, 8*65536)
+	for i := 0; i < len(src64); i += 8 {
+		binary.LittleEndian.PutUint64(src64[i:], math.Float64bits(r.NormFloat64()))
+	}
+	b.Run("float64 frames", func(b *testing.B) {
+		dst := make([]float64, 0, len(src64)/8)
+		b.SetBytes(int64(len(src64)))
+		for b.Loop() {
+			dst, _, _ = DecodeFloat64(dst[:0], src64)
 		}
 	})
 }

@@ -219,8 +219,7 @@ func (b *batch) setStream(name []byte) error {
 	return nil
 }
 
-// flush hands the values or items of b to the sink, float64 values after
-// feed.CleanValues, and empties b; then it counts the rejects of b's
+// flush hands the values or items of b to the sink, and empties b; then it counts the rejects of b's
 // stream (reject). Values refused for their stream (feed.RefusalReason)
 // are counted; any other error of Accept is returned, now and by every
 // later call.
@@ -245,9 +244,7 @@ func (b *batch) flushData() error {
 	case len(b.f32) > 0:
 		b.fb.Float32, b.fb.Moments = b.f32, b.moments
 	case len(b.vals) > 0:
-		vals, nan, inf := feed.CleanValues(b.vals)
-		b.rejectNonFinite(nan, inf)
-		b.fb.Values = vals
+		b.fb.Values = b.vals // cleaned as they were decoded
 	case len(b.px) > 0:
 		x, y, nan, inf := feed.CleanPairs(b.px, b.py)
 		b.rejectNonFinite(nan, inf)

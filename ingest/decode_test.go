@@ -505,6 +505,17 @@ func TestDecodeValues(t *testing.T) {
 			t.Errorf("size %d: values differ from CleanValues'", size)
 		}
 		wide := got64[1:]
+		if size == 8 {
+			// Parts that end inside, at and past a block.
+			for _, part := range []int{1, 3, decodeBlock - 1, decodeBlock, decodeBlock + 5, 3*decodeBlock + 2} {
+				part := data[:min(len(data), part*size)]
+				want, wantNaN, wantInf := feed.CleanValues(slices.Clone(decoded[:len(part)/size]))
+				got, nan, inf := DecodeFloat64(nil, part)
+				if nan != wantNaN || inf != wantInf || !sameBits(got, want) {
+					t.Errorf("float64, %d bytes: %d values, %d NaN, %d Inf; want %d, %d, %d", len(part), len(got), nan, inf, len(want), wantNaN, wantInf)
+				}
+			}
+		}
 		if size == 4 {
 			got32, m32, nan, inf := DecodeFloat32[float32](nil, data)
 			if nan != wantNaN || inf != wantInf {

@@ -168,8 +168,12 @@ func (d *lineDecoder) line(line []byte) error {
 				return err
 			}
 		}
-		d.b.vals = append(d.b.vals, v)
 		good++
+		if v-v != 0 { // NaN or ±Inf: the value rule (feed.CleanValues)
+			d.b.rejectNonFinite(nanOrInf(v))
+			continue
+		}
+		d.b.vals = append(d.b.vals, v+0) // −0 becomes +0
 	}
 	if bad > 0 {
 		d.b.reject(feed.ReasonMalformed, bad)
@@ -275,4 +279,13 @@ func (d *lineDecoder) items(line []byte, i int) error {
 		return d.b.flush()
 	}
 	return nil
+}
+
+// nanOrInf counts v, NaN or ±Inf, as CleanValues does: (1, 0) for NaN, (0,
+// 1) for ±Inf.
+func nanOrInf(v float64) (nan, inf int) {
+	if v != v {
+		return 1, 0
+	}
+	return 0, 1
 }
