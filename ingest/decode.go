@@ -219,10 +219,10 @@ func (b *batch) setStream(name []byte) error {
 	return nil
 }
 
-// flush hands the values or items of b to the sink, and empties b; then it counts the rejects of b's
-// stream (reject). Values refused for their stream (feed.RefusalReason)
-// are counted; any other error of Accept is returned, now and by every
-// later call.
+// flush hands the values or items of b to the sink, and empties b; then
+// it counts the rejects of b's stream (reject). Values refused for their
+// stream (feed.RefusalReason) are counted; any other error of Accept is
+// returned, now and by every later call.
 func (b *batch) flush() error {
 	err := b.flushData()
 	for _, r := range b.rejects {
