@@ -184,46 +184,37 @@ type streamStats struct {
 }
 
 // listStats asks for one page of stream names (req) and for the
-// statistics of each, through the gRPC service's code, and returns them
-// and the token of the next page. A stream deleted since the page was made
-// (NotFound) is left out. It fails on any other error.
+// statistics of each (statsOf), and returns them and the token of the next
+// page.
 func listStats(ctx context.Context, a *api.Server, req *pb.ListStreamsRequest) ([]streamStats, string, error) {
 	names, err := a.ListStreams(ctx, req)
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]streamStats, 0, len(names.Streams))
-	for _, name := range names.Streams {
-		st, err := a.Stats(ctx, &pb.StatsRequest{Stream: name})
-		if status.Code(err) == codes.NotFound {
-			continue
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, streamStats{name, st})
+	out, _, err := statsOf(ctx, a, names.Streams)
+	if err != nil {
+		return nil, "", err
 	}
 	return out, names.NextPageToken, nil
 }
 
-// firstStats returns the statistics of the first limit streams by name,
-// page by page (listStats): O(limit + log N) for N streams.
-func firstStats(ctx context.Context, a *api.Server, limit int) ([]streamStats, error) {
-	var out []streamStats
-	req := &pb.ListStreamsRequest{}
-	for len(out) < limit {
-		req.PageSize = int32(min(limit-len(out), api.MaxPageSize))
-		page, next, err := listStats(ctx, a, req)
+// statsOf asks for the statistics of each of the streams names, through
+// the gRPC service's code. A stream deleted since it was listed (NotFound)
+// is left out and counted in gone. It fails on any other error.
+func statsOf(ctx context.Context, a *api.Server, names []string) (out []streamStats, gone int, _ error) {
+	out = make([]streamStats, 0, len(names))
+	for _, name := range names {
+		st, err := a.Stats(ctx, &pb.StatsRequest{Stream: name})
+		if status.Code(err) == codes.NotFound {
+			gone++
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		out = append(out, page...)
-		if next == "" {
-			break
-		}
-		req.PageToken = next
+		out = append(out, streamStats{name, st})
 	}
-	return out, nil
+	return out, gone, nil
 }
 
 // firstNames returns the names of the first limit streams by name, page

@@ -8,9 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"streamd/api"
 	pb "streamd/api/proto/streamd/v1"
 )
@@ -131,17 +128,16 @@ func (h *history) sample(ctx context.Context, now time.Time) {
 	if err != nil {
 		return
 	}
-	stats := make(map[string]*pb.StatsResponse, len(names))
-	for _, name := range names {
-		st, err := h.api.Stats(ctx, &pb.StatsRequest{Stream: name})
-		if status.Code(err) == codes.NotFound {
-			h.relist = h.round // a place among the first is free
-			continue
-		}
-		if err != nil {
-			return
-		}
-		stats[name] = st
+	listed, gone, err := statsOf(ctx, h.api, names)
+	if err != nil {
+		return
+	}
+	if gone > 0 {
+		h.relist = h.round // a place among the first is free
+	}
+	stats := make(map[string]*pb.StatsResponse, len(listed))
+	for _, x := range listed {
+		stats[x.name] = x.stats
 	}
 	ms := now.UnixMilli()
 	var todo []due

@@ -45,7 +45,12 @@ type exportedStream struct {
 // stream's, whose count and sum are those of its pairs' x.
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	listed, err := firstStats(ctx, s.api, s.MaxStreams)
+	names, err := firstNames(ctx, s.api, s.MaxStreams)
+	if err != nil {
+		http.Error(w, err.Error(), httpStatus(status.Code(err)))
+		return
+	}
+	listed, _, err := statsOf(ctx, s.api, names)
 	if err != nil {
 		http.Error(w, err.Error(), httpStatus(status.Code(err)))
 		return
