@@ -9,9 +9,9 @@ import (
 // becomes +0, and a float32 stream keeps each value rounded to float32, a
 // finite value beyond float32's range rounding to ±Inf and being rejected
 // as one (ReasonInf). The decoders apply it once to every value they
-// decode (CleanValues, or their own decoding of float32 values, where
-// rounding cannot reject); the pipeline applies only the rounding, once,
-// when a float32 stream takes float64 values (AppendFloat32).
+// decode (CleanValues, or the same checks in their own decoding loops);
+// the pipeline applies only the rounding, once, when a float32 stream
+// takes float64 values (AppendFloat32).
 
 // CleanValues applies the value rule to vals in place: it leaves out NaN
 // and ±Inf, counting them, and turns −0 into +0. It returns the values

@@ -24,9 +24,10 @@
 // Values are float64. NaN is rejected (reason "nan"), and so are +Inf and
 // -Inf (reason "inf"), including decimal numbers too large for a float64.
 // Negative zero becomes positive zero: the pipeline never sees -0. Every
-// other value is passed on unchanged. [feed.CleanValues] applies these
-// rules, once for every value, in every source ([DecodeFloat32] and
-// [DecodeFloat64] as they decode). A stream that stores float32 also
+// other value is passed on unchanged. These rules are applied once to
+// every value, in every source: by [feed.CleanValues], or as the values
+// are decoded ([DecodeFloat32], [DecodeFloat64]) or parsed (the line
+// protocol). A stream that stores float32 also
 // rejects, as "inf", a value too large for a float32: the pipeline, which
 // knows each stream's precision, counts those (the Sink's Accept).
 //
