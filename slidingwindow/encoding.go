@@ -31,22 +31,60 @@ import (
 //	         unknown: 0)
 //
 // The mode, s0 and the ring's capacity follow from epsilon and capacity.
+//
+// Version 4 (AppendBinarySince) is version 3 with only the ring's values
+// added from a position on, the window's values before it being those of
+// the window encoded at that position (UnmarshalBinaryAfter):
+//
+//	ring     width byte, since uvarint (the position of the first value
+//	         encoded), uvarint count (pos − since), then the values
+//
+// A version-4 encoding of every value the ring holds (since = pos − its
+// length) stands on its own; AppendBinarySince writes version 3 then.
 const (
 	magic         = "SWIN"
 	formatVersion = 3
+	sinceVersion  = 4
 	maxCount      = math.MaxInt64 / 4
 )
 
 // AppendBinary appends w's encoding to dst.
 func (w *Window) AppendBinary(dst []byte) ([]byte, error) {
+	return w.appendBinary(dst, -1)
+}
+
+// AppendBinarySince appends w's encoding to dst as AppendBinary does, but
+// with only the ring's values added from position since on, when some of
+// the values it holds were added before since: UnmarshalBinaryAfter
+// rebuilds w from it and w as it was at since. Its cost follows the values
+// added since, not those w holds. A since at or before w's oldest raw
+// value gives AppendBinary's encoding; one past w's position (Added) is an
+// error.
+func (w *Window) AppendBinarySince(dst []byte, since int64) ([]byte, error) {
+	if since > w.pos {
+		return nil, fmt.Errorf("slidingwindow: encode since position %d, past the window's %d", since, w.pos)
+	}
+	if since <= w.pos-w.ring.len() {
+		since = -1
+	}
+	return w.appendBinary(dst, since)
+}
+
+// appendBinary appends w's encoding, version 3, or with since ≥ 0
+// version 4 with the ring's values from since on.
+func (w *Window) appendBinary(dst []byte, since int64) ([]byte, error) {
 	start := len(dst)
-	dst = codec.Begin(dst, magic, formatVersion)
+	version := byte(formatVersion)
+	if since >= 0 {
+		version = sinceVersion
+	}
+	dst = codec.Begin(dst, magic, version)
 	dst = codec.AppendFloat64(dst, w.eps)
 	dst = binary.AppendUvarint(dst, uint64(w.capacity))
 	dst = binary.AppendUvarint(dst, uint64(w.pos))
 	dst = binary.AppendVarint(dst, w.firstT)
 	dst = binary.AppendVarint(dst, w.lastT)
-	dst = w.ring.appendEncoded(dst, w.pos)
+	dst = w.ring.appendEncoded(dst, w.pos, since)
 	dst = binary.AppendUvarint(dst, uint64(len(w.blocks)))
 	var err error
 	for i := range w.blocks {
@@ -86,9 +124,23 @@ func (w *Window) MarshalBinary() ([]byte, error) { return w.AppendBinary(nil) }
 
 // UnmarshalBinary replaces w with the window encoded in data, checking its
 // structure; bad input gives an error wrapping codec.ErrCorrupt, never a
-// panic.
+// panic. An encoding of the values added since a position
+// (AppendBinarySince) needs the window as it was then:
+// UnmarshalBinaryAfter.
 func (w *Window) UnmarshalBinary(data []byte) error {
-	p, version, err := codec.OpenVersions(data, magic, 1, formatVersion)
+	return w.UnmarshalBinaryAfter(data, nil)
+}
+
+// UnmarshalBinaryAfter replaces w with the window encoded in data, as
+// UnmarshalBinary does; an encoding of the values added since a position
+// (AppendBinarySince) takes the values before it from prev, the window as
+// it was at that position, which must match it: the same ε, capacity and
+// precision, and prev's position the one the encoding follows. Else, and
+// without prev, it is an error wrapping codec.ErrCorrupt. prev is not
+// changed, but w may share its memory (values past prev's, which prev
+// does not see): prev must not take new values once w is used.
+func (w *Window) UnmarshalBinaryAfter(data []byte, prev *Window) error {
+	p, version, err := codec.OpenVersions(data, magic, 1, sinceVersion)
 	if err != nil {
 		return fmt.Errorf("decode sliding window: %w", err)
 	}
@@ -115,11 +167,24 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("decode sliding window: %w: values of %d bytes", codec.ErrCorrupt, width)
 		}
 	}
-	nr := r.Int("ring length", min(d.ring.capacity, int64(r.Remaining())/width))
-	if r.Err() == nil && nr != min(d.pos, d.ring.capacity) {
-		return fmt.Errorf("decode sliding window: %w: ring holds %d of %d values", codec.ErrCorrupt, nr, d.pos)
+	since := int64(-1)
+	if version == sinceVersion {
+		since = r.Int("since", d.pos)
 	}
-	if width == 4 {
+	nr := r.Int("ring length", min(d.ring.capacity, int64(r.Remaining())/width))
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("decode sliding window: %w", err)
+	}
+	if since >= 0 && since+nr != d.pos {
+		return fmt.Errorf("decode sliding window: %w: %d values from position %d to %d", codec.ErrCorrupt, nr, since, d.pos)
+	}
+	if since >= 0 && nr < min(d.pos, d.ring.capacity) {
+		if err := d.readAfter(r, nr, since, width, prev); err != nil {
+			return err
+		}
+	} else if nr != min(d.pos, d.ring.capacity) {
+		return fmt.Errorf("decode sliding window: %w: ring holds %d of %d values", codec.ErrCorrupt, nr, d.pos)
+	} else if width == 4 {
 		d.ring.float32 = true
 		var tail [][]float32
 		if d.ring.f32, tail, err = readRing[float32](r, nr, d.ring.capacity, d.pos); err != nil {
@@ -213,6 +278,42 @@ func readRing[E float32 | float64](r *codec.Reader, n, capacity, pos int64) ([]E
 		return nil, nil, fmt.Errorf("decode sliding window: %w: NaN or ±Inf value", codec.ErrCorrupt)
 	}
 	return head, tail, nil
+}
+
+// readAfter reads the n values of d's ring added from position since on
+// and puts them after the values of prev's ring, prev being the window d
+// was at since; it leaves prev's values as they are.
+func (d *Window) readAfter(r *codec.Reader, n, since, width int64, prev *Window) error {
+	switch {
+	case prev == nil:
+		return fmt.Errorf("decode sliding window: %w: values added since position %d, without the window they follow", codec.ErrCorrupt, since)
+	case prev.eps != d.eps || prev.capacity != d.capacity || prev.ring.valueBytes() != width:
+		return fmt.Errorf("decode sliding window: %w: values added to another kind of window", codec.ErrCorrupt)
+	case prev.pos != since:
+		return fmt.Errorf("decode sliding window: %w: values added since position %d to a window at %d", codec.ErrCorrupt, since, prev.pos)
+	}
+	var err error
+	if width == 4 {
+		d.ring, err = readExtended[float32](r, &prev.ring, n, since)
+	} else {
+		d.ring, err = readExtended[float64](r, &prev.ring, n, since)
+	}
+	return err
+}
+
+// readExtended reads n values, little-endian of E's width, and returns a
+// ring that holds prev's values and then them, pushed at position pos
+// (extended).
+func readExtended[E float32 | float64](r *codec.Reader, prev *ring, n, pos int64) (ring, error) {
+	vals := make([]E, n)
+	b := r.Next("values", len(vals)*int(unsafe.Sizeof(E(0))))
+	if err := r.Err(); err != nil {
+		return ring{}, fmt.Errorf("decode sliding window: %w", err)
+	}
+	if !readRun(vals, b, hostLittleEndian()) {
+		return ring{}, fmt.Errorf("decode sliding window: %w: NaN or ±Inf value", codec.ErrCorrupt)
+	}
+	return extended(prev, pos, vals), nil
 }
 
 func readVarint(r *codec.Reader) int64 {

@@ -200,6 +200,43 @@ func push[T float32 | float64](r *ring, pos int64, vals []T) int64 {
 	return pos
 }
 
+// extended returns a ring that holds r's values, then vals pushed at
+// position pos (r's), leaving the values r holds as they are. It shares
+// r's chunks when vals fit in the room past r's values, where pushing
+// writes only past what r holds (the list of chunks is copied: pushing
+// may lengthen its last); else pushing overwrites r's oldest values, and
+// it copies r's chunks first.
+func extended[E float32 | float64](r *ring, pos int64, vals []E) ring {
+	e := *r
+	if r.more != nil {
+		e.more = &moreChunks{f64: cloneCap(r.more.f64), f32: cloneCap(r.more.f32)}
+	}
+	if r.len()+int64(len(vals)) > r.capacity {
+		e.f64, e.f32 = cloneCap(r.f64), cloneCap(r.f32)
+		if e.more != nil {
+			for i, c := range e.more.f64 {
+				e.more.f64[i] = cloneCap(c)
+			}
+			for i, c := range e.more.f32 {
+				e.more.f32[i] = cloneCap(c)
+			}
+		}
+	}
+	push(&e, pos, vals)
+	return e
+}
+
+// cloneCap returns a copy of s of s's capacity, nil for nil: a ring's
+// layout follows its chunks' capacities.
+func cloneCap[S ~[]E, E any](s S) S {
+	if s == nil {
+		return nil
+	}
+	c := make(S, len(s), cap(s))
+	copy(c, s)
+	return c
+}
+
 // tail32 and tail64 return the ring's chunks after the first, if any.
 func (r *ring) tail32() [][]float32 {
 	if r.more == nil {
@@ -358,22 +395,29 @@ func appendWide[E float32 | float64](dst []float64, src []E) []float64 {
 
 // appendEncoded appends the width of the ring's values (4 or 8 bytes), its
 // length as a uvarint and its values, oldest first, little-endian at their
-// precision, for a window at position pos (the encoding's width and ring).
-func (r *ring) appendEncoded(dst []byte, pos int64) []byte {
+// precision, for a window at position pos (the encoding's width and ring);
+// or, with since ≥ 0, past the oldest value it holds, since and the
+// values from position since on, preceded by their count (version 4).
+func (r *ring) appendEncoded(dst []byte, pos, since int64) []byte {
 	if r.float32 {
-		return appendValues(dst, r.f32, r.tail32(), r.capacity, r.len(), pos)
+		return appendValues(dst, r.f32, r.tail32(), r.capacity, r.len(), pos, since)
 	}
-	return appendValues(dst, r.f64, r.tail64(), r.capacity, r.len(), pos)
+	return appendValues(dst, r.f64, r.tail64(), r.capacity, r.len(), pos, since)
 }
 
-// appendValues appends the width of E, n and the newest n values of the
-// ring of chunks head and tail (see appendEncoded).
-func appendValues[E float32 | float64](dst []byte, head []E, tail [][]E, capacity, n, pos int64) []byte {
+// appendValues appends the width of E, then the newest n values of the
+// ring of chunks head and tail, or with since ≥ 0 since and the values
+// from position since on (see appendEncoded), preceded by their count.
+func appendValues[E float32 | float64](dst []byte, head []E, tail [][]E, capacity, n, pos, since int64) []byte {
 	switch any(head).(type) {
 	case []float32:
 		dst = append(dst, 4)
 	default:
 		dst = append(dst, 8)
+	}
+	if since >= 0 {
+		dst = binary.AppendUvarint(dst, uint64(since))
+		n = pos - since
 	}
 	dst = binary.AppendUvarint(dst, uint64(n))
 	bulk := hostLittleEndian()
