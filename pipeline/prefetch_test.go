@@ -110,7 +110,7 @@ func streamStates(t *testing.T, p *Pipeline) map[string]string {
 	states := make(map[string]string)
 	for _, s := range p.streams.all() {
 		var buf encodeBuf
-		if err := s.appendState(&buf, p.itemKey, new(Saved)); err != nil {
+		if err := s.appendState(&buf, p.itemKey, new(Saved), false); err != nil {
 			t.Fatal(err)
 		}
 		states[s.name] = string(buf.b)

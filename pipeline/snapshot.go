@@ -44,19 +44,27 @@ import (
 // local part, is what it was before they were kept (flags 4 and 8 are
 // new, and every stream had a local part), so version 2 stays.
 //
-// A delta (SaveTo), version 3, holds what changed since the snapshot or
+// A delta (SaveTo), version 4, holds what changed since the snapshot or
 // delta saved before it (see Saved):
 //
 //	item key [16]byte, as the snapshot's it follows
 //	rejects  as above, all of them
 //	deleted  uvarint count, then each name deleted since (length-prefixed)
-//	streams  as above, only those changed or made since, whole
+//	streams  as above, only those changed or made since, each whole but
+//	         for the sliding window of a value stream saved before, which
+//	         holds only the values added since it was (the slidingwindow
+//	         encoding's version 4: AppendBinarySince)
+//
+// So a delta's size follows the values added and the streams changed, not
+// the values the streams hold. Version 3, from before, holds every stream
+// whole, and restores as version 4 does.
 //
 // Restoring a snapshot, then each delta after it in order (RestoreDelta),
 // gives the streams the pipeline had when the last delta was taken: a
 // delta removes the streams it names deleted, then replaces or adds each
-// stream it holds. A stream deleted and made again under its name is in
-// both lists.
+// stream it holds, a sliding window of the values added since taking the
+// values before them from the stream it replaces. A stream deleted and
+// made again under its name is in both lists, whole.
 //
 // Part encoding, magic "PART", version 1 (also what PartitionState hands
 // to another daemon) or 2:
@@ -82,7 +90,7 @@ import (
 const (
 	snapshotMagic   = "PIPE"
 	snapshotVersion = 2
-	deltaVersion    = 3
+	deltaVersion    = 4
 	partMagic       = "PART"
 	partVersion     = 1
 	// partMirrored is the version of a part encoding whose pending
@@ -140,11 +148,13 @@ func (p *Pipeline) SaveTo(w io.Writer, delta bool) (int64, *Saved, error) {
 // Saved is a snapshot or delta written by SaveTo, to be committed once it
 // is durable.
 type Saved struct {
-	p        *Pipeline
-	streams  []*Stream // those written, levels included
-	versions []uint64  // the version of each, as written
-	deleted  int       // how many of p.deleted it holds
-	tops     []*Stream // the streams written, levels not included
+	p         *Pipeline
+	delta     bool
+	streams   []*Stream // those written, levels included
+	versions  []uint64  // the version of each, as written
+	positions []int64   // and its sliding window's position
+	deleted   int       // how many of p.deleted it holds
+	tops      []*Stream // the streams written, levels not included
 }
 
 // Commit records that what sv wrote is durable: the next delta leaves out
@@ -155,6 +165,7 @@ func (sv *Saved) Commit() {
 	for i, s := range sv.streams {
 		s.mu.Lock()
 		s.saved = max(s.saved, sv.versions[i]+1)
+		s.savedAt = max(s.savedAt, sv.positions[i])
 		s.mu.Unlock()
 	}
 	p := sv.p
@@ -189,7 +200,7 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 		}
 		return nil
 	}
-	sv := &Saved{p: p}
+	sv := &Saved{p: p, delta: delta}
 	var buf encodeBuf
 	version := byte(snapshotVersion)
 	if delta {
@@ -275,6 +286,7 @@ func (s *Stream) markSaved() {
 	for _, x := range s.withLevels() {
 		x.mu.Lock()
 		x.saved = x.version + 1
+		x.savedAt = x.recent.Added()
 		x.mu.Unlock()
 	}
 }
@@ -328,7 +340,7 @@ func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) er
 	}
 	for _, x := range s.withLevels() {
 		buf.b = buf.b[:0]
-		if err := x.appendState(buf, key, sv); err != nil {
+		if err := x.appendState(buf, key, sv, sv.delta && x == s && s.savesSince()); err != nil {
 			return fmt.Errorf("snapshot %q: %w", x.name, err)
 		}
 		if err := write(buf.b); err != nil {
@@ -338,17 +350,32 @@ func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) er
 	return nil
 }
 
+// savesSince reports whether a delta holds the stream's sliding window as
+// the values added since it was last saved: for a value stream, whose
+// window is the bulk of its state. An item stream's strings, a pair
+// stream's pairs and a hierarchy's levels are whole in every delta.
+func (s *Stream) savesSince() bool { return s.items == nil && s.pairs == nil && s.hier == nil }
+
 // appendState appends the stream's encoding to buf.b, under its lock; for
 // a hierarchy stream, the count of its levels, whose encodings follow
-// (writeState).
-func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved) error {
+// (writeState). With since, its sliding window holds only the values
+// added since it was last saved, if it was.
+func (s *Stream) appendState(buf *encodeBuf, key items.Key, sv *Saved, since bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sv.streams = append(sv.streams, s)
 	sv.versions = append(sv.versions, s.version)
+	sv.positions = append(sv.positions, s.recent.Added())
 	dst := codec.AppendBytes(buf.b, []byte(s.name))
 	dst = appendConfig(dst, *s.cfg)
-	dst, err := appendPrefixed(dst, s.recent.AppendBinary)
+	// The values before savedAt are in the checkpoints before a delta.
+	from := int64(-1)
+	if since && s.savedAt > 0 {
+		from = s.savedAt
+	}
+	dst, err := appendPrefixed(dst, func(dst []byte) ([]byte, error) {
+		return s.recent.AppendBinarySince(dst, from)
+	})
 	if err != nil {
 		return err
 	}
@@ -766,7 +793,7 @@ func (p *Pipeline) Restore(data []byte) error {
 		if version == 1 {
 			s, err = p.readStreamV1(r, name)
 		} else {
-			s, err = p.readStream(r, name, key, hash)
+			s, err = p.readStream(r, name, key, hash, nil)
 		}
 		if err != nil {
 			return fmt.Errorf("restore %q: %w", name, err)
@@ -819,7 +846,7 @@ func (p *Pipeline) Restore(data []byte) error {
 // nothing; so does a delta taken under another item key, which cannot
 // follow what was restored.
 func (p *Pipeline) RestoreDelta(data []byte) error {
-	payload, err := codec.Open(data, snapshotMagic, deltaVersion)
+	payload, _, err := codec.OpenVersions(data, snapshotMagic, 3, deltaVersion)
 	if err != nil {
 		return fmt.Errorf("restore delta: %w", err)
 	}
@@ -837,8 +864,11 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	rejected := readRejects(r)
 	nd := r.Int("deleted", int64(r.Remaining()))
 	deleted := make([]string, 0, min(nd, 1<<16))
+	deletedSet := make(map[string]bool, min(nd, 1<<16))
 	for range nd {
-		deleted = append(deleted, string(r.Bytes("name", feed.MaxNameLen)))
+		name := string(r.Bytes("name", feed.MaxNameLen))
+		deleted = append(deleted, name)
+		deletedSet[name] = true
 	}
 	n := r.Int("streams", int64(r.Remaining()))
 	streams := make(map[string]*Stream, min(n, 1<<16))
@@ -850,7 +880,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 		if err := feed.ValidName(name); err != nil {
 			return fmt.Errorf("restore delta: %w: %v", codec.ErrCorrupt, err)
 		}
-		s, err := p.readStream(r, name, key, p.itemHash)
+		s, err := p.readStream(r, name, key, p.itemHash, p.restoredWindow(name, deletedSet))
 		if err != nil {
 			return fmt.Errorf("restore delta %q: %w", name, err)
 		}
@@ -904,9 +934,21 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	return nil
 }
 
+// restoredWindow returns the sliding window of the value stream named
+// name that a delta being restored follows: nil if there is none, or the
+// delta deletes it (a stream made again under its name is whole in it).
+func (p *Pipeline) restoredWindow(name string, deleted map[string]bool) *slidingwindow.Window {
+	s := p.streams.get(name)
+	if s == nil || deleted[name] || !s.savesSince() {
+		return nil
+	}
+	return s.recent
+}
+
 // readStream reads a stream of a version 2 snapshot, whose item key is
-// key, with hash.
-func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash items.Hash) (*Stream, error) {
+// key, with hash; in a delta, its sliding window may hold only the values
+// added since prev, the window of the stream it follows.
+func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash items.Hash, prev *slidingwindow.Window) (*Stream, error) {
 	cfg, err := readConfig(r)
 	if err != nil {
 		return nil, err
@@ -926,7 +968,7 @@ func (p *Pipeline) readStream(r *codec.Reader, name string, key items.Key, hash 
 	blk := new(streamBlock)
 	s := &blk.stream
 	*s = Stream{name: blk.keepName(name), pool: &p.buffers, cfg: p.sharedConfig(cfg), recent: new(slidingwindow.Window)}
-	if err := s.recent.UnmarshalBinary(recentBytes); err != nil {
+	if err := s.recent.UnmarshalBinaryAfter(recentBytes, prev); err != nil {
 		return nil, err
 	}
 	if s.recent.Epsilon() != cfg.Epsilon || s.recent.Capacity() != cfg.SlidingWindow {
@@ -1044,7 +1086,7 @@ func (p *Pipeline) readLevels(r *codec.Reader, name string, cfg summary.Config, 
 		if lname != levelName(name, l+1) {
 			return nil, fmt.Errorf("%w: level %q of stream %q", codec.ErrCorrupt, lname, name)
 		}
-		lvl, err := p.readStream(r, lname, key, hash)
+		lvl, err := p.readStream(r, lname, key, hash, nil)
 		if err != nil {
 			return nil, fmt.Errorf("level %d: %w", l+1, err)
 		}

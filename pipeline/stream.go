@@ -62,6 +62,9 @@ type Stream struct {
 	// view of the parts, nil until View makes one.
 	version uint64
 	saved   uint64 // version+1 when last saved in a snapshot (snapshot.go); 0: never
+	// savedAt is the sliding window's position (Added) when last saved:
+	// a delta holds the window's values added since (snapshot.go).
+	savedAt int64
 	merged  *mergedView
 
 	// account is its share of the memory budget, once opened (create,

@@ -252,9 +252,11 @@ type Account struct {
 	fp Footprint
 
 	mu       sync.Mutex
-	inflight int   // windows in flight
-	prepaid  int   // windows charged by Grow, not yet full
 	measured int64 // the summaries' bytes: the last Summaries, and Charge since
+	// The counts of windows are int32, beside the flags, to keep an
+	// Account (in every stream) small: a stream holds a few windows.
+	inflight int32 // windows in flight
+	prepaid  int32 // windows charged by Grow, not yet full
 	closed   bool  // the stream is gone
 	released bool  // its charges are returned
 }
@@ -477,7 +479,7 @@ func (a *Account) costLocked(n int64, windows int) (d, w int64) {
 // of growth and w of windows from the budget. The caller holds a.mu.
 func (a *Account) chargedLocked(n int64, windows int, d, w int64) {
 	a.measured += n
-	a.prepaid += windows
+	a.prepaid += int32(windows) // a batch's windows: far fewer than 2^31
 	a.b.addSums(0, w, int64(windows), d)
 }
 
