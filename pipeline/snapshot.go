@@ -153,14 +153,20 @@ type Saved struct {
 	streams   []*Stream // those written, levels included
 	versions  []uint64  // the version of each, as written
 	positions []int64   // and its sliding window's position
-	deleted   int       // how many of p.deleted it holds
-	tops      []*Stream // the streams written, levels not included
+	// gone holds the names a delta deletes: a stream of such a name is
+	// whole in it, as RestoreDelta reads it (restoredWindow).
+	gone    map[string]bool
+	deleted int       // how many of p.deleted it holds
+	tops    []*Stream // the streams written, levels not included
 }
 
 // Commit records that what sv wrote is durable: the next delta leaves out
 // the streams it wrote while they do not change again, and the deletions
-// it wrote. It must be called at most once, and in the order the Saved
-// were made.
+// it wrote, and holds the values their sliding windows take from here on.
+// It must be called at most once, before the next SaveTo, or never, when
+// what sv wrote failed: a delta follows the last Saved committed, so one
+// saved while an earlier one might still be committed would not follow it
+// in a chain of checkpoints.
 func (sv *Saved) Commit() {
 	for i, s := range sv.streams {
 		s.mu.Lock()
@@ -221,8 +227,10 @@ func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 	sv.deleted = len(deleted)
 	if delta {
 		buf.b = binary.AppendUvarint(buf.b, uint64(len(deleted)))
+		sv.gone = make(map[string]bool, len(deleted))
 		for _, name := range deleted {
 			buf.b = codec.AppendBytes(buf.b, []byte(name))
+			sv.gone[name] = true
 		}
 		streams = slices.DeleteFunc(streams, func(s *Stream) bool { return !s.changed() })
 	}
@@ -340,7 +348,8 @@ func (s *Stream) writeState(buf *encodeBuf, key items.Key, write func([]byte) er
 	}
 	for _, x := range s.withLevels() {
 		buf.b = buf.b[:0]
-		if err := x.appendState(buf, key, sv, sv.delta && x == s && s.savesSince()); err != nil {
+		since := sv.delta && x == s && s.savesSince() && !sv.gone[s.name]
+		if err := x.appendState(buf, key, sv, since); err != nil {
 			return fmt.Errorf("snapshot %q: %w", x.name, err)
 		}
 		if err := write(buf.b); err != nil {
@@ -843,8 +852,11 @@ func (p *Pipeline) Restore(data []byte) error {
 // streams the delta names deleted, then replaces or adds each stream it
 // holds, and takes its reject counts. It must be called before Open, after
 // Restore. Bad input gives an error wrapping codec.ErrCorrupt and changes
-// nothing; so does a delta taken under another item key, which cannot
-// follow what was restored.
+// nothing; so does a delta taken under another item key, or one whose
+// sliding windows follow other positions than those restored, which
+// cannot follow what was restored. A stream it replaces gives its sliding
+// window's memory to the one that replaces it: a *Stream taken from the
+// pipeline before must not be used after.
 func (p *Pipeline) RestoreDelta(data []byte) error {
 	payload, _, err := codec.OpenVersions(data, snapshotMagic, 3, deltaVersion)
 	if err != nil {

@@ -136,9 +136,10 @@ func (w *Window) UnmarshalBinary(data []byte) error {
 // (AppendBinarySince) takes the values before it from prev, the window as
 // it was at that position, which must match it: the same ε, capacity and
 // precision, and prev's position the one the encoding follows. Else, and
-// without prev, it is an error wrapping codec.ErrCorrupt. prev is not
-// changed, but w may share its memory (values past prev's, which prev
-// does not see): prev must not take new values once w is used.
+// without prev, it is an error wrapping codec.ErrCorrupt. w takes over
+// prev's memory: decoding, whether it succeeds or fails, leaves prev as it
+// was, but once w takes values, or another window is decoded after prev,
+// prev must no longer be used.
 func (w *Window) UnmarshalBinaryAfter(data []byte, prev *Window) error {
 	p, version, err := codec.OpenVersions(data, magic, 1, sinceVersion)
 	if err != nil {
