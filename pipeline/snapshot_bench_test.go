@@ -74,23 +74,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	runtime.ReadMemStats(&after)
 	b.Logf("%d streams take %d MiB of heap", n, (after.HeapAlloc-before.HeapAlloc)>>20)
 	store := &checkpoint.Store{Dir: b.TempDir()}
-	save := func(delta bool) int64 {
-		var size int64
-		var sv *Saved
-		write := store.Write
-		if delta {
-			write = store.WriteDelta
-		}
-		if _, err := write(func(w io.Writer) error {
-			var err error
-			size, sv, err = p.SaveTo(w, delta)
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
-		sv.Commit()
-		return size
-	}
+	save := func(delta bool) int64 { return saveDurably(b, store, p, delta) }
 	touched := 0
 	touch := func() {
 		for range n / 100 {
@@ -188,4 +172,24 @@ func BenchmarkCheckpoint(b *testing.B) {
 			}
 		}
 	})
+}
+
+// saveDurably writes a snapshot of p, or with delta a delta, through
+// store, commits it and returns its bytes.
+func saveDurably(b *testing.B, store *checkpoint.Store, p *Pipeline, delta bool) int64 {
+	var size int64
+	var sv *Saved
+	write := store.Write
+	if delta {
+		write = store.WriteDelta
+	}
+	if _, err := write(func(w io.Writer) error {
+		var err error
+		size, sv, err = p.SaveTo(w, delta)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	sv.Commit()
+	return size
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -42,20 +41,7 @@ func BenchmarkDeltaAfterValues(b *testing.B) {
 				}
 			}
 			store := &checkpoint.Store{Dir: b.TempDir()}
-			save := func(write func(func(io.Writer) error) (uint64, error), delta bool) int64 {
-				var size int64
-				var sv *Saved
-				if _, err := write(func(w io.Writer) error {
-					var err error
-					size, sv, err = p.SaveTo(w, delta)
-					return err
-				}); err != nil {
-					b.Fatal(err)
-				}
-				sv.Commit()
-				return size
-			}
-			save(store.Write, false)
+			saveDurably(b, store, p, false)
 			var size int64
 			for b.Loop() {
 				b.StopTimer()
@@ -65,7 +51,7 @@ func BenchmarkDeltaAfterValues(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				size = save(store.WriteDelta, true)
+				size = saveDurably(b, store, p, true)
 			}
 			b.ReportMetric(float64(size), "bytes")
 			b.ReportMetric(float64(size)/streams, "bytes/stream")

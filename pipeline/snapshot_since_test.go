@@ -109,13 +109,7 @@ func TestDeltaHoldsTheValuesAdded(t *testing.T) {
 		t.Errorf("the delta takes %d bytes, the whole state %d", len(last), len(full))
 	}
 
-	q, err := New(Config{Sorter: gpusort.NewCPU(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Restore(base); err != nil {
-		t.Fatal(err)
-	}
+	q := restoreChain(t, base)
 	for i, d := range deltas {
 		if i == 3 {
 			// Skipping a delta: the next one's windows follow positions
@@ -132,22 +126,7 @@ func TestDeltaHoldsTheValuesAdded(t *testing.T) {
 			t.Fatalf("delta %d: %v", i+1, err)
 		}
 	}
-	r, err := New(Config{Sorter: gpusort.NewCPU(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Restore(full); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(q.List(), r.List()) {
-		t.Fatalf("streams %q from the deltas, %q from the snapshot", q.List(), r.List())
-	}
-	got, want := encodings(t, q), encodings(t, r)
-	for name, enc := range want {
-		if got[name] != enc {
-			t.Errorf("stream %q restored from the deltas differs from the snapshot's", name)
-		}
-	}
+	sameAsSnapshot(t, "the chain", q, full)
 	// The restored pipeline goes on: values added after it, and the
 	// delta after its chain, hold as they do in the original.
 	if err := q.Open(ctx); err != nil {
@@ -174,19 +153,29 @@ func TestDeltaHoldsTheValuesAdded(t *testing.T) {
 	}
 }
 
-// FuzzRestoreDelta fuzzes RestoreDelta after a snapshot: a delta that
-// restores leaves streams that answer; one that fails leaves the streams
-// restored as they were. The seeds are deltas whose sliding windows hold
-// the values added since the snapshot, a stream made again, and a new one.
+// FuzzRestoreDelta fuzzes RestoreDelta after a snapshot (checkRestoreDelta).
 func FuzzRestoreDelta(f *testing.F) {
+	base, delta := deltaFuzzSeeds(f)
+	f.Add(delta)
+	f.Fuzz(func(t *testing.T, data []byte) { checkRestoreDelta(t, base, data) })
+}
+
+// deltaFuzzSeeds returns a snapshot and a delta that follows it, to seed
+// the fuzzers of RestoreDelta: the delta's sliding windows hold the values
+// added since the snapshot, a ring filled past its capacity, a stream of a
+// Kafka partition, one made again, and a new one.
+func deltaFuzzSeeds(f *testing.F) (base, delta []byte) {
 	ctx := context.Background()
 	p, _ := New(Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 8, SlidingWindow: 20}, Sorter: gpusort.NewCPU(1)})
 	_ = acceptValues(ctx, p, feed.Local, "a", []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}, time.Time{})
 	_ = acceptValues(ctx, p, feed.Local, "b", []float64{2, 7, 1}, time.Time{})
 	_ = acceptValues(ctx, p, feed.Local, "c", []float64{1, 2}, time.Time{})
 	_ = acceptValues(ctx, p, feed.Source{Topic: "t", Partition: 2}, "k", []float64{2, 7, 1, 8, 2, 8}, time.Time{})
-	var base bytes.Buffer
-	_, sv, _ := p.SaveTo(&base, false)
+	var b, d bytes.Buffer
+	_, sv, err := p.SaveTo(&b, false)
+	if err != nil {
+		f.Fatal(err)
+	}
 	sv.Commit()
 	_ = acceptValues(ctx, p, feed.Local, "a", []float64{8, 9, 7}, time.Time{})
 	_ = acceptValues(ctx, p, feed.Local, "b", slices.Repeat([]float64{4, 5}, 15), time.Time{}) // past the ring
@@ -194,29 +183,42 @@ func FuzzRestoreDelta(f *testing.F) {
 	_ = p.Delete("c")
 	_ = acceptValues(ctx, p, feed.Local, "c", []float64{3}, time.Time{}) // made again
 	_ = acceptValues(ctx, p, feed.Local, "n", []float64{6}, time.Time{})
-	var delta bytes.Buffer
-	_, _, _ = p.SaveTo(&delta, true)
-	f.Add(delta.Bytes())
-	f.Fuzz(func(t *testing.T, data []byte) {
-		q, _ := New(Config{Sorter: gpusort.NewCPU(1)})
-		if err := q.Restore(base.Bytes()); err != nil {
+	if _, _, err := p.SaveTo(&d, true); err != nil {
+		f.Fatal(err)
+	}
+	return b.Bytes(), d.Bytes()
+}
+
+// checkRestoreDelta restores base, then data as a delta: one refused
+// leaves the streams restored as they were; one restored leaves streams
+// that answer, and a snapshot of them restores again.
+func checkRestoreDelta(t *testing.T, base, data []byte) {
+	q, _ := New(Config{Sorter: gpusort.NewCPU(1)})
+	if err := q.Restore(base); err != nil {
+		t.Fatal(err)
+	}
+	before := encodings(t, q)
+	if err := q.RestoreDelta(data); err != nil {
+		if after := encodings(t, q); !maps.Equal(before, after) {
+			t.Fatalf("a delta that failed (%v) changed the streams restored", err)
+		}
+		return
+	}
+	for _, name := range q.List() {
+		s, _ := q.Stream(name)
+		s.View(true).Quantile(0.5)
+		if _, err := s.Last(10); err != nil {
 			t.Fatal(err)
 		}
-		before := encodings(t, q)
-		if err := q.RestoreDelta(data); err != nil {
-			if after := encodings(t, q); !maps.Equal(before, after) {
-				t.Fatalf("a delta that failed (%v) changed the streams restored", err)
-			}
-			return
-		}
-		for _, name := range q.List() {
-			s, _ := q.Stream(name)
-			s.View(true).Quantile(0.5)
-			if _, err := s.Last(10); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
+	}
+	var b bytes.Buffer
+	if _, _, err := q.SaveTo(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := New(Config{Sorter: gpusort.NewCPU(1)})
+	if err := r.Restore(b.Bytes()); err != nil {
+		t.Fatalf("a snapshot of a pipeline restored from a delta does not restore: %v", err)
+	}
 }
 
 // TestDeltaWritesDeletedNamesWhole: a stream saved before whose name the
