@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -251,4 +253,44 @@ func TestDeltaWritesDeletedNamesWhole(t *testing.T) {
 	}
 	full, _ := save(t, p, false, false)
 	sameAsSnapshot(t, "a name deleted and held", restoreChain(t, base, delta), full)
+}
+
+// TestVersion3DeltaRestores: a base and a version-3 delta written by the
+// streamd before deltas held the values added since (testdata/delta-v3-*,
+// every stream whole) restore as the snapshot written with them does; the
+// pipeline restored from them takes values, and the version-4 delta it
+// then takes follows that chain.
+func TestVersion3DeltaRestores(t *testing.T) {
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	base, delta, full := read("delta-v3-base.bin"), read("delta-v3-delta.bin"), read("delta-v3-full.bin")
+	if delta[4] != 3 {
+		t.Fatalf("testdata delta of version %d, want 3", delta[4])
+	}
+	q := restoreChain(t, base, delta)
+	sameAsSnapshot(t, "version 3", q, full)
+
+	ctx := context.Background()
+	if err := q.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close(ctx)
+	for _, name := range []string{"s0", "s3", "f", "k", "new"} {
+		if err := acceptValues(ctx, q, feed.Local, name, []float64{1.5, 2.5, 3.5}, time.Unix(1700000100, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiesce(t, q)
+	next, names := save(t, q, true, true)
+	if next[4] != deltaVersion || len(names) != 5 {
+		t.Fatalf("the next delta: version %d holding %q", next[4], names)
+	}
+	now, _ := save(t, q, false, false)
+	sameAsSnapshot(t, "version 3 then 4", restoreChain(t, base, delta, next), now)
 }
