@@ -193,6 +193,10 @@ func (sv *Saved) Commit() {
 	}
 }
 
+// Streams reports how many streams sv wrote, not counting the levels of
+// hierarchy streams.
+func (sv *Saved) Streams() int { return len(sv.tops) }
+
 func (p *Pipeline) snapshotTo(w io.Writer, delta bool) (int64, *Saved, error) {
 	table := crc32.MakeTable(crc32.Castagnoli)
 	var crc uint32

@@ -59,6 +59,7 @@ type Daemon struct {
 	grpcConns *connlimit.Listener // what gRPC serves: grpcLn, limited
 
 	store        *checkpoint.Store
+	chain        chainStreams          // the streams of the store's chain; the checkpoints' own
 	ckpt         *checkpoint.Scheduler // nil without a data dir, or before the state is restored
 	handoff      *handoff.Handoff      // holds the Kafka offsets of the state, under the checkpoints' lock
 	kafka        *ingest.KafkaConsumer

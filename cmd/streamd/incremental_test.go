@@ -119,3 +119,60 @@ func TestIncrementalCheckpoints(t *testing.T) {
 	defer closeDaemon(t, d)
 	check(c, false, 5)
 }
+
+// TestChainBoundedByStreams: deltas whose bytes stay small next to the
+// base (a value added to streams that hold many) but that hold more than
+// half the base's streams in all make the next checkpoint a base, since
+// a restore rebuilds every stream of every delta; the chain restores.
+func TestChainBoundedByStreams(t *testing.T) {
+	dir := t.TempDir()
+	d, c := openOn(t, dir, io.Discard, nil)
+	const n = 40
+	vals := make([]float64, 3000)
+	for i := range vals {
+		vals[i] = float64(i % 997)
+	}
+	for i := range n {
+		push(t, c, fmt.Sprint("s", i), vals, false)
+	}
+	push(t, c, "s0", []float64{1}, true) // the base
+	touch := func(from, to int) {
+		for i := from; i < to; i++ {
+			push(t, c, fmt.Sprint("s", i), []float64{2}, false)
+		}
+		push(t, c, fmt.Sprint("s", to), []float64{3}, true)
+	}
+	touch(0, 15) // a delta of 16 streams: 16 ≤ 20
+	touch(0, 10) // a delta of 11: 27 > 20 in all
+	touch(0, 5)  // so a base
+	files, delta := checkpointFiles(t, dir)
+	if want := []bool{false, true, true, false}; !slices.Equal(delta, want) {
+		t.Fatalf("checkpoints %v, deltas %v; want %v", files, delta, want)
+	}
+	base, _ := os.Stat(files[0])
+	for _, f := range files[1:3] {
+		if st, _ := os.Stat(f); st.Size()*5 > base.Size() {
+			t.Errorf("delta %s takes %d bytes, the base %d", filepath.Base(f), st.Size(), base.Size())
+		}
+	}
+	crashed := copyDataDir(t, dir)
+	closeDaemon(t, d)
+	d, c = openOn(t, crashed, io.Discard, nil)
+	defer closeDaemon(t, d)
+	for i := range n {
+		want := uint64(len(vals)) // and one value more for each touch
+		switch {
+		case i == 0:
+			want += 4
+		case i <= 5:
+			want += 3
+		case i <= 10:
+			want += 2
+		case i <= 15:
+			want++
+		}
+		if st := stats(t, c, fmt.Sprint("s", i)); st.Count != want {
+			t.Errorf("stream s%d: %d values, want %d", i, st.Count, want)
+		}
+	}
+}

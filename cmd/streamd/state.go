@@ -112,6 +112,7 @@ func (d *Daemon) restore() error {
 			err = d.pipe.Restore(snap)
 		}
 		off = o
+		d.chain = chainStreams{base: d.pipe.Len()}
 		return err
 	}, func(data []byte) error {
 		snap, o, err := decodeState(data)
@@ -122,6 +123,9 @@ func (d *Daemon) restore() error {
 			return err
 		}
 		off = o
+		// How many streams the delta held is not known here: as many
+		// as the base, so that the next checkpoint is a base.
+		d.chain.deltas += max(d.chain.base, 1)
 		return nil
 	})
 	if errors.Is(err, checkpoint.ErrNone) {
@@ -174,7 +178,7 @@ func (d *Daemon) writeCheckpoint(ctx context.Context, off offsets, content func(
 		}
 	}
 	start := time.Now()
-	delta := d.store.DeltaDue()
+	delta := d.store.DeltaDue() && d.chain.deltaDue()
 	write := d.store.Write
 	if delta {
 		write = d.store.WriteDelta
@@ -191,6 +195,11 @@ func (d *Daemon) writeCheckpoint(ctx context.Context, off offsets, content func(
 	}
 	if saved != nil {
 		saved.Commit()
+		if delta {
+			d.chain.deltas += saved.Streams()
+		} else {
+			d.chain = chainStreams{base: saved.Streams()}
+		}
 	}
 	d.Logger.Debug("checkpoint written", "seq", seq, "delta", delta, "bytes", size, "took", time.Since(start))
 	if d.kafka != nil && len(off) > 0 && !d.kafkaStopped.Load() {
@@ -211,4 +220,21 @@ func (d *Daemon) revoked(ctx context.Context, off offsets) error {
 		maps.Copy(held, off)
 		return d.writeCheckpoint(ctx, held, nil) // the snapshot is taken as the checkpoint is written
 	}))
+}
+
+// chainStreams counts the streams held by the chain of checkpoints that
+// the next delta would follow: by its base, and by its deltas in all.
+// Restoring a chain rebuilds every stream of every delta in it, so the
+// next checkpoint is a base once its deltas hold more streams than a
+// fraction of its base's, as checkpoint.Store bounds their bytes: a
+// delta's bytes follow the values added since the checkpoint before, but
+// each stream in it costs a restore about what one of the base does.
+type chainStreams struct {
+	base, deltas int
+}
+
+// deltaDue reports whether the next checkpoint may be a delta, by the
+// streams of the chain.
+func (c chainStreams) deltaDue() bool {
+	return float64(c.deltas) <= checkpoint.DefaultDeltaFraction*float64(c.base)
 }
