@@ -67,7 +67,12 @@ func TestReplacePartitionHierarchyCut(t *testing.T) {
 			cfg := Config{Defaults: summary.Config{Epsilon: 0.01, WindowSize: 128, SlidingWindow: 512}}
 			p := open(t, cfg)
 			ctx := context.Background()
-			const h = "h"
+			// h lies in a shard before the last (the shards follow a hash
+			// seeded anew for each pipeline), so that streams come after it.
+			h := "h"
+			for i := 0; shardIndex(p, h) == len(p.streams.shards)-1; i++ {
+				h = fmt.Sprintf("h.%d", i)
+			}
 			later := func(prefix string) string {
 				for i := 0; ; i++ {
 					if name := fmt.Sprintf("%s%d", prefix, i); shardIndex(p, name) > shardIndex(p, h) {
