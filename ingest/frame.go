@@ -395,7 +395,7 @@ func DecodeFloat64(dst []float64, data []byte) (_ []float64, nan, inf int) {
 	// branch per value for the rule, as DecodeFloat32 does: the exponent
 	// bits of a value plus one in the lowest exponent bit carry into bit
 	// 63 only when they are all ones (NaN or ±Inf). A block that holds
-	// one is decoded again value by value.
+	// one is cleaned again, in place, by feed.CleanValues.
 	for len(data) >= 8 {
 		k := min(len(data)/8, decodeBlock)
 		block, o := data[:8*k:8*k], out[j:j+k:j+k]
@@ -419,19 +419,8 @@ func DecodeFloat64(dst []float64, data []byte) (_ []float64, nan, inf int) {
 		if special&(1<<63) == 0 {
 			j += k
 		} else {
-			for i := 0; i < len(block); i += 8 {
-				b := binary.LittleEndian.Uint64(block[i:])
-				if b&expBits64 == expBits64 {
-					if b&(1<<52-1) != 0 {
-						nan++
-					} else {
-						inf++
-					}
-					continue
-				}
-				out[j] = math.Float64frombits(b) + 0
-				j++
-			}
+			kept, bn, bi := feed.CleanValues(o)
+			nan, inf, j = nan+bn, inf+bi, j+len(kept)
 		}
 		data = data[8*k:]
 	}
