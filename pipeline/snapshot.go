@@ -879,12 +879,9 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 	}
 	rejected := readRejects(r)
 	nd := r.Int("deleted", int64(r.Remaining()))
-	deleted := make([]string, 0, min(nd, 1<<16))
-	deletedSet := make(map[string]bool, min(nd, 1<<16))
+	deleted := make(map[string]bool, min(nd, 1<<16))
 	for range nd {
-		name := string(r.Bytes("name", feed.MaxNameLen))
-		deleted = append(deleted, name)
-		deletedSet[name] = true
+		deleted[string(r.Bytes("name", feed.MaxNameLen))] = true
 	}
 	n := r.Int("streams", int64(r.Remaining()))
 	streams := make(map[string]*Stream, min(n, 1<<16))
@@ -896,7 +893,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 		if err := feed.ValidName(name); err != nil {
 			return fmt.Errorf("restore delta: %w: %v", codec.ErrCorrupt, err)
 		}
-		s, err := p.readStream(r, name, key, p.itemHash, p.restoredWindow(name, deletedSet))
+		s, err := p.readStream(r, name, key, p.itemHash, p.restoredWindow(name, deleted))
 		if err != nil {
 			return fmt.Errorf("restore delta %q: %w", name, err)
 		}
@@ -934,7 +931,7 @@ func (p *Pipeline) RestoreDelta(data []byte) error {
 			}
 		}
 	}
-	for _, name := range deleted {
+	for name := range deleted {
 		sh, h := p.streams.locate(name)
 		drop(sh, h, name)
 	}
