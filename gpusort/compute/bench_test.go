@@ -3,14 +3,19 @@
 package compute
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
 
 	"streamd/gpusort"
 	"streamd/gpusort/glctx"
 	"streamd/gpusort/internal/sorttest"
+	"streamd/summary"
 )
 
 // BenchmarkComputeRadixKernels times the radix sort's kernels on the GPU
@@ -108,4 +113,88 @@ func BenchmarkSortPairs(b *testing.B) {
 	}
 	defer c.Close()
 	sorttest.BenchmarkPairs(b, c)
+}
+
+// BenchmarkComputeSubmission digests one coalesced submission of windows
+// of 4096 random float32 keys (staged, as the pipeline stages them) at
+// several sizes, with profiling on, so that each phase waits for the GPU,
+// and reports each phase's time per submission and the keys per second
+// of the GPU's part (sort and digest). Its ns/op includes queueing the
+// batches (see queueAll), which sleeps: read the phases, not ns/op.
+//
+//	go test -tags gpu -run '^$' -bench ComputeSubmission ./gpusort/compute/
+func BenchmarkComputeSubmission(b *testing.B) {
+	const w = 4096
+	for _, alg := range []Algorithm{Radix, Bitonic} {
+		c, err := NewWithConfig(Config{Algorithm: alg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SetProfile(true)
+		for _, windows := range []int{64, 256, 1024} {
+			r := rand.New(rand.NewPCG(uint64(windows), 9))
+			cases := make([]*digestCase, windows/gpusort.Channels)
+			for k := range cases {
+				cases[k] = newDigestCase(r, [gpusort.Channels]int{w, w, w, w}, false, 2, c.StageF32, c.StageF64)
+			}
+			outs := make([][gpusort.Channels]summary.Digest, len(cases))
+			digest := func(k int) error {
+				return c.Digest(context.Background(), &cases[k].b, &cases[k].specs, &outs[k])
+			}
+			b.Run(fmt.Sprintf("%s/windows=%d", alg, windows), func(b *testing.B) {
+				var sum gpusort.Phases
+				for b.Loop() {
+					queueAll(b, c, len(cases), digest)
+					p := c.LastPhases()
+					sum.Upload += p.Upload
+					sum.Sort += p.Sort
+					sum.Digest += p.Digest
+					sum.Readback += p.Readback
+				}
+				per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+				b.ReportMetric(per(sum.Upload), "upload-µs")
+				b.ReportMetric(per(sum.Sort), "sort-µs")
+				b.ReportMetric(per(sum.Digest), "digest-µs")
+				b.ReportMetric(per(sum.Readback), "readback-µs")
+				if gpu := sum.Sort + sum.Digest; gpu > 0 {
+					b.ReportMetric(float64(windows*w*b.N)/gpu.Seconds()/1e6, "gpu-Mkeys/s")
+				}
+			})
+			for _, dc := range cases {
+				for i := range gpusort.Channels {
+					c.UnstageF32(dc.b.F32[i])
+				}
+			}
+		}
+		c.Close()
+	}
+}
+
+// BenchmarkDigestPlan plans the digests of one submission of windows of
+// 4096 float32 keys at ε = 0.01, the work a submission does on the host
+// before its commands: the sample ranks come from the Sorter's cache, as
+// in Digest.
+//
+//	go test -tags gpu -run '^$' -bench DigestPlan ./gpusort/compute/
+func BenchmarkDigestPlan(b *testing.B) {
+	const w = 4096
+	for _, windows := range []int{64, 1024} {
+		b.Run(fmt.Sprintf("windows=%d", windows), func(b *testing.B) {
+			var rc rankCache
+			v := keyView{lens: make([]int, windows), data: make([]unsafe.Pointer, windows)}
+			specs := make([]summary.WindowSpec, windows)
+			ranks := make([][]int64, windows)
+			for i := range windows {
+				v.lens[i] = w
+				specs[i] = summary.WindowSpec{Spacing: summary.SampleSpacing(0.01, w), Threshold: 2}
+			}
+			for b.Loop() {
+				for i := range ranks {
+					ranks[i] = rc.get(w, specs[i].Spacing)
+				}
+				newDigestPlan(&v, w, specs, ranks)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*windows), "ns/window")
+		})
+	}
 }

@@ -97,6 +97,7 @@ type Sorter struct {
 	pending []*request    // batches waiting for a submission, oldest first
 	stats   Stats
 	choices map[sizeClass]Choice
+	ranks   rankCache // the sample ranks of the window shapes met most
 	profile bool
 	last    gpusort.Phases
 
@@ -758,7 +759,7 @@ func (c *Sorter) batch(ctx context.Context, v keyView, specs *[gpusort.Channels]
 	if specs != nil {
 		for i, l := range v.lens {
 			if l > 0 {
-				r.ranks[i] = sampleRanks(int64(l), specs[i].Spacing)
+				r.ranks[i] = c.ranks.get(int64(l), specs[i].Spacing)
 			}
 		}
 	}

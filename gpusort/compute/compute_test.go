@@ -5,6 +5,7 @@ package compute
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"streamd/gksketch"
 	"streamd/gpusort"
 	"streamd/gpusort/internal/sorttest"
 	"streamd/summary"
@@ -539,5 +541,36 @@ func TestComputeTooLarge(t *testing.T) {
 		if !slices.Equal(b.F32[i], sorted.F32[i]) || !slices.Equal(b.F64[i], sorted.F64[i]) {
 			t.Fatalf("window %d not sorted", i)
 		}
+	}
+}
+
+// TestRankCache checks that the cached sample ranks are gksketch's, that
+// sampleSize bounds them, and that the cache stops growing at
+// rankCacheMax shapes while still answering.
+func TestRankCache(t *testing.T) {
+	var rc rankCache
+	for _, l := range []int64{0, 1, 2, 3, 7, 100, 4095, 4096, 65536} {
+		for _, h := range []float64{1, 1.5, 2, 20.48, 100, 1e9, math.NaN()} {
+			if !(h >= 1) && l > 0 {
+				continue // gksketch.SampleRanks wants h ≥ 1
+			}
+			want := slices.Collect(gksketch.SampleRanks(l, h))
+			for range 2 {
+				if got := rc.get(l, h); !slices.Equal(got, want) {
+					t.Fatalf("l=%d h=%g: ranks %v, want %v", l, h, got, want)
+				}
+			}
+			if n := sampleSize(l, h); len(want) > n {
+				t.Errorf("l=%d h=%g: sampleSize %d, below the %d ranks", l, h, n, len(want))
+			}
+		}
+	}
+	for l := range int64(2 * rankCacheMax) {
+		if got, want := rc.get(l+1, 3), slices.Collect(gksketch.SampleRanks(l+1, 3)); !slices.Equal(got, want) {
+			t.Fatalf("l=%d: ranks %v, want %v", l+1, got, want)
+		}
+	}
+	if n := rc.n.Load(); n != rankCacheMax {
+		t.Errorf("cache holds %d shapes, want at most %d", n, rankCacheMax)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
@@ -57,16 +59,28 @@ type digestPlan struct {
 func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec, ranks [][]int64) *digestPlan {
 	segs := len(v.lens)
 	p := &digestPlan{ks: v.keySize()}
+	words := make([]uint32, 7*segs)
 	for _, x := range []*[]uint32{&p.lens, &p.thr, &p.runOff, &p.runCap, &p.qOff, &p.qCnt, &p.totals} {
-		*x = make([]uint32, segs)
+		*x, words = words[:segs:segs], words[segs:]
 	}
 	p.ranks = ranks
 	if p.ranks == nil {
 		p.ranks = make([][]int64, segs)
 	}
-	p.gatherAt = make([]int, segs)
-	p.runAt = make([]int, segs)
-	words := 2 * p.ks / 4 // key words per query (lo, hi)
+	places := make([]int, 2*segs)
+	p.gatherAt, p.runAt = places[:segs:segs], places[segs:]
+	sample, known := 0, 0
+	for i := range segs {
+		if ranks != nil {
+			sample += len(ranks[i])
+		} else if v.lens[i] > 0 {
+			sample += sampleSize(int64(v.lens[i]), specs[i].Spacing)
+		}
+		known += len(specs[i].Known)
+	}
+	perQuery := 2 * p.ks / 4 // key words per query (lo, hi)
+	p.index = make([]uint32, 0, sample)
+	p.queries = make([]uint32, 0, known*perQuery)
 	for i := range segs {
 		l := int64(v.lens[i])
 		p.lens[i] = uint32(l)
@@ -83,10 +97,11 @@ func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec, ranks [][]int6
 			p.ranks[i] = sampleRanks(l, specs[i].Spacing)
 		}
 		p.gatherAt[i] = len(p.index)
+		base := uint32(i*n) - 1
 		for _, r := range p.ranks[i] {
-			p.index = append(p.index, uint32(i*n)+uint32(r-1))
+			p.index = append(p.index, base+uint32(r))
 		}
-		p.qOff[i] = uint32(len(p.queries) / words)
+		p.qOff[i] = uint32(len(p.queries) / perQuery)
 		for _, kv := range specs[i].Known {
 			lo, hi, ok := knownKeys(kv, v.key64)
 			if !ok {
@@ -98,16 +113,61 @@ func newDigestPlan(v *keyView, n int, specs []summary.WindowSpec, ranks [][]int6
 				p.queries = append(p.queries, uint32(lo), uint32(hi))
 			}
 		}
-		p.qCnt[i] = uint32(len(p.queries)/words) - p.qOff[i]
+		p.qCnt[i] = uint32(len(p.queries)/perQuery) - p.qOff[i]
 	}
-	p.nq = len(p.queries) / words
+	p.nq = len(p.queries) / perQuery
 	return p
 }
 
 // sampleRanks returns the ranks of the quantile sample of a window of l
 // keys with sample spacing h.
 func sampleRanks(l int64, h float64) []int64 {
-	return slices.Collect(gksketch.SampleRanks(l, h))
+	return slices.AppendSeq(make([]int64, 0, sampleSize(l, h)), gksketch.SampleRanks(l, h))
+}
+
+// sampleSize bounds the ranks sampleRanks returns: 1, ⌈h⌉, ⌈2h⌉, … below
+// l, and l.
+func sampleSize(l int64, h float64) int {
+	if !(h >= 1) {
+		h = 1 // NaN too
+	}
+	return int(min(float64(l), float64(l)/h+2))
+}
+
+// rankCacheMax bounds the window shapes a rankCache holds.
+const rankCacheMax = 256
+
+// rankShape is what a window's sample ranks depend on: its length and its
+// sample spacing.
+type rankShape struct {
+	l int64
+	h float64
+}
+
+// A rankCache holds the sample ranks of the window shapes met most, so
+// that the windows of one shape (the full windows of streams with one ε,
+// which are most of them) share one slice instead of each making its
+// own: the ranks are the same. The slices it returns must not be changed.
+// It holds at most rankCacheMax shapes; the ranks of others are made
+// each time. It is safe for concurrent use.
+type rankCache struct {
+	shapes sync.Map // rankShape → []int64
+	n      atomic.Int32
+}
+
+// get returns the sample ranks of a window of l keys with spacing h.
+func (rc *rankCache) get(l int64, h float64) []int64 {
+	k := rankShape{l, h}
+	if r, ok := rc.shapes.Load(k); ok {
+		return r.([]int64)
+	}
+	r := sampleRanks(l, h)
+	if rc.n.Load() < rankCacheMax {
+		if _, loaded := rc.shapes.LoadOrStore(k, r); !loaded {
+			rc.n.Add(1)
+		}
+	}
+	return r
 }
 
 // table returns the segment table of the plan's windows: their lengths

@@ -19,7 +19,7 @@ import (
 
 // holdSlots takes every slot of c, so that the batches sent to it queue
 // up, and returns them to c when the test ends.
-func holdSlots(t *testing.T, c *Sorter) *[]*slot {
+func holdSlots(t testing.TB, c *Sorter) *[]*slot {
 	t.Helper()
 	held := new([]*slot)
 	for range computeSlots {
@@ -38,7 +38,7 @@ func releaseSlots(c *Sorter, held *[]*slot) {
 }
 
 // waitQueued polls until n batches wait in c's queue.
-func waitQueued(t *testing.T, c *Sorter, n int) {
+func waitQueued(t testing.TB, c *Sorter, n int) {
 	t.Helper()
 	for {
 		c.mu.Lock()
@@ -57,7 +57,7 @@ func waitQueued(t *testing.T, c *Sorter, n int) {
 // queueAll calls do(k) for every k below n at once while every slot of c
 // is held, so that the n batches queue up, then frees the slots; once
 // every call has returned, it fails the test if any of them failed.
-func queueAll(t *testing.T, c *Sorter, n int, do func(k int) error) {
+func queueAll(t testing.TB, c *Sorter, n int, do func(k int) error) {
 	t.Helper()
 	held := holdSlots(t, c)
 	errs := make([]error, n)
