@@ -574,3 +574,32 @@ func TestRankCache(t *testing.T) {
 		t.Errorf("cache holds %d shapes, want at most %d", n, rankCacheMax)
 	}
 }
+
+// TestParallelCopy checks that parallelCopy copies every byte of a mix of
+// small and large copies, the shorter side bounding each.
+func TestParallelCopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, sizes := range [][]int{nil, {0}, {1}, {16 << 10}, {copyShare}, {copyShare + 1, 7}, {5 << 20, 3, 16 << 10, 16 << 10, 1 << 20}} {
+		var jobs []copyJob
+		var want [][]byte
+		for k, n := range sizes {
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = byte(r.Uint32())
+			}
+			dst := make([]byte, n+k%2) // a longer dst keeps its last byte
+			jobs = append(jobs, copyJob{dst, src})
+			want = append(want, append(slices.Clone(src), make([]byte, k%2)...))
+		}
+		dsts := make([][]byte, len(jobs))
+		for i, j := range jobs {
+			dsts[i] = j.dst
+		}
+		parallelCopy(jobs)
+		for i := range dsts {
+			if !slices.Equal(dsts[i], want[i]) {
+				t.Fatalf("sizes %v: copy %d differs", sizes, i)
+			}
+		}
+	}
+}

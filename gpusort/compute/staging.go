@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-gl/gl/v4.5-core/gl"
@@ -69,11 +70,12 @@ func (b *mappedBuffer) free() {
 // copyJob copies src into dst (as many bytes as the shorter holds).
 type copyJob struct{ dst, src []byte }
 
-// parallelCopy runs the copies on all cores, in chunks of at least 1 MiB:
-// one core copies only 6–7 GB/s.
+// parallelCopy runs the copies on all cores, each core taking a share of
+// at least copyShare bytes (one core copies only 6–7 GB/s): a share
+// may be part of a large copy or several small ones, so that a
+// submission of many small windows starts a goroutine per core, not per
+// window. The last share is copied on the calling goroutine.
 func parallelCopy(jobs []copyJob) {
-	const chunk = 1 << 20
-	var parts []copyJob
 	total := 0
 	for i, j := range jobs {
 		n := min(len(j.dst), len(j.src))
@@ -81,24 +83,37 @@ func parallelCopy(jobs []copyJob) {
 		total += n
 	}
 	workers := runtime.GOMAXPROCS(0)
-	size := max(chunk, (total+workers-1)/workers)
+	size := max(copyShare, (total+workers-1)/workers)
+	var (
+		wg    sync.WaitGroup
+		share []copyJob
+		bytes int
+	)
 	for _, j := range jobs {
-		for off := 0; off < len(j.src); off += size {
-			end := min(off+size, len(j.src))
-			parts = append(parts, copyJob{j.dst[off:end], j.src[off:end]})
+		for off := 0; off < len(j.src); {
+			end := min(off+size-bytes, len(j.src))
+			share = append(share, copyJob{j.dst[off:end], j.src[off:end]})
+			bytes += end - off
+			off = end
+			if bytes == size {
+				full := share
+				wg.Go(func() { copyAll(full) })
+				share, bytes = nil, 0
+			}
 		}
 	}
-	if len(parts) <= 1 {
-		for _, p := range parts {
-			copy(p.dst, p.src)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for _, p := range parts {
-		wg.Go(func() { copy(p.dst, p.src) })
-	}
+	copyAll(share)
 	wg.Wait()
+}
+
+// copyShare is the fewest bytes parallelCopy gives a goroutine.
+const copyShare = 256 << 10
+
+// copyAll runs the copies jobs in turn.
+func copyAll(jobs []copyJob) {
+	for _, j := range jobs {
+		copy(j.dst, j.src)
+	}
 }
 
 // Staging memory: windows that ingest fills in place in persistently mapped
@@ -129,6 +144,11 @@ type stagingPool struct {
 	mapped int // bytes in segments, or being mapped
 	segs   []*stagingSegment
 	lent   map[uintptr]stagingSpan // by address
+
+	// mappedSegs is segs as of its last change, for locate to read
+	// without the lock: segments are only ever added, and a segment's
+	// buffer does not change once it is in segs.
+	mappedSegs atomic.Pointer[[]*stagingSegment]
 }
 
 type stagingSegment struct {
@@ -186,6 +206,8 @@ func (p *stagingPool) stage(n int) []byte {
 		return nil
 	}
 	p.segs = append(p.segs, seg) // unmapped with the pool, even if closed meanwhile
+	segs := p.segs
+	p.mappedSegs.Store(&segs)
 	if p.closed {
 		return nil
 	}
@@ -256,10 +278,12 @@ func (p *stagingPool) locate(b []byte) (buf uint32, off int, ok bool) {
 	if len(b) == 0 {
 		return 0, 0, false
 	}
+	segs := p.mappedSegs.Load()
+	if segs == nil {
+		return 0, 0, false
+	}
 	addr := uintptr(unsafe.Pointer(&b[0]))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, seg := range p.segs {
+	for _, seg := range *segs {
 		base := uintptr(unsafe.Pointer(&seg.buf.bytes[0]))
 		if addr >= base && addr+uintptr(len(b)) <= base+uintptr(len(seg.buf.bytes)) {
 			return seg.buf.id, int(addr - base), true
@@ -290,6 +314,7 @@ func (p *stagingPool) close() {
 func (p *stagingPool) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.mappedSegs.Store(nil)
 	for _, seg := range p.segs {
 		seg.buf.free()
 	}
