@@ -73,8 +73,12 @@ import (
 //
 // Sorter is a gpusort.Stager: StageF32 and StageF64 lend window buffers inside
 // persistently mapped staging memory, bounded by Config.StagingBytes.
-// Digest and Sort upload a window that lies there with a GPU copy alone
-// (about 1.4 ms per 64 MiB on an H200) instead of a host copy first.
+// Digest and Sort upload a window of stagedCopyMin bytes or more that
+// lies there with a GPU copy alone (about 1.4 ms per 64 MiB on an H200)
+// instead of a host copy first. Smaller windows, staged or not, are
+// copied on the host into the slot's up buffer, side by side, and
+// uploaded in one GPU copy: a GPU copy of its own for each small window
+// costs the GPU more than the bytes do.
 //
 // A batch whose buffer would exceed the GPU's shader storage block limit
 // (128 MiB on llvmpipe, 2 GiB on NVIDIA) is sorted on the CPU instead.
