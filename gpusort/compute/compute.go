@@ -71,14 +71,14 @@ import (
 //
 // # Staging
 //
-// Sorter is a gpusort.Stager: StageF32 and StageF64 lend window buffers inside
-// persistently mapped staging memory, bounded by Config.StagingBytes.
-// Digest and Sort upload a window of stagedCopyMin bytes or more that
+// Sorter is a gpusort.Stager: StageF32 and StageF64 lend window buffers of
+// stagedCopyMin bytes or more inside persistently mapped staging memory,
+// bounded by Config.StagingBytes. Digest and Sort upload a window that
 // lies there with a GPU copy alone (about 1.4 ms per 64 MiB on an H200)
-// instead of a host copy first. Smaller windows, staged or not, are
-// copied on the host into the slot's up buffer, side by side, and
-// uploaded in one GPU copy: a GPU copy of its own for each small window
-// costs the GPU more than the bytes do.
+// instead of a host copy first. Smaller windows are copied on the host
+// into the slot's up buffer, side by side, and uploaded in one GPU copy:
+// a GPU copy of its own for each small window costs the GPU more than the
+// bytes do.
 //
 // A batch whose buffer would exceed the GPU's shader storage block limit
 // (128 MiB on llvmpipe, 2 GiB on NVIDIA) is sorted on the CPU instead.
@@ -963,10 +963,10 @@ func (c *Sorter) runGroup(s *slot, g []*request) error {
 	return nil
 }
 
-// stagedCopyMin is the smallest window that stage uploads from staging
-// memory with a GPU copy of its own. A smaller one is copied on the host
-// into the slot's up buffer with the others, which the GPU then uploads
-// in one copy: a GPU copy costs about a microsecond besides its bytes,
+// stagedCopyMin is the smallest window that StageF32 and StageF64 lend
+// staging memory for, and that stage uploads from there with a GPU copy
+// of its own. A smaller one is copied on the host into the slot's up
+// buffer with the others, which the GPU then uploads in one copy: a GPU copy costs about a microsecond besides its bytes,
 // more than a window of 4096 float32 keys takes to cross (measured on an
 // H200 with 100,000 thin streams: the upload took 2.0 µs a window from
 // staging memory, 1.2 µs through the up buffer, and the GPU's time is

@@ -198,9 +198,10 @@ func TestComputeStaged(t *testing.T) {
 				for _, lens := range [][gpusort.Channels]int{{5000, 4096, 1, 0}, {20000, 19999, 3000, 2048}} {
 					dc := newDigestCase(r, lens, key64, 0, alloc32, alloc64)
 					for i := range gpusort.Channels {
-						if lens[i] > 0 && key64 {
-							if _, _, ok := c.pool.locate(unsafe.Slice((*byte)(unsafe.Pointer(&dc.b.F64[i][0])), 8)); !ok {
-								t.Fatalf("float64 window %d is not in staging memory", i)
+						if key64 {
+							_, _, ok := c.pool.locate(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dc.b.F64[i]))), 8*lens[i]))
+							if want := 8*lens[i] >= stagedCopyMin; ok != want {
+								t.Fatalf("float64 window %d of %d values: in staging memory %v, want %v", i, lens[i], ok, want)
 							}
 						}
 					}
@@ -222,13 +223,13 @@ func TestComputeStaged(t *testing.T) {
 			// and get it again.
 			var lent [][]float32
 			for {
-				w := c.StageF32(10000)
+				w := c.StageF32(20000)
 				if w == nil {
 					break
 				}
 				lent = append(lent, w)
-				if len(lent) > limit/40000+1 {
-					t.Fatalf("lent %d windows of 40000 bytes from %d bytes", len(lent), limit)
+				if len(lent) > limit/80000+1 {
+					t.Fatalf("lent %d windows of 80000 bytes from %d bytes", len(lent), limit)
 				}
 			}
 			if len(lent) == 0 {
@@ -240,11 +241,15 @@ func TestComputeStaged(t *testing.T) {
 			c.UnstageF32(lent[0][:0])
 			c.UnstageF32(make([]float32, 10)) // not staged: ignored
 			c.UnstageF32(nil)
-			if w := c.StageF32(10000); w == nil || &w[0] != &lent[0][0] {
+			if w := c.StageF32(20000); w == nil || &w[0] != &lent[0][0] {
 				t.Fatal("a handed-back buffer was not lent again")
 			}
 			if c.StageF32(0) != nil || c.StageF64(-1) != nil {
 				t.Fatal("lent an empty buffer")
+			}
+			c.UnstageF32(lent[0])
+			if c.StageF32(stagedCopyMin/4-1) != nil || c.StageF64(stagedCopyMin/8-1) != nil {
+				t.Fatal("lent staging memory for a window under stagedCopyMin")
 			}
 		})
 	}
@@ -252,7 +257,7 @@ func TestComputeStaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.StageF32(10) != nil {
+	if c.StageF32(stagedCopyMin) != nil {
 		t.Error("lent staging memory with StagingBytes < 0")
 	}
 	c.Close()
@@ -261,7 +266,7 @@ func TestComputeStaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	if c.StageF32(10) != nil {
+	if c.StageF32(stagedCopyMin) != nil {
 		t.Error("lent staging memory after Close")
 	}
 }
@@ -321,7 +326,7 @@ func TestComputeUnmapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.StageF32(10) != nil {
+		if c.StageF32(stagedCopyMin) != nil {
 			t.Error("lent staging memory without persistent mapping")
 		}
 		r := rand.New(rand.NewPCG(12, 13))
@@ -366,7 +371,7 @@ func TestAutoStaged(t *testing.T) {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), 16))
 			for k := range 4 {
-				n := 5000 + k
+				n := 20000 + k // staged: over stagedCopyMin
 				dc := newDigestCase(r, [gpusort.Channels]int{n, n, n, n}, false, 2, a.StageF32, a.StageF64)
 				var out [gpusort.Channels]summary.Digest
 				if err := a.Digest(context.Background(), &dc.b, &dc.specs, &out); err != nil {
@@ -397,14 +402,14 @@ func TestAutoStaged(t *testing.T) {
 // scrambled order: returned ranges must merge so that the larger windows
 // fit, and at the end every segment is one free range again.
 func TestStagingSizes(t *testing.T) {
-	const limit = 3 * 16 << 14
+	const limit = 3 * 16 << 19
 	c, err := NewWithConfig(Config{StagingBytes: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	r := rand.New(rand.NewPCG(17, 18))
-	for lg := 10; lg <= 14; lg++ {
+	for lg := 15; lg <= 19; lg++ { // windows over stagedCopyMin
 		var ws [][]float32
 		for k := range 8 {
 			w := c.StageF32(1<<lg - k) // sizes not multiples of the alignment too

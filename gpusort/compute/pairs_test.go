@@ -81,7 +81,10 @@ func TestComputePairsStaged(t *testing.T) {
 		t.Skip("no persistent mapping on ", c.Info())
 	}
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, n := range []int{1, 3, 4097, 1 << 16} {
+	if c.StageF64(stagedCopyMin/8-1) != nil {
+		t.Fatal("lent staging memory for a window under stagedCopyMin")
+	}
+	for _, n := range []int{stagedCopyMin / 8, stagedCopyMin/8 + 1, 1 << 16} {
 		for which := range 3 { // 0: x staged, 1: y staged, 2: both
 			x, y := make([]float64, n), make([]float64, n)
 			if which != 1 {

@@ -325,17 +325,19 @@ func (p *stagingPool) release() {
 // StageF32 lends a window buffer of n float32 values inside the staging
 // memory that the GPU uploads from: ingest fills it in place, and Digest
 // or Sort then upload it with one GPU copy instead of a host copy and a
-// GPU copy. It returns nil when the staging memory is used up (the bound
-// is Config.StagingBytes), when n ≤ 0, after Close, or without
-// persistent mapping (GL < 4.4): the caller then uses ordinary memory,
-// which works the same, one host copy slower.
+// GPU copy. It returns nil for a window under stagedCopyMin bytes, which
+// Digest and Sort copy on the host anyway (staging it would only cost
+// the pool's lock), when the staging memory is used up (the bound is
+// Config.StagingBytes), after Close, or without persistent mapping
+// (GL < 4.4): the caller then uses ordinary memory, which works the same,
+// one host copy slower.
 //
 // The buffer is the caller's until it hands it back with UnstageF32: it
 // may fill it, put it in batches, and reuse it for another window once
 // the Digest or Sort of its batch has returned. The buffer must not be
 // used after UnstageF32, nor after Close (which unmaps the memory).
 func (c *Sorter) StageF32(n int) []float32 {
-	b := c.pool.stage(n * 4)
+	b := c.lendStaging(n * 4)
 	if b == nil {
 		return nil
 	}
@@ -344,11 +346,20 @@ func (c *Sorter) StageF32(n int) []float32 {
 
 // StageF64 is StageF32 for float64 windows.
 func (c *Sorter) StageF64(n int) []float64 {
-	b := c.pool.stage(n * 8)
+	b := c.lendStaging(n * 8)
 	if b == nil {
 		return nil
 	}
 	return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), n)
+}
+
+// lendStaging lends n bytes of staging memory for a window, or returns nil (see
+// StageF32).
+func (c *Sorter) lendStaging(n int) []byte {
+	if n < stagedCopyMin {
+		return nil
+	}
+	return c.pool.stage(n)
 }
 
 // UnstageF32 hands back a buffer that StageF32 lent, given as the slice it
