@@ -966,11 +966,12 @@ func (c *Sorter) runGroup(s *slot, g []*request) error {
 // stagedCopyMin is the smallest window that StageF32 and StageF64 lend
 // staging memory for, and that stage uploads from there with a GPU copy
 // of its own. A smaller one is copied on the host into the slot's up
-// buffer with the others, which the GPU then uploads in one copy: a GPU copy costs about a microsecond besides its bytes,
-// more than a window of 4096 float32 keys takes to cross (measured on an
-// H200 with 100,000 thin streams: the upload took 2.0 µs a window from
-// staging memory, 1.2 µs through the up buffer, and the GPU's time is
-// what bounds thin streams).
+// buffer with the others, which the GPU then uploads in one copy: a GPU
+// copy costs about a microsecond besides its bytes, more than a window of
+// 4096 float32 keys takes to cross (measured on an H200 with 100,000 thin
+// streams: the upload took 2.0 µs a window from staging memory, 1.2 µs
+// through the up buffer). A window shorter than the staged buffer it lies
+// in (a partial window flushed) is measured by its own length.
 const stagedCopyMin = 64 << 10
 
 // stage decides where each window is uploaded from, and copies the windows
