@@ -36,6 +36,12 @@ import (
 //
 //	STREAMD_BENCH_SORTER=compute ./pipeline.test -test.run '^$' \
 //		-test.bench ManyStreams -test.benchtime 5x -test.cpu 8,16
+//
+// -test.cpu sets GOMAXPROCS only: the GL thread's driver calls and the
+// runtime's own threads may still run on other cores. To give the
+// benchmark N cores and no more, pin it as well (taskset -c 0-7 with
+// -test.cpu 8); the compute sorter gains from the cores it is not given
+// more than the cpu sorter does.
 func BenchmarkManyStreams(b *testing.B) {
 	streams := benchEnvInt(b, "STREAMD_BENCH_STREAMS", 100000)
 	w := benchEnvInt(b, "STREAMD_BENCH_W", 4096)
