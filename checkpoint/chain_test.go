@@ -203,6 +203,14 @@ func TestDeltaDue(t *testing.T) {
 	if r.DeltaDue() {
 		t.Fatal("after a restore, a delta is due past DeltaFraction of the base")
 	}
+	// The fraction in force, which the daemon's bound by streams takes.
+	if f := r.Fraction(); f != DefaultDeltaFraction {
+		t.Errorf("Fraction %v with DeltaFraction unset, want %v", f, DefaultDeltaFraction)
+	}
+	r.DeltaFraction = 10
+	if f := r.Fraction(); f != 10 || !r.DeltaDue() {
+		t.Errorf("Fraction %v, delta due %v with DeltaFraction 10", f, r.DeltaDue())
+	}
 }
 
 // TestFailedWriteTakesABase: after a write fails, the next checkpoint is

@@ -207,14 +207,22 @@ func (s *Store) WriteDelta(content func(w io.Writer) error) (uint64, error) {
 // did not fail, and the head's chain has fewer than MaxDeltas deltas,
 // which take no more than DeltaFraction of its base's size.
 func (s *Store) DeltaDue() bool {
-	maxDeltas, fraction := s.MaxDeltas, s.DeltaFraction
+	maxDeltas := s.MaxDeltas
 	if maxDeltas <= 0 {
 		maxDeltas = DefaultMaxDeltas
 	}
-	if fraction <= 0 {
-		fraction = DefaultDeltaFraction
+	return s.head != 0 && s.deltas < maxDeltas && float64(s.deltaSize) <= s.Fraction()*float64(s.baseSize)
+}
+
+// Fraction reports the DeltaFraction in force: DeltaFraction, or
+// DefaultDeltaFraction when it is 0. A caller that bounds a chain by some
+// other measure of its deltas (as the daemon does by streams) holds them
+// to the same fraction of the base.
+func (s *Store) Fraction() float64 {
+	if s.DeltaFraction <= 0 {
+		return DefaultDeltaFraction
 	}
-	return s.head != 0 && s.deltas < maxDeltas && float64(s.deltaSize) <= fraction*float64(s.baseSize)
+	return s.DeltaFraction
 }
 
 func (s *Store) write(content func(w io.Writer) error, delta bool) (seq uint64, err error) {

@@ -178,7 +178,7 @@ func (d *Daemon) writeCheckpoint(ctx context.Context, off offsets, content func(
 		}
 	}
 	start := time.Now()
-	delta := d.store.DeltaDue() && d.chain.deltaDue()
+	delta := d.store.DeltaDue() && d.chain.deltaDue(d.store.Fraction())
 	write := d.store.Write
 	if delta {
 		write = d.store.WriteDelta
@@ -234,7 +234,8 @@ type chainStreams struct {
 }
 
 // deltaDue reports whether the next checkpoint may be a delta, by the
-// streams of the chain.
-func (c chainStreams) deltaDue() bool {
-	return float64(c.deltas) <= checkpoint.DefaultDeltaFraction*float64(c.base)
+// streams of the chain: whether its deltas hold no more than fraction of
+// its base's streams (checkpoint.Store.Fraction).
+func (c chainStreams) deltaDue(fraction float64) bool {
+	return float64(c.deltas) <= fraction*float64(c.base)
 }
