@@ -22,7 +22,13 @@ import (
 // restoreChain restores base and deltas into a new pipeline (not open).
 func restoreChain(t *testing.T, base []byte, deltas ...[]byte) *Pipeline {
 	t.Helper()
-	q, err := New(Config{Sorter: gpusort.NewCPU(0)})
+	return restoreChainWith(t, Config{Sorter: gpusort.NewCPU(0)}, base, deltas...)
+}
+
+// restoreChainWith is restoreChain into a pipeline made with cfg.
+func restoreChainWith(t *testing.T, cfg Config, base []byte, deltas ...[]byte) *Pipeline {
+	t.Helper()
+	q, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +69,30 @@ func sameAsSnapshot(t *testing.T, what string, q *Pipeline, full []byte) {
 	}
 	if !slices.Equal(sortedRejects(q), sortedRejects(r)) {
 		t.Errorf("%s: rejects %v from the deltas, %v from the snapshot", what, q.Rejected(), r.Rejected())
+	}
+}
+
+// mustRefuse checks that q refuses the delta d as corrupt, changing none
+// of its streams.
+func mustRefuse(t *testing.T, what string, q *Pipeline, d []byte) {
+	t.Helper()
+	before := encodings(t, q)
+	if err := q.RestoreDelta(d); !errors.Is(err, codec.ErrCorrupt) {
+		t.Errorf("%s: %v, want codec.ErrCorrupt", what, err)
+	}
+	if !maps.Equal(before, encodings(t, q)) {
+		t.Errorf("%s: the refused delta changed the streams", what)
+	}
+}
+
+// acceptRandom returns a function that accepts n values of rvals into
+// stream name of p, at one time, failing t if it fails.
+func acceptRandom(t *testing.T, p *Pipeline, rnd *rand.Rand) func(name string, n int) {
+	return func(name string, n int) {
+		t.Helper()
+		if err := acceptValues(context.Background(), p, feed.Local, name, rvals(rnd, n), time.Unix(1, 0)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -250,23 +280,11 @@ func TestDeltaTwiceOrOutOfOrder(t *testing.T) {
 	d2, _ := save(t, p, true, true)
 
 	q := restoreChain(t, base)
-	before := encodings(t, q)
-	if err := q.RestoreDelta(d2); !errors.Is(err, codec.ErrCorrupt) {
-		t.Errorf("d2 before d1: %v", err)
-	}
-	if !maps.Equal(before, encodings(t, q)) {
-		t.Error("refused delta changed state")
-	}
+	mustRefuse(t, "d2 before d1", q, d2)
 	if err := q.RestoreDelta(d1); err != nil {
 		t.Fatal(err)
 	}
-	before = encodings(t, q)
-	if err := q.RestoreDelta(d1); !errors.Is(err, codec.ErrCorrupt) {
-		t.Errorf("d1 twice: %v", err)
-	}
-	if !maps.Equal(before, encodings(t, q)) {
-		t.Error("refused delta changed state")
-	}
+	mustRefuse(t, "d1 twice", q, d1)
 	if err := q.RestoreDelta(d2); err != nil {
 		t.Fatal(err)
 	}
@@ -278,15 +296,9 @@ func TestDeltaTwiceOrOutOfOrder(t *testing.T) {
 // made again (another precision, another sliding window) in a delta whose
 // checkpoint failed, then fed; the next delta must still restore it whole.
 func TestDeltaMadeAgainAcrossFailedCheckpoints(t *testing.T) {
-	ctx := context.Background()
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 64, SlidingWindow: 300}})
 	rnd := rand.New(rand.NewPCG(8, 8))
-	accept := func(name string, n int) {
-		t.Helper()
-		if err := acceptValues(ctx, p, feed.Local, name, rvals(rnd, n), time.Unix(1, 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	accept := acceptRandom(t, p, rnd)
 	accept("x", 120)
 	accept("y", 10)
 	quiesce(t, p)
@@ -326,15 +338,9 @@ func TestDeltaMadeAgainAcrossFailedCheckpoints(t *testing.T) {
 // TestDeltaMadeAgainWhileWriting: a stream deleted and made again
 // while a delta is being written (after its cut).
 func TestDeltaMadeAgainWhileWriting(t *testing.T) {
-	ctx := context.Background()
 	p := open(t, Config{Defaults: summary.Config{Epsilon: 0.1, WindowSize: 64, SlidingWindow: 300}})
 	rnd := rand.New(rand.NewPCG(9, 9))
-	accept := func(name string, n int) {
-		t.Helper()
-		if err := acceptValues(ctx, p, feed.Local, name, rvals(rnd, n), time.Unix(1, 0)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	accept := acceptRandom(t, p, rnd)
 	accept("a", 50)
 	accept("b", 50)
 	quiesce(t, p)

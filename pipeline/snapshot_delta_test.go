@@ -209,18 +209,7 @@ func TestDeltasRestoreAsTheSnapshot(t *testing.T) {
 	}
 	full, _ := save(t, p, false, false)
 
-	q, err := New(Config{Sorter: gpusort.NewCPU(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Restore(base); err != nil {
-		t.Fatal(err)
-	}
-	for i, d := range [][]byte{d1, d2, d3, d4} {
-		if err := q.RestoreDelta(d); err != nil {
-			t.Fatalf("delta %d: %v", i+1, err)
-		}
-	}
+	q := restoreChain(t, base, d1, d2, d3, d4)
 	r, err := New(Config{Sorter: gpusort.NewCPU(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -486,18 +475,7 @@ func TestStormRestores(t *testing.T) {
 	quiesce(t, p)
 	d, _ := save(t, p, true, true)
 	deltas = append(deltas, d)
-	q, err := New(Config{Sorter: gpusort.NewCPU(0), MaxStreams: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Restore(base); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range deltas {
-		if err := q.RestoreDelta(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	q := restoreChainWith(t, Config{Sorter: gpusort.NewCPU(0), MaxStreams: 30}, base, deltas...)
 	want := p.List()
 	if got := q.List(); !slices.Equal(got, want) {
 		t.Fatalf("restored %q\nwant %q", got, want)
