@@ -588,3 +588,22 @@ func f64s(vals ...float64) []byte {
 	}
 	return b
 }
+
+// waitStats waits until s's Stats satisfy cond, and fails t with them and
+// want, what cond wants, if they do not within poll's timeout. A
+// connection adds its counts to the Stats before each read, a moment after
+// its sink has them.
+func waitStats(t *testing.T, s *TCPServer, want string, cond func(Stats) bool) {
+	t.Helper()
+	var st Stats
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	timeout := time.After(10 * time.Second)
+	for st = s.Stats(); !cond(st); st = s.Stats() {
+		select {
+		case <-tick.C:
+		case <-timeout:
+			t.Fatalf("Stats() = %+v, want %s", st, want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"streamd/feed"
@@ -253,21 +252,17 @@ type hintDiscardSink struct{ *discardSink }
 
 func (hintDiscardSink) Prefetch(names [][]byte) int { return len(names) }
 
-// TestCountingSinkPrefetch checks that the TCP server's counting wrapper
+// TestConnCountsPrefetch checks that a TCP connection's counting sink
 // passes hints on to a sink that takes them, with its count of streams
 // found, and finds none for a sink that takes none.
-func TestCountingSinkPrefetch(t *testing.T) {
-	var values, rejected atomic.Uint64
+func TestConnCountsPrefetch(t *testing.T) {
 	ps := newPrefetchSink()
 	names := [][]byte{[]byte("a"), []byte("b")}
-	pf, ok := counting(ps, &values, &rejected).(Prefetcher)
-	if !ok {
-		t.Fatal("the counting sink takes no hints")
-	}
+	var pf Prefetcher = &connCounts{Sink: ps}
 	if got := pf.Prefetch(names); got != 2 || len(ps.hints) != 1 || !slices.Equal(ps.hints[0], []string{"a", "b"}) {
 		t.Errorf("Prefetch found %d, the sink was told %q; want 2, [[a b]]", got, ps.hints)
 	}
-	if got := counting(newRecordSink(), &values, &rejected).(Prefetcher).Prefetch(names); got != 0 {
+	if got := (&connCounts{Sink: newRecordSink()}).Prefetch(names); got != 0 {
 		t.Errorf("Prefetch through a sink that takes no hints found %d, want 0", got)
 	}
 }

@@ -76,9 +76,7 @@ func TestTCPToken(t *testing.T) {
 	want.add("tok", 1, 2, 3)
 	want.add("bin", 4, 5)
 	sink.waitFor(t, want)
-	if st := s.Stats(); st.Unauthenticated != 7 || st.Values != 5 {
-		t.Errorf("stats %+v", st)
-	}
+	waitStats(t, s, "7 unauthenticated, 5 values", func(st Stats) bool { return st.Unauthenticated == 7 && st.Values == 5 })
 	// An authenticated connection is not held to the handshake timeout.
 	time.Sleep(400 * time.Millisecond)
 	write(t, lc, []byte("tok 4\n"))

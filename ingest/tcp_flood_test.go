@@ -50,9 +50,9 @@ func TestTCPSilentFlood(t *testing.T) {
 	poll(t, "the displaced connections closed", func() bool {
 		return s.Stats().OpenConnections == unauth-1+producers
 	})
-	if st := s.Stats(); st.OverLimit != 0 || st.Unauthenticated != silent-unauth+1 || st.Values != producers {
-		t.Errorf("stats %+v", st)
-	}
+	waitStats(t, s, fmt.Sprintf("none over the limit, %d unauthenticated, %d values", silent-unauth+1, producers), func(st Stats) bool {
+		return st.OverLimit == 0 && st.Unauthenticated == uint64(silent-unauth+1) && st.Values == uint64(producers)
+	})
 }
 
 // waitForValues waits until the sink has values of stream, and fails t

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net"
@@ -95,11 +96,10 @@ func TestTCPServer(t *testing.T) {
 	want.add("latency", 14)
 	sink.waitFor(t, want)
 
-	st := s.Stats()
 	sent := len(lines) + len(frameIn) + len("\x16\x03\x01\x00\x05hello") + len("latency 14\n")
-	if st.Connections != 3 || st.Values != 8 || st.Rejected != 4 || st.Bytes < uint64(sent) || st.Bytes > uint64(sent+len(big)) {
-		t.Errorf("Stats() = %+v, want 3 connections, 8 values, 4 rejected, %d to %d bytes", st, sent, sent+len(big))
-	}
+	waitStats(t, s, fmt.Sprintf("3 connections, 8 values, 4 rejected, %d to %d bytes", sent, sent+len(big)), func(st Stats) bool {
+		return st.Connections == 3 && st.Values == 8 && st.Rejected == 4 && st.Bytes >= uint64(sent) && st.Bytes <= uint64(sent+len(big))
+	})
 	poll(t, "one open connection", func() bool { return s.Stats().OpenConnections == 1 })
 }
 

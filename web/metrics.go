@@ -189,6 +189,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		t := s.TCPStats()
 		single("streamd_tcp_connections_total", "counter", "TCP ingest connections accepted.", t.Connections)
 		single("streamd_tcp_bytes_total", "counter", "Bytes read from TCP ingest connections.", t.Bytes)
+		single("streamd_tcp_values_total", "counter", "Values and items accepted from TCP ingest connections, every stream's together; a connection adds its own before each read.", t.Values)
 		single("streamd_tcp_connections_open", "gauge", "TCP ingest connections being served.", t.OpenConnections)
 		family("streamd_tcp_connections_refused_total", "counter", "TCP ingest connections refused, by reason.")
 		for _, x := range []struct {

@@ -82,7 +82,7 @@ func TestMetrics(t *testing.T) {
 	s := openServer(t, func(s *Server) {
 		s.MaxStreams = 3
 		s.Quantiles = []float64{0.5, 0.999, 1e-05, 1}
-		s.TCPStats = func() ingest.Stats { return ingest.Stats{Connections: 4, Bytes: 1234} }
+		s.TCPStats = func() ingest.Stats { return ingest.Stats{Connections: 4, Bytes: 1234, Values: 56} }
 	})
 	ctx := context.Background()
 	values := map[string][]float64{}
@@ -107,7 +107,7 @@ func TestMetrics(t *testing.T) {
 	e := parseExposition(t, text)
 	for name, typ := range map[string]string{
 		"streamd_stream_value": "summary", "streamd_stream_values_total": "counter", "streamd_rejected_total": "counter",
-		"streamd_streams": "gauge", "streamd_metrics_streams_omitted": "gauge", "streamd_tcp_bytes_total": "counter",
+		"streamd_streams": "gauge", "streamd_metrics_streams_omitted": "gauge", "streamd_tcp_bytes_total": "counter", "streamd_tcp_values_total": "counter",
 		"streamd_stream_memory_bytes": "gauge", "streamd_http_unauthorized_total": "counter",
 		// The client libraries' standard collectors.
 		"go_goroutines": "gauge", "go_memstats_heap_alloc_bytes": "gauge", "go_gc_duration_seconds": "summary",
@@ -121,7 +121,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("go_* and process_* wrong:\n%s", text)
 	}
 	if e.value(t, "streamd_streams") != 4 || e.value(t, "streamd_metrics_streams_omitted") != 1 ||
-		e.value(t, "streamd_tcp_bytes_total") != 1234 || e.value(t, "streamd_tcp_connections_total") != 4 {
+		e.value(t, "streamd_tcp_bytes_total") != 1234 || e.value(t, "streamd_tcp_values_total") != 56 || e.value(t, "streamd_tcp_connections_total") != 4 {
 		t.Errorf("counters wrong:\n%s", text)
 	}
 	labels := []string{"0.5", "0.999", "1e-05", "1"}
