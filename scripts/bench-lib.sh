@@ -83,7 +83,7 @@ daemon_start() {
 	daemon_dir=$(mktemp -d)
 	# shellcheck disable=SC2086 # DAEMON_FLAGS is words
 	spawn "${DAEMON_CPUS:-}" "$bin/streamd" serve --sorter "$1" --data-dir "$daemon_dir" --checkpoint-interval 0 \
-		--grpc-addr "$GRPC_ADDR" --tcp-addr "$TCP_ADDR" --metrics-addr "$METRICS_ADDR" --pprof --web-history 0 ${DAEMON_FLAGS:-} >"$2" 2>&1
+		--grpc-addr "$GRPC_ADDR" --tcp-addr "$TCP_ADDR" --metrics-addr "$METRICS_ADDR" --pprof --web-history 0 --metrics-max-streams 0 ${DAEMON_FLAGS:-} >"$2" 2>&1
 	daemon_pid=$!
 	for _ in $(seq 300); do
 		"$bin/streamd" query streams --addr "$GRPC_ADDR" >/dev/null 2>&1 && break
@@ -108,9 +108,24 @@ daemon_stop() {
 
 # stream_total NAME: the values the daemon counts in stream NAME and in
 # streams NAME.0, NAME.1, ..., from its /api/streams (their Stats; cheaper
-# than /metrics, which computes quantiles).
+# than /metrics, which computes quantiles), a page of 10,000 streams at a
+# time, following the page's cursor to the last.
 stream_total() {
-	curl -s "http://$METRICS_ADDR/api/streams?match=$1&limit=10000" | tr '{' '\n' | awk -v s="$1" '
+	local cursor="" total=0 n
+	while :; do
+		read -r n cursor < <(curl -sG "http://$METRICS_ADDR/api/streams" --data-urlencode "prefix=$1" \
+			--data-urlencode "cursor=$cursor" --data-urlencode limit=10000 | page_total "$1")
+		total=$((total + n))
+		[ -n "$cursor" ] || break
+	done
+	echo "$total"
+}
+
+# page_total NAME: the values counted in stream NAME and in streams NAME.0,
+# NAME.1, ... of the /api/streams page on its input, and the page's
+# nextCursor.
+page_total() {
+	tr '{,' '\n\n' | awk -v s="$1" '
 		/^"stream":"/ {
 			name = $0
 			sub(/^"stream":"/, "", name)
@@ -125,7 +140,31 @@ stream_total() {
 			total += c
 			want = 0
 		}
-		END { printf "%d\n", total }'
+		/^"nextCursor":"/ {
+			cursor = $0
+			sub(/^"nextCursor":"/, "", cursor)
+			sub(/".*/, "", cursor)
+		}
+		END { printf "%d %s\n", total, cursor }'
+}
+
+# tcp_values: the values and items the daemon has accepted from TCP
+# connections, every stream's together (streamd_tcp_values_total, cheap to
+# ask for since daemon_start exports no per-stream series).
+tcp_values() {
+	curl -s "http://$METRICS_ADDR/metrics" | awk '$1 == "streamd_tcp_values_total" { v = $2 } END { printf "%d\n", v }'
+}
+
+# intake STREAM ARGS...: the values the daemon has accepted of a run of
+# `loadgen ARGS` into STREAM: tcp_values for a TCP target, stream_total
+# STREAM for gRPC.
+intake() {
+	local stream=$1
+	shift
+	case " $* " in
+	*" --target grpc "*) stream_total "$stream" ;;
+	*) tcp_values ;;
+	esac
 }
 
 # sent_rate FILE: the values/s of the summary loadgen wrote to FILE.
@@ -157,8 +196,9 @@ solo_rate() {
 }
 
 # measure LABEL N STREAM SOLO ARGS...: runs `loadgen ARGS` pinned to
-# SENDER_CPUS into the running daemon until it counts N values in STREAM
-# (and STREAM.0, STREAM.1, ...), while taking a CPU profile of the daemon
+# SENDER_CPUS into the running daemon until it has accepted N values more
+# (intake: from its TCP connections, or in STREAM, STREAM.0, STREAM.1, ...
+# for gRPC), while taking a CPU profile of the daemon
 # into $out/LABEL.cpu.pprof. It prints the daemon's intake rate (from the
 # first value sent until the last is counted), the daemon's and the
 # sender's CPU use, the top of the profile when go is installed, and a
@@ -171,7 +211,8 @@ measure() {
 	local label=$1 n=$2 stream=$3 solo=$4
 	shift 4
 	local lgout=$out/$label.loadgen.txt lgerr=$out/$label.loadgen.log timef=$out/$label.time
-	local dcpus scpus
+	local dcpus scpus base
+	base=$(intake "$stream" "$@")
 	dcpus=$(cpu_count "${DAEMON_CPUS:-}")
 	scpus=$(cpu_count "${SENDER_CPUS:-}")
 	(
@@ -210,7 +251,7 @@ measure() {
 	still=$(now)
 	while [ "$got" -lt "$n" ]; do
 		sleep 0.01
-		got=$(stream_total "$stream")
+		got=$(($(intake "$stream" "$@") - base))
 		if [ "$got" != "$last" ]; then
 			last=$got
 			still=$(now)

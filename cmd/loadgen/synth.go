@@ -199,7 +199,6 @@ func (m *Main) sendSynth(ctx context.Context, f *synthFlags) error {
 	if cc != nil {
 		defer cc.Close()
 	}
-	m.logger().Info("loadgen sending", "target", f.send.target, "conns", f.send.conns, "streams", f.streams, "rate", f.send.rate, "count", f.send.count, "duration", f.send.duration)
 	if f.sizes != nil {
 		res, err := m.runSized(ctx, f, dst)
 		return m.finishSized(ctx, f, cc, res, err)
@@ -221,13 +220,22 @@ func (m *Main) runSynth(ctx context.Context, f *synthFlags, dst destination) (*l
 		if f.file != "" {
 			src = &loadgen.Loop{Source: &loadgen.Recording{Path: f.file}}
 		}
+		m.logSending(f)
 		return m.run(ctx, &f.send, dst, src)
 	}
 	payloads, err := m.renderSynth(f)
 	if err != nil {
 		return nil, err
 	}
+	m.logSending(f)
 	return m.runFrames(ctx, &f.send, dst, payloads)
+}
+
+// logSending logs that the run of f begins to send, once its frames are
+// rendered: the time scripts/bench-lib.sh measures the daemon's intake
+// from.
+func (m *Main) logSending(f *synthFlags) {
+	m.logger().Info("loadgen sending", "target", f.send.target, "conns", f.send.conns, "streams", f.streams, "rate", f.send.rate, "count", f.send.count, "duration", f.send.duration)
 }
 
 // renderSynth draws and renders each stream's payload: its whole share of
@@ -314,6 +322,7 @@ func (m *Main) runSized(ctx context.Context, f *synthFlags, dst destination) (*l
 				"bytes", membudget.Size(bytes), "render_max", membudget.Size(f.renderMax))
 		}
 	}
+	m.logSending(f)
 	r := &loadgen.Runner{
 		Source: src,
 		Target: dst.target,
@@ -337,6 +346,7 @@ func (m *Main) runSizedFrames(ctx context.Context, f *synthFlags, dst destinatio
 		return nil, err
 	}
 	m.logger().Info("loadgen rendered", "streams", len(src.Streams), "values", frames.Len(), "bytes", frames.Bytes(), "elapsed", time.Since(start).Round(time.Millisecond))
+	m.logSending(f)
 	r := &loadgen.FrameRunner{
 		Addr: f.send.addr, Sized: frames, Token: dst.token, TLS: dst.tls,
 		Conns: f.send.conns, Rate: f.send.rate, Duration: f.send.duration,
