@@ -309,6 +309,11 @@ func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, pre []byte, s 
 		// the pace is smooth (but at least a frame: see Payload).
 		most = min(most, int(rate/100)*8)
 	}
+	// Without a rate, the chunks of many lanes go in one write of up to
+	// most bytes: a thin stream's chunk is a frame of a few hundred
+	// bytes, and a write of each would cost the sender more than the
+	// daemon's work on it.
+	var w gatheredWrite
 	for busy := true; busy; {
 		busy = false
 		for _, l := range s.lanes {
@@ -318,7 +323,7 @@ func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, pre []byte, s 
 			busy = true
 			b, frames, n := l.chunk(most)
 			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				return nil
+				return ended(ctx, w.flush(c, s))
 			}
 			if rate > 0 {
 				due := start.Add(time.Duration(float64(s.sent.Load()+n) / rate * float64(time.Second)))
@@ -329,16 +334,70 @@ func (r *FrameRunner) writeLanes(ctx context.Context, c net.Conn, pre []byte, s 
 					return nil // the run ends; its cause says why
 				}
 			}
-			if _, err := c.Write(b); err != nil {
-				if ctx.Err() != nil {
-					return nil
+			w.add(l, b, frames, n)
+			if rate > 0 || w.bytes >= most {
+				if err := w.flush(c, s); err != nil {
+					return ended(ctx, err)
 				}
-				return fmt.Errorf("send: %w", err)
 			}
-			l.done(frames, n)
-			s.sent.Add(n)
+		}
+		// Each lane's next chunk follows its last one's done.
+		if err := w.flush(c, s); err != nil {
+			return ended(ctx, err)
 		}
 	}
+	return nil
+}
+
+// ended returns err, or nil once ctx has ended: a write fails then because
+// the run ends, and the run's cause says why.
+func ended(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// gatheredWrite is the chunks of a connection's lanes not yet written.
+type gatheredWrite struct {
+	bufs  net.Buffers
+	bytes int
+	sent  []sentChunk
+}
+
+// sentChunk is a chunk of a lane in a gatheredWrite: what its lane's done
+// takes once it is written.
+type sentChunk struct {
+	l      frameLane
+	frames int
+	values int64
+}
+
+// add appends lane l's chunk b, of frames frames and values values.
+func (w *gatheredWrite) add(l frameLane, b []byte, frames int, values int64) {
+	w.bufs = append(w.bufs, b)
+	w.bytes += len(b)
+	w.sent = append(w.sent, sentChunk{l, frames, values})
+}
+
+// flush writes the chunks to c in one call, and records them as sent by
+// their lanes and by s.
+func (w *gatheredWrite) flush(c net.Conn, s *sender) error {
+	if len(w.sent) == 0 {
+		return nil
+	}
+	bufs := w.bufs // WriteTo consumes its receiver
+	if _, err := bufs.WriteTo(c); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	var n int64
+	for _, x := range w.sent {
+		x.l.done(x.frames, x.values)
+		n += x.values
+	}
+	s.sent.Add(n)
+	clear(w.bufs)
+	w.bufs, w.bytes, w.sent = w.bufs[:0], 0, w.sent[:0]
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -157,6 +158,8 @@ func TestFrameRunner(t *testing.T) {
 		{name: "fewer values than streams", streams: []int{10, 10, 10}, conns: 3, count: 2},
 		{name: "duration", streams: []int{1000, 999}, conns: 2, duration: 50 * time.Millisecond, rate: 200_000},
 		{name: "rate", streams: []int{1000}, conns: 2, count: 5000, rate: 50_000},
+		// A frame each, many to a write, each stream sent three times.
+		{name: "many thin streams", streams: slices.Repeat([]int{7}, 300), conns: 2, count: 3 * 300 * 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := &memSink{}
@@ -167,7 +170,7 @@ func TestFrameRunner(t *testing.T) {
 			defer srv.Close(context.Background())
 			var payloads []*loadgen.Payload
 			for i, n := range tc.streams {
-				p, err := loadgen.SynthPayload(synth.Spec{Dist: synth.Zipf, Seed: uint64(i)}, "s."+string(rune('a'+i)), n, i%2 == 0, 64)
+				p, err := loadgen.SynthPayload(synth.Spec{Dist: synth.Zipf, Seed: uint64(i)}, "s."+strconv.Itoa(i), n, i%2 == 0, 64)
 				if err != nil {
 					t.Fatal(err)
 				}
