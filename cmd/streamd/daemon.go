@@ -142,14 +142,6 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	if d.sorter, err = openSorter(cfg.Sorter, d.Logger); err != nil {
 		return err
 	}
-	if usesGPU(d.sorter) && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) <= runtime.NumCPU() {
-		// The GL thread's calls into the driver hold a P of the Go
-		// scheduler while they run or wait, so with one P per core the
-		// other goroutines wait while a core idles.
-		n := 2 * runtime.GOMAXPROCS(0)
-		runtime.GOMAXPROCS(n)
-		d.Logger.Info("two Go threads per core for the GPU sorter", "gomaxprocs", n)
-	}
 	workers := sortWorkers(cfg.Workers, usesGPU(d.sorter))
 	d.pipe, err = pipeline.New(pipeline.Config{
 		Defaults: cfg.Stream, MaxStreams: cfg.MaxStreams, Queue: cfg.Queue, Workers: workers,
@@ -179,6 +171,12 @@ func (d *Daemon) Open(ctx context.Context) (err error) {
 	}
 	var bg context.Context
 	bg, d.stop = context.WithCancel(context.WithoutCancel(ctx))
+	if usesGPU(d.sorter) && os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) <= runtime.NumCPU() {
+		cores := runtime.GOMAXPROCS(0)
+		g := newProcsGovernor(cores, procsQuiet, func() int64 { return d.pipe.Counters().WindowsSorted }, runtime.GOMAXPROCS, d.Logger)
+		d.wg.Go(func() { g.run(bg, procsEvery) })
+		d.Logger.Info("go scheduler ps follow the gpu sorter's work", "gomaxprocs_sorting", 2*cores, "gomaxprocs_idle", cores)
+	}
 	if d.grpcLn, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
 		return fmt.Errorf("listen grpc: %w", err)
 	}
