@@ -22,6 +22,9 @@
 #   STREAMS      streams, dealt to the connections (default 1; as many as
 #                CONNS gives each connection its own)
 #   FLOAT32      1 (default) sends float32 values to the tcp targets, 0 float64
+#   POOL         values per stream that tcp-binary renders ahead and sends over
+#                and over (loadgen synth --pool; default: each stream's whole
+#                share), so that many streams' long runs render in seconds
 #   SORTER       the daemon's --sorter (default cpu)
 #   DAEMON_CPUS, SENDER_CPUS  pin the daemon and loadgen with taskset, such as
 #                0-3 and 4-15
@@ -65,6 +68,7 @@ args() {
 	fi
 	local a=(synth --dist lognormal --count "$2" --stream "bench.$1" --streams "$streams" --conns "$conns" --target "$1")
 	[ "$1" != grpc ] && [ "${FLOAT32:-1}" = 1 ] && a+=(--float32)
+	[ "$1" = tcp-binary ] && [ -n "${POOL:-}" ] && a+=(--pool "$POOL")
 	[ "$1" = tcp-binary ] || a+=(--batch 65536)
 	echo "${a[@]}"
 }
