@@ -19,7 +19,8 @@ const (
 // workers waiting on them hold a P, and with one a core the goroutines
 // that decode and summarise wait beside an idle core; one a core once it
 // has sorted none for quiet, since with no GPU work the second P of each
-// core only lets the kernel preempt goroutines that hold a stream's lock.
+// core only gives the kernel twice the busy threads to share the cores
+// among.
 // Streams below their window size W, a million thin ones say, fill no
 // window: nothing is sorted and each value's cost is the accept path's.
 //
