@@ -360,9 +360,10 @@ func ended(ctx context.Context, err error) error {
 
 // gatheredWrite is the chunks of a connection's lanes not yet written.
 type gatheredWrite struct {
-	bufs  net.Buffers
-	bytes int
-	sent  []sentChunk
+	bufs   net.Buffers
+	bytes  int
+	sent   []sentChunk
+	joined []byte // the chunks copied together, for a connection without writev
 }
 
 // sentChunk is a chunk of a lane in a gatheredWrite: what its lane's done
@@ -386,8 +387,20 @@ func (w *gatheredWrite) flush(c net.Conn, s *sender) error {
 	if len(w.sent) == 0 {
 		return nil
 	}
-	bufs := w.bufs // WriteTo consumes its receiver
-	if _, err := bufs.WriteTo(c); err != nil {
+	var err error
+	if _, vectored := c.(*net.TCPConn); vectored || len(w.bufs) == 1 {
+		bufs := w.bufs // WriteTo consumes its receiver
+		_, err = bufs.WriteTo(c)
+	} else {
+		// A TLS connection would write each chunk as a record of its
+		// own, in a system call of its own.
+		w.joined = w.joined[:0]
+		for _, b := range w.bufs {
+			w.joined = append(w.joined, b...)
+		}
+		_, err = c.Write(w.joined)
+	}
+	if err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
 	var n int64

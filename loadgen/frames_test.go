@@ -3,6 +3,8 @@ package loadgen_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"math"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"streamd/feed"
 	"streamd/ingest"
+	"streamd/internal/tlsconf"
 	"streamd/loadgen"
 	"streamd/loadgen/daemontest"
 	"streamd/synth"
@@ -148,6 +151,7 @@ func TestFrameRunner(t *testing.T) {
 		count    int64
 		duration time.Duration
 		rate     float64
+		tls      bool
 	}{
 		{name: "one stream", streams: []int{1000}, conns: 1, count: 1000},
 		{name: "repeated", streams: []int{1000}, conns: 1, count: 4321},
@@ -160,10 +164,15 @@ func TestFrameRunner(t *testing.T) {
 		{name: "rate", streams: []int{1000}, conns: 2, count: 5000, rate: 50_000},
 		// A frame each, many to a write, each stream sent three times.
 		{name: "many thin streams", streams: slices.Repeat([]int{7}, 300), conns: 2, count: 3 * 300 * 7},
+		{name: "many thin streams over tls", streams: slices.Repeat([]int{7}, 300), conns: 2, count: 3 * 300 * 7, tls: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := &memSink{}
 			srv := ingest.NewTCPServer("127.0.0.1:0", sink)
+			var clientTLS *tls.Config
+			if tc.tls {
+				srv.TLSConfig, clientTLS = tlsPair(t)
+			}
 			if err := srv.Open(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +187,7 @@ func TestFrameRunner(t *testing.T) {
 			}
 			r := &loadgen.FrameRunner{
 				Addr: srv.ListenAddr().String(), Payloads: payloads, Conns: tc.conns,
-				Count: tc.count, Duration: tc.duration, Rate: tc.rate, WriteBytes: 1000, Keep: true,
+				Count: tc.count, Duration: tc.duration, Rate: tc.rate, WriteBytes: 1000, Keep: true, TLS: clientTLS,
 			}
 			res, err := r.Run(context.Background())
 			if err != nil {
@@ -217,6 +226,26 @@ func TestFrameRunner(t *testing.T) {
 	}
 }
 
+// tlsPair returns a server's TLS configuration with a self-signed
+// certificate for 127.0.0.1, and a client's that trusts it.
+func tlsPair(t *testing.T) (server, client *tls.Config) {
+	t.Helper()
+	certPEM, keyPEM, err := tlsconf.SelfSigned("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+// TestFrameRunnerErrors checks the runs a FrameRunner refuses, and that an
+// endless run ends with its context.
 func TestFrameRunnerErrors(t *testing.T) {
 	p, _ := loadgen.NewPayload("s", []float64{1, 2, 3}, false, 0)
 	empty, _ := loadgen.NewPayload("e", nil, false, 0)
