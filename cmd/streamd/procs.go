@@ -24,9 +24,9 @@ const (
 // Streams below their window size W, a million thin ones say, fill no
 // window: nothing is sorted and each value's cost is the accept path's.
 //
-// Measured on 8 H200 cores (BENCHMARKS.md): two Ps a core gain fat streams
+// Measured on an H200 machine (BENCHMARKS.md): two Ps a core gain fat streams
 // 16% on 4 cores and nothing on 8, and thin streams whose windows fill
-// 7–15%; they cost streams below W 8–21% on 4 cores and 23–43% on 8.
+// 7–15%; they cost streams below W 8–21% on 4 cores and 19–30% on 8.
 type procsGovernor struct {
 	cores  int             // Ps at one a core
 	quiet  time.Duration   // without sorted windows, before one P a core
