@@ -550,8 +550,9 @@ func TestComputeTooLarge(t *testing.T) {
 }
 
 // TestRankCache checks that the cached sample ranks are gksketch's, that
-// sampleSize bounds them, and that the cache stops growing at
-// rankCacheMax shapes while still answering.
+// sampleSize bounds them, that the cache holds at most rankCacheMax
+// shapes while still answering, and that once it has met more it holds
+// the shapes met next.
 func TestRankCache(t *testing.T) {
 	var rc rankCache
 	for _, l := range []int64{0, 1, 2, 3, 7, 100, 4095, 4096, 65536} {
@@ -575,8 +576,16 @@ func TestRankCache(t *testing.T) {
 			t.Fatalf("l=%d: ranks %v, want %v", l+1, got, want)
 		}
 	}
-	if n := rc.n.Load(); n != rankCacheMax {
+	if n := rc.n.Load(); n > rankCacheMax {
 		t.Errorf("cache holds %d shapes, want at most %d", n, rankCacheMax)
+	}
+	// After more odd shapes than it holds, a shape first met now is held
+	// (its first store may be the one that starts the cache over): its
+	// windows share one slice.
+	rc.get(8192, 20.48)
+	a, b := rc.get(8192, 20.48), rc.get(8192, 20.48)
+	if &a[0] != &b[0] {
+		t.Error("a shape met twice after the cache filled up: its ranks are not shared")
 	}
 }
 

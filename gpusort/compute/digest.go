@@ -144,12 +144,14 @@ type rankShape struct {
 	h float64
 }
 
-// A rankCache holds the sample ranks of the window shapes met most, so
+// A rankCache holds the sample ranks of the window shapes met lately, so
 // that the windows of one shape (the full windows of streams with one ε,
 // which are most of them) share one slice instead of each making its
 // own: the ranks are the same. The slices it returns must not be changed.
-// It holds at most rankCacheMax shapes; the ranks of others are made
-// each time. It is safe for concurrent use.
+// It holds about rankCacheMax shapes: once it has met more, it forgets
+// them all and starts over, so that partial windows' odd lengths (idle
+// streams' flushes) cannot keep the common shapes out for good. It is
+// safe for concurrent use.
 type rankCache struct {
 	shapes sync.Map // rankShape → []int64
 	n      atomic.Int32
@@ -162,10 +164,9 @@ func (rc *rankCache) get(l int64, h float64) []int64 {
 		return r.([]int64)
 	}
 	r := sampleRanks(l, h)
-	if rc.n.Load() < rankCacheMax {
-		if _, loaded := rc.shapes.LoadOrStore(k, r); !loaded {
-			rc.n.Add(1)
-		}
+	if _, loaded := rc.shapes.LoadOrStore(k, r); !loaded && rc.n.Add(1) > rankCacheMax {
+		rc.shapes.Clear()
+		rc.n.Store(0)
 	}
 	return r
 }
