@@ -596,14 +596,10 @@ func f64s(vals ...float64) []byte {
 func waitStats(t *testing.T, s *TCPServer, want string, cond func(Stats) bool) {
 	t.Helper()
 	var st Stats
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	timeout := time.After(10 * time.Second)
-	for st = s.Stats(); !cond(st); st = s.Stats() {
-		select {
-		case <-tick.C:
-		case <-timeout:
-			t.Fatalf("Stats() = %+v, want %s", st, want)
+	defer func() {
+		if t.Failed() {
+			t.Logf("last Stats() = %+v", st)
 		}
-	}
+	}()
+	poll(t, "Stats with "+want, func() bool { st = s.Stats(); return cond(st) })
 }
