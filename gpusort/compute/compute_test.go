@@ -171,6 +171,19 @@ func TestComputeMeasured(t *testing.T) {
 	}
 }
 
+// unstageAll hands b's windows back to c, and fails t if c still has
+// staging memory lent.
+func unstageAll(t *testing.T, c *Sorter, b *gpusort.Quad) {
+	t.Helper()
+	for i := range gpusort.Channels {
+		c.UnstageF32(b.F32[i])
+		c.UnstageF64(b.F64[i])
+	}
+	if lent, _ := c.Staged(); lent != 0 {
+		t.Fatalf("%d bytes still lent after every window was handed back", lent)
+	}
+}
+
 // TestComputeStaged fills windows in place in staging memory and digests
 // and sorts them, mixed with windows in ordinary memory, float32 and
 // float64; the staging memory is bounded, handed back and lent again.
@@ -210,14 +223,31 @@ func TestComputeStaged(t *testing.T) {
 					// them again, then sort them in place.
 					dc.check(t, c, fmt.Sprintf("f64=%v lens=%v again", key64, lens))
 					sorttest.SortBatch(t, c, fmt.Sprintf("sort f64=%v lens=%v", key64, lens), &dc.b)
-					for i := range gpusort.Channels {
-						c.UnstageF32(dc.b.F32[i])
-						c.UnstageF64(dc.b.F64[i])
+					unstageAll(t, c, &dc.b)
+				}
+			}
+			// Partial windows in staged buffers, as an idle stream's flush
+			// leaves them: a window under stagedCopyMin that lies in
+			// staging memory is copied through the up buffer.
+			part32 := func(n int) []float32 { return c.StageF32(max(n, stagedCopyMin/4))[:n] }
+			part64 := func(n int) []float64 { return c.StageF64(max(n, stagedCopyMin/8))[:n] }
+			for _, key64 := range []bool{false, true} {
+				lens := [gpusort.Channels]int{100, 4096, 1, 20000}
+				dc := newDigestCase(r, lens, key64, 2, part32, part64)
+				for i, n := range lens {
+					var b []byte
+					if key64 {
+						b = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dc.b.F64[i]))), 8*n)
+					} else {
+						b = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dc.b.F32[i]))), 4*n)
 					}
-					if lent, _ := c.Staged(); lent != 0 {
-						t.Fatalf("%d bytes still lent after every window was handed back", lent)
+					if _, _, ok := c.pool.locate(b); !ok {
+						t.Fatalf("f64=%v window %d of %d values is not in staging memory", key64, i, n)
 					}
 				}
+				dc.check(t, c, fmt.Sprintf("partial f64=%v lens=%v", key64, lens))
+				sorttest.SortBatch(t, c, fmt.Sprintf("sort partial f64=%v lens=%v", key64, lens), &dc.b)
+				unstageAll(t, c, &dc.b)
 			}
 			// The bound: lend until the pool says no, then hand one back
 			// and get it again.
